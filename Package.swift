@@ -1,0 +1,58 @@
+// swift-tools-version: 6.0
+// Coffer for Swift: the C core (CCoffer) built from the same sources as the
+// CMake library, and the Swift overlay on top of it (`import Coffer`).
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        // Rooted at the package so that include/coffer.h is the public header;
+        // `sources` keeps SwiftPM from compiling anything but the core.
+        .target(
+            name: "CCoffer",
+            dependencies: ["CLMDB", "CSodium"],
+            path: ".",
+            sources: ["Sources/CCoffer"],
+            publicHeadersPath: "include",
+            cSettings: [
+                .define("COFFER_BUILDING"),
+                // Empty, like the core's own `#define _GNU_SOURCE`, so
+                // that it is not a redefinition.
+                .define("_GNU_SOURCE", to: ""),
+                .headerSearchPath("Sources/CCoffer"),
+            ],
+            linkerSettings: [
+                .linkedLibrary("lmdb"),
+                .linkedLibrary("sodium"),
+                .linkedLibrary("pthread", .when(platforms: [.linux])),
+            ]
+        ),
+        .target(
+            name: "Coffer",
+            dependencies: ["CCoffer"],
+            path: "Sources/Coffer"
+        ),
+        .testTarget(
+            name: "CofferTests",
+            dependencies: ["Coffer", "CCoffer"],
+            path: "Tests/CofferTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .c11
+)

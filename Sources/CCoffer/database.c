@@ -1,0 +1,383 @@
+/* database — coffer_open and coffer_close: the file header, the key check,
+ * the stored schema and the changes an open applies to it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "error.h"
+#include "index.h"
+#include "object.h"
+#include "txn.h"
+
+/* The header, stored unsealed under "header" in sub-database 0. */
+#define HEADER_MAGIC "COFFERDB"
+#define HEADER_SIZE (8 + 4 + 4 + CF_FILE_ID_SIZE + CF_KEY_CHECK_SIZE)
+#define HEADER_ENCRYPTED 1u
+
+static const uint8_t META_HEADER[] = "header";
+static const uint8_t META_SCHEMA[] = "schema";
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint32_t get_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static const char *label_of(const coffer_config *config, const char *path)
+{
+    return config->memory_id ? config->memory_id : path;
+}
+
+/* Creates the metadata of a new file: header and (empty) schema follow. */
+static coffer_status init_header(coffer_txn *txn, const char *label)
+{
+    coffer_db *db = txn->db;
+    int rc = mdb_dbi_open(txn->mdb, "0", MDB_CREATE, &db->meta_dbi);
+    if (rc != 0)
+        return cf_error_mdb(rc, label);
+    uint8_t h[HEADER_SIZE] = {0};
+    memcpy(h, HEADER_MAGIC, 8);
+    put_le32(h + 8, CF_FORMAT_VERSION);
+    put_le32(h + 12, db->keys ? HEADER_ENCRYPTED : 0);
+    cf_random(db->file_id, CF_FILE_ID_SIZE);
+    memcpy(h + 16, db->file_id, CF_FILE_ID_SIZE);
+    if (db->keys)
+        cf_key_check(db->keys, db->file_id, h + 16 + CF_FILE_ID_SIZE);
+    MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v = {HEADER_SIZE, h};
+    rc = mdb_put(txn->mdb, db->meta_dbi, &k, &v, 0);
+    return rc ? cf_txn_write_error(txn, rc, "cannot write the file header") : COFFER_OK;
+}
+
+/* Reads and checks the header: a Coffer file, a format we read, the key. */
+static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new)
+{
+    coffer_db *db = txn->db;
+    *is_new = 0;
+    int rc = mdb_dbi_open(txn->mdb, "0", 0, &db->meta_dbi);
+    if (rc == MDB_NOTFOUND) {
+        MDB_stat ms;
+        MDB_dbi main_dbi;
+        if (mdb_dbi_open(txn->mdb, NULL, 0, &main_dbi) == 0 && mdb_stat(txn->mdb, main_dbi, &ms) == 0 && ms.ms_entries == 0) {
+            if (!txn->write)
+                return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is empty, not a Coffer database, and cannot be initialised read-only", label);
+            *is_new = 1;
+            return init_header(txn, label);
+        }
+        return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is an LMDB file but not a Coffer database", label);
+    }
+    if (rc == MDB_INCOMPATIBLE)
+        return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is an LMDB file but not a Coffer database", label);
+    if (rc != 0)
+        return cf_error_mdb(rc, label);
+    MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
+    rc = mdb_get(txn->mdb, db->meta_dbi, &k, &v);
+    if (rc == MDB_NOTFOUND || (rc == 0 && (v.mv_size < 16 || memcmp(v.mv_data, HEADER_MAGIC, 8) != 0)))
+        return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' has no Coffer header; it is not a Coffer database", label);
+    if (rc != 0)
+        return cf_error_mdb(rc, label);
+    const uint8_t *h = v.mv_data;
+    uint32_t format = get_le32(h + 8);
+    if (format > CF_FORMAT_VERSION)
+        return cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u; this library (%s) reads up to format %u", label,
+                        format, COFFER_VERSION_STRING, CF_FORMAT_VERSION);
+    if (v.mv_size != HEADER_SIZE || format == 0)
+        return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header", label);
+    int encrypted = (get_le32(h + 12) & HEADER_ENCRYPTED) != 0;
+    memcpy(db->file_id, h + 16, CF_FILE_ID_SIZE);
+    if (encrypted && !db->keys)
+        return cf_error(COFFER_ERR_KEY_REQUIRED, "'%s' is encrypted; open it with its 64-byte encryption key", label);
+    if (!encrypted && db->keys)
+        return cf_error(COFFER_ERR_NOT_ENCRYPTED, "'%s' is not encrypted, but an encryption key was given", label);
+    if (encrypted) {
+        uint8_t check[CF_KEY_CHECK_SIZE];
+        cf_key_check(db->keys, db->file_id, check);
+        if (!cf_equal_ct(check, h + 16 + CF_FILE_ID_SIZE, CF_KEY_CHECK_SIZE))
+            return cf_error(COFFER_ERR_WRONG_KEY, "the encryption key given does not open '%s'", label);
+    }
+    return COFFER_OK;
+}
+
+static coffer_status read_schema(coffer_txn *txn, cf_schema **out)
+{
+    const uint8_t *data;
+    size_t len;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    *out = NULL;
+    coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, META_SCHEMA, sizeof META_SCHEMA - 1, &data, &len,
+                                    &buf, &cap, "the stored schema");
+    if (st == COFFER_ERR_NOT_FOUND)
+        st = COFFER_OK;
+    else if (st == COFFER_OK)
+        st = cf_schema_decode(data, len, out);
+    free(buf);
+    return st;
+}
+
+static coffer_status write_schema(coffer_txn *txn, const cf_schema *s)
+{
+    uint8_t *buf;
+    size_t len;
+    coffer_status st = cf_schema_encode(s, &buf, &len);
+    if (st != COFFER_OK)
+        return st;
+    st = cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, META_SCHEMA, sizeof META_SCHEMA - 1, buf, len, 0,
+                      "cannot write the schema");
+    free(buf);
+    return st;
+}
+
+/* Opens the sub-databases of every class the handle sees, creating the new
+ * ones, and applies the planned index changes. */
+static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened, uint32_t *numbers, size_t *nopened)
+{
+    coffer_db *db = txn->db;
+    cf_schema *view = plan->view;
+    coffer_status st = COFFER_OK;
+    db->schema = view; /* the object layer reads classes from here */
+    for (size_t i = 0; st == COFFER_OK && i < view->nclasses; i++) {
+        uint32_t t = view->classes[i].table;
+        st = cf_env_dbi(db->env, txn->mdb, 2 * t, txn->write, &db->object_dbis[i]);
+        if (st == COFFER_OK)
+            st = cf_env_dbi(db->env, txn->mdb, 2 * t + 1, txn->write, &db->index_dbis[i]);
+        if (st == COFFER_ERR_NOT_FOUND)
+            st = cf_error(COFFER_ERR_CORRUPTED, "the objects of class '%s' are missing from the file", view->classes[i].name);
+        numbers[(*nopened)] = 2 * t;
+        opened[(*nopened)++] = db->object_dbis[i];
+        numbers[(*nopened)] = 2 * t + 1;
+        opened[(*nopened)++] = db->index_dbis[i];
+    }
+    for (size_t a = 0; st == COFFER_OK && a < plan->nactions; a++) {
+        const cf_action *act = &plan->actions[a];
+        size_t cls = 0;
+        while (cls < view->nclasses && view->classes[cls].table != act->table)
+            cls++;
+        if (cls == view->nclasses || act->kind == CF_ACTION_CREATE_TABLE)
+            continue;
+        if (act->kind == CF_ACTION_DROP_INDEX) {
+            st = cf_index_drop_column(txn, db->index_dbis[cls], act->column);
+        } else {
+            const cf_class *c = &view->classes[cls];
+            size_t p = 0;
+            while (p < c->nprops && c->props[p].column != act->column)
+                p++;
+            if (p < c->nprops)
+                st = cf_object_build_index(txn, (coffer_class_id)cls, (coffer_property_id)p,
+                                           (c->props[p].flags & COFFER_PROPERTY_PRIMARY_KEY) != 0);
+        }
+    }
+    return st;
+}
+
+static coffer_status open_locked(const coffer_config *config, coffer_db *db)
+{
+    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
+    const char *label = label_of(config, path);
+    coffer_status st;
+    if (path && config->seed_path) {
+        struct stat sb;
+        if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
+            return st;
+    }
+    st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
+    if (st != COFFER_OK)
+        return st;
+
+    coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = !config->read_only, .active = 1};
+    st = cf_env_txn_begin(db->env, txn.write, &txn.mdb);
+    if (st != COFFER_OK)
+        return st;
+    int is_new = 0;
+    cf_schema *stored = NULL;
+    cf_plan plan = {0};
+    MDB_dbi *opened = NULL;
+    uint32_t *numbers = NULL;
+    size_t nopened = 0;
+    st = read_header(&txn, label, &is_new);
+    if (st == COFFER_OK && !is_new)
+        st = read_schema(&txn, &stored);
+    if (st == COFFER_OK)
+        st = cf_schema_plan(stored, config->schema, config->schema_version, (const char *const *)config->subset,
+                            config->nsubset, &plan);
+    if (st == COFFER_OK && plan.changed && !txn.write)
+        st = cf_error(COFFER_ERR_READ_ONLY, "'%s' is opened read-only, but its schema would have to change: %s", label,
+                      plan.differences ? plan.differences : "classes, indexes or the schema version differ");
+    if (st == COFFER_OK) {
+        size_t n = plan.view->nclasses;
+        db->object_dbis = calloc(n + 1, sizeof *db->object_dbis);
+        db->index_dbis = calloc(n + 1, sizeof *db->index_dbis);
+        opened = calloc(2 * n + 1, sizeof *opened);
+        numbers = calloc(2 * n + 1, sizeof *numbers);
+        txn.state = calloc(n + 1, sizeof *txn.state);
+        if (!db->object_dbis || !db->index_dbis || !opened || !numbers || !txn.state)
+            st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening '%s'", label);
+    }
+    if (st == COFFER_OK)
+        st = apply_plan(&txn, &plan, opened, numbers, &nopened);
+    if (st == COFFER_OK && plan.changed)
+        st = write_schema(&txn, plan.stored);
+    if (st == COFFER_OK && txn.failed)
+        st = COFFER_ERR_MAP_FULL;
+    int rc = 0;
+    if (st == COFFER_OK) {
+        rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
+        if (rc == MDB_MAP_FULL)
+            st = cf_env_map_full(db->env, label);
+        else if (rc != 0)
+            st = cf_error_mdb(rc, label);
+    } else {
+        mdb_txn_abort(txn.mdb);
+    }
+    cf_env_txn_end(db->env, txn.write);
+    if (st == COFFER_OK) {
+        cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
+        for (size_t i = 0; i < nopened; i++)
+            cf_env_remember_dbi(db->env, numbers[i], opened[i]);
+        plan.view = NULL; /* now db->schema */
+    } else {
+        db->schema = NULL;
+    }
+    free(txn.state);
+    free(txn.scratch);
+    free(opened);
+    free(numbers);
+    cf_schema_free(stored);
+    cf_plan_free(&plan);
+    return st;
+}
+
+COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_open: out is NULL");
+    *out = NULL;
+    if (!config)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_open: config is NULL");
+    coffer_status st = cf_crypto_init();
+    if (st != COFFER_OK)
+        return st;
+    coffer_db *db = calloc(1, sizeof *db);
+    if (!db)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a database");
+    pthread_mutex_init(&db->lock, NULL);
+    db->magic = CF_DB_MAGIC;
+    db->read_only = config->read_only;
+    if (config->key)
+        st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
+    if (st == COFFER_OK) {
+        cf_registry_lock();
+        st = open_locked(config, db);
+        if (st != COFFER_OK && db->env)
+            cf_env_release(db->env);
+        cf_registry_unlock();
+    }
+    if (st != COFFER_OK) {
+        db->env = NULL;
+        cf_db_destroy(db);
+        return st;
+    }
+    *out = db;
+    return COFFER_OK;
+}
+
+COFFER_API void coffer_close(coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed)
+        return;
+    cf_txn_abort_all(db);
+    cf_registry_lock();
+    cf_env_release(db->env);
+    cf_registry_unlock();
+    pthread_mutex_lock(&db->lock);
+    db->closed = 1;
+    db->env = NULL;
+    int unused = db->ntxns == 0;
+    pthread_mutex_unlock(&db->lock);
+    if (unused)
+        cf_db_destroy(db);
+}
+
+/* ---- introspection ------------------------------------------------------- */
+
+static int db_ok(const coffer_db *db) { return db && db->magic == CF_DB_MAGIC && !db->closed; }
+
+COFFER_API const char *coffer_db_path(const coffer_db *db) { return db_ok(db) ? db->env->path : NULL; }
+
+COFFER_API uint64_t coffer_db_schema_version(const coffer_db *db) { return db_ok(db) ? db->schema->version : 0; }
+
+COFFER_API int coffer_db_is_encrypted(const coffer_db *db) { return db_ok(db) && db->keys != NULL; }
+
+COFFER_API int coffer_db_is_read_only(const coffer_db *db) { return db_ok(db) && db->read_only; }
+
+COFFER_API size_t coffer_db_class_count(const coffer_db *db) { return db_ok(db) ? db->schema->nclasses : 0; }
+
+static coffer_status check_db(const coffer_db *db, const char *fn)
+{
+    if (!db || db->magic != CF_DB_MAGIC)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: database handle is NULL or not a database", fn);
+    if (db->closed)
+        return cf_error(COFFER_ERR_MISUSE, "%s: the database is closed", fn);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_db_find_class(const coffer_db *db, const char *name, coffer_class_id *out)
+{
+    coffer_status st = check_db(db, "coffer_db_find_class");
+    if (st != COFFER_OK)
+        return st;
+    if (!name || !out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_find_class: %s is NULL", name ? "out" : "name");
+    int i = cf_schema_find(db->schema, name);
+    if (i < 0)
+        return cf_error(COFFER_ERR_NOT_FOUND, "no class named '%s' in this database", name);
+    *out = (coffer_class_id)i;
+    return COFFER_OK;
+}
+
+COFFER_API const coffer_class_schema *coffer_db_class_schema(const coffer_db *db, coffer_class_id cls)
+{
+    if (!db_ok(db) || cls >= db->schema->nclasses)
+        return NULL;
+    return &db->schema->classes[cls].pub;
+}
+
+COFFER_API coffer_status coffer_db_find_property(const coffer_db *db, coffer_class_id cls, const char *name,
+                                                 coffer_property_id *out)
+{
+    coffer_status st = check_db(db, "coffer_db_find_property");
+    if (st != COFFER_OK)
+        return st;
+    if (!name || !out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_find_property: %s is NULL", name ? "out" : "name");
+    if (cls >= db->schema->nclasses)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class id %u is out of range (the database has %zu classes)", cls,
+                        db->schema->nclasses);
+    const cf_class *c = &db->schema->classes[cls];
+    int p = cf_class_find_prop(c, name);
+    if (p < 0)
+        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no property named '%s'", c->name, name);
+    *out = (coffer_property_id)p;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_db_primary_key(const coffer_db *db, coffer_class_id cls, coffer_property_id *out)
+{
+    coffer_status st = check_db(db, "coffer_db_primary_key");
+    if (st != COFFER_OK)
+        return st;
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_primary_key: out is NULL");
+    if (cls >= db->schema->nclasses)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class id %u is out of range (the database has %zu classes)", cls,
+                        db->schema->nclasses);
+    const cf_class *c = &db->schema->classes[cls];
+    if (c->pk < 0)
+        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no primary key", c->name);
+    *out = (coffer_property_id)c->pk;
+    return COFFER_OK;
+}

@@ -1,0 +1,80 @@
+/* env — the process-wide registry of LMDB environments (one per file, shared
+ * by every handle of the process), map sizing and growth, in-memory stores,
+ * seed files and the default path. */
+#ifndef COFFER_ENV_H
+#define COFFER_ENV_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "coffer.h"
+
+/* Sub-database 0 holds metadata; class table t keeps its objects in 2t and
+ * its index entries in 2t+1. */
+#define CF_META_DBI 0u
+#define CF_MAX_DBIS (2u * COFFER_MAX_CLASSES + 2u)
+
+typedef struct cf_env {
+    MDB_env *mdb;
+    int refcount;
+    dev_t dev;
+    ino_t ino;
+    char *path;        /* file path; NULL for in-memory */
+    char *memory_id;   /* in-memory identifier; NULL for files */
+    int read_only;     /* opened with MDB_RDONLY */
+
+    pthread_mutex_t lock; /* guards everything below */
+    int active_txns;      /* transactions of this process */
+    int grow_pending;
+    size_t map_size;
+    uint64_t max_file_size; /* 0 = unlimited */
+    int has_writer;
+    pthread_t writer;
+    MDB_dbi dbis[CF_MAX_DBIS]; /* by sub-database number; 0 = not open */
+    unsigned char dbi_open[CF_MAX_DBIS];
+
+    struct cf_env *next;
+} cf_env;
+
+/* Finds or opens the environment of `path` (when memory_id is NULL) or of the
+ * in-memory store `memory_id`, adding a reference. `create` allows creating
+ * the file; `read_only` asks for a read-only handle. Call with the registry
+ * held (cf_registry_lock). */
+coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
+                             uint64_t max_file_size, cf_env **out);
+
+/* Drops a reference; the last one closes the environment. */
+void cf_env_release(cf_env *env);
+
+/* Serialises every open and close of the process. */
+void cf_registry_lock(void);
+void cf_registry_unlock(void);
+
+/* Begins an LMDB transaction, growing or adopting the map first when needed
+ * and possible. Fails with COFFER_ERR_MISUSE if this thread already holds the
+ * write transaction. */
+coffer_status cf_env_txn_begin(cf_env *env, int write, MDB_txn **out);
+
+/* Accounts for the end of a transaction begun by cf_env_txn_begin. */
+void cf_env_txn_end(cf_env *env, int write);
+
+/* Maps a MDB_MAP_FULL on a write to COFFER_ERR_MAP_FULL (arranging growth
+ * before the next write transaction) or COFFER_ERR_FILE_TOO_LARGE. */
+coffer_status cf_env_map_full(cf_env *env, const char *what);
+
+/* Looks up (and with `create`, creates) sub-database `number` in `txn`. The
+ * handle is remembered for the process once `remember` is set, which the
+ * caller does only after the transaction that opened it committed. */
+coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create, MDB_dbi *out);
+void cf_env_remember_dbi(cf_env *env, uint32_t number, MDB_dbi dbi);
+int cf_env_known_dbi(cf_env *env, uint32_t number, MDB_dbi *out);
+
+/* Copies `seed` to `path` atomically (temporary file, fsync, link). */
+coffer_status cf_copy_seed(const char *seed, const char *path);
+
+/* Default path, guarded by the registry. */
+const char *cf_default_path(void);
+
+#endif

@@ -1,0 +1,909 @@
+/* object — objects as records keyed by 8-byte big-endian keys, appended in
+ * order, with their index entries kept in step. */
+#define _GNU_SOURCE
+#include "object.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "index.h"
+#include "txn.h"
+
+#define SLOTS_ON_STACK 32
+
+/* ---- messages ------------------------------------------------------------ */
+
+static const char *describe(const coffer_value *v, char *buf, size_t size)
+{
+    switch (v->type) {
+    case COFFER_TYPE_NULL: return "null";
+    case COFFER_TYPE_BOOL: return v->u.boolean ? "true" : "false";
+    case COFFER_TYPE_INT: snprintf(buf, size, "%" PRId64, v->u.integer); return buf;
+    case COFFER_TYPE_STRING: return cf_quote(buf, size, v->u.string.data, v->u.string.size < 64 ? v->u.string.size : 64);
+    case COFFER_TYPE_OBJECT_ID: coffer_object_id_to_string(&v->u.object_id, buf); return buf;
+    case COFFER_TYPE_UUID: {
+        const uint8_t *b = v->u.uuid.bytes;
+        snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+        return buf;
+    }
+    default: return coffer_type_name(v->type);
+    }
+}
+
+static const cf_class *class_of(const coffer_txn *txn, coffer_class_id cls) { return &txn->db->schema->classes[cls]; }
+
+/* ---- values -------------------------------------------------------------- */
+
+static coffer_value default_value(coffer_type t)
+{
+    coffer_value v;
+    memset(&v, 0, sizeof v);
+    v.type = t;
+    if (t == COFFER_TYPE_STRING)
+        v.u.string = (coffer_bytes){"", 0};
+    else if (t == COFFER_TYPE_BINARY)
+        v.u.binary = (coffer_bytes){"", 0};
+    else if (t == COFFER_TYPE_DECIMAL128)
+        v.u.decimal128.w[1] = UINT64_C(0x3040000000000000); /* 0E+0 */
+    return v;
+}
+
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            if (c == 0)
+                return 0;
+            i++;
+            continue;
+        }
+        size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + len > n)
+            return 0;
+        unsigned cp = c & (0x7F >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* Checks that `v` may be stored in property `p` of class `c`. */
+static coffer_status check_value(const cf_class *c, const cf_prop *p, const coffer_value *v)
+{
+    if (v->type == COFFER_TYPE_NULL) {
+        if (!cf_prop_optional(p))
+            return cf_error(COFFER_ERR_TYPE, "class '%s', property '%s': null is not allowed in a required %s property",
+                            c->name, p->name, coffer_type_name(p->type));
+        return COFFER_OK;
+    }
+    if (v->type != p->type)
+        return cf_error(COFFER_ERR_TYPE, "class '%s', property '%s': expected %s, got %s", c->name, p->name,
+                        coffer_type_name(p->type), coffer_type_name(v->type));
+    if (v->type == COFFER_TYPE_STRING || v->type == COFFER_TYPE_BINARY) {
+        const coffer_bytes *b = v->type == COFFER_TYPE_STRING ? &v->u.string : &v->u.binary;
+        if (b->size && !b->data)
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s', property '%s': data is NULL but size is %zu",
+                            c->name, p->name, b->size);
+        if (b->size > COFFER_MAX_VALUE_SIZE)
+            return cf_error(COFFER_ERR_LIMIT, "class '%s', property '%s': a value of %zu bytes exceeds the limit of %u",
+                            c->name, p->name, b->size, COFFER_MAX_VALUE_SIZE);
+        if (v->type == COFFER_TYPE_STRING && !utf8_valid(b->data, b->size))
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s', property '%s': string is not valid UTF-8 or contains NUL",
+                            c->name, p->name);
+    }
+    if (v->type == COFFER_TYPE_DATE) {
+        int64_t s = v->u.date.seconds;
+        int32_t ns = v->u.date.nanoseconds;
+        if (ns <= -1000000000 || ns >= 1000000000 || (s > 0 && ns < 0) || (s < 0 && ns > 0))
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT,
+                            "class '%s', property '%s': date nanoseconds %d are out of range or of the other sign than seconds %" PRId64,
+                            c->name, p->name, ns, s);
+    }
+    return COFFER_OK;
+}
+
+/* ---- object handles ------------------------------------------------------ */
+
+static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
+{
+    coffer_object *o = txn->free_objects;
+    if (o) {
+        txn->free_objects = o->next_free;
+    } else {
+        o = calloc(1, sizeof *o);
+        if (!o) {
+            cf_error(COFFER_ERR_NO_MEMORY, "out of memory allocating an object handle");
+            return NULL;
+        }
+        o->next = txn->objects;
+        txn->objects = o;
+    }
+    o->magic = CF_OBJ_MAGIC;
+    o->txn = txn;
+    o->cls = cls;
+    o->key = key;
+    o->loaded = 0;
+    o->deleted = 0;
+    o->in_use = 1;
+    o->iter_owned = 0;
+    o->next_free = NULL;
+    return o;
+}
+
+static coffer_status check_obj(const coffer_object *obj, int write)
+{
+    if (!obj || obj->magic != CF_OBJ_MAGIC || !obj->in_use)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "object handle is NULL, released or not an object");
+    return cf_txn_check(obj->txn, write);
+}
+
+static void object_key_bytes(coffer_object_key key, uint8_t out[8]) { cf_put_be64(out, key); }
+
+/* Parses an object's record held by `v` (read under key `k`) into obj. */
+static coffer_status obj_take(coffer_object *obj, const MDB_val *k, const MDB_val *v)
+{
+    coffer_txn *txn = obj->txn;
+    const cf_class *c = class_of(txn, obj->cls);
+    char what[128];
+    what[0] = 0;
+    if (txn->db->keys)
+        snprintf(what, sizeof what, "object %" PRIu64 " of class '%s'", obj->key, c->name);
+    const uint8_t *data;
+    size_t len;
+    coffer_status st = cf_store_open(txn, 2 * c->table, k, v, &data, &len, &obj->buf, &obj->buf_cap, what);
+    if (st == COFFER_OK)
+        st = cf_record_parse(data, len, &obj->rec);
+    if (st != COFFER_OK)
+        return cf_error_prefix("object %" PRIu64 " of class '%s'", obj->key, c->name);
+    obj->loaded = 1;
+    obj->generation = txn->generation;
+    return COFFER_OK;
+}
+
+/* Makes obj->rec current: records move when the transaction writes. */
+static coffer_status obj_load(coffer_object *obj)
+{
+    coffer_txn *txn = obj->txn;
+    if (obj->deleted)
+        return cf_error(COFFER_ERR_NOT_FOUND, "object %" PRIu64 " of class '%s' was deleted", obj->key,
+                        class_of(txn, obj->cls)->name);
+    if (obj->loaded && obj->generation == txn->generation)
+        return COFFER_OK;
+    uint8_t kb[8];
+    object_key_bytes(obj->key, kb);
+    MDB_val k = {8, kb}, v;
+    int rc = mdb_get(txn->mdb, txn->db->object_dbis[obj->cls], &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        obj->deleted = 1;
+        return cf_error(COFFER_ERR_NOT_FOUND, "object %" PRIu64 " of class '%s' does not exist (it was deleted)", obj->key,
+                        class_of(txn, obj->cls)->name);
+    }
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot read an object");
+    return obj_take(obj, &k, &v);
+}
+
+/* Reads property `p` of a loaded object; null in a required property (left
+ * by a schema change) reads as the type's default. */
+static coffer_status obj_read(coffer_object *obj, const cf_prop *p, coffer_value *out)
+{
+    coffer_status st = cf_record_get(&obj->rec, p->column, p->type, out);
+    if (st != COFFER_OK)
+        return cf_error_prefix("object %" PRIu64 " of class '%s', property '%s'", obj->key,
+                               class_of(obj->txn, obj->cls)->name, p->name);
+    if (out->type == COFFER_TYPE_NULL && !cf_prop_optional(p))
+        *out = default_value(p->type);
+    return COFFER_OK;
+}
+
+/* ---- primary keys -------------------------------------------------------- */
+
+static coffer_status index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_cursor **cur)
+{
+    int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], cur);
+    return rc ? cf_error_mdb(rc, "cannot open an index cursor") : COFFER_OK;
+}
+
+/* Finds the object whose indexed property `p` equals `v`, confirming a hashed
+ * match by the stored value. *found is 0 when there is none. */
+static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
+                                  coffer_object_key *key, int *found)
+{
+    uint8_t prefix[CF_INDEX_PREFIX_MAX];
+    int hashed;
+    size_t plen = cf_index_prefix(txn->db, class_of(txn, cls), p, v, prefix, &hashed);
+    MDB_cursor *cur;
+    coffer_status st = index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    *found = 0;
+    coffer_object_key from = 0;
+    for (;;) {
+        coffer_object_key k;
+        st = cf_index_seek(cur, prefix, plen, from, &k);
+        if (st != COFFER_OK)
+            break;
+        if (!hashed) {
+            *key = k;
+            *found = 1;
+            break;
+        }
+        coffer_object probe = {.magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .key = k, .in_use = 1};
+        coffer_value cur_value;
+        st = obj_load(&probe);
+        if (st == COFFER_OK)
+            st = obj_read(&probe, p, &cur_value);
+        int match = st == COFFER_OK && coffer_value_equal(&cur_value, v);
+        free(probe.buf);
+        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+            break;
+        if (match) {
+            *key = k;
+            *found = 1;
+            st = COFFER_OK;
+            break;
+        }
+        if (k == UINT64_MAX)
+            break;
+        from = k + 1;
+    }
+    mdb_cursor_close(cur);
+    return st == COFFER_DONE || st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
+}
+
+/* ---- writing records ----------------------------------------------------- */
+
+/* Slots of a record: one value per column, null where no property is. */
+typedef struct slots {
+    coffer_value *v;
+    coffer_value stack[SLOTS_ON_STACK];
+    uint16_t n;
+} slots;
+
+static coffer_status slots_init(slots *s, const cf_class *c)
+{
+    s->n = c->next_column;
+    s->v = s->n <= SLOTS_ON_STACK ? s->stack : calloc(s->n, sizeof *s->v);
+    if (!s->v)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory encoding an object");
+    memset(s->v, 0, (size_t)s->n * sizeof *s->v);
+    return COFFER_OK;
+}
+
+static void slots_free(slots *s)
+{
+    if (s->v != s->stack)
+        free(s->v);
+}
+
+static coffer_status put_record(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const slots *s, unsigned flags)
+{
+    const cf_class *c = class_of(txn, cls);
+    size_t size = cf_record_size(s->v, s->n);
+    uint8_t *buf;
+    coffer_status st = cf_txn_scratch(txn, size, &buf);
+    if (st != COFFER_OK)
+        return st;
+    cf_record_write(buf, s->v, s->n);
+    uint8_t kb[8];
+    object_key_bytes(key, kb);
+    char what[128];
+    snprintf(what, sizeof what, "cannot write object %" PRIu64 " of class '%s'", key, c->name);
+    return cf_store_put(txn, txn->db->object_dbis[cls], 2 * c->table, kb, 8, buf, size, flags, what);
+}
+
+static coffer_status validate_fields(const coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count,
+                                     unsigned char *seen)
+{
+    const cf_class *c = class_of(txn, cls);
+    if (count && !fields)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "fields is NULL but count is %zu", count);
+    for (size_t i = 0; i < count; i++) {
+        coffer_property_id id = fields[i].property;
+        if (id >= c->nprops)
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu)", c->name, id, c->nprops);
+        if (seen[id])
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s': property '%s' is listed twice", c->name, c->props[id].name);
+        seen[id] = 1;
+        coffer_status st = check_value(c, &c->props[id], &fields[i].value);
+        if (st != COFFER_OK)
+            return st;
+    }
+    return COFFER_OK;
+}
+
+static coffer_status check_class(const coffer_txn *txn, coffer_class_id cls)
+{
+    if (cls >= txn->db->schema->nclasses)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class id %u is out of range (the database has %zu classes)", cls,
+                        txn->db->schema->nclasses);
+    return COFFER_OK;
+}
+
+static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, size_t count, int only_modified);
+
+COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count,
+                                              int update_policy, coffer_object **out)
+{
+    if (out)
+        *out = NULL;
+    coffer_status st = cf_txn_check(txn, 1);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    if (update_policy != COFFER_UPDATE_ERROR && update_policy != COFFER_UPDATE_ALL && update_policy != COFFER_UPDATE_MODIFIED)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "update policy %d is not COFFER_UPDATE_ERROR, _ALL or _MODIFIED", update_policy);
+    const cf_class *c = class_of(txn, cls);
+    unsigned char *seen = calloc(c->nprops + 1, 1);
+    if (!seen)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    st = validate_fields(txn, cls, fields, count, seen);
+    coffer_value pk = {.type = COFFER_TYPE_NULL};
+    if (st == COFFER_OK && c->pk >= 0) {
+        const cf_prop *pp = &c->props[c->pk];
+        size_t i = 0;
+        while (i < count && fields[i].property != (coffer_property_id)c->pk)
+            i++;
+        if (i < count)
+            pk = fields[i].value;
+        else if (!cf_prop_optional(pp))
+            st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' needs a value for its primary key '%s'", c->name, pp->name);
+        coffer_object_key existing;
+        int found = 0;
+        if (st == COFFER_OK)
+            st = find_indexed(txn, cls, pp, &pk, &existing, &found);
+        if (st == COFFER_OK && found) {
+            free(seen);
+            char buf[96];
+            if (update_policy == COFFER_UPDATE_ERROR)
+                return cf_error(COFFER_ERR_PRIMARY_KEY_EXISTS, "class '%s' already has an object with primary key %s", c->name,
+                                describe(&pk, buf, sizeof buf));
+            coffer_object *obj = obj_alloc(txn, cls, existing);
+            if (!obj)
+                return COFFER_ERR_NO_MEMORY;
+            st = set_fields(obj, fields, count, update_policy == COFFER_UPDATE_MODIFIED);
+            if (st != COFFER_OK) {
+                coffer_object_release(obj);
+                return st;
+            }
+            if (out)
+                *out = obj;
+            else
+                coffer_object_release(obj);
+            return COFFER_OK;
+        }
+    }
+    if (st != COFFER_OK) {
+        free(seen);
+        return st;
+    }
+    slots s;
+    st = slots_init(&s, c);
+    if (st != COFFER_OK) {
+        free(seen);
+        return st;
+    }
+    for (size_t i = 0; i < c->nprops; i++)
+        s.v[c->props[i].column] = cf_prop_optional(&c->props[i]) ? (coffer_value){.type = COFFER_TYPE_NULL}
+                                                                  : default_value(c->props[i].type);
+    for (size_t i = 0; i < count; i++)
+        s.v[c->props[fields[i].property].column] = fields[i].value;
+    free(seen);
+
+    cf_class_state *state = NULL;
+    st = cf_txn_class_state(txn, cls, &state);
+    coffer_object_key key = state ? state->next_key : 0;
+    if (st == COFFER_OK)
+        st = put_record(txn, cls, key, &s, MDB_APPEND);
+    for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+        if (cf_prop_indexed(&c->props[i]))
+            st = cf_index_add(txn, cls, &c->props[i], &s.v[c->props[i].column], key);
+    slots_free(&s);
+    if (st != COFFER_OK) {
+        txn->failed = 1; /* part of the object may be written */
+        return st;
+    }
+    state->next_key = key + 1;
+    state->dirty = 1;
+    txn->generation++;
+    if (out) {
+        *out = obj_alloc(txn, cls, key);
+        if (!*out)
+            return COFFER_ERR_NO_MEMORY;
+    }
+    return COFFER_OK;
+}
+
+/* Rewrites the object's record with `fields` applied, all or nothing. */
+static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, size_t count, int only_modified)
+{
+    coffer_txn *txn = obj->txn;
+    const cf_class *c = class_of(txn, obj->cls);
+    coffer_status st = obj_load(obj);
+    if (st != COFFER_OK)
+        return st;
+    unsigned char *seen = calloc(c->nprops + 1, 1);
+    if (!seen)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    st = validate_fields(txn, obj->cls, fields, count, seen);
+    slots s = {0}, old = {0};
+    if (st == COFFER_OK)
+        st = slots_init(&s, c);
+    if (st == COFFER_OK)
+        st = slots_init(&old, c);
+    for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+        st = obj_read(obj, &c->props[i], &old.v[c->props[i].column]);
+    int changed = 0;
+    if (st == COFFER_OK) {
+        memcpy(s.v, old.v, (size_t)s.n * sizeof *s.v);
+        for (size_t i = 0; i < count; i++) {
+            const cf_prop *p = &c->props[fields[i].property];
+            const coffer_value *now = &old.v[p->column];
+            int same = coffer_value_equal(now, &fields[i].value);
+            if ((int)fields[i].property == c->pk) {
+                if (!same) {
+                    char a[96], b[96];
+                    st = cf_error(COFFER_ERR_IMMUTABLE, "class '%s': primary key '%s' cannot be changed (from %s to %s)", c->name,
+                                  p->name, describe(now, a, sizeof a), describe(&fields[i].value, b, sizeof b));
+                    break;
+                }
+                continue;
+            }
+            if (only_modified && same)
+                continue;
+            s.v[p->column] = fields[i].value;
+            seen[fields[i].property] = 2; /* written */
+            changed = 1;
+        }
+    }
+    if (st == COFFER_OK && changed) {
+        /* Old index entries go first, while the old record's bytes that the
+         * old values borrow are still in place. */
+        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+            if (seen[i] == 2 && cf_prop_indexed(&c->props[i]))
+                st = cf_index_remove(txn, obj->cls, &c->props[i], &old.v[c->props[i].column], obj->key);
+        if (st == COFFER_OK)
+            st = put_record(txn, obj->cls, obj->key, &s, 0);
+        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+            if (seen[i] == 2 && cf_prop_indexed(&c->props[i]))
+                st = cf_index_add(txn, obj->cls, &c->props[i], &s.v[c->props[i].column], obj->key);
+        if (st != COFFER_OK)
+            txn->failed = 1;
+        else
+            txn->generation++;
+    }
+    slots_free(&s);
+    slots_free(&old);
+    free(seen);
+    return st;
+}
+
+/* ---- public object API --------------------------------------------------- */
+
+COFFER_API coffer_status coffer_object_get(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, coffer_object **out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_get: out is NULL");
+    *out = NULL;
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    coffer_object *obj = obj_alloc(txn, cls, key);
+    if (!obj)
+        return COFFER_ERR_NO_MEMORY;
+    st = obj_load(obj);
+    if (st != COFFER_OK) {
+        coffer_object_release(obj);
+        if (st == COFFER_ERR_NOT_FOUND)
+            return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no object with key %" PRIu64, class_of(txn, cls)->name, key);
+        return st;
+    }
+    *out = obj;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_object_find(coffer_txn *txn, coffer_class_id cls, const coffer_value *pk, coffer_object **out)
+{
+    if (!out || !pk)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_find: %s is NULL", out ? "pk" : "out");
+    *out = NULL;
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    const cf_class *c = class_of(txn, cls);
+    if (c->pk < 0)
+        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no primary key", c->name);
+    const cf_prop *p = &c->props[c->pk];
+    if (pk->type != p->type && !(pk->type == COFFER_TYPE_NULL && cf_prop_optional(p)))
+        return cf_error(COFFER_ERR_TYPE, "class '%s': primary key '%s' is %s, got %s", c->name, p->name,
+                        coffer_type_name(p->type), coffer_type_name(pk->type));
+    coffer_object_key key;
+    int found;
+    st = find_indexed(txn, cls, p, pk, &key, &found);
+    if (st != COFFER_OK)
+        return st;
+    if (!found) {
+        char buf[96];
+        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no object with primary key %s", c->name, describe(pk, buf, sizeof buf));
+    }
+    return coffer_object_get(txn, cls, key, out);
+}
+
+COFFER_API void coffer_object_release(coffer_object *obj)
+{
+    if (!obj || obj->magic != CF_OBJ_MAGIC || !obj->in_use || obj->iter_owned)
+        return;
+    obj->in_use = 0;
+    obj->loaded = 0;
+    obj->next_free = obj->txn->free_objects;
+    obj->txn->free_objects = obj;
+}
+
+COFFER_API coffer_object_key coffer_object_key_of(const coffer_object *obj)
+{
+    return obj && obj->magic == CF_OBJ_MAGIC ? obj->key : 0;
+}
+
+COFFER_API coffer_class_id coffer_object_class(const coffer_object *obj)
+{
+    return obj && obj->magic == CF_OBJ_MAGIC ? obj->cls : UINT32_MAX;
+}
+
+COFFER_API coffer_status coffer_object_get_value(coffer_object *obj, coffer_property_id prop, coffer_value *out)
+{
+    coffer_status st = check_obj(obj, 0);
+    if (st != COFFER_OK)
+        return st;
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_get_value: out is NULL");
+    const cf_class *c = class_of(obj->txn, obj->cls);
+    if (prop >= c->nprops)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu)", c->name, prop, c->nprops);
+    st = obj_load(obj);
+    if (st != COFFER_OK)
+        return st;
+    return obj_read(obj, &c->props[prop], out);
+}
+
+COFFER_API coffer_status coffer_object_set_value(coffer_object *obj, coffer_property_id prop, const coffer_value *value)
+{
+    if (!value)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_set_value: value is NULL");
+    coffer_field f = {prop, *value};
+    return coffer_object_set_fields(obj, &f, 1);
+}
+
+COFFER_API coffer_status coffer_object_set_fields(coffer_object *obj, const coffer_field *fields, size_t count)
+{
+    coffer_status st = check_obj(obj, 1);
+    if (st != COFFER_OK)
+        return st;
+    return set_fields(obj, fields, count, 0);
+}
+
+COFFER_API coffer_status coffer_object_delete(coffer_object *obj)
+{
+    coffer_status st = check_obj(obj, 1);
+    if (st != COFFER_OK)
+        return st;
+    st = obj_load(obj);
+    if (st != COFFER_OK)
+        return st;
+    coffer_txn *txn = obj->txn;
+    const cf_class *c = class_of(txn, obj->cls);
+    for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++) {
+        if (!cf_prop_indexed(&c->props[i]))
+            continue;
+        coffer_value v;
+        st = obj_read(obj, &c->props[i], &v);
+        if (st == COFFER_OK)
+            st = cf_index_remove(txn, obj->cls, &c->props[i], &v, obj->key);
+    }
+    if (st == COFFER_OK) {
+        uint8_t kb[8];
+        object_key_bytes(obj->key, kb);
+        MDB_val k = {8, kb};
+        int rc = mdb_del(txn->mdb, txn->db->object_dbis[obj->cls], &k, NULL);
+        if (rc != 0)
+            st = cf_txn_write_error(txn, rc, "cannot delete an object");
+    }
+    if (st != COFFER_OK) {
+        if (st != COFFER_ERR_CORRUPTED && st != COFFER_ERR_INTEGRITY)
+            txn->failed = 1;
+        return st;
+    }
+    /* Keys are never reused: make sure the counter is past this one. */
+    cf_class_state *state;
+    if (cf_txn_class_state(txn, obj->cls, &state) == COFFER_OK && state->next_key <= obj->key) {
+        state->next_key = obj->key + 1;
+        state->dirty = 1;
+    }
+    obj->deleted = 1;
+    txn->generation++;
+    return COFFER_OK;
+}
+
+COFFER_API int coffer_object_is_valid(coffer_object *obj)
+{
+    if (check_obj(obj, 0) != COFFER_OK || obj->deleted)
+        return 0;
+    if (obj->loaded && obj->generation == obj->txn->generation)
+        return 1;
+    uint8_t kb[8];
+    object_key_bytes(obj->key, kb);
+    MDB_val k = {8, kb}, v;
+    return mdb_get(obj->txn->mdb, obj->txn->db->object_dbis[obj->cls], &k, &v) == 0;
+}
+
+/* ---- classes ------------------------------------------------------------- */
+
+COFFER_API coffer_status coffer_class_count(coffer_txn *txn, coffer_class_id cls, uint64_t *out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_class_count: out is NULL");
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    MDB_stat ms;
+    int rc = mdb_stat(txn->mdb, txn->db->object_dbis[cls], &ms);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot count objects");
+    *out = ms.ms_entries;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls)
+{
+    coffer_status st = cf_txn_check(txn, 1);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    cf_class_state *state;
+    if (st == COFFER_OK)
+        st = cf_txn_class_state(txn, cls, &state); /* keeps the key counter */
+    if (st != COFFER_OK)
+        return st;
+    int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);
+    if (rc == 0)
+        rc = mdb_drop(txn->mdb, txn->db->index_dbis[cls], 0);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
+    state->dirty = 1;
+    txn->generation++;
+    return COFFER_OK;
+}
+
+/* ---- iterators ----------------------------------------------------------- */
+
+static coffer_status iter_new(coffer_txn *txn, coffer_class_id cls, coffer_iter **out)
+{
+    coffer_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory creating an iterator");
+    it->obj = obj_alloc(txn, cls, 0);
+    if (!it->obj) {
+        free(it);
+        return COFFER_ERR_NO_MEMORY;
+    }
+    it->obj->iter_owned = 1;
+    it->magic = CF_ITER_MAGIC;
+    it->txn = txn;
+    it->cls = cls;
+    it->next = txn->iters;
+    txn->iters = it;
+    *out = it;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_class_iterate(coffer_txn *txn, coffer_class_id cls, coffer_iter **out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_class_iterate: out is NULL");
+    *out = NULL;
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    return iter_new(txn, cls, out);
+}
+
+COFFER_API coffer_status coffer_index_find(coffer_txn *txn, coffer_class_id cls, coffer_property_id prop, const coffer_value *value,
+                                           coffer_iter **out)
+{
+    if (!out || !value)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_index_find: %s is NULL", out ? "value" : "out");
+    *out = NULL;
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st == COFFER_OK)
+        st = check_class(txn, cls);
+    if (st != COFFER_OK)
+        return st;
+    const cf_class *c = class_of(txn, cls);
+    if (prop >= c->nprops)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu)", c->name, prop, c->nprops);
+    const cf_prop *p = &c->props[prop];
+    if (!cf_prop_indexed(p))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "property '%s.%s' has no index", c->name, p->name);
+    if (value->type != p->type && value->type != COFFER_TYPE_NULL)
+        return cf_error(COFFER_ERR_TYPE, "class '%s', property '%s': expected %s, got %s", c->name, p->name,
+                        coffer_type_name(p->type), coffer_type_name(value->type));
+    coffer_iter *it;
+    st = iter_new(txn, cls, &it);
+    if (st != COFFER_OK)
+        return st;
+    it->by_index = 1;
+    it->prop = prop;
+    it->prefix_len = cf_index_prefix(txn->db, c, p, value, it->prefix, &it->recheck);
+    it->value = *value;
+    if (it->recheck && value->type == COFFER_TYPE_STRING) {
+        it->value_copy = malloc(value->u.string.size + 1);
+        if (!it->value_copy) {
+            coffer_iter_free(it);
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory creating an iterator");
+        }
+        memcpy(it->value_copy, value->u.string.data, value->u.string.size);
+        it->value.u.string.data = it->value_copy;
+    }
+    *out = it;
+    return COFFER_OK;
+}
+
+static coffer_status iter_next_class(coffer_iter *it)
+{
+    coffer_txn *txn = it->txn;
+    MDB_val k, v;
+    int rc;
+    if (!it->started) {
+        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_FIRST);
+    } else if (it->generation != txn->generation) {
+        /* A write may have moved pages: seek past the last key seen. */
+        uint8_t kb[8];
+        if (it->last_key == UINT64_MAX)
+            return COFFER_DONE;
+        object_key_bytes(it->last_key + 1, kb);
+        k = (MDB_val){8, kb};
+        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_SET_RANGE);
+    } else {
+        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_NEXT);
+    }
+    if (rc == MDB_NOTFOUND)
+        return COFFER_DONE;
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot iterate a class");
+    if (k.mv_size != 8)
+        return cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes", class_of(txn, it->cls)->name, k.mv_size);
+    it->started = 1;
+    it->last_key = cf_get_be64(k.mv_data);
+    it->generation = txn->generation;
+    it->obj->key = it->last_key;
+    it->obj->deleted = 0;
+    return obj_take(it->obj, &k, &v);
+}
+
+static coffer_status iter_next_index(coffer_iter *it)
+{
+    coffer_txn *txn = it->txn;
+    const cf_prop *p = &class_of(txn, it->cls)->props[it->prop];
+    for (;;) {
+        if (it->started && it->last_key == UINT64_MAX)
+            return COFFER_DONE;
+        coffer_object_key from = it->started ? it->last_key + 1 : 0, key;
+        coffer_status st = cf_index_seek(it->cursor, it->prefix, it->prefix_len, from, &key);
+        if (st != COFFER_OK)
+            return st;
+        it->started = 1;
+        it->last_key = key;
+        it->obj->key = key;
+        it->obj->deleted = 0;
+        it->obj->loaded = 0;
+        st = obj_load(it->obj);
+        if (st == COFFER_ERR_NOT_FOUND)
+            continue; /* an entry without its object: never returned */
+        if (st != COFFER_OK)
+            return st;
+        if (!it->recheck)
+            return COFFER_OK;
+        coffer_value v;
+        st = obj_read(it->obj, p, &v);
+        if (st != COFFER_OK)
+            return st;
+        if (coffer_value_equal(&v, &it->value))
+            return COFFER_OK;
+    }
+}
+
+COFFER_API coffer_status coffer_iter_next(coffer_iter *it, coffer_object **obj)
+{
+    if (!it || it->magic != CF_ITER_MAGIC || !obj)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_iter_next: %s", obj ? "iterator is NULL or not an iterator" : "obj is NULL");
+    *obj = NULL;
+    coffer_status st = cf_txn_check(it->txn, 0);
+    if (st != COFFER_OK)
+        return st;
+    if (it->done)
+        return COFFER_DONE;
+    if (!it->cursor) {
+        coffer_db *db = it->txn->db;
+        int rc = mdb_cursor_open(it->txn->mdb, it->by_index ? db->index_dbis[it->cls] : db->object_dbis[it->cls], &it->cursor);
+        if (rc != 0)
+            return cf_error_mdb(rc, "cannot open a cursor");
+    }
+    st = it->by_index ? iter_next_index(it) : iter_next_class(it);
+    if (st == COFFER_DONE)
+        it->done = 1;
+    else if (st == COFFER_OK)
+        *obj = it->obj;
+    return st;
+}
+
+COFFER_API void coffer_iter_free(coffer_iter *it)
+{
+    if (!it || it->magic != CF_ITER_MAGIC)
+        return;
+    coffer_txn *txn = it->txn;
+    for (coffer_iter **p = &txn->iters; *p; p = &(*p)->next) {
+        if (*p == it) {
+            *p = it->next;
+            break;
+        }
+    }
+    if (it->cursor)
+        mdb_cursor_close(it->cursor);
+    it->obj->iter_owned = 0;
+    coffer_object_release(it->obj);
+    it->magic = CF_DEAD_MAGIC;
+    free(it->value_copy);
+    free(it);
+}
+
+/* ---- schema changes ------------------------------------------------------ */
+
+coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer_property_id prop, int unique)
+{
+    const cf_class *c = class_of(txn, cls);
+    const cf_prop *p = &c->props[prop];
+    coffer_iter *it;
+    coffer_status st = coffer_class_iterate(txn, cls, &it);
+    coffer_object *obj;
+    while (st == COFFER_OK && (st = coffer_iter_next(it, &obj)) == COFFER_OK) {
+        coffer_value v;
+        st = obj_read(obj, p, &v);
+        if (st != COFFER_OK)
+            break;
+        if (unique) {
+            coffer_object_key other;
+            int found;
+            st = find_indexed(txn, cls, p, &v, &other, &found);
+            if (st == COFFER_OK && found) {
+                char buf[96];
+                st = cf_error(COFFER_ERR_MIGRATION_REQUIRED, "class '%s': primary key '%s' would have the duplicate value %s",
+                              c->name, p->name, describe(&v, buf, sizeof buf));
+                break;
+            }
+        }
+        if (st == COFFER_OK)
+            st = cf_index_add(txn, cls, p, &v, obj->key);
+        it->generation = txn->generation; /* index writes do not move records */
+    }
+    coffer_iter_free(it);
+    return st == COFFER_DONE ? COFFER_OK : st;
+}

@@ -1,0 +1,2 @@
+/* LMDB, the storage engine under Coffer, as a Swift system module. */
+#include <lmdb.h>

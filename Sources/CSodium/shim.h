@@ -1,0 +1,2 @@
+/* libsodium, which Coffer uses for encryption, as a Swift system module. */
+#include <sodium.h>

@@ -1,0 +1,234 @@
+/*
+ * test_support.h — shared helpers for Coffer's C test suites (cmocka).
+ *
+ * - temporary directories (mkdtemp under the working directory) and their removal
+ * - a standard schema with every scalar type, required and optional
+ * - open helpers for plain, encrypted and in-memory databases
+ * - status assertions that print coffer_last_error() on failure
+ * - value helpers that compare values independently of the library
+ */
+#ifndef COFFER_TEST_SUPPORT_H
+#define COFFER_TEST_SUPPORT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <cmocka.h>
+
+#include "coffer.h"
+
+/* ------------------------------------------------------------------------ */
+/* Status assertions                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* The message of the last status checked by assert_ok/assert_status, copied
+ * right after the call (before any other library call can overwrite it). */
+const char *ts_saved_error(void);
+
+void ts_check_status(coffer_status got, coffer_status want, const char *expr, const char *file, int line);
+void ts_check_status2(coffer_status got, coffer_status want1, coffer_status want2, const char *expr,
+                      const char *file, int line);
+void ts_check_not_ok(coffer_status got, const char *expr, const char *file, int line);
+void ts_check_error_contains(const char *needle, const char *file, int line);
+
+/* assert_ok(coffer_call(...)): fails the test and prints the status and
+ * coffer_last_error() unless the call returns COFFER_OK. */
+#define assert_ok(expr) ts_check_status((expr), COFFER_OK, #expr, __FILE__, __LINE__)
+/* assert_status(coffer_call(...), COFFER_ERR_X) */
+#define assert_status(expr, want) ts_check_status((expr), (want), #expr, __FILE__, __LINE__)
+/* One of two statuses. */
+#define assert_status2(expr, w1, w2) ts_check_status2((expr), (w1), (w2), #expr, __FILE__, __LINE__)
+/* Any status but COFFER_OK (and COFFER_DONE). */
+#define assert_not_ok(expr) ts_check_not_ok((expr), #expr, __FILE__, __LINE__)
+/* The message saved by the last assert_status/assert_ok/... contains `needle`. */
+#define assert_error_contains(needle) ts_check_error_contains((needle), __FILE__, __LINE__)
+
+/* ------------------------------------------------------------------------ */
+/* Files and directories                                                     */
+/* ------------------------------------------------------------------------ */
+
+#define TS_PATH_MAX 4096
+
+/* Creates a unique directory "<cwd>/coffer-test-XXXXXX" (canonical, absolute)
+ * into `out` (TS_PATH_MAX bytes). Returns 0 or -1. */
+int ts_make_temp_dir(char *out);
+/* Removes a directory tree (rm -rf). */
+void ts_remove_tree(const char *path);
+/* Joins dir and name into out (TS_PATH_MAX). Returns out. */
+char *ts_join(char *out, const char *dir, const char *name);
+int ts_file_exists(const char *path);
+/* Size of a file in bytes, or -1. */
+long long ts_file_size(const char *path);
+/* Reads a whole file (malloc'ed, NUL-terminated beyond `*size`). NULL on error. */
+unsigned char *ts_read_file(const char *path, size_t *size);
+/* Writes (creates/truncates) a file. Returns 0 or -1. */
+int ts_write_file(const char *path, const void *data, size_t size);
+/* Copies a file. Returns 0 or -1. */
+int ts_copy_file(const char *from, const char *to);
+/* Number of directory entries other than "." and "..", or -1. */
+int ts_count_dir_entries(const char *dir);
+/* memmem */
+const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers (deterministic)                                            */
+/* ------------------------------------------------------------------------ */
+
+void ts_seed(uint64_t seed);
+uint64_t ts_rand(void);
+/* Uniform in [0, n). */
+uint64_t ts_rand_below(uint64_t n);
+void ts_rand_bytes(void *buf, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Keys                                                                      */
+/* ------------------------------------------------------------------------ */
+
+extern const uint8_t ts_key[64];
+extern const uint8_t ts_other_key[64];
+
+/* ------------------------------------------------------------------------ */
+/* The standard schema                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Class "AllTypes": every scalar type, required (0..9) then optional (10..19). */
+enum {
+    AT_BOOL = 0,
+    AT_INT,
+    AT_FLOAT,
+    AT_DOUBLE,
+    AT_STRING,
+    AT_BINARY,
+    AT_DATE,
+    AT_OID,
+    AT_UUID,
+    AT_DECIMAL,
+    AT_OPT_BOOL,
+    AT_OPT_INT,
+    AT_OPT_FLOAT,
+    AT_OPT_DOUBLE,
+    AT_OPT_STRING,
+    AT_OPT_BINARY,
+    AT_OPT_DATE,
+    AT_OPT_OID,
+    AT_OPT_UUID,
+    AT_OPT_DECIMAL,
+    AT_COUNT
+};
+
+/* Class "Person": id int primary key, name string indexed, age int,
+ * nickname string optional. */
+enum { PERSON_ID = 0, PERSON_NAME, PERSON_AGE, PERSON_NICKNAME, PERSON_COUNT };
+
+extern const coffer_property_schema ts_all_types_properties[AT_COUNT];
+extern const coffer_property_schema ts_person_properties[PERSON_COUNT];
+/* { AllTypes, Person } */
+extern const coffer_class_schema ts_std_schema[2];
+#define TS_STD_SCHEMA_COUNT 2
+
+/* The type of AllTypes property `p`. */
+coffer_type ts_all_types_type(coffer_property_id p);
+
+/* ------------------------------------------------------------------------ */
+/* Storage modes and the per-test environment                                */
+/* ------------------------------------------------------------------------ */
+
+enum ts_mode { TS_PLAIN = 0, TS_ENCRYPTED = 1, TS_MEMORY = 2 };
+extern int ts_mode_plain, ts_mode_encrypted, ts_mode_memory;
+const char *ts_mode_name(int mode);
+
+typedef struct ts_env {
+    int mode;
+    char dir[TS_PATH_MAX];   /* unique temporary directory */
+    char path[TS_PATH_MAX];  /* dir/test.coffer (files) */
+    char ident[256];         /* in-memory identifier (memory mode) */
+    coffer_db *db;           /* opened with the standard schema by ts_setup */
+    coffer_class_id all_types;
+    coffer_class_id person;
+} ts_env;
+
+/* A configuration for env's storage mode: path or identifier, key when
+ * encrypted. The caller frees it. Fails the test on error. */
+coffer_config *ts_env_config(const ts_env *env);
+
+/* Opens another handle to env's storage with the given schema (NULL/0: none). */
+coffer_status ts_env_open(const ts_env *env, const coffer_class_schema *classes, size_t count,
+                          uint64_t version, coffer_db **out);
+
+/* Closes env->db (if any) and reopens it with the given schema. Fails the
+ * test on error. For memory mode the data is discarded if this was the only
+ * handle. */
+void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count, uint64_t version);
+
+/* cmocka fixtures. The prestate is a pointer to an int mode (ts_mode_*).
+ * ts_setup creates the directory and opens the standard schema at version 1;
+ * ts_setup_empty does not open anything. */
+int ts_setup(void **state);
+int ts_setup_empty(void **state);
+int ts_teardown(void **state);
+
+/* A test run on each storage mode, named "name[plain]", ... */
+#define TS_TEST_MODE(f, modevar, suffix) \
+    { #f "[" suffix "]", f, ts_setup, ts_teardown, (void *)&(modevar) }
+#define TS_TEST_ALL_MODES(f)                           \
+    TS_TEST_MODE(f, ts_mode_plain, "plain"),         \
+    TS_TEST_MODE(f, ts_mode_encrypted, "encrypted"), \
+    TS_TEST_MODE(f, ts_mode_memory, "memory")
+#define TS_TEST_FILE_MODES(f)                  \
+    TS_TEST_MODE(f, ts_mode_plain, "plain"), \
+    TS_TEST_MODE(f, ts_mode_encrypted, "encrypted")
+/* A test with an empty environment (plain mode directory only). */
+#define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
+
+/* ------------------------------------------------------------------------ */
+/* Opening by path                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Opens `path` with an optional key (NULL for none) and schema. */
+coffer_status ts_open_path(const char *path, const uint8_t *key, const coffer_class_schema *classes,
+                           size_t count, uint64_t version, coffer_db **out);
+
+/* ------------------------------------------------------------------------ */
+/* Transactions and objects                                                  */
+/* ------------------------------------------------------------------------ */
+
+coffer_txn *ts_begin(coffer_db *db, int mode);            /* asserts */
+void ts_commit(coffer_txn *txn);                           /* commit (asserts) + free */
+coffer_class_id ts_class(coffer_db *db, const char *name); /* asserts */
+coffer_property_id ts_prop(coffer_db *db, coffer_class_id cls, const char *name); /* asserts */
+
+coffer_value ts_str(const char *text);
+coffer_field ts_field(coffer_property_id p, coffer_value v);
+uint64_t ts_count(coffer_txn *txn, coffer_class_id cls); /* asserts */
+
+/* Reading with type checks (fail the test on error or wrong type). */
+int64_t ts_get_int(coffer_object *obj, coffer_property_id p);
+bool ts_get_bool(coffer_object *obj, coffer_property_id p);
+double ts_get_double(coffer_object *obj, coffer_property_id p);
+/* Returns the borrowed string; checks NUL termination. */
+const char *ts_get_string(coffer_object *obj, coffer_property_id p, size_t *size);
+int ts_get_is_null(coffer_object *obj, coffer_property_id p);
+
+/* Independent value equality: same type and contents; floats compare bit for
+ * bit except that every NaN equals every NaN (so -0 and +0 differ). */
+int ts_value_equal(const coffer_value *a, const coffer_value *b);
+/* A printable description of a value into buf. */
+const char *ts_value_describe(const coffer_value *v, char *buf, size_t size);
+/* Reads property p and asserts it equals `expected` (ts_value_equal), and
+ * that strings are NUL-terminated. */
+#define assert_value(obj, p, expected) ts_check_value((obj), (p), (expected), __FILE__, __LINE__)
+void ts_check_value(coffer_object *obj, coffer_property_id p, const coffer_value *expected,
+                    const char *file, int line);
+
+/* Keys of an iterator's objects, in iteration order. Frees the iterator.
+ * Returns the count; *keys is malloc'ed (free it). Fails on errors. */
+size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
+
+/* Runs fn(arg) in a forked child and returns the wait status. Children must
+ * only use library handles they opened themselves after the fork. The child
+ * exits with fn's return value. */
+int ts_run_in_child(int (*fn)(void *arg), void *arg);
+
+#endif

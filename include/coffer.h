@@ -1,0 +1,659 @@
+/*
+ * coffer.h — the public C API of Coffer, an embedded object database.
+ *
+ * This header is the contract. Every function states its parameters, who owns
+ * what it returns, how long a borrowed pointer stays valid, and which status
+ * codes it returns. Behaviour documented here does not change within a major
+ * version; a changed behaviour gets a new `_v2` function instead.
+ *
+ * Conventions
+ * - Every fallible function returns a `coffer_status`. COFFER_OK is 0. On any
+ *   other status a thread-local last error is set whose message names the
+ *   class, property, value or file at fault; read it with coffer_last_error().
+ * - Handles are opaque. NULL handles and handles of the wrong state give
+ *   COFFER_ERR_INVALID_ARGUMENT or COFFER_ERR_MISUSE, never a crash. Calling a
+ *   function on a handle that was already freed is undefined, as in C generally;
+ *   the library detects it on a best-effort basis only.
+ * - Values read from the database are borrowed: see "Lifetime of borrowed
+ *   values" before coffer_object_get().
+ * - The API has no variadic functions and no function-like macros, so that it
+ *   can be called from Swift and from Python's ctypes.
+ *
+ * Copyright the Coffer authors. Licensed under the Apache License, Version 2.0.
+ */
+#ifndef COFFER_H
+#define COFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Export and version                                                        */
+/* ------------------------------------------------------------------------ */
+
+#if defined(_WIN32)
+#  if defined(COFFER_BUILDING)
+#    define COFFER_API __declspec(dllexport)
+#  else
+#    define COFFER_API
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define COFFER_API __attribute__((visibility("default")))
+#else
+#  define COFFER_API
+#endif
+
+#define COFFER_VERSION_MAJOR 0
+#define COFFER_VERSION_MINOR 1
+#define COFFER_VERSION_PATCH 0
+#define COFFER_VERSION_STRING "0.1.0"
+/** MAJOR * 10000 + MINOR * 100 + PATCH, for compile-time comparisons. */
+#define COFFER_VERSION_NUMBER 100
+
+/** The library's version as "MAJOR.MINOR.PATCH". Static storage; never free. */
+COFFER_API const char *coffer_version(void);
+/** The library's version as COFFER_VERSION_NUMBER computes it. */
+COFFER_API int coffer_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum coffer_status {
+    COFFER_OK = 0,
+    /** Not an error: an iterator has no further object. */
+    COFFER_DONE = 1,
+    /** A NULL handle or pointer, an out-of-range id, a bad size or flag. */
+    COFFER_ERR_INVALID_ARGUMENT = 2,
+    /** An allocation failed. */
+    COFFER_ERR_NO_MEMORY = 3,
+    /** A file system call failed; the message carries the path and errno text. */
+    COFFER_ERR_IO = 4,
+    /** No object, class, property or file by that name, key or value. */
+    COFFER_ERR_NOT_FOUND = 5,
+    /** The call does not fit the handle's state: the transaction has ended,
+     *  the database was closed, a write transaction is ended on another thread,
+     *  a second write transaction is begun on the thread that holds one. */
+    COFFER_ERR_MISUSE = 6,
+    /** A write was attempted in a read transaction. */
+    COFFER_ERR_NOT_IN_WRITE = 7,
+    /** The database was opened read-only, or the file cannot be written. */
+    COFFER_ERR_READ_ONLY = 8,
+    /** The schema given is invalid: duplicate or over-long names, a primary
+     *  key or index on an unsupported type, and so on. */
+    COFFER_ERR_SCHEMA = 9,
+    /** The schema given differs from the file's at the same schema version;
+     *  the message lists every difference. */
+    COFFER_ERR_MIGRATION_REQUIRED = 10,
+    /** The schema version given is lower than the file's. */
+    COFFER_ERR_SCHEMA_VERSION = 11,
+    /** A value of the wrong type for the property, or null for a required one. */
+    COFFER_ERR_TYPE = 12,
+    /** An object with that primary key already exists in the class. */
+    COFFER_ERR_PRIMARY_KEY_EXISTS = 13,
+    /** The property cannot be changed once set (primary keys). */
+    COFFER_ERR_IMMUTABLE = 14,
+    /** The file's map was full: this write transaction failed and nothing of it
+     *  was committed; the map grows before the next write transaction. Retry. */
+    COFFER_ERR_MAP_FULL = 15,
+    /** The file reached the configured maximum file size. */
+    COFFER_ERR_FILE_TOO_LARGE = 16,
+    /** The file is not a Coffer database. */
+    COFFER_ERR_NOT_A_DATABASE = 17,
+    /** The file was written by a newer, incompatible file format. */
+    COFFER_ERR_FORMAT_VERSION = 18,
+    /** The file is truncated or its structure is damaged. */
+    COFFER_ERR_CORRUPTED = 19,
+    /** A sealed value failed authentication: it was modified, or moved inside
+     *  the file. It is never returned. */
+    COFFER_ERR_INTEGRITY = 20,
+    /** The file is encrypted and no key was given. */
+    COFFER_ERR_KEY_REQUIRED = 21,
+    /** The key given does not open the file. */
+    COFFER_ERR_WRONG_KEY = 22,
+    /** A key was given for a file that is not encrypted. */
+    COFFER_ERR_NOT_ENCRYPTED = 23,
+    /** A limit was reached: too many classes or readers, a value too large. */
+    COFFER_ERR_LIMIT = 24,
+    /** The file is held in a way this open cannot share (for example it is
+     *  already open read-only in this process and now wanted for writing). */
+    COFFER_ERR_BUSY = 25,
+    /** An unexpected failure of the storage engine; the message has details. */
+    COFFER_ERR_INTERNAL = 26
+} coffer_status;
+
+/** A static English description of a status code. Never NULL; never free. */
+COFFER_API const char *coffer_strerror(coffer_status status);
+
+/** The message of the last error set on the calling thread, or "" if none.
+ *  The string is owned by the library and stays valid until the next call
+ *  into the library on this thread. */
+COFFER_API const char *coffer_last_error(void);
+
+/** The status of the last error set on the calling thread (COFFER_OK if none). */
+COFFER_API coffer_status coffer_last_status(void);
+
+/** Clears the calling thread's last error. */
+COFFER_API void coffer_clear_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** Property and value types. The numbers are stable and stored in files. */
+typedef enum coffer_type {
+    COFFER_TYPE_NULL = 0,
+    COFFER_TYPE_BOOL = 1,
+    COFFER_TYPE_INT = 2,        /**< int64_t */
+    COFFER_TYPE_FLOAT = 3,      /**< float */
+    COFFER_TYPE_DOUBLE = 4,     /**< double */
+    COFFER_TYPE_STRING = 5,     /**< UTF-8, not containing NUL */
+    COFFER_TYPE_BINARY = 6,     /**< bytes */
+    COFFER_TYPE_DATE = 7,       /**< seconds and nanoseconds since 1970 UTC */
+    COFFER_TYPE_OBJECT_ID = 8,  /**< 12 bytes */
+    COFFER_TYPE_UUID = 9,       /**< 16 bytes */
+    COFFER_TYPE_DECIMAL128 = 10 /**< IEEE 754-2008 decimal128, BID encoding */
+    /* Reserved for links, mixed values and collections: 11..31. */
+} coffer_type;
+
+/** A point in time. `nanoseconds` is in (-1e9, 1e9) and has the sign of
+ *  `seconds` (or either sign when seconds is 0), as in Realm. */
+typedef struct coffer_timestamp {
+    int64_t seconds;
+    int32_t nanoseconds;
+} coffer_timestamp;
+
+typedef struct coffer_object_id {
+    uint8_t bytes[12];
+} coffer_object_id;
+
+typedef struct coffer_uuid {
+    uint8_t bytes[16];
+} coffer_uuid;
+
+/** IEEE 754-2008 decimal128 in binary integer decimal (BID) encoding:
+ *  `w[0]` holds the low 64 bits, `w[1]` the high 64 bits (sign, combination
+ *  field and the top of the coefficient). */
+typedef struct coffer_decimal128 {
+    uint64_t w[2];
+} coffer_decimal128;
+
+/** Bytes borrowed from the caller or from the database. For strings `data`
+ *  points at UTF-8 text of `size` bytes; strings read from the database are
+ *  also NUL-terminated at data[size]. */
+typedef struct coffer_bytes {
+    const void *data;
+    size_t size;
+} coffer_bytes;
+
+/** A tagged value: `type` says which member of the union is set.
+ *  COFFER_TYPE_NULL sets none. */
+typedef struct coffer_value {
+    coffer_type type;
+    union {
+        bool boolean;
+        int64_t integer;
+        float float_value;
+        double double_value;
+        coffer_bytes string;
+        coffer_bytes binary;
+        coffer_timestamp date;
+        coffer_object_id object_id;
+        coffer_uuid uuid;
+        coffer_decimal128 decimal128;
+    } u;
+} coffer_value;
+
+/** Constructors, for callers that cannot write C compound literals (Swift,
+ *  ctypes). They copy nothing: a string or binary value borrows `data`. */
+COFFER_API coffer_value coffer_value_null(void);
+COFFER_API coffer_value coffer_value_bool(bool v);
+COFFER_API coffer_value coffer_value_int(int64_t v);
+COFFER_API coffer_value coffer_value_float(float v);
+COFFER_API coffer_value coffer_value_double(double v);
+/** `text` must be valid UTF-8 of `size` bytes without NUL; pass size
+ *  SIZE_MAX to take strlen(text). NULL text with size 0 or SIZE_MAX is the
+ *  empty string; storing NULL text with any other size is rejected. */
+COFFER_API coffer_value coffer_value_string(const char *text, size_t size);
+COFFER_API coffer_value coffer_value_binary(const void *data, size_t size);
+COFFER_API coffer_value coffer_value_date(int64_t seconds, int32_t nanoseconds);
+COFFER_API coffer_value coffer_value_object_id(const uint8_t bytes[12]);
+COFFER_API coffer_value coffer_value_uuid(const uint8_t bytes[16]);
+COFFER_API coffer_value coffer_value_decimal128(uint64_t low, uint64_t high);
+
+/** 1 if the two values are equal, else 0: the same type and the same
+ *  contents. Floats and doubles compare with ==, except that NaN equals NaN
+ *  (so -0.0 equals 0.0); decimals compare by value (1.0 equals 1.00, -0
+ *  equals 0, NaN equals NaN); strings and binaries by size and bytes. */
+COFFER_API int coffer_value_equal(const coffer_value *a, const coffer_value *b);
+
+/** The type's name as the schema uses it ("int", "string", "objectId", ...).
+ *  Static storage. Returns "unknown" for numbers outside the enum. */
+COFFER_API const char *coffer_type_name(coffer_type type);
+
+/** Writes a fresh ObjectId (4-byte big-endian seconds, 5 random bytes per
+ *  process, 3-byte counter) to `*out`. Errors: COFFER_ERR_INVALID_ARGUMENT
+ *  (out is NULL), COFFER_ERR_INTERNAL (no source of randomness). */
+COFFER_API coffer_status coffer_object_id_generate(coffer_object_id *out);
+
+/** Parses 24 hexadecimal digits into `*out`. COFFER_ERR_INVALID_ARGUMENT on
+ *  any other input. */
+COFFER_API coffer_status coffer_object_id_from_string(const char *hex, coffer_object_id *out);
+
+/** Writes 24 lowercase hex digits and a NUL into `buf`, which must hold
+ *  COFFER_OBJECT_ID_STRING_SIZE (25) bytes. */
+#define COFFER_OBJECT_ID_STRING_SIZE 25
+COFFER_API void coffer_object_id_to_string(const coffer_object_id *oid, char *buf);
+
+/** Parses a decimal number ("1.25", "-3E-7", "NaN", "Inf") into decimal128,
+ *  keeping its precision ("1.0" has coefficient 10, exponent -1), as BSON
+ *  does. COFFER_ERR_INVALID_ARGUMENT, naming the text, if it is not a number,
+ *  has more than 34 significant digits, or its exponent is out of range. */
+COFFER_API coffer_status coffer_decimal128_from_string(const char *text, coffer_decimal128 *out);
+
+/** Writes the canonical text of `d` (the BSON Decimal128 string form, which
+ *  keeps trailing zeros: "1.0", "1.25", "-3E-7", "NaN", "-Infinity") into
+ *  `buf`, which holds at least COFFER_DECIMAL128_STRING_SIZE bytes. A NULL
+ *  `d` writes "". */
+#define COFFER_DECIMAL128_STRING_SIZE 48
+COFFER_API void coffer_decimal128_to_string(const coffer_decimal128 *d, char *buf);
+
+/* ------------------------------------------------------------------------ */
+/* Schema                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** Longest class name, in UTF-8 bytes. */
+#define COFFER_MAX_CLASS_NAME 57
+/** Longest property name, in UTF-8 bytes. */
+#define COFFER_MAX_PROPERTY_NAME 63
+/** Most classes in one file. */
+#define COFFER_MAX_CLASSES 1000
+/** Most properties in one class. */
+#define COFFER_MAX_PROPERTIES 1000
+/** Largest single string or binary value, in bytes (16 MiB). */
+#define COFFER_MAX_VALUE_SIZE (16u * 1024u * 1024u)
+
+/** The same limits as functions, for bindings that cannot read macros. */
+COFFER_API size_t coffer_max_class_name(void);
+COFFER_API size_t coffer_max_property_name(void);
+COFFER_API size_t coffer_encryption_key_size(void);
+
+/** Property flags, or-ed into coffer_property_schema.flags. */
+enum {
+    COFFER_PROPERTY_OPTIONAL = 1u << 0,    /**< may hold null */
+    COFFER_PROPERTY_PRIMARY_KEY = 1u << 1, /**< unique, immutable, indexed */
+    COFFER_PROPERTY_INDEXED = 1u << 2      /**< keeps a secondary index */
+};
+
+/** Class flags, or-ed into coffer_class_schema.flags. Reserved for embedded
+ *  classes; must be 0 for now. */
+enum { COFFER_CLASS_EMBEDDED = 1u << 0 };
+
+/** One property. Declare arrays of these statically; the library copies what
+ *  it needs at coffer_config_set_schema(). Zero the fields you do not use. */
+typedef struct coffer_property_schema {
+    /** Name, 1..COFFER_MAX_PROPERTY_NAME bytes of UTF-8. */
+    const char *name;
+    /** Element type. */
+    coffer_type type;
+    /** COFFER_PROPERTY_* flags. */
+    uint32_t flags;
+    /** Reserved for collections (list, set, map); must be 0. */
+    uint32_t collection;
+    /** Reserved for links and embedded objects: the target class; NULL. */
+    const char *object_class;
+    /** Reserved for backlinks: the origin property; NULL. */
+    const char *link_origin_property;
+    /** Reserved; NULL. */
+    const void *reserved[2];
+} coffer_property_schema;
+
+/** One class: a name and its properties, in the order that gives each
+ *  property its id (0, 1, 2, ...). */
+typedef struct coffer_class_schema {
+    /** Name, 1..COFFER_MAX_CLASS_NAME bytes of UTF-8. */
+    const char *name;
+    const coffer_property_schema *properties;
+    size_t property_count;
+    /** COFFER_CLASS_* flags. */
+    uint32_t flags;
+    /** Reserved; NULL. */
+    const void *reserved[2];
+} coffer_class_schema;
+
+/** Checks a schema without opening anything. COFFER_OK, or
+ *  COFFER_ERR_SCHEMA with a message naming the first fault: an empty or
+ *  over-long name, a duplicate class or property, more than one primary key,
+ *  a primary key of a type other than int, string, objectId or uuid, an index
+ *  on a type other than bool, int, string, date, objectId or uuid, a reserved
+ *  field that is not zero. */
+COFFER_API coffer_status coffer_schema_validate(const coffer_class_schema *classes, size_t class_count);
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct coffer_config coffer_config;
+
+/** Creates a configuration with the defaults: the default path (see
+ *  coffer_default_path()), no encryption, read-write, schema version 0, no
+ *  schema (the file's stored schema is used as it is), no maximum file size.
+ *  The caller owns `*out` and frees it with coffer_config_free().
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (out is NULL), COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_config_new(coffer_config **out);
+
+/** Frees a configuration, wiping any key it holds. NULL is a no-op. A
+ *  database opened from it does not depend on it. */
+COFFER_API void coffer_config_free(coffer_config *config);
+
+/** Sets the file path (copied). Clears any in-memory identifier. NULL
+ *  restores the default path. The lock file is the path plus "-lock". */
+COFFER_API coffer_status coffer_config_set_path(coffer_config *config, const char *path);
+
+/** The path this configuration opens: the path set, or the default path, or
+ *  NULL for an in-memory configuration. Owned by `config`; valid until the
+ *  next setter call on it or until it is freed. */
+COFFER_API const char *coffer_config_path(const coffer_config *config);
+
+/** Makes the configuration in-memory under `identifier` (copied, non-empty)
+ *  and clears the path. Every database opened in this process with the same
+ *  identifier sees the same data; the data is discarded when the last of
+ *  them closes; no file is left behind. NULL returns to the default path. */
+COFFER_API coffer_status coffer_config_set_in_memory_identifier(coffer_config *config, const char *identifier);
+
+/** Opens read-only (non-zero) or read-write (0). A read-only open fails with
+ *  COFFER_ERR_NOT_FOUND if the file does not exist and every write gives
+ *  COFFER_ERR_READ_ONLY. */
+COFFER_API coffer_status coffer_config_set_read_only(coffer_config *config, int read_only);
+
+/** A seed file (path copied) that is copied to the configured path when the
+ *  database is opened and the path does not exist yet. NULL clears it. */
+COFFER_API coffer_status coffer_config_set_seed_path(coffer_config *config, const char *seed_path);
+
+/** Sets the encryption key: exactly 64 bytes (COFFER_ENCRYPTION_KEY_SIZE),
+ *  copied into locked memory that is wiped when the configuration is freed.
+ *  NULL with size 0 removes the key. Any other size gives
+ *  COFFER_ERR_INVALID_ARGUMENT naming the size received. */
+#define COFFER_ENCRYPTION_KEY_SIZE 64
+COFFER_API coffer_status coffer_config_set_encryption_key(coffer_config *config, const void *key, size_t size);
+
+/** Sets the schema (validated and deep-copied; the arrays may be freed after
+ *  the call) and its version. COFFER_ERR_SCHEMA if it is invalid, in which
+ *  case the configuration keeps its previous schema. `classes` NULL with
+ *  count 0 clears the schema: the file's stored schema is then used. */
+COFFER_API coffer_status coffer_config_set_schema(coffer_config *config, const coffer_class_schema *classes, size_t class_count, uint64_t schema_version);
+
+/** Opens only the named classes of the file (names copied). The others stay
+ *  in the file untouched and are not visible through this handle. With a
+ *  schema set, every name must be one of its classes. count 0 clears it. */
+COFFER_API coffer_status coffer_config_set_class_subset(coffer_config *config, const char *const *class_names, size_t count);
+
+/** Caps the file size in bytes (0 = no cap beyond the address space). A
+ *  write that would grow the file past it fails with
+ *  COFFER_ERR_FILE_TOO_LARGE and is not committed. */
+COFFER_API coffer_status coffer_config_set_max_file_size(coffer_config *config, uint64_t max_bytes);
+
+/** Sets the process-wide default path used by configurations that set no
+ *  path (copied; NULL restores "default.coffer" in the current directory).
+ *  Affects configurations created afterwards and those with no path set. */
+COFFER_API coffer_status coffer_set_default_path(const char *path);
+
+/** The process-wide default path. The string is owned by the library and
+ *  stays valid until the next coffer_set_default_path(). */
+COFFER_API const char *coffer_default_path(void);
+
+/* ------------------------------------------------------------------------ */
+/* Opening and closing                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct coffer_db coffer_db;
+
+/** Class and property ids: positions in the open database's schema. */
+typedef uint32_t coffer_class_id;
+typedef uint32_t coffer_property_id;
+
+/** Opens (and creates, unless read-only) the database `config` describes.
+ *  Opening a file that is already open in this process shares its storage.
+ *  The caller owns `*out` and closes it with coffer_close().
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_NOT_FOUND (read-only and
+ *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO;
+ *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION; COFFER_ERR_CORRUPTED;
+ *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
+ *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);
+ *  COFFER_ERR_MIGRATION_REQUIRED (schema differs at the same version, or
+ *  differs in a way that needs a migration at a higher one); COFFER_ERR_READ_ONLY
+ *  (read-only and the schema would have to be written); COFFER_ERR_BUSY. */
+COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out);
+
+/** Closes a database handle. Transactions still open on it are aborted and
+ *  become unusable (their calls give COFFER_ERR_MISUSE) but stay allocated
+ *  until coffer_txn_free(). The storage is released when its last handle in
+ *  the process closes; an in-memory store is discarded then. NULL is a no-op. */
+COFFER_API void coffer_close(coffer_db *db);
+
+/** The path of the open file, or NULL for an in-memory database. Owned by
+ *  `db`, valid until it is closed. */
+COFFER_API const char *coffer_db_path(const coffer_db *db);
+
+/** The schema version stored in the file. */
+COFFER_API uint64_t coffer_db_schema_version(const coffer_db *db);
+
+/** 1 if the database is encrypted, 0 if not. */
+COFFER_API int coffer_db_is_encrypted(const coffer_db *db);
+
+/** 1 if the handle is read-only. */
+COFFER_API int coffer_db_is_read_only(const coffer_db *db);
+
+/** Number of classes visible through this handle. */
+COFFER_API size_t coffer_db_class_count(const coffer_db *db);
+
+/** Looks up a class by name. COFFER_ERR_NOT_FOUND names the class. */
+COFFER_API coffer_status coffer_db_find_class(const coffer_db *db, const char *name, coffer_class_id *out);
+
+/** The schema of class `cls` as the handle sees it, with its properties in
+ *  property-id order. Owned by `db`, valid until it is closed. NULL if `cls`
+ *  is out of range. */
+COFFER_API const coffer_class_schema *coffer_db_class_schema(const coffer_db *db, coffer_class_id cls);
+
+/** Looks up a property of class `cls` by name. COFFER_ERR_NOT_FOUND names
+ *  the class and the property. */
+COFFER_API coffer_status coffer_db_find_property(const coffer_db *db, coffer_class_id cls, const char *name, coffer_property_id *out);
+
+/** The id of the primary-key property of `cls` in `*out`, or
+ *  COFFER_ERR_NOT_FOUND if the class has none. */
+COFFER_API coffer_status coffer_db_primary_key(const coffer_db *db, coffer_class_id cls, coffer_property_id *out);
+
+/* ------------------------------------------------------------------------ */
+/* Transactions                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct coffer_txn coffer_txn;
+
+enum {
+    COFFER_TXN_READ = 0,
+    COFFER_TXN_WRITE = 1
+};
+
+/** Begins a transaction. A read transaction is a snapshot: it does not see
+ *  commits made after it began. Only one write transaction exists per file
+ *  across all processes; this call waits until it can have it. A write
+ *  transaction must be committed or aborted on the thread that began it.
+ *  The caller owns `*out` and frees it with coffer_txn_free().
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (db closed, or
+ *  this thread already holds a write transaction on the file);
+ *  COFFER_ERR_READ_ONLY (write on a read-only handle); COFFER_ERR_LIMIT
+ *  (too many readers); COFFER_ERR_INTERNAL. */
+COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **out);
+
+/** Commits and ends the transaction; the handle stays allocated until
+ *  coffer_txn_free(). Committing a read transaction just ends it. Once it
+ *  returns COFFER_OK, the write is durable.
+ *
+ *  Errors: COFFER_ERR_MISUSE (already ended, database closed, or another
+ *  thread than the one that began the write); COFFER_ERR_MAP_FULL or
+ *  COFFER_ERR_FILE_TOO_LARGE (nothing was committed); COFFER_ERR_IO. On any
+ *  error of a write transaction nothing of it is committed and it has ended. */
+COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn);
+
+/** Discards the transaction's changes and ends it. Aborting an ended
+ *  transaction gives COFFER_ERR_MISUSE. */
+COFFER_API coffer_status coffer_txn_abort(coffer_txn *txn);
+
+/** Aborts the transaction if it is still active, and frees the handle and
+ *  every object handle and iterator of it. NULL is a no-op. */
+COFFER_API void coffer_txn_free(coffer_txn *txn);
+
+/** 1 if the transaction is a write transaction that has not ended. */
+COFFER_API int coffer_txn_is_write(const coffer_txn *txn);
+
+/** 1 if the transaction has not ended. */
+COFFER_API int coffer_txn_is_active(const coffer_txn *txn);
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** A view of one object inside one transaction. It belongs to the
+ *  transaction: it is freed by coffer_txn_free() and unusable once the
+ *  transaction ends. coffer_object_release() gives it back earlier, which
+ *  long loops should do. */
+typedef struct coffer_object coffer_object;
+
+/** Object keys: unique within a class, assigned in increasing order and
+ *  never reused. */
+typedef uint64_t coffer_object_key;
+
+/** One property value for creating or updating an object. */
+typedef struct coffer_field {
+    coffer_property_id property;
+    coffer_value value;
+} coffer_field;
+
+/** Update policies for coffer_object_create(). */
+enum {
+    /** A duplicate primary key is an error. */
+    COFFER_UPDATE_ERROR = 0,
+    /** An existing object with the primary key gets every listed field. */
+    COFFER_UPDATE_ALL = 1,
+    /** An existing object gets only the listed fields whose value differs. */
+    COFFER_UPDATE_MODIFIED = 2
+};
+
+/** Creates an object of class `cls` in write transaction `txn`. `fields`
+ *  lists `count` property values in any order; properties not listed get
+ *  their default (null if optional, else false, 0, "", empty bytes, the
+ *  epoch, the all-zero ObjectId and UUID, or the decimal 0E+0, whose BID
+ *  encoding is high 0x3040000000000000, low 0). A class with a primary key
+ *  needs it listed unless the key is optional (then it is null). With
+ *  COFFER_UPDATE_ALL or COFFER_UPDATE_MODIFIED an existing object with the
+ *  same primary key is updated instead. If `out` is not NULL it receives a
+ *  handle to the object (owned by the transaction).
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (bad id, a property listed twice);
+ *  COFFER_ERR_NOT_IN_WRITE; COFFER_ERR_READ_ONLY; COFFER_ERR_MISUSE;
+ *  COFFER_ERR_TYPE (names the class, property and the type received);
+ *  COFFER_ERR_PRIMARY_KEY_EXISTS (names the class and the value);
+ *  COFFER_ERR_LIMIT (a value larger than COFFER_MAX_VALUE_SIZE);
+ *  COFFER_ERR_MAP_FULL, COFFER_ERR_FILE_TOO_LARGE (the transaction can only
+ *  be aborted). On error nothing of this call is written. */
+COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count, int update_policy, coffer_object **out);
+
+/** Finds the object with key `key` of class `cls`. COFFER_ERR_NOT_FOUND if
+ *  there is none. `*out` is owned by the transaction. */
+COFFER_API coffer_status coffer_object_get(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, coffer_object **out);
+
+/** Finds the object of class `cls` whose primary key equals `*pk` (through
+ *  the primary-key index). COFFER_ERR_NOT_FOUND if there is none or the class
+ *  has no primary key (the message says which); COFFER_ERR_TYPE if `pk` is
+ *  not of the key's type. `*out` is owned by the transaction. */
+COFFER_API coffer_status coffer_object_find(coffer_txn *txn, coffer_class_id cls, const coffer_value *pk, coffer_object **out);
+
+/** Gives an object handle back to its transaction before the transaction
+ *  ends. Values borrowed from it become invalid. NULL is a no-op. Handles
+ *  owned by an iterator must not be released. */
+COFFER_API void coffer_object_release(coffer_object *obj);
+
+/** The object's key. */
+COFFER_API coffer_object_key coffer_object_key_of(const coffer_object *obj);
+
+/** The object's class. */
+COFFER_API coffer_class_id coffer_object_class(const coffer_object *obj);
+
+/** Lifetime of borrowed values.
+ *  A string or binary value read from an object points into the database
+ *  (or, for an encrypted file, into a buffer of the object handle). It stays
+ *  valid until the first of: the end of the transaction, the next write in
+ *  the transaction, the release of the object handle, or the next step of
+ *  the iterator that owns the handle. Copy it to keep it longer.
+ *
+ *  coffer_object_get_value() reads property `prop` into `*out`.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (bad property id); COFFER_ERR_MISUSE
+ *  (transaction ended); COFFER_ERR_NOT_FOUND (the object was deleted);
+ *  COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY (the stored record is
+ *  damaged; nothing is returned). */
+COFFER_API coffer_status coffer_object_get_value(coffer_object *obj, coffer_property_id prop, coffer_value *out);
+
+/** Sets property `prop` of the object, keeping indexes in step.
+ *  Errors: as coffer_object_create(); COFFER_ERR_IMMUTABLE for the primary
+ *  key (naming class and property); COFFER_ERR_NOT_FOUND if the object was
+ *  deleted. On error the object is unchanged. */
+COFFER_API coffer_status coffer_object_set_value(coffer_object *obj, coffer_property_id prop, const coffer_value *value);
+
+/** Sets several properties in one record write. All or nothing: on error
+ *  the object is unchanged. Setting the primary key to its current value is
+ *  allowed; to another value gives COFFER_ERR_IMMUTABLE. */
+COFFER_API coffer_status coffer_object_set_fields(coffer_object *obj, const coffer_field *fields, size_t count);
+
+/** Deletes the object and its index entries. The handle stays usable only
+ *  for coffer_object_is_valid() and coffer_object_release().
+ *  Errors: COFFER_ERR_NOT_IN_WRITE, COFFER_ERR_READ_ONLY, COFFER_ERR_MISUSE,
+ *  COFFER_ERR_NOT_FOUND (already deleted). */
+COFFER_API coffer_status coffer_object_delete(coffer_object *obj);
+
+/** 1 if the object still exists in the handle's transaction, else 0. */
+COFFER_API int coffer_object_is_valid(coffer_object *obj);
+
+/* ------------------------------------------------------------------------ */
+/* Classes: count, iterate, index lookup, clear                              */
+/* ------------------------------------------------------------------------ */
+
+/** Number of objects of class `cls` in `*out`, in constant time. */
+COFFER_API coffer_status coffer_class_count(coffer_txn *txn, coffer_class_id cls, uint64_t *out);
+
+/** Deletes every object of class `cls` and its index entries. */
+COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls);
+
+/** An iterator over objects. It belongs to its transaction (freed by
+ *  coffer_txn_free()) and may be freed earlier with coffer_iter_free(). */
+typedef struct coffer_iter coffer_iter;
+
+/** Iterates every object of class `cls` in key order (creation order). */
+COFFER_API coffer_status coffer_class_iterate(coffer_txn *txn, coffer_class_id cls, coffer_iter **out);
+
+/** Iterates the objects of `cls` whose indexed (or primary-key) property
+ *  `prop` equals `*value`, in key order. COFFER_ERR_INVALID_ARGUMENT if
+ *  `prop` has no index (the message names it); COFFER_ERR_TYPE if the value
+ *  does not fit the property. */
+COFFER_API coffer_status coffer_index_find(coffer_txn *txn, coffer_class_id cls, coffer_property_id prop, const coffer_value *value, coffer_iter **out);
+
+/** Moves to the next object: COFFER_OK with `*obj` set (owned by the
+ *  iterator, valid until the next call or coffer_iter_free()), COFFER_DONE
+ *  after the last, or an error. Objects created or deleted in the same write
+ *  transaction during iteration may or may not be seen; none is seen twice. */
+COFFER_API coffer_status coffer_iter_next(coffer_iter *iter, coffer_object **obj);
+
+/** Frees an iterator before its transaction ends. NULL is a no-op. */
+COFFER_API void coffer_iter_free(coffer_iter *iter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COFFER_H */
