@@ -120,8 +120,10 @@ typedef enum coffer_status {
     COFFER_ERR_NOT_ENCRYPTED = 23,
     /** A limit was reached: too many classes or readers, a value too large. */
     COFFER_ERR_LIMIT = 24,
-    /** The file is held in a way this open cannot share (for example it is
-     *  already open read-only in this process and now wanted for writing). */
+    /** The file is held in a way this open cannot share: it is open in this
+     *  process through a read-only mapping (the file itself could not be
+     *  written when it was first opened) and is now wanted for writing. A
+     *  read-only handle on a writable file does not block read-write ones. */
     COFFER_ERR_BUSY = 25,
     /** An unexpected failure of the storage engine; the message has details. */
     COFFER_ERR_INTERNAL = 26

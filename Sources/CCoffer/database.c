@@ -63,10 +63,8 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
         MDB_stat ms;
         MDB_dbi main_dbi;
         if (mdb_dbi_open(txn->mdb, NULL, 0, &main_dbi) == 0 && mdb_stat(txn->mdb, main_dbi, &ms) == 0 && ms.ms_entries == 0) {
-            if (!txn->write)
-                return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is empty, not a Coffer database, and cannot be initialised read-only", label);
-            *is_new = 1;
-            return init_header(txn, label);
+            *is_new = 1; /* a read transaction only reports it */
+            return txn->write ? init_header(txn, label) : COFFER_OK;
         }
         return cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is an LMDB file but not a Coffer database", label);
     }
@@ -174,22 +172,13 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
     return st;
 }
 
-static coffer_status open_locked(const coffer_config *config, coffer_db *db)
+/* One pass of opening in a read or write transaction. A read pass that
+ * finds the file new or its schema to change sets *needs_write instead, so
+ * that opening an unchanged file never waits for the writer. */
+static coffer_status open_pass(const coffer_config *config, coffer_db *db, const char *label, int write, int *needs_write)
 {
-    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
-    const char *label = label_of(config, path);
-    coffer_status st;
-    if (path && config->seed_path) {
-        struct stat sb;
-        if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
-            return st;
-    }
-    st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
-    if (st != COFFER_OK)
-        return st;
-
-    coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = !config->read_only, .active = 1};
-    st = cf_env_txn_begin(db->env, txn.write, &txn.mdb);
+    coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = write, .active = 1};
+    coffer_status st = cf_env_txn_begin(db->env, write, &txn.mdb);
     if (st != COFFER_OK)
         return st;
     int is_new = 0;
@@ -204,10 +193,15 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
     if (st == COFFER_OK)
         st = cf_schema_plan(stored, config->schema, config->schema_version, (const char *const *)config->subset,
                             config->nsubset, &plan);
-    if (st == COFFER_OK && plan.changed && !txn.write)
-        st = cf_error(COFFER_ERR_READ_ONLY, "'%s' is opened read-only, but its schema would have to change: %s", label,
-                      plan.differences ? plan.differences : "classes, indexes or the schema version differ");
-    if (st == COFFER_OK) {
+    if (st == COFFER_OK && !write && (is_new || plan.changed)) {
+        if (config->read_only)
+            st = is_new ? cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is empty, not a Coffer database, and cannot be initialised read-only", label)
+                        : cf_error(COFFER_ERR_READ_ONLY, "'%s' is opened read-only, but its schema would have to change: %s", label,
+                                   plan.differences ? plan.differences : "classes, indexes or the schema version differ");
+        else
+            *needs_write = 1;
+    }
+    if (st == COFFER_OK && !*needs_write) {
         size_t n = plan.view->nclasses;
         db->object_dbis = calloc(n + 1, sizeof *db->object_dbis);
         db->index_dbis = calloc(n + 1, sizeof *db->index_dbis);
@@ -216,16 +210,15 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
         txn.state = calloc(n + 1, sizeof *txn.state);
         if (!db->object_dbis || !db->index_dbis || !opened || !numbers || !txn.state)
             st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening '%s'", label);
+        if (st == COFFER_OK)
+            st = apply_plan(&txn, &plan, opened, numbers, &nopened);
+        if (st == COFFER_OK && plan.changed)
+            st = write_schema(&txn, plan.stored);
+        if (st == COFFER_OK && txn.failed)
+            st = COFFER_ERR_MAP_FULL;
     }
-    if (st == COFFER_OK)
-        st = apply_plan(&txn, &plan, opened, numbers, &nopened);
-    if (st == COFFER_OK && plan.changed)
-        st = write_schema(&txn, plan.stored);
-    if (st == COFFER_OK && txn.failed)
-        st = COFFER_ERR_MAP_FULL;
-    int rc = 0;
-    if (st == COFFER_OK) {
-        rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
+    if (st == COFFER_OK && !*needs_write) {
+        int rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
         if (rc == MDB_MAP_FULL)
             st = cf_env_map_full(db->env, label);
         else if (rc != 0)
@@ -233,21 +226,46 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
     } else {
         mdb_txn_abort(txn.mdb);
     }
-    cf_env_txn_end(db->env, txn.write);
-    if (st == COFFER_OK) {
+    cf_env_txn_end(db->env, write);
+    if (st == COFFER_OK && !*needs_write) {
         cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
         for (size_t i = 0; i < nopened; i++)
             cf_env_remember_dbi(db->env, numbers[i], opened[i]);
         plan.view = NULL; /* now db->schema */
     } else {
         db->schema = NULL;
+        free(db->object_dbis);
+        free(db->index_dbis);
+        db->object_dbis = db->index_dbis = NULL;
     }
+    cf_txn_free_handles(&txn);
     free(txn.state);
-    free(txn.scratch);
     free(opened);
     free(numbers);
     cf_schema_free(stored);
     cf_plan_free(&plan);
+    return st;
+}
+
+static coffer_status open_locked(const coffer_config *config, coffer_db *db)
+{
+    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
+    const char *label = label_of(config, path);
+    coffer_status st;
+    if (path && config->seed_path) {
+        struct stat sb;
+        if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
+            return st;
+    }
+    st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
+    if (st != COFFER_OK)
+        return st;
+    int needs_write = 0;
+    st = open_pass(config, db, label, 0, &needs_write);
+    if (st == COFFER_OK && needs_write) {
+        needs_write = 0;
+        st = open_pass(config, db, label, 1, &needs_write);
+    }
     return st;
 }
 

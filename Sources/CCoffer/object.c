@@ -219,7 +219,7 @@ static coffer_status index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_curs
 /* Finds the object whose indexed property `p` equals `v`, confirming a hashed
  * match by the stored value. *found is 0 when there is none. */
 static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
-                                  coffer_object_key *key, int *found)
+                                  coffer_object_key *key, int *found, coffer_object *into)
 {
     uint8_t prefix[CF_INDEX_PREFIX_MAX];
     int hashed;
@@ -240,13 +240,19 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
             *found = 1;
             break;
         }
-        coffer_object probe = {.magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .key = k, .in_use = 1};
+        /* Confirm through `into` when given, so the caller gets the object
+         * loaded (an encrypted record is opened once, not twice). */
+        coffer_object local = {.magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .in_use = 1};
+        coffer_object *probe = into ? into : &local;
+        probe->key = k;
+        probe->loaded = 0;
+        probe->deleted = 0;
         coffer_value cur_value;
-        st = obj_load(&probe);
+        st = obj_load(probe);
         if (st == COFFER_OK)
-            st = obj_read(&probe, p, &cur_value);
+            st = obj_read(probe, p, &cur_value);
         int match = st == COFFER_OK && coffer_value_equal(&cur_value, v);
-        free(probe.buf);
+        free(local.buf);
         if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
             break;
         if (match) {
@@ -364,7 +370,7 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
         coffer_object_key existing;
         int found = 0;
         if (st == COFFER_OK)
-            st = find_indexed(txn, cls, pp, &pk, &existing, &found);
+            st = find_indexed(txn, cls, pp, &pk, &existing, &found, NULL);
         if (st == COFFER_OK && found) {
             free(seen);
             char buf[96];
@@ -534,16 +540,27 @@ COFFER_API coffer_status coffer_object_find(coffer_txn *txn, coffer_class_id cls
     if (pk->type != p->type && !(pk->type == COFFER_TYPE_NULL && cf_prop_optional(p)))
         return cf_error(COFFER_ERR_TYPE, "class '%s': primary key '%s' is %s, got %s", c->name, p->name,
                         coffer_type_name(p->type), coffer_type_name(pk->type));
-    coffer_object_key key;
-    int found;
-    st = find_indexed(txn, cls, p, pk, &key, &found);
-    if (st != COFFER_OK)
-        return st;
-    if (!found) {
+    coffer_object *obj = obj_alloc(txn, cls, 0);
+    if (!obj)
+        return COFFER_ERR_NO_MEMORY;
+    coffer_object_key key = 0;
+    int found = 0;
+    st = find_indexed(txn, cls, p, pk, &key, &found, obj);
+    if (st == COFFER_OK && !found) {
         char buf[96];
-        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no object with primary key %s", c->name, describe(pk, buf, sizeof buf));
+        st = cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no object with primary key %s", c->name, describe(pk, buf, sizeof buf));
     }
-    return coffer_object_get(txn, cls, key, out);
+    if (st == COFFER_OK && obj->key != key) {
+        obj->key = key; /* found without a probe: load it now */
+        obj->loaded = 0;
+        st = obj_load(obj);
+    }
+    if (st != COFFER_OK) {
+        coffer_object_release(obj);
+        return st;
+    }
+    *out = obj;
+    return COFFER_OK;
 }
 
 COFFER_API void coffer_object_release(coffer_object *obj)
@@ -743,9 +760,9 @@ COFFER_API coffer_status coffer_index_find(coffer_txn *txn, coffer_class_id cls,
     const cf_prop *p = &c->props[prop];
     if (!cf_prop_indexed(p))
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "property '%s.%s' has no index", c->name, p->name);
-    if (value->type != p->type && value->type != COFFER_TYPE_NULL)
-        return cf_error(COFFER_ERR_TYPE, "class '%s', property '%s': expected %s, got %s", c->name, p->name,
-                        coffer_type_name(p->type), coffer_type_name(value->type));
+    if (value->type != p->type && !(value->type == COFFER_TYPE_NULL && cf_prop_optional(p)))
+        return cf_error(COFFER_ERR_TYPE, "class '%s', property '%s': expected %s%s, got %s", c->name, p->name,
+                        coffer_type_name(p->type), cf_prop_optional(p) ? " or null" : "", coffer_type_name(value->type));
     coffer_iter *it;
     st = iter_new(txn, cls, &it);
     if (st != COFFER_OK)
@@ -881,7 +898,7 @@ coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer
 {
     const cf_class *c = class_of(txn, cls);
     const cf_prop *p = &c->props[prop];
-    coffer_iter *it;
+    coffer_iter *it = NULL;
     coffer_status st = coffer_class_iterate(txn, cls, &it);
     coffer_object *obj;
     while (st == COFFER_OK && (st = coffer_iter_next(it, &obj)) == COFFER_OK) {
@@ -892,7 +909,7 @@ coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer
         if (unique) {
             coffer_object_key other;
             int found;
-            st = find_indexed(txn, cls, p, &v, &other, &found);
+            st = find_indexed(txn, cls, p, &v, &other, &found, NULL);
             if (st == COFFER_OK && found) {
                 char buf[96];
                 st = cf_error(COFFER_ERR_MIGRATION_REQUIRED, "class '%s': primary key '%s' would have the duplicate value %s",

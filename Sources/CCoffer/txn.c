@@ -320,12 +320,8 @@ COFFER_API int coffer_txn_is_active(const coffer_txn *txn)
     return txn && txn->magic == CF_TXN_MAGIC && txn->active;
 }
 
-COFFER_API void coffer_txn_free(coffer_txn *txn)
+void cf_txn_free_handles(coffer_txn *txn)
 {
-    if (!txn || txn->magic != CF_TXN_MAGIC)
-        return;
-    if (txn->active)
-        end_txn(txn, 0, NULL);
     free_iters(txn);
     for (coffer_object *o = txn->objects, *next; o; o = next) {
         next = o->next;
@@ -333,6 +329,19 @@ COFFER_API void coffer_txn_free(coffer_txn *txn)
         free(o->buf);
         free(o);
     }
+    txn->objects = txn->free_objects = NULL;
+    free(txn->scratch);
+    txn->scratch = NULL;
+    txn->scratch_cap = 0;
+}
+
+COFFER_API void coffer_txn_free(coffer_txn *txn)
+{
+    if (!txn || txn->magic != CF_TXN_MAGIC)
+        return;
+    if (txn->active)
+        end_txn(txn, 0, NULL);
+    cf_txn_free_handles(txn);
     coffer_db *db = txn->db;
     pthread_mutex_lock(&db->lock);
     for (coffer_txn **p = &db->txns; *p; p = &(*p)->next_in_db) {
@@ -344,7 +353,6 @@ COFFER_API void coffer_txn_free(coffer_txn *txn)
     int last = --db->ntxns == 0 && db->closed;
     pthread_mutex_unlock(&db->lock);
     txn->magic = CF_DEAD_MAGIC;
-    free(txn->scratch);
     free(txn->state);
     free(txn);
     if (last)

@@ -32,6 +32,11 @@ coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const 
  * doom the transaction (only abort remains). */
 coffer_status cf_txn_write_error(coffer_txn *txn, int rc, const char *what);
 
+/* Frees the object handles, iterators and scratch memory of an ended
+ * transaction (coffer_txn_free does this, and so does opening, whose
+ * transaction is internal). */
+void cf_txn_free_handles(coffer_txn *txn);
+
 /* Ends every transaction of a closing database. */
 void cf_txn_abort_all(coffer_db *db);
 

@@ -291,7 +291,7 @@ static void test_paths_are_copied(void **state)
     memset(buf, 'x', 20);
     assert_string_equal(coffer_config_path(cfg), env->path);
 
-    char ident[64];
+    char ident[300];
     snprintf(ident, sizeof ident, "%s", env->ident);
     assert_ok(coffer_config_set_in_memory_identifier(cfg, ident));
     coffer_db *a = NULL, *b = NULL;
@@ -433,7 +433,7 @@ static void test_defaults_open_empty(void **state)
     assert_int_equal(coffer_db_schema_version(db), 0);
     assert_int_equal(coffer_db_is_encrypted(db), 0);
     assert_int_equal(coffer_db_is_read_only(db), 0);
-    char lock[TS_PATH_MAX];
+    char lock[TS_PATH_MAX + 8];
     snprintf(lock, sizeof lock, "%s-lock", env->path);
     assert_true(ts_file_exists(env->path));
     assert_true(ts_file_exists(lock));

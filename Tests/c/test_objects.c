@@ -121,6 +121,19 @@ static void test_roundtrip_all_types(void **state)
         assert_value(obj, p, &v);
     }
     coffer_txn_free(txn);
+
+    /* and after closing and reopening the file */
+    if (env->mode != TS_MEMORY) {
+        ts_env_reopen(env, NULL, 0, 0);
+        env->all_types = ts_class(env->db, "AllTypes");
+        txn = ts_begin(env->db, COFFER_TXN_READ);
+        obj = get_obj(txn, env->all_types, key);
+        for (coffer_property_id p = 0; p < AT_COUNT; p++) {
+            coffer_value v = sample_value(p);
+            assert_value(obj, p, &v);
+        }
+        coffer_txn_free(txn);
+    }
 }
 
 /* Fields may be listed in any order. */
@@ -140,6 +153,20 @@ static void test_fields_any_order(void **state)
         assert_value(obj, p, &v);
     }
     coffer_txn_free(txn);
+}
+
+/* The default decimal is zero: any BID encoding of +0 (coefficient 0, not
+ * NaN or infinity, positive sign), e.g. 0E+0 or all bits zero. */
+static void assert_decimal_zero(coffer_object *obj, coffer_property_id p)
+{
+    coffer_value v;
+    assert_ok(coffer_object_get_value(obj, p, &v));
+    assert_int_equal(v.type, COFFER_TYPE_DECIMAL128);
+    uint64_t hi = v.u.decimal128.w[1], lo = v.u.decimal128.w[0];
+    assert_int_equal(hi >> 63, 0);               /* positive */
+    assert_true((hi >> 61 & 3) != 3);            /* not a special or large-coefficient form */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi & 0x0001FFFFFFFFFFFFull, 0); /* coefficient 0 */
 }
 
 static void test_defaults(void **state)
@@ -170,10 +197,14 @@ static void test_defaults(void **state)
     txn = ts_begin(env->db, COFFER_TXN_READ);
     coffer_object *obj = get_obj(txn, env->all_types, k1);
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
-        assert_value(obj, p, &defaults[p]);
+        if (p != AT_DECIMAL)
+            assert_value(obj, p, &defaults[p]);
+    assert_decimal_zero(obj, AT_DECIMAL);
     obj = get_obj(txn, env->all_types, k2);
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-        if (p == AT_STRING) {
+        if (p == AT_DECIMAL) {
+            assert_decimal_zero(obj, AT_DECIMAL);
+        } else if (p == AT_STRING) {
             coffer_value v = ts_str("only this");
             assert_value(obj, p, &v);
         } else {
@@ -420,7 +451,6 @@ static void test_wrong_types(void **state)
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
         coffer_value bad = wrong_value(p);
         const char *pname = ts_all_types_properties[p].name;
-        print_message("    wrong type for %s\n", pname);
         /* create */
         coffer_field f[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(p == AT_INT ? AT_STRING : p, bad)};
         if (p == AT_INT)
@@ -563,6 +593,58 @@ static void test_invalid_arguments(void **state)
     assert_status(coffer_class_iterate(txn, 99, &it), COFFER_ERR_INVALID_ARGUMENT);
     assert_status(coffer_class_iterate(txn, env->all_types, NULL), COFFER_ERR_INVALID_ARGUMENT);
     assert_status(coffer_class_clear(txn, 99), COFFER_ERR_INVALID_ARGUMENT);
+    ts_commit(txn);
+}
+
+/* Values that break the value rules: a date whose nanoseconds are out of
+ * range or of the other sign than its seconds, bytes with a NULL pointer
+ * and a size, strings that are not UTF-8 or contain NUL. Each is refused
+ * with an error naming the property (or, for the strings, stored exactly),
+ * and never crashes. */
+static void test_malformed_values(void **state)
+{
+    ts_env *env = *state;
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_value dates[] = {coffer_value_date(1, -5), coffer_value_date(-1, 5), coffer_value_date(0, 1000000000),
+                            coffer_value_date(5, -1000000000), coffer_value_date(0, -1000000000),
+                            coffer_value_date(3, 2000000000)};
+    for (size_t i = 0; i < sizeof dates / sizeof dates[0]; i++) {
+        coffer_field f[] = {ts_field(AT_DATE, dates[i])};
+        assert_status2(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, NULL),
+                       COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_TYPE);
+        assert_error_contains("dateValue");
+    }
+    coffer_value nullbin;
+    memset(&nullbin, 0, sizeof nullbin);
+    nullbin.type = COFFER_TYPE_BINARY;
+    nullbin.u.binary.data = NULL;
+    nullbin.u.binary.size = 5;
+    coffer_field fb[] = {ts_field(AT_BINARY, nullbin)};
+    assert_status(coffer_object_create(txn, env->all_types, fb, 1, COFFER_UPDATE_ERROR, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("binaryValue");
+    coffer_value nullstr = nullbin;
+    nullstr.type = COFFER_TYPE_STRING;
+    coffer_field fs[] = {ts_field(AT_OPT_STRING, nullstr)};
+    assert_status(coffer_object_create(txn, env->all_types, fs, 1, COFFER_UPDATE_ERROR, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("optStringValue");
+    assert_int_equal(ts_count(txn, env->all_types), 0);
+
+    const char *bad_strings[] = {"ab\0cd", "\xff\xfe", "\xc3", "abc\xe6\x97", "\xed\xa0\x80" /* surrogate */};
+    const size_t bad_sizes[] = {5, 2, 1, 5, 3};
+    for (size_t i = 0; i < 5; i++) {
+        coffer_value v = coffer_value_string(bad_strings[i], bad_sizes[i]);
+        coffer_field f[] = {ts_field(AT_STRING, v)};
+        coffer_object *obj = NULL;
+        coffer_status st = coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, &obj);
+        if (st == COFFER_OK) {
+            assert_value(obj, AT_STRING, &v);
+        } else {
+            assert_status2(st, COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_TYPE);
+            assert_error_contains("stringValue");
+        }
+    }
     ts_commit(txn);
 }
 
@@ -861,22 +943,89 @@ static void test_keys_increase_never_reused(void **state)
     ts_commit(txn);
 }
 
-/* Keys are not reused after class_clear either. */
+/* Keys are not reused after class_clear either, nor after every object
+ * was deleted one by one, even across a reopen. */
 static void test_keys_after_clear(void **state)
 {
     ts_env *env = *state;
+    coffer_db *keep = NULL;
+    if (env->mode == TS_MEMORY)
+        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key last = 0;
     for (int i = 0; i < 5; i++)
         last = create_obj(txn, env->all_types, NULL, 0);
+    coffer_field pf[] = {ts_field(PERSON_ID, coffer_value_int(1))};
+    coffer_object *p = NULL;
+    assert_ok(coffer_object_create(txn, env->person, pf, 1, COFFER_UPDATE_ERROR, &p));
+    coffer_object_key plast = coffer_object_key_of(p);
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     assert_ok(coffer_class_clear(txn, env->all_types));
+    assert_ok(coffer_object_delete(get_obj(txn, env->person, plast)));
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key k = create_obj(txn, env->all_types, NULL, 0);
     assert_true(k > last);
+    last = k;
+    assert_ok(coffer_class_clear(txn, env->all_types));
     ts_commit(txn);
+
+    /* both classes are empty now; reopen */
+    ts_env_reopen(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1);
+    env->all_types = ts_class(env->db, "AllTypes");
+    env->person = ts_class(env->db, "Person");
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    assert_int_equal(ts_count(txn, env->all_types), 0);
+    assert_int_equal(ts_count(txn, env->person), 0);
+    k = create_obj(txn, env->all_types, NULL, 0);
+    assert_true(k > last);
+    assert_ok(coffer_object_create(txn, env->person, pf, 1, COFFER_UPDATE_ERROR, &p));
+    assert_true(coffer_object_key_of(p) > plast);
+    ts_commit(txn);
+    coffer_close(keep);
+}
+
+/* Two handles on one object in one transaction see each other's writes. */
+static void test_two_handles_same_object(void **state)
+{
+    ts_env *env = *state;
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(AT_STRING, ts_str("one"))};
+    coffer_object_key key = create_obj(txn, env->all_types, f, 2);
+    ts_commit(txn);
+
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object *a = get_obj(txn, env->all_types, key);
+    coffer_object *b = get_obj(txn, env->all_types, key);
+    assert_int_equal(ts_get_int(a, AT_INT), 1);
+    assert_string_equal(ts_get_string(a, AT_STRING, NULL), "one");
+    coffer_value two = coffer_value_int(2);
+    assert_ok(coffer_object_set_value(b, AT_INT, &two));
+    coffer_value s = ts_str("two, and a longer string than before");
+    assert_ok(coffer_object_set_value(b, AT_STRING, &s));
+    assert_int_equal(ts_get_int(a, AT_INT), 2);
+    assert_string_equal(ts_get_string(a, AT_STRING, NULL), "two, and a longer string than before");
+    coffer_field g[] = {ts_field(AT_INT, coffer_value_int(3))};
+    assert_ok(coffer_object_set_fields(a, g, 1));
+    assert_int_equal(ts_get_int(b, AT_INT), 3);
+    /* a handle from an iterator, too */
+    coffer_iter *it = NULL;
+    assert_ok(coffer_class_iterate(txn, env->all_types, &it));
+    coffer_object *c = NULL;
+    assert_ok(coffer_iter_next(it, &c));
+    assert_int_equal(ts_get_int(c, AT_INT), 3);
+    coffer_value four = coffer_value_int(4);
+    assert_ok(coffer_object_set_value(c, AT_INT, &four));
+    assert_int_equal(ts_get_int(a, AT_INT), 4);
+    assert_int_equal(ts_get_int(b, AT_INT), 4);
+    coffer_iter_free(it);
+    ts_commit(txn);
+    txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_object *r = get_obj(txn, env->all_types, key);
+    assert_int_equal(ts_get_int(r, AT_INT), 4);
+    assert_string_equal(ts_get_string(r, AT_STRING, NULL), "two, and a longer string than before");
+    coffer_txn_free(txn);
 }
 
 static void test_count_iterate(void **state)
@@ -1022,6 +1171,64 @@ static void test_class_clear(void **state)
     ts_commit(txn);
 }
 
+/* Iterating in a write transaction while updating, deleting and creating
+ * objects: it terminates and no object is seen twice. */
+static void test_iterate_while_writing(void **state)
+{
+    ts_env *env = *state;
+    enum { N = 200 };
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 0; i < N; i++) {
+        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
+        create_obj(txn, env->all_types, f, 1);
+    }
+    ts_commit(txn);
+
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_iter *it = NULL;
+    assert_ok(coffer_class_iterate(txn, env->all_types, &it));
+    coffer_object_key *seen = calloc(4 * N, sizeof *seen);
+    int n = 0, created = 0;
+    char big[3000];
+    memset(big, 'g', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    for (;;) {
+        coffer_object *obj = NULL;
+        coffer_status st = coffer_iter_next(it, &obj);
+        if (st == COFFER_DONE)
+            break;
+        assert_ok(st);
+        assert_true(n < 4 * N);
+        coffer_object_key k = coffer_object_key_of(obj);
+        for (int j = 0; j < n; j++)
+            assert_true(seen[j] != k);
+        seen[n++] = k;
+        int64_t i = ts_get_int(obj, AT_INT);
+        if (i >= N)
+            continue; /* created during the iteration */
+        if (i % 3 == 0) {
+            /* grow the record a lot */
+            coffer_value v = ts_str(big);
+            assert_ok(coffer_object_set_value(obj, AT_STRING, &v));
+        } else if (i % 3 == 1) {
+            assert_ok(coffer_object_delete(obj));
+        }
+        if (created < 20 && i % 10 == 5) {
+            coffer_field f[] = {ts_field(AT_INT, coffer_value_int(100000 + created))};
+            assert_ok(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, NULL));
+            created++;
+        }
+    }
+    coffer_iter_free(it);
+    free(seen);
+    assert_true(n >= N);
+    assert_true(n <= N + created);
+    ts_commit(txn);
+    txn = ts_begin(env->db, COFFER_TXN_READ);
+    assert_int_equal(ts_count(txn, env->all_types), (uint64_t)(N - (N + 1) / 3 + created));
+    coffer_txn_free(txn);
+}
+
 /* Borrowed values stay valid until the documented events only. */
 static void test_borrowed_values_lifetime(void **state)
 {
@@ -1155,6 +1362,7 @@ int main(void)
         TS_TEST_ALL_MODES(test_null_into_required),
         TS_TEST_ALL_MODES(test_invalid_arguments),
         TS_TEST_ALL_MODES(test_failed_create_keeps_txn),
+        TS_TEST_ALL_MODES(test_malformed_values),
         TS_TEST_ALL_MODES(test_set_value),
         TS_TEST_ALL_MODES(test_set_value_resizes),
         TS_TEST_ALL_MODES(test_set_fields),
@@ -1164,6 +1372,8 @@ int main(void)
         TS_TEST_ALL_MODES(test_keys_after_clear),
         TS_TEST_ALL_MODES(test_count_iterate),
         TS_TEST_ALL_MODES(test_class_clear),
+        TS_TEST_ALL_MODES(test_iterate_while_writing),
+        TS_TEST_ALL_MODES(test_two_handles_same_object),
         TS_TEST_ALL_MODES(test_borrowed_values_lifetime),
         TS_TEST_ALL_MODES(test_handle_survives_writes),
         TS_TEST_ALL_MODES(test_object_release),

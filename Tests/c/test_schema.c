@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Validates a one-class schema with the given properties. */
-static coffer_status validate_one(const char *class_name, const coffer_property_schema *props, size_t n)
-{
-    coffer_class_schema cls;
-    memset(&cls, 0, sizeof cls);
-    cls.name = class_name;
-    cls.properties = props;
-    cls.property_count = n;
-    return coffer_schema_validate(&cls, 1);
-}
-
 static coffer_property_schema prop(const char *name, coffer_type type, uint32_t flags)
 {
     coffer_property_schema p;
@@ -431,6 +420,70 @@ static void test_too_many_classes(void **state)
     free(names);
 }
 
+/* The limits: COFFER_MAX_CLASSES classes and COFFER_MAX_PROPERTIES
+ * properties can be opened and used. */
+static void test_max_classes_and_properties(void **state)
+{
+    ts_env *env = *state;
+    size_t n = COFFER_MAX_CLASSES;
+    coffer_class_schema *classes = calloc(n, sizeof *classes);
+    char (*names)[16] = calloc(n, sizeof *names);
+    coffer_property_schema small[] = {prop("value", COFFER_TYPE_INT, COFFER_PROPERTY_INDEXED)};
+    size_t np = COFFER_MAX_PROPERTIES;
+    coffer_property_schema *many = calloc(np + 1, sizeof *many);
+    char (*pnames)[16] = calloc(np + 1, sizeof *pnames);
+    for (size_t i = 0; i <= np; i++) {
+        snprintf(pnames[i], sizeof pnames[i], "p%zu", i);
+        many[i] = prop(pnames[i], i % 2 ? COFFER_TYPE_STRING : COFFER_TYPE_INT, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "K%zu", i);
+        classes[i].name = names[i];
+        classes[i].properties = i == n - 1 ? many : small;
+        classes[i].property_count = i == n - 1 ? np : 1;
+    }
+    assert_ok(coffer_schema_validate(classes, n));
+    /* one property too many */
+    classes[n - 1].property_count = np + 1;
+    assert_status2(coffer_schema_validate(classes, n), COFFER_ERR_SCHEMA, COFFER_ERR_LIMIT);
+    classes[n - 1].property_count = np;
+
+    coffer_db *db = NULL;
+    assert_ok(ts_open_path(env->path, NULL, classes, n, 1, &db));
+    assert_int_equal(coffer_db_class_count(db), n);
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_class_id first = ts_class(db, "K0");
+    coffer_class_id last = ts_class(db, names[n - 1]);
+    coffer_field f[] = {ts_field(0, coffer_value_int(5))};
+    assert_ok(coffer_object_create(txn, first, f, 1, COFFER_UPDATE_ERROR, NULL));
+    coffer_field g[] = {ts_field((coffer_property_id)np - 1, ts_str("last property")), ts_field(0, coffer_value_int(1))};
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_create(txn, last, g, 2, COFFER_UPDATE_ERROR, &obj));
+    ts_commit(txn);
+    coffer_close(db);
+    db = NULL;
+    assert_ok(ts_open_path(env->path, NULL, NULL, 0, 0, &db));
+    assert_int_equal(coffer_db_class_count(db), n);
+    txn = ts_begin(db, COFFER_TXN_READ);
+    last = ts_class(db, names[n - 1]);
+    assert_ok(coffer_object_get(txn, last, 1, &obj));
+    assert_string_equal(ts_get_string(obj, (coffer_property_id)np - 1, NULL), "last property");
+    assert_int_equal(ts_get_int(obj, 0), 1);
+    assert_int_equal(ts_get_int(obj, 2), 0);
+    coffer_iter *it = NULL;
+    coffer_value five = coffer_value_int(5);
+    assert_ok(coffer_index_find(txn, ts_class(db, "K0"), 0, &five, &it));
+    coffer_object_key *keys = NULL;
+    assert_int_equal(ts_collect_keys(it, &keys), 1);
+    free(keys);
+    coffer_txn_free(txn);
+    coffer_close(db);
+    free(classes);
+    free(names);
+    free(many);
+    free(pnames);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Introspection                                                             */
 /* ------------------------------------------------------------------------ */
@@ -563,6 +616,7 @@ int main(void)
         TS_TEST_EMPTY(test_schema_deep_copied),
         TS_TEST_EMPTY(test_many_classes),
         cmocka_unit_test(test_too_many_classes),
+        TS_TEST_EMPTY(test_max_classes_and_properties),
         TS_TEST_ALL_MODES(test_introspection),
         TS_TEST_FILE_MODES(test_introspection_from_file),
         TS_TEST_ALL_MODES(test_utf8_names),

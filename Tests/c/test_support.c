@@ -109,7 +109,7 @@ void ts_check_error_contains(const char *needle, const char *file, int line)
 
 int ts_make_temp_dir(char *out)
 {
-    char cwd[TS_PATH_MAX];
+    char cwd[TS_PATH_MAX - 64];
     char tmpl[TS_PATH_MAX];
     if (getcwd(cwd, sizeof cwd) == NULL)
         return -1;
@@ -409,7 +409,7 @@ static int setup_common(void **state, int open_db)
     }
     ts_join(env->path, env->dir, "test.coffer");
     const char *base = strrchr(env->dir, '/');
-    snprintf(env->ident, sizeof env->ident, "mem-%s", base ? base + 1 : env->dir);
+    snprintf(env->ident, sizeof env->ident, "mem-%.200s", base ? base + 1 : env->dir);
     *state = env;
     coffer_clear_error();
     if (open_db) {
@@ -694,21 +694,40 @@ size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys)
     return n;
 }
 
-int ts_run_in_child(int (*fn)(void *arg), void *arg)
+#define CHILD_BASE 130
+
+int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what)
 {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0)
-        return -1;
+    if (pid < 0) {
+        print_error("%s: fork failed\n", what);
+        fail();
+    }
     if (pid == 0) {
+        alarm(60);
         int rc = fn(arg);
-        _exit(rc);
+        if (rc < 0 || rc >= TS_CHILD_MAX)
+            rc = TS_CHILD_MAX;
+        _exit(CHILD_BASE + rc);
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return -1;
+        if (errno != EINTR) {
+            print_error("%s: waitpid failed\n", what);
+            fail();
+        }
     }
-    return status;
+    if (WIFSIGNALED(status)) {
+        print_error("%s: the process crashed with signal %d (%s)\n", what, WTERMSIG(status),
+                    strsignal(WTERMSIG(status)));
+        fail();
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) < CHILD_BASE) {
+        print_error("%s: the process exited with code %d (a sanitizer report?)\n", what,
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        fail();
+    }
+    return WEXITSTATUS(status) - CHILD_BASE;
 }

@@ -226,9 +226,12 @@ void ts_check_value(coffer_object *obj, coffer_property_id p, const coffer_value
  * Returns the count; *keys is malloc'ed (free it). Fails on errors. */
 size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
 
-/* Runs fn(arg) in a forked child and returns the wait status. Children must
- * only use library handles they opened themselves after the fork. The child
- * exits with fn's return value. */
-int ts_run_in_child(int (*fn)(void *arg), void *arg);
+/* Runs fn(arg) (which returns a coffer_status or another small number below
+ * TS_CHILD_MAX) in a forked child. Children must only use library handles
+ * they opened themselves after the fork. Returns fn's value, or fails the
+ * test if the child was killed by a signal or exited any other way (for
+ * example a sanitizer report, which exits with code 1). */
+#define TS_CHILD_MAX 120
+int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what);
 
 #endif

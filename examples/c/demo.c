@@ -88,7 +88,7 @@ static int print_dog(coffer_object *dog)
     if (breed.type == COFFER_TYPE_NULL)
         breed = coffer_value_string("breed unknown", SIZE_MAX);
 
-    printf("  #%" PRId64 " %.*s, %.*s, %" PRId64 " years, born %s\n", id.u.integer,
+    printf("  #%" PRId64 " %.*s, %.*s, age %" PRId64 ", born %s\n", id.u.integer,
            (int)name.u.string.size, (const char *)name.u.string.data,
            (int)breed.u.string.size, (const char *)breed.u.string.data, age.u.integer, day);
     return 1;
@@ -126,7 +126,8 @@ static int write_dogs(coffer_db *db)
     good = good && ok(coffer_txn_commit(txn), "committing the dogs");
     coffer_txn_free(txn); /* aborts if the commit was not reached */
     if (good)
-        printf("Wrote %zu dogs in one write transaction.\n", sizeof dogs / sizeof dogs[0]);
+        printf("Wrote %zu dogs (created, or updated by primary key) in one write transaction.\n",
+               sizeof dogs / sizeof dogs[0]);
     return good;
 }
 
