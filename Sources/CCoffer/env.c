@@ -134,6 +134,19 @@ static coffer_status check_not_truncated(cf_env *env, const char *label)
     return COFFER_OK;
 }
 
+/* Adds a newly opened environment to the registry, or frees it on failure. */
+static coffer_status register_env(cf_env *env, coffer_status st, cf_env **out)
+{
+    if (st != COFFER_OK) {
+        env_free(env);
+        return st;
+    }
+    env->next = registry;
+    registry = env;
+    *out = env;
+    return COFFER_OK;
+}
+
 static coffer_status acquire_memory(const char *id, int read_only, uint64_t max_file_size, cf_env **out)
 {
     for (cf_env *e = registry; e; e = e->next) {
@@ -167,14 +180,7 @@ static coffer_status acquire_memory(const char *id, int read_only, uint64_t max_
     snprintf(lock, sizeof lock, "%s-lock", path);
     unlink(path);
     unlink(lock);
-    if (st != COFFER_OK) {
-        env_free(env);
-        return st;
-    }
-    env->next = registry;
-    registry = env;
-    *out = env;
-    return COFFER_OK;
+    return register_env(env, st, out);
 }
 
 static coffer_status acquire_file(const char *path, int read_only, uint64_t max_file_size, cf_env **out)
@@ -225,14 +231,7 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
     coffer_status st = open_mdb(env, path, env->read_only ? MDB_RDONLY : 0, (uint64_t)sb.st_size, label);
     if (st == COFFER_OK)
         st = check_not_truncated(env, label);
-    if (st != COFFER_OK) {
-        env_free(env);
-        return st;
-    }
-    env->next = registry;
-    registry = env;
-    *out = env;
-    return COFFER_OK;
+    return register_env(env, st, out);
 }
 
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,

@@ -338,6 +338,13 @@ static coffer_status check_class(const coffer_txn *txn, coffer_class_id cls)
     return COFFER_OK;
 }
 
+/* The common checks of a call on a class in a transaction. */
+static coffer_status check_txn_class(const coffer_txn *txn, coffer_class_id cls, int write)
+{
+    coffer_status st = cf_txn_check(txn, write);
+    return st == COFFER_OK ? check_class(txn, cls) : st;
+}
+
 static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, size_t count, int only_modified);
 
 COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count,
@@ -345,9 +352,7 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
 {
     if (out)
         *out = NULL;
-    coffer_status st = cf_txn_check(txn, 1);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 1);
     if (st != COFFER_OK)
         return st;
     if (update_policy != COFFER_UPDATE_ERROR && update_policy != COFFER_UPDATE_ALL && update_policy != COFFER_UPDATE_MODIFIED)
@@ -504,9 +509,7 @@ COFFER_API coffer_status coffer_object_get(coffer_txn *txn, coffer_class_id cls,
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_get: out is NULL");
     *out = NULL;
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
     coffer_object *obj = obj_alloc(txn, cls, key);
@@ -528,9 +531,7 @@ COFFER_API coffer_status coffer_object_find(coffer_txn *txn, coffer_class_id cls
     if (!out || !pk)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_find: %s is NULL", out ? "pk" : "out");
     *out = NULL;
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
     const cf_class *c = class_of(txn, cls);
@@ -675,9 +676,7 @@ COFFER_API coffer_status coffer_class_count(coffer_txn *txn, coffer_class_id cls
 {
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_class_count: out is NULL");
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
     MDB_stat ms;
@@ -690,9 +689,7 @@ COFFER_API coffer_status coffer_class_count(coffer_txn *txn, coffer_class_id cls
 
 COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls)
 {
-    coffer_status st = cf_txn_check(txn, 1);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 1);
     cf_class_state *state;
     if (st == COFFER_OK)
         st = cf_txn_class_state(txn, cls, &state); /* keeps the key counter */
@@ -735,9 +732,7 @@ COFFER_API coffer_status coffer_class_iterate(coffer_txn *txn, coffer_class_id c
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_class_iterate: out is NULL");
     *out = NULL;
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
     return iter_new(txn, cls, out);
@@ -749,9 +744,7 @@ COFFER_API coffer_status coffer_index_find(coffer_txn *txn, coffer_class_id cls,
     if (!out || !value)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_index_find: %s is NULL", out ? "value" : "out");
     *out = NULL;
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st == COFFER_OK)
-        st = check_class(txn, cls);
+    coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
     const cf_class *c = class_of(txn, cls);
