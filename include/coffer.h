@@ -15,9 +15,18 @@
  *   function on a handle that was already freed is undefined, as in C generally;
  *   the library detects it on a best-effort basis only.
  * - Values read from the database are borrowed: see "Lifetime of borrowed
- *   values" before coffer_object_get().
+ *   values" before coffer_object_get_value().
  * - The API has no variadic functions and no function-like macros, so that it
  *   can be called from Swift and from Python's ctypes.
+ * - Threads: a coffer_db may be used from several threads at once, each with
+ *   its own transactions. A transaction, its objects and its iterators are
+ *   used by one thread at a time; a write transaction ends on the thread that
+ *   began it, while a read transaction may move between threads. Do not close
+ *   a database while another thread is inside a call on it.
+ * - Files: every commit is durable and a crash never exposes a half-written
+ *   transaction. Everything Coffer stores (records, schema, header) is
+ *   checked before it is used; the storage engine's own B-tree pages are
+ *   trusted, so a file damaged at that level may still stop the process.
  *
  * Copyright the Coffer authors. Licensed under the Apache License, Version 2.0.
  */
@@ -99,7 +108,8 @@ typedef enum coffer_status {
     /** The property cannot be changed once set (primary keys). */
     COFFER_ERR_IMMUTABLE = 14,
     /** The file's map was full: this write transaction failed and nothing of it
-     *  was committed; the map grows before the next write transaction. Retry. */
+     *  was committed. The map grows when the next write transaction begins
+     *  while this process has no other transaction open; retry then. */
     COFFER_ERR_MAP_FULL = 15,
     /** The file reached the configured maximum file size. */
     COFFER_ERR_FILE_TOO_LARGE = 16,
