@@ -207,9 +207,10 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         db->index_dbis = calloc(n + 1, sizeof *db->index_dbis);
         opened = calloc(2 * n + 1, sizeof *opened);
         numbers = calloc(2 * n + 1, sizeof *numbers);
-        txn.state = calloc(n + 1, sizeof *txn.state);
-        if (!db->object_dbis || !db->index_dbis || !opened || !numbers || !txn.state)
+        if (!db->object_dbis || !db->index_dbis || !opened || !numbers)
             st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening '%s'", label);
+        else
+            st = cf_txn_alloc_state(&txn, n);
         if (st == COFFER_OK)
             st = apply_plan(&txn, &plan, opened, numbers, &nopened);
         if (st == COFFER_OK && plan.changed)
@@ -217,6 +218,8 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         if (st == COFFER_OK && txn.failed)
             st = COFFER_ERR_MAP_FULL;
     }
+    if (txn.index_cursors)
+        cf_txn_close_cursors(&txn);
     if (st == COFFER_OK && !*needs_write) {
         int rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
         if (rc == MDB_MAP_FULL)
@@ -239,7 +242,6 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         db->object_dbis = db->index_dbis = NULL;
     }
     cf_txn_free_handles(&txn);
-    free(txn.state);
     free(opened);
     free(numbers);
     cf_schema_free(stored);

@@ -54,6 +54,7 @@ struct coffer_txn {
     pthread_t thread;
     uint64_t generation; /* bumped by every write: cached record pointers expire */
     cf_class_state *state;
+    MDB_cursor **index_cursors; /* per class, opened on first use */
     struct coffer_object *objects;      /* every handle of this transaction */
     struct coffer_object *free_objects; /* released ones, for reuse */
     struct coffer_iter *iters;

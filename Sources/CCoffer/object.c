@@ -210,12 +210,6 @@ static coffer_status obj_read(coffer_object *obj, const cf_prop *p, coffer_value
 
 /* ---- primary keys -------------------------------------------------------- */
 
-static coffer_status index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_cursor **cur)
-{
-    int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], cur);
-    return rc ? cf_error_mdb(rc, "cannot open an index cursor") : COFFER_OK;
-}
-
 /* Finds the object whose indexed property `p` equals `v`, confirming a hashed
  * match by the stored value. *found is 0 when there is none. */
 static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
@@ -225,7 +219,7 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
     int hashed;
     size_t plen = cf_index_prefix(txn->db, class_of(txn, cls), p, v, prefix, &hashed);
     MDB_cursor *cur;
-    coffer_status st = index_cursor(txn, cls, &cur);
+    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     *found = 0;
@@ -265,7 +259,6 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
             break;
         from = k + 1;
     }
-    mdb_cursor_close(cur);
     return st == COFFER_DONE || st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
 }
 
@@ -308,6 +301,28 @@ static coffer_status put_record(coffer_txn *txn, coffer_class_id cls, coffer_obj
     char what[128];
     snprintf(what, sizeof what, "cannot write object %" PRIu64 " of class '%s'", key, c->name);
     return cf_store_put(txn, txn->db->object_dbis[cls], 2 * c->table, kb, 8, buf, size, flags, what);
+}
+
+/* Per-property marks of one call: on the stack for ordinary classes. */
+typedef struct marks {
+    unsigned char *seen;
+    unsigned char stack[64];
+} marks;
+
+static unsigned char *marks_init(marks *m, size_t nprops)
+{
+    m->seen = nprops <= sizeof m->stack ? m->stack : malloc(nprops);
+    if (m->seen)
+        memset(m->seen, 0, nprops <= sizeof m->stack ? sizeof m->stack : nprops);
+    else
+        cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    return m->seen;
+}
+
+static void marks_free(marks *m)
+{
+    if (m->seen != m->stack)
+        free(m->seen);
 }
 
 static coffer_status validate_fields(const coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count,
@@ -358,9 +373,10 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
     if (update_policy != COFFER_UPDATE_ERROR && update_policy != COFFER_UPDATE_ALL && update_policy != COFFER_UPDATE_MODIFIED)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "update policy %d is not COFFER_UPDATE_ERROR, _ALL or _MODIFIED", update_policy);
     const cf_class *c = class_of(txn, cls);
-    unsigned char *seen = calloc(c->nprops + 1, 1);
+    marks m;
+    unsigned char *seen = marks_init(&m, c->nprops);
     if (!seen)
-        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+        return COFFER_ERR_NO_MEMORY;
     st = validate_fields(txn, cls, fields, count, seen);
     coffer_value pk = {.type = COFFER_TYPE_NULL};
     if (st == COFFER_OK && c->pk >= 0) {
@@ -377,7 +393,7 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
         if (st == COFFER_OK)
             st = find_indexed(txn, cls, pp, &pk, &existing, &found, NULL);
         if (st == COFFER_OK && found) {
-            free(seen);
+            marks_free(&m);
             char buf[96];
             if (update_policy == COFFER_UPDATE_ERROR)
                 return cf_error(COFFER_ERR_PRIMARY_KEY_EXISTS, "class '%s' already has an object with primary key %s", c->name,
@@ -398,13 +414,13 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
         }
     }
     if (st != COFFER_OK) {
-        free(seen);
+        marks_free(&m);
         return st;
     }
     slots s;
     st = slots_init(&s, c);
     if (st != COFFER_OK) {
-        free(seen);
+        marks_free(&m);
         return st;
     }
     for (size_t i = 0; i < c->nprops; i++)
@@ -412,7 +428,7 @@ COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id c
                                                                   : default_value(c->props[i].type);
     for (size_t i = 0; i < count; i++)
         s.v[c->props[fields[i].property].column] = fields[i].value;
-    free(seen);
+    marks_free(&m);
 
     cf_class_state *state = NULL;
     st = cf_txn_class_state(txn, cls, &state);
@@ -446,9 +462,10 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
     coffer_status st = obj_load(obj);
     if (st != COFFER_OK)
         return st;
-    unsigned char *seen = calloc(c->nprops + 1, 1);
+    marks m;
+    unsigned char *seen = marks_init(&m, c->nprops);
     if (!seen)
-        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+        return COFFER_ERR_NO_MEMORY;
     st = validate_fields(txn, obj->cls, fields, count, seen);
     slots s = {0}, old = {0};
     if (st == COFFER_OK)
@@ -498,7 +515,7 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
     }
     slots_free(&s);
     slots_free(&old);
-    free(seen);
+    marks_free(&m);
     return st;
 }
 

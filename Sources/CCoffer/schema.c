@@ -440,16 +440,15 @@ typedef struct planner {
     int oom;
 } planner;
 
-static void note_diff(planner *pl, int needs_migration, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note_diff(planner *pl, int needs_migration, const char *fmt, ...)
+/* Records a difference that needs a migration at the same schema version. */
+static void note_diff(planner *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_diff(planner *pl, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (!needs_migration)
-        return;
     pl->plan->needs_migration = 1;
     if (pl->diffs.len)
         put(&pl->diffs, "; ", 2);
@@ -476,7 +475,7 @@ static int plan_prop(planner *pl, cf_class *s, int class_index, const char *clas
 {
     int j = cf_class_find_prop(s, gp->name);
     if (j < 0) {
-        note_diff(pl, 1, "property '%s.%s' was added", class_name, gp->name);
+        note_diff(pl, "property '%s.%s' was added", class_name, gp->name);
         gp->column = s->next_column++;
         pl->plan->changed = 1;
         return cf_prop_indexed(gp);
@@ -484,7 +483,7 @@ static int plan_prop(planner *pl, cf_class *s, int class_index, const char *clas
     const cf_prop *sp = &s->props[j];
     gp->column = sp->column;
     if (sp->type != gp->type) {
-        note_diff(pl, 1, "property '%s.%s' changed type from %s to %s", class_name, gp->name,
+        note_diff(pl, "property '%s.%s' changed type from %s to %s", class_name, gp->name,
                   coffer_type_name(sp->type), coffer_type_name(gp->type));
         /* A new column: the old values are not readable as the new type. */
         gp->column = s->next_column++;
@@ -495,12 +494,12 @@ static int plan_prop(planner *pl, cf_class *s, int class_index, const char *clas
     }
     int reindex = cf_prop_indexed(sp) != cf_prop_indexed(gp); /* no migration needed */
     if ((sp->flags ^ gp->flags) & COFFER_PROPERTY_OPTIONAL) {
-        note_diff(pl, 1, "property '%s.%s' changed from %s to %s", class_name, gp->name,
+        note_diff(pl, "property '%s.%s' changed from %s to %s", class_name, gp->name,
                   optional_word(sp->flags), optional_word(gp->flags));
         reindex = 1;
     }
     if ((sp->flags ^ gp->flags) & COFFER_PROPERTY_PRIMARY_KEY) {
-        note_diff(pl, 1, (gp->flags & COFFER_PROPERTY_PRIMARY_KEY) ? "property '%s.%s' became the primary key"
+        note_diff(pl, (gp->flags & COFFER_PROPERTY_PRIMARY_KEY) ? "property '%s.%s' became the primary key"
                                                                    : "property '%s.%s' is no longer the primary key",
                   class_name, gp->name);
         reindex = 1;
@@ -533,7 +532,7 @@ static void plan_class(planner *pl, cf_class *s, int class_index, const cf_class
     }
     for (size_t j = 0; j < s->nprops; j++) {
         if (cf_class_find_prop(g, s->props[j].name) < 0) {
-            note_diff(pl, 1, "property '%s.%s' was removed", g->name, s->props[j].name);
+            note_diff(pl, "property '%s.%s' was removed", g->name, s->props[j].name);
             if (cf_prop_indexed(&s->props[j]))
                 add_action(pl, CF_ACTION_DROP_INDEX, s, class_index, -1, s->props[j].column);
             pl->plan->changed = 1;

@@ -210,13 +210,17 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
     if (mode == COFFER_TXN_WRITE && db->read_only)
         return cf_error(COFFER_ERR_READ_ONLY, "cannot begin a write transaction: the database was opened read-only");
     coffer_txn *txn = calloc(1, sizeof *txn);
-    if (!txn || !(txn->state = calloc(db->schema->nclasses + 1, sizeof *txn->state))) {
-        free(txn);
+    if (!txn)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory beginning a transaction");
+    txn->db = db;
+    if (cf_txn_alloc_state(txn, db->schema->nclasses) != COFFER_OK) {
+        free(txn);
+        return COFFER_ERR_NO_MEMORY;
     }
     coffer_status st = cf_env_txn_begin(db->env, mode == COFFER_TXN_WRITE, &txn->mdb);
     if (st != COFFER_OK) {
         free(txn->state);
+        free(txn->index_cursors);
         free(txn);
         return st;
     }
@@ -234,14 +238,43 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
     return COFFER_OK;
 }
 
-/* Closes the iterators' cursors: they must not outlive the LMDB txn. */
-static void detach_iters(coffer_txn *txn)
+void cf_txn_close_cursors(coffer_txn *txn)
 {
     for (coffer_iter *it = txn->iters; it; it = it->next) {
         if (it->cursor)
             mdb_cursor_close(it->cursor);
         it->cursor = NULL;
     }
+    for (size_t i = 0; txn->index_cursors && i < txn->db->schema->nclasses; i++) {
+        if (txn->index_cursors[i])
+            mdb_cursor_close(txn->index_cursors[i]);
+        txn->index_cursors[i] = NULL;
+    }
+}
+
+coffer_status cf_txn_alloc_state(coffer_txn *txn, size_t nclasses)
+{
+    txn->state = calloc(nclasses + 1, sizeof *txn->state);
+    txn->index_cursors = calloc(nclasses + 1, sizeof *txn->index_cursors);
+    if (!txn->state || !txn->index_cursors) {
+        free(txn->state);
+        free(txn->index_cursors);
+        txn->state = NULL;
+        txn->index_cursors = NULL;
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory beginning a transaction");
+    }
+    return COFFER_OK;
+}
+
+coffer_status cf_txn_index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_cursor **out)
+{
+    if (!txn->index_cursors[cls]) {
+        int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], &txn->index_cursors[cls]);
+        if (rc != 0)
+            return cf_error_mdb(rc, "cannot open an index cursor");
+    }
+    *out = txn->index_cursors[cls];
+    return COFFER_OK;
 }
 
 static void free_iters(coffer_txn *txn)
@@ -257,7 +290,7 @@ static void free_iters(coffer_txn *txn)
 
 static void end_txn(coffer_txn *txn, int commit, int *rc_out)
 {
-    detach_iters(txn);
+    cf_txn_close_cursors(txn);
     int rc = 0;
     if (commit)
         rc = mdb_txn_commit(txn->mdb);
@@ -333,6 +366,10 @@ void cf_txn_free_handles(coffer_txn *txn)
     free(txn->scratch);
     txn->scratch = NULL;
     txn->scratch_cap = 0;
+    free(txn->state);
+    free(txn->index_cursors);
+    txn->state = NULL;
+    txn->index_cursors = NULL;
 }
 
 COFFER_API void coffer_txn_free(coffer_txn *txn)
@@ -353,7 +390,6 @@ COFFER_API void coffer_txn_free(coffer_txn *txn)
     int last = --db->ntxns == 0 && db->closed;
     pthread_mutex_unlock(&db->lock);
     txn->magic = CF_DEAD_MAGIC;
-    free(txn->state);
     free(txn);
     if (last)
         cf_db_destroy(db);

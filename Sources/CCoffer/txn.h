@@ -32,7 +32,17 @@ coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const 
  * doom the transaction (only abort remains). */
 coffer_status cf_txn_write_error(coffer_txn *txn, int rc, const char *what);
 
-/* Frees the object handles, iterators and scratch memory of an ended
+/* Allocates the per-class state and cursor slots of a transaction. */
+coffer_status cf_txn_alloc_state(coffer_txn *txn, size_t nclasses);
+
+/* The transaction's cursor on the index sub-database of class `cls`, opened
+ * on first use and closed when the transaction ends. */
+coffer_status cf_txn_index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_cursor **out);
+
+/* Closes every cursor of the transaction: none may outlive the LMDB txn. */
+void cf_txn_close_cursors(coffer_txn *txn);
+
+/* Frees the object handles, iterators, state and scratch memory of an ended
  * transaction (coffer_txn_free does this, and so does opening, whose
  * transaction is internal). */
 void cf_txn_free_handles(coffer_txn *txn);
