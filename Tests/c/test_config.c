@@ -317,7 +317,7 @@ static void test_class_subset_basic(void **state)
     ts_env *env = *state;
     /* create both classes with data */
     coffer_db *db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
     coffer_field p[] = {ts_field(PERSON_ID, coffer_value_int(5))};
     assert_ok(coffer_object_create(txn, ts_class(db, "Person"), p, 1, COFFER_UPDATE_ERROR, NULL));
@@ -390,7 +390,7 @@ static void test_read_only_flag(void **state)
 {
     ts_env *env = *state;
     coffer_db *db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_close(db);
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));

@@ -36,23 +36,10 @@ static const char *const markers[] = {
 };
 #define N_MARKERS (sizeof markers / sizeof markers[0])
 
+/* Opens `path` with the secret schema. */
 static coffer_status open_path(const char *path, const uint8_t *key, int read_only, coffer_db **out)
 {
-    coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
-    if (st != COFFER_OK)
-        return st;
-    st = coffer_config_set_path(cfg, path);
-    if (st == COFFER_OK && key)
-        st = coffer_config_set_encryption_key(cfg, key, 64);
-    if (st == COFFER_OK && read_only)
-        st = coffer_config_set_read_only(cfg, 1);
-    if (st == COFFER_OK)
-        st = coffer_config_set_schema(cfg, secret_schema, 2, 1);
-    if (st == COFFER_OK)
-        st = coffer_open(cfg, out);
-    coffer_config_free(cfg);
-    return st;
+    return ts_open_path(path, key, read_only, secret_schema, 2, 1, out);
 }
 
 static char *long_marker(void)
@@ -65,9 +52,11 @@ static char *long_marker(void)
     return s;
 }
 
-/* Writes 5 SecretClassName objects (keys 1..5) and one OtherSecretClass. */
-static void write_secrets(const char *path, const uint8_t *key)
+/* Creates the file `name` in `dir` (its path into `path`, TS_PATH_MAX) with
+ * 5 SecretClassName objects (keys 1..5) and one OtherSecretClass. */
+static void write_secrets(char *path, const char *dir, const char *name, const uint8_t *key)
 {
+    ts_join(path, dir, name);
     coffer_db *db = NULL;
     assert_ok(open_path(path, key, 0, &db));
     assert_int_equal(coffer_db_is_encrypted(db), key != NULL);
@@ -110,10 +99,8 @@ static void test_no_plaintext_in_file(void **state)
 {
     ts_env *env = *state;
     char enc[TS_PATH_MAX], plain[TS_PATH_MAX], lock[TS_PATH_MAX + 8];
-    ts_join(enc, env->dir, "secret.coffer");
-    ts_join(plain, env->dir, "plain.coffer");
-    write_secrets(enc, ts_key);
-    write_secrets(plain, NULL);
+    write_secrets(enc, env->dir, "secret.coffer", ts_key);
+    write_secrets(plain, env->dir, "plain.coffer", NULL);
 
     /* the method works: the plain file shows the value */
     assert_true(file_contains(plain, "ZebraMarker123"));
@@ -146,14 +133,12 @@ static void test_no_plaintext_in_file(void **state)
         coffer_value b = coffer_value_binary("BinaryMarkerXyz", 15);
         assert_value(obj, 3, &b);
     }
-    coffer_iter *it = NULL;
     coffer_value z = ts_str("ZebraMarker123");
-    assert_ok(coffer_index_find(r, cls, 1, &z, &it));
-    coffer_object_key *keys = NULL;
-    assert_int_equal(ts_collect_keys(it, &keys), 4);
-    free(keys);
+    assert_int_equal(ts_index_count(r, cls, 1, &z), 4);
+    coffer_iter *it = NULL;
     coffer_value l = ts_str(lm);
     assert_ok(coffer_index_find(r, cls, 1, &l, &it));
+    coffer_object_key *keys = NULL;
     assert_int_equal(ts_collect_keys(it, &keys), 1);
     assert_int_equal(keys[0], 5);
     free(keys);
@@ -181,10 +166,8 @@ static void test_key_errors(void **state)
 {
     ts_env *env = *state;
     char enc[TS_PATH_MAX], plain[TS_PATH_MAX];
-    ts_join(enc, env->dir, "encryptedFile.coffer");
-    ts_join(plain, env->dir, "plainFile.coffer");
-    write_secrets(enc, ts_key);
-    write_secrets(plain, NULL);
+    write_secrets(enc, env->dir, "encryptedFile.coffer", ts_key);
+    write_secrets(plain, env->dir, "plainFile.coffer", NULL);
     coffer_db *db = NULL;
 
     assert_status(open_path(enc, NULL, 0, &db), COFFER_ERR_KEY_REQUIRED);
@@ -217,16 +200,12 @@ static void test_key_errors(void **state)
     assert_int_equal(coffer_db_is_encrypted(plain_db), 0);
     coffer_close(plain_db);
     /* the good handle is unaffected */
-    coffer_txn *r = ts_begin(good, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, ts_class(good, "SecretClassName")), 5);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(good, "SecretClassName"), 5);
     coffer_close(good);
 
     /* failed attempts left the file intact */
     assert_ok(open_path(enc, ts_key, 0, &db));
-    r = ts_begin(db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, ts_class(db, "SecretClassName")), 5);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(db, "SecretClassName"), 5);
     coffer_close(db);
 }
 
@@ -276,77 +255,85 @@ typedef struct raw_loc {
     size_t size;
 } raw_loc;
 
+/* A sub-database of the file opened with raw LMDB, in a transaction. */
+typedef struct raw_db {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+} raw_db;
+
+/* Opens sub-database `dbname` of the file at `path` in a read-only
+ * (MDB_RDONLY) or write (0) transaction. Returns 0, or an LMDB error with
+ * nothing left open. */
+static int raw_open(const char *path, const char *dbname, unsigned int rdonly, raw_db *r)
+{
+    r->txn = NULL;
+    int rc = mdb_env_create(&r->env);
+    if (rc)
+        return rc;
+    mdb_env_set_maxdbs(r->env, 256);
+    rc = mdb_env_open(r->env, path, MDB_NOSUBDIR | rdonly, 0644);
+    if (rc == 0)
+        rc = mdb_txn_begin(r->env, NULL, rdonly, &r->txn);
+    if (rc == 0) {
+        rc = mdb_dbi_open(r->txn, dbname, 0, &r->dbi);
+        if (rc)
+            mdb_txn_abort(r->txn);
+    }
+    if (rc)
+        mdb_env_close(r->env);
+    return rc;
+}
+
+/* Aborts the transaction and closes the environment. */
+static void raw_close(raw_db *r)
+{
+    mdb_txn_abort(r->txn);
+    mdb_env_close(r->env);
+}
+
 /* Finds the bytes of record `key` in sub-database `dbname`: their offset in
  * the file and size. Optionally copies them. Returns 0 or an LMDB error. */
 static int raw_find(const char *path, const char *dbname, uint64_t key, raw_loc *loc, unsigned char **copy)
 {
-    MDB_env *menv = NULL;
-    int rc = mdb_env_create(&menv);
+    raw_db r;
+    int rc = raw_open(path, dbname, MDB_RDONLY, &r);
     if (rc)
         return rc;
-    mdb_env_set_maxdbs(menv, 256);
-    rc = mdb_env_open(menv, path, MDB_NOSUBDIR | MDB_RDONLY, 0644);
-    if (rc) {
-        mdb_env_close(menv);
-        return rc;
-    }
-    MDB_txn *txn = NULL;
-    rc = mdb_txn_begin(menv, NULL, MDB_RDONLY, &txn);
+    unsigned char k[8];
+    be64(key, k);
+    MDB_val kv = {8, k}, val;
+    rc = mdb_get(r.txn, r.dbi, &kv, &val);
     if (rc == 0) {
-        MDB_dbi dbi;
-        rc = mdb_dbi_open(txn, dbname, 0, &dbi);
-        if (rc == 0) {
-            unsigned char k[8];
-            be64(key, k);
-            MDB_val kv = {8, k}, val;
-            rc = mdb_get(txn, dbi, &kv, &val);
-            if (rc == 0) {
-                MDB_envinfo info;
-                mdb_env_info(menv, &info);
-                loc->offset = map_offset(val.mv_data, info.me_mapaddr);
-                loc->size = val.mv_size;
-                if (copy) {
-                    *copy = malloc(val.mv_size);
-                    memcpy(*copy, val.mv_data, val.mv_size);
-                }
-            }
+        MDB_envinfo info;
+        mdb_env_info(r.env, &info);
+        loc->offset = map_offset(val.mv_data, info.me_mapaddr);
+        loc->size = val.mv_size;
+        if (copy) {
+            *copy = malloc(val.mv_size);
+            memcpy(*copy, val.mv_data, val.mv_size);
         }
-        mdb_txn_abort(txn);
     }
-    mdb_env_close(menv);
+    raw_close(&r);
     return rc;
 }
 
 /* Writes `value` as record `key` of sub-database `dbname` with raw LMDB. */
 static int raw_put(const char *path, const char *dbname, uint64_t key, const void *value, size_t size)
 {
-    MDB_env *menv = NULL;
-    int rc = mdb_env_create(&menv);
+    raw_db r;
+    int rc = raw_open(path, dbname, 0, &r);
     if (rc)
         return rc;
-    mdb_env_set_maxdbs(menv, 256);
-    rc = mdb_env_open(menv, path, MDB_NOSUBDIR, 0644);
-    if (rc) {
-        mdb_env_close(menv);
-        return rc;
-    }
-    MDB_txn *txn = NULL;
-    rc = mdb_txn_begin(menv, NULL, 0, &txn);
-    if (rc == 0) {
-        MDB_dbi dbi;
-        rc = mdb_dbi_open(txn, dbname, 0, &dbi);
-        if (rc == 0) {
-            unsigned char k[8];
-            be64(key, k);
-            MDB_val kv = {8, k}, val = {size, (void *)value};
-            rc = mdb_put(txn, dbi, &kv, &val, 0);
-        }
-        if (rc == 0)
-            rc = mdb_txn_commit(txn);
-        else
-            mdb_txn_abort(txn);
-    }
-    mdb_env_close(menv);
+    unsigned char k[8];
+    be64(key, k);
+    MDB_val kv = {8, k}, val = {size, (void *)value};
+    rc = mdb_put(r.txn, r.dbi, &kv, &val, 0);
+    if (rc == 0)
+        rc = mdb_txn_commit(r.txn);
+    else
+        mdb_txn_abort(r.txn);
+    mdb_env_close(r.env);
     return rc;
 }
 
@@ -385,31 +372,22 @@ static void test_layout_as_documented(void **state)
 {
     ts_env *env = *state;
     char path[TS_PATH_MAX];
-    ts_join(path, env->dir, "layout.coffer");
-    write_secrets(path, ts_key);
+    write_secrets(path, env->dir, "layout.coffer", ts_key);
     raw_loc loc;
     for (uint64_t k = 1; k <= 5; k++)
         assert_int_equal(raw_find(path, "2", k, &loc, NULL), 0);
     assert_int_equal(raw_find(path, "2", 6, &loc, NULL), MDB_NOTFOUND);
     assert_int_equal(raw_find(path, "4", 1, &loc, NULL), 0); /* OtherSecretClass, table 2 */
-    MDB_env *menv = NULL;
-    assert_int_equal(mdb_env_create(&menv), 0);
-    mdb_env_set_maxdbs(menv, 256);
-    assert_int_equal(mdb_env_open(menv, path, MDB_NOSUBDIR | MDB_RDONLY, 0644), 0);
-    MDB_txn *txn = NULL;
-    assert_int_equal(mdb_txn_begin(menv, NULL, MDB_RDONLY, &txn), 0);
-    MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(txn, "0", 0, &dbi), 0);
-    mdb_txn_abort(txn);
-    mdb_env_close(menv);
+    raw_db meta;
+    assert_int_equal(raw_open(path, "0", MDB_RDONLY, &meta), 0);
+    raw_close(&meta);
 }
 
 static void test_tamper_flip(void **state)
 {
     ts_env *env = *state;
     char path[TS_PATH_MAX];
-    ts_join(path, env->dir, "tamper.coffer");
-    write_secrets(path, ts_key);
+    write_secrets(path, env->dir, "tamper.coffer", ts_key);
 
     /* flip the first byte of record 2, a middle byte of 3, the last of 4 */
     raw_loc l2, l3, l4;
@@ -476,8 +454,7 @@ static void test_tamper_moved_record(void **state)
 {
     ts_env *env = *state;
     char path[TS_PATH_MAX];
-    ts_join(path, env->dir, "moved.coffer");
-    write_secrets(path, ts_key);
+    write_secrets(path, env->dir, "moved.coffer", ts_key);
     raw_loc l1;
     unsigned char *rec1 = NULL;
     assert_int_equal(raw_find(path, "2", 1, &l1, &rec1), 0);
@@ -506,10 +483,8 @@ static void test_tamper_record_from_other_file(void **state)
 {
     ts_env *env = *state;
     char a[TS_PATH_MAX], b[TS_PATH_MAX];
-    ts_join(a, env->dir, "fileA.coffer");
-    ts_join(b, env->dir, "fileB.coffer");
-    write_secrets(a, ts_key);
-    write_secrets(b, ts_key);
+    write_secrets(a, env->dir, "fileA.coffer", ts_key);
+    write_secrets(b, env->dir, "fileB.coffer", ts_key);
     raw_loc l;
     unsigned char *rec = NULL;
     assert_int_equal(raw_find(a, "2", 3, &l, &rec), 0);
@@ -573,12 +548,29 @@ static int read_everything_child(void *arg)
     return (int)worst;
 }
 
+/* Flips the byte at `off`, reads everything in a child (which must not
+ * crash), restores the byte and counts the child's status in statuses[32]. */
+static void probe_flipped_byte(const char *path, long long off, const char *what, int statuses[32])
+{
+    flip_byte(path, off);
+    probe p = {path};
+    int st = ts_run_in_child(read_everything_child, &p, what);
+    flip_byte(path, off); /* restore */
+    statuses[st < 32 ? st : 31]++;
+}
+
+static void print_statuses(const int statuses[32])
+{
+    for (int s = 0; s < 32; s++)
+        if (statuses[s])
+            print_message("    status %d: %d times\n", s, statuses[s]);
+}
+
 static void test_plain_flip_never_crashes(void **state)
 {
     ts_env *env = *state;
     char path[TS_PATH_MAX];
-    ts_join(path, env->dir, "plainDamage.coffer");
-    write_secrets(path, NULL);
+    write_secrets(path, env->dir, "plainDamage.coffer", NULL);
     raw_loc l;
     assert_int_equal(raw_find(path, "2", 3, &l, NULL), 0);
     print_message("    plain record 3: %zu bytes at %lld\n", l.size, l.offset);
@@ -586,17 +578,11 @@ static void test_plain_flip_never_crashes(void **state)
     int statuses[32] = {0};
     for (size_t i = 0; i < positions; i++) {
         long long off = l.offset + (long long)(l.size <= 400 ? i : i * l.size / 400);
-        flip_byte(path, off);
-        probe p = {path};
         char what[128];
         snprintf(what, sizeof what, "reading after flipping byte %lld of record 3", off - l.offset);
-        int st = ts_run_in_child(read_everything_child, &p, what);
-        flip_byte(path, off); /* restore */
-        statuses[st < 32 ? st : 31]++;
+        probe_flipped_byte(path, off, what, statuses);
     }
-    for (int s = 0; s < 32; s++)
-        if (statuses[s])
-            print_message("    status %d: %d times\n", s, statuses[s]);
+    print_statuses(statuses);
 }
 
 /* Damage to the metadata records (schema) of a plain file never crashes. */
@@ -604,21 +590,14 @@ static void test_plain_metadata_damage_never_crashes(void **state)
 {
     ts_env *env = *state;
     char path[TS_PATH_MAX];
-    ts_join(path, env->dir, "plainMeta.coffer");
-    write_secrets(path, NULL);
+    write_secrets(path, env->dir, "plainMeta.coffer", NULL);
     /* list the records of sub-database "0" */
-    MDB_env *menv = NULL;
-    assert_int_equal(mdb_env_create(&menv), 0);
-    mdb_env_set_maxdbs(menv, 256);
-    assert_int_equal(mdb_env_open(menv, path, MDB_NOSUBDIR | MDB_RDONLY, 0644), 0);
-    MDB_txn *txn = NULL;
-    assert_int_equal(mdb_txn_begin(menv, NULL, MDB_RDONLY, &txn), 0);
-    MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(txn, "0", 0, &dbi), 0);
+    raw_db meta;
+    assert_int_equal(raw_open(path, "0", MDB_RDONLY, &meta), 0);
     MDB_cursor *cur = NULL;
-    assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+    assert_int_equal(mdb_cursor_open(meta.txn, meta.dbi, &cur), 0);
     MDB_envinfo info;
-    mdb_env_info(menv, &info);
+    mdb_env_info(meta.env, &info);
     enum { MAXREC = 32 };
     long long offs[MAXREC];
     size_t sizes[MAXREC];
@@ -633,29 +612,21 @@ static void test_plain_metadata_damage_never_crashes(void **state)
         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    mdb_env_close(menv);
+    raw_close(&meta);
     assert_true(nrec > 0);
     int probes = 0;
     int statuses[32] = {0};
     for (int r = 0; r < nrec; r++) {
         size_t step = sizes[r] > 64 ? sizes[r] / 64 : 1;
         for (size_t i = 0; i < sizes[r]; i += step) {
-            long long off = offs[r] + (long long)i;
-            flip_byte(path, off);
-            probe p = {path};
             char what[128];
             snprintf(what, sizeof what, "reading after flipping byte %zu of metadata record %d", i, r);
-            int st = ts_run_in_child(read_everything_child, &p, what);
-            flip_byte(path, off);
+            probe_flipped_byte(path, offs[r] + (long long)i, what, statuses);
             probes++;
-            statuses[st < 32 ? st : 31]++;
         }
     }
     print_message("    %d probes over %d metadata records\n", probes, nrec);
-    for (int s = 0; s < 32; s++)
-        if (statuses[s])
-            print_message("    status %d: %d times\n", s, statuses[s]);
+    print_statuses(statuses);
 }
 
 int main(void)

@@ -52,22 +52,15 @@ static coffer_class_id g_cls;
 
 static int ix_setup(void **state)
 {
-    if (ts_setup_empty(state) != 0)
+    if (ts_setup_schema(state, index_schema, 1) != 0)
         return -1;
     ts_env *env = *state;
-    if (ts_env_open(env, index_schema, 1, 1, &env->db) != COFFER_OK) {
-        print_error("ix_setup: %s\n", coffer_last_error());
-        return -1;
-    }
     if (coffer_db_find_class(env->db, "Indexed", &g_cls) != COFFER_OK)
         return -1;
     return 0;
 }
 
-#define IX_TEST_ALL_MODES(f)                                                        \
-    {#f "[plain]", f, ix_setup, ts_teardown, (void *)&ts_mode_plain},             \
-        {#f "[encrypted]", f, ix_setup, ts_teardown, (void *)&ts_mode_encrypted}, \
-        {#f "[memory]", f, ix_setup, ts_teardown, (void *)&ts_mode_memory}
+#define IX_TEST_ALL_MODES(f) TS_TEST_ALL_MODES_SETUP(f, ix_setup)
 
 /* ------------------------------------------------------------------------ */
 /* Value domains: small, so that values repeat                               */
@@ -170,12 +163,8 @@ static size_t scan_keys(coffer_txn *txn, coffer_property_id p, const coffer_valu
     coffer_iter *it = NULL;
     assert_ok(coffer_class_iterate(txn, g_cls, &it));
     size_t n = 0;
-    for (;;) {
-        coffer_object *obj = NULL;
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    coffer_object *obj = NULL;
+    while (ts_next(it, &obj)) {
         coffer_value got;
         assert_ok(coffer_object_get_value(obj, p, &got));
         if (ts_value_equal(&got, v))
@@ -213,6 +202,17 @@ static void compare_all(coffer_txn *txn, size_t max_objects)
     assert_true(total_hits > 0);
 }
 
+/* compare_all in the write transaction txn, which is then committed, and
+ * again in a new read transaction. */
+static void compare_all_and_committed(coffer_db *db, coffer_txn *txn, size_t max_objects)
+{
+    compare_all(txn, max_objects);
+    ts_commit(txn);
+    txn = ts_begin(db, COFFER_TXN_READ);
+    compare_all(txn, max_objects);
+    coffer_txn_free(txn);
+}
+
 static void test_random_vs_scan(void **state)
 {
     ts_env *env = *state;
@@ -229,13 +229,8 @@ static void test_random_vs_scan(void **state)
         assert_ok(coffer_object_create(txn, g_cls, f, IX_COUNT, COFFER_UPDATE_ERROR, &obj));
         keys[i] = coffer_object_key_of(obj);
     }
-    /* inside the write transaction */
-    compare_all(txn, N);
-    ts_commit(txn);
-
-    txn = ts_begin(env->db, COFFER_TXN_READ);
-    compare_all(txn, N);
-    coffer_txn_free(txn);
+    /* inside the write transaction, then committed */
+    compare_all_and_committed(env->db, txn, N);
 
     /* random updates (single values and set_fields) and deletes */
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -260,11 +255,7 @@ static void test_random_vs_scan(void **state)
         }
         coffer_object_release(obj);
     }
-    compare_all(txn, N);
-    ts_commit(txn);
-    txn = ts_begin(env->db, COFFER_TXN_READ);
-    compare_all(txn, N);
-    coffer_txn_free(txn);
+    compare_all_and_committed(env->db, txn, N);
 
     /* an aborted batch of updates leaves the index as committed */
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -289,11 +280,7 @@ static void test_random_vs_scan(void **state)
     for (coffer_property_id p = 0; p < IX_PLAIN; p++) {
         for (int i = 0; i < domain_size(p); i++) {
             coffer_value v = domain_pick(p, i);
-            coffer_iter *it = NULL;
-            assert_ok(coffer_index_find(txn, g_cls, p, &v, &it));
-            coffer_object_key *got = NULL;
-            assert_int_equal(ts_collect_keys(it, &got), 0);
-            free(got);
+            assert_int_equal(ts_index_count(txn, g_cls, p, &v), 0);
         }
     }
     ts_commit(txn);
@@ -469,10 +456,8 @@ static void test_person_name_index(void **state)
     coffer_class_id person = ts_class(db, "Person");
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
     const char *names[] = {"Ann", "Bob", "Ann", "Cy", "Ann"};
-    for (int i = 0; i < 5; i++) {
-        coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(i)), ts_field(PERSON_NAME, ts_str(names[i]))};
-        assert_ok(coffer_object_create(txn, person, f, 2, COFFER_UPDATE_ERROR, NULL));
-    }
+    for (int i = 0; i < 5; i++)
+        ts_add_person(txn, person, i, names[i]);
     ts_commit(txn);
     txn = ts_begin(db, COFFER_TXN_READ);
     coffer_iter *it = NULL;
@@ -498,14 +483,9 @@ static void test_person_name_index(void **state)
     ts_commit(txn);
     txn = ts_begin(db, COFFER_TXN_READ);
     v = ts_str("Ann");
-    assert_ok(coffer_index_find(txn, person, PERSON_NAME, &v, &it));
-    coffer_object_key *keys = NULL;
-    assert_int_equal(ts_collect_keys(it, &keys), 1);
-    free(keys);
+    assert_int_equal(ts_index_count(txn, person, PERSON_NAME, &v), 1);
     v = ts_str("Zed");
-    assert_ok(coffer_index_find(txn, person, PERSON_NAME, &v, &it));
-    assert_int_equal(ts_collect_keys(it, &keys), 2);
-    free(keys);
+    assert_int_equal(ts_index_count(txn, person, PERSON_NAME, &v), 2);
     /* a non-indexed property of Person */
     v = coffer_value_int(1);
     assert_status(coffer_index_find(txn, person, PERSON_AGE, &v, &it), COFFER_ERR_INVALID_ARGUMENT);
@@ -551,12 +531,8 @@ static void test_index_iterate_while_updating(void **state)
     assert_ok(coffer_index_find(txn, g_cls, IX_INT, &seven, &it));
     coffer_object_key seen[N];
     int n = 0;
-    for (;;) {
-        coffer_object *obj = NULL;
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    coffer_object *obj = NULL;
+    while (ts_next(it, &obj)) {
         assert_true(n < N);
         coffer_object_key k = coffer_object_key_of(obj);
         for (int j = 0; j < n; j++)
@@ -573,12 +549,7 @@ static void test_index_iterate_while_updating(void **state)
     coffer_value nine = coffer_value_int(9);
     assert_ok(coffer_index_find(txn, g_cls, IX_INT, &nine, &it));
     n = 0;
-    for (;;) {
-        coffer_object *obj = NULL;
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    while (ts_next(it, &obj)) {
         assert_true(n < N);
         assert_ok(coffer_object_delete(obj));
         n++;

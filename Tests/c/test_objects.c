@@ -93,33 +93,42 @@ static coffer_value wrong_value(coffer_property_id p)
     }
 }
 
+/* Creates an AllTypes object with sample_value in every property. */
+static coffer_object *create_sample(coffer_txn *txn, coffer_class_id cls)
+{
+    coffer_field fields[AT_COUNT];
+    for (coffer_property_id p = 0; p < AT_COUNT; p++)
+        fields[p] = ts_field(p, sample_value(p));
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_create(txn, cls, fields, AT_COUNT, COFFER_UPDATE_ERROR, &obj));
+    return obj;
+}
+
+/* Asserts that every property of obj holds value_of(property). */
+static void assert_all_values(coffer_object *obj, coffer_value (*value_of)(coffer_property_id))
+{
+    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
+        coffer_value v = value_of(p);
+        assert_value(obj, p, &v);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void test_roundtrip_all_types(void **state)
 {
     ts_env *env = *state;
-    coffer_field fields[AT_COUNT];
-    for (coffer_property_id p = 0; p < AT_COUNT; p++)
-        fields[p] = ts_field(p, sample_value(p));
-
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, fields, AT_COUNT, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = create_sample(txn, env->all_types);
     coffer_object_key key = coffer_object_key_of(obj);
     /* read back in the same write transaction */
-    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-        coffer_value v = sample_value(p);
-        assert_value(obj, p, &v);
-    }
+    assert_all_values(obj, sample_value);
     ts_commit(txn);
 
     txn = ts_begin(env->db, COFFER_TXN_READ);
     obj = get_obj(txn, env->all_types, key);
     assert_int_equal(coffer_object_class(obj), env->all_types);
-    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-        coffer_value v = sample_value(p);
-        assert_value(obj, p, &v);
-    }
+    assert_all_values(obj, sample_value);
     coffer_txn_free(txn);
 
     /* and after closing and reopening the file */
@@ -128,10 +137,7 @@ static void test_roundtrip_all_types(void **state)
         env->all_types = ts_class(env->db, "AllTypes");
         txn = ts_begin(env->db, COFFER_TXN_READ);
         obj = get_obj(txn, env->all_types, key);
-        for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-            coffer_value v = sample_value(p);
-            assert_value(obj, p, &v);
-        }
+        assert_all_values(obj, sample_value);
         coffer_txn_free(txn);
     }
 }
@@ -148,10 +154,7 @@ static void test_fields_any_order(void **state)
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_READ);
     coffer_object *obj = get_obj(txn, env->all_types, key);
-    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-        coffer_value v = sample_value(p);
-        assert_value(obj, p, &v);
-    }
+    assert_all_values(obj, sample_value);
     coffer_txn_free(txn);
 }
 
@@ -678,12 +681,8 @@ static void test_failed_create_keeps_txn(void **state)
 static void test_set_value(void **state)
 {
     ts_env *env = *state;
-    coffer_field fields[AT_COUNT];
-    for (coffer_property_id p = 0; p < AT_COUNT; p++)
-        fields[p] = ts_field(p, sample_value(p));
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, fields, AT_COUNT, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = create_sample(txn, env->all_types);
     coffer_object_key key = coffer_object_key_of(obj);
     ts_commit(txn);
 
@@ -702,10 +701,7 @@ static void test_set_value(void **state)
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_READ);
     obj = get_obj(txn, env->all_types, key);
-    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
-        coffer_value v = other_value(p);
-        assert_value(obj, p, &v);
-    }
+    assert_all_values(obj, other_value);
     coffer_txn_free(txn);
 
     /* a set that is aborted leaves the committed value */
@@ -923,9 +919,7 @@ static void test_keys_increase_never_reused(void **state)
     ts_commit(txn);
 
     /* reopen (for memory keep a second handle so the data stays) */
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     ts_env_reopen(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1);
     env->all_types = ts_class(env->db, "AllTypes");
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -948,9 +942,7 @@ static void test_keys_increase_never_reused(void **state)
 static void test_keys_after_clear(void **state)
 {
     ts_env *env = *state;
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key last = 0;
     for (int i = 0; i < 5; i++)
@@ -1072,11 +1064,7 @@ static void test_count_iterate(void **state)
     int seen = 0;
     int expect_i = 1;
     coffer_object_key prev = 0;
-    for (;;) {
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    while (ts_next(it, &obj)) {
         coffer_object_key k = coffer_object_key_of(obj);
         assert_true(k > prev);
         prev = k;
@@ -1132,9 +1120,7 @@ static void test_class_clear(void **state)
     assert_int_equal(ts_count(txn, env->all_types), 0);
     assert_ok(coffer_txn_abort(txn));
     coffer_txn_free(txn);
-    txn = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(txn, env->all_types), 100);
-    coffer_txn_free(txn);
+    assert_int_equal(ts_count_of(env->db, "AllTypes"), 100);
 
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *held = get_obj(txn, env->all_types, keys[5]);
@@ -1192,12 +1178,8 @@ static void test_iterate_while_writing(void **state)
     char big[3000];
     memset(big, 'g', sizeof big - 1);
     big[sizeof big - 1] = 0;
-    for (;;) {
-        coffer_object *obj = NULL;
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    coffer_object *obj = NULL;
+    while (ts_next(it, &obj)) {
         assert_true(n < 4 * N);
         coffer_object_key k = coffer_object_key_of(obj);
         for (int j = 0; j < n; j++)
@@ -1224,9 +1206,7 @@ static void test_iterate_while_writing(void **state)
     assert_true(n >= N);
     assert_true(n <= N + created);
     ts_commit(txn);
-    txn = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(txn, env->all_types), (uint64_t)(N - (N + 1) / 3 + created));
-    coffer_txn_free(txn);
+    assert_int_equal(ts_count_of(env->db, "AllTypes"), (uint64_t)(N - (N + 1) / 3 + created));
 }
 
 /* Borrowed values stay valid until the documented events only. */

@@ -19,14 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const uint8_t *mode_key(int mode) { return mode == TS_ENCRYPTED ? ts_key : NULL; }
-
-static coffer_status open_file(const char *path, const uint8_t *key, int with_schema, coffer_db **out)
-{
-    return ts_open_path(path, key, with_schema ? ts_std_schema : NULL, with_schema ? TS_STD_SCHEMA_COUNT : 0,
-                        with_schema ? 1 : 0, out);
-}
-
 /* Writes one byte; returns 0 or -1. */
 static int send_byte(int fd, char c) { return write(fd, &c, 1) == 1 ? 0 : -1; }
 
@@ -54,19 +46,6 @@ static int recv_bytes(int fd, void *buf, size_t n, int timeout_ms)
     return (int)n;
 }
 
-static void create_file_with_people(const char *path, const uint8_t *key, int n)
-{
-    coffer_db *db = NULL;
-    assert_ok(open_file(path, key, 1, &db));
-    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
-    for (int i = 0; i < n; i++) {
-        coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(i)), ts_field(PERSON_NAME, ts_str("initial"))};
-        assert_ok(coffer_object_create(w, ts_class(db, "Person"), f, 2, COFFER_UPDATE_ERROR, NULL));
-    }
-    ts_commit(w);
-    coffer_close(db);
-}
-
 static uint64_t child_count(coffer_txn *txn, coffer_db *db)
 {
     coffer_class_id person;
@@ -78,19 +57,23 @@ static uint64_t child_count(coffer_txn *txn, coffer_db *db)
     return n;
 }
 
-static int wait_child(pid_t pid, int *status)
+/* In a child: waits for the parent's go-ahead byte, then opens the file
+ * (with no schema). Exits with 10 or 11 if either fails. */
+static coffer_db *child_open_on_go(const ts_fork *child, const char *path, const uint8_t *key)
 {
-    while (waitpid(pid, status, 0) < 0) {
-        if (errno != EINTR)
-            return -1;
-    }
-    return 0;
+    char c;
+    if (recv_bytes(child->recv, &c, 1, 30000) != 1)
+        _exit(10);
+    coffer_db *db = NULL;
+    if (ts_open_std(path, key, 0, 0, &db) != COFFER_OK)
+        _exit(11);
+    return db;
 }
 
 static void assert_child_ok(pid_t pid, const char *what)
 {
     int ws = 0;
-    assert_int_equal(wait_child(pid, &ws), 0);
+    assert_int_equal(ts_wait_pid(pid, &ws), 0);
     if (WIFSIGNALED(ws)) {
         print_error("%s: child killed by signal %d (%s)\n", what, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
         fail();
@@ -107,29 +90,21 @@ static void assert_child_ok(pid_t pid, const char *what)
 static void test_child_reader_keeps_snapshot(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 1);
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(60);
-        close(to_child[1]);
-        close(to_parent[0]);
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 1);
+    ts_fork child;
+    if (ts_fork_with_pipes(&child) == 0) {
         coffer_db *db = NULL;
-        if (open_file(env->path, key, 1, &db) != COFFER_OK)
+        if (ts_open_std(env->path, key, 0, 1, &db) != COFFER_OK)
             _exit(10);
         coffer_txn *old = NULL;
         if (coffer_txn_begin(db, COFFER_TXN_READ, &old) != COFFER_OK)
             _exit(11);
         if (child_count(old, db) != 1)
             _exit(12);
-        send_byte(to_parent[1], 'R');
+        send_byte(child.send, 'R');
         char c;
-        if (recv_bytes(to_child[0], &c, 1, 30000) != 1 || c != 'C')
+        if (recv_bytes(child.recv, &c, 1, 30000) != 1 || c != 'C')
             _exit(13);
         if (child_count(old, db) != 1)
             _exit(14); /* the old snapshot must not see the commit */
@@ -155,22 +130,17 @@ static void test_child_reader_keeps_snapshot(void **state)
         coffer_close(db);
         _exit(0);
     }
-    close(to_child[0]);
-    close(to_parent[1]);
     char c = 0;
-    int got = recv_bytes(to_parent[0], &c, 1, 30000);
+    int got = recv_bytes(child.recv, &c, 1, 30000);
     coffer_db *db = NULL;
-    assert_ok(open_file(env->path, key, 1, &db));
+    assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     if (got == 1) {
-        coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
-        coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(1)), ts_field(PERSON_NAME, ts_str("from the parent"))};
-        assert_ok(coffer_object_create(w, ts_class(db, "Person"), f, 2, COFFER_UPDATE_ERROR, NULL));
-        ts_commit(w);
-        send_byte(to_child[1], 'C');
+        ts_commit_person(db, ts_class(db, "Person"), 1, "from the parent");
+        send_byte(child.send, 'C');
     }
-    close(to_child[1]);
-    assert_child_ok(pid, "child reader");
-    close(to_parent[0]);
+    ts_close_fd(&child.send);
+    assert_child_ok(child.pid, "child reader");
+    ts_fork_close(&child);
     assert_int_equal(got, 1);
     coffer_close(db);
 }
@@ -178,24 +148,11 @@ static void test_child_reader_keeps_snapshot(void **state)
 static void test_parent_reader_sees_child_commit(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 1);
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(60);
-        close(to_child[1]);
-        close(to_parent[0]);
-        char c;
-        if (recv_bytes(to_child[0], &c, 1, 30000) != 1)
-            _exit(10);
-        coffer_db *db = NULL;
-        if (open_file(env->path, key, 0, &db) != COFFER_OK)
-            _exit(11);
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 1);
+    ts_fork child;
+    if (ts_fork_with_pipes(&child) == 0) {
+        coffer_db *db = child_open_on_go(&child, env->path, key);
         coffer_class_id person;
         if (coffer_db_find_class(db, "Person", &person) != COFFER_OK)
             _exit(12);
@@ -211,19 +168,17 @@ static void test_parent_reader_sees_child_commit(void **state)
             coffer_txn_free(w);
         }
         coffer_close(db);
-        send_byte(to_parent[1], 'D');
+        send_byte(child.send, 'D');
         _exit(0);
     }
-    close(to_child[0]);
-    close(to_parent[1]);
     coffer_db *db = NULL;
-    assert_ok(open_file(env->path, key, 1, &db));
+    assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     coffer_txn *old = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(old, ts_class(db, "Person")), 1);
-    send_byte(to_child[1], 'G');
+    send_byte(child.send, 'G');
     char c = 0;
-    int got = recv_bytes(to_parent[0], &c, 1, 30000);
-    assert_child_ok(pid, "child writer");
+    int got = recv_bytes(child.recv, &c, 1, 30000);
+    assert_child_ok(child.pid, "child writer");
     assert_int_equal(got, 1);
     assert_int_equal(ts_count(old, ts_class(db, "Person")), 1);
     coffer_txn *fresh = ts_begin(db, COFFER_TXN_READ);
@@ -236,39 +191,25 @@ static void test_parent_reader_sees_child_commit(void **state)
     assert_ok(coffer_object_create(w, ts_class(db, "Person"), f, 1, COFFER_UPDATE_ERROR, NULL));
     ts_commit(w);
     coffer_close(db);
-    close(to_child[1]);
-    close(to_parent[0]);
+    ts_fork_close(&child);
 }
 
 /* A write transaction in another process waits for the parent's. */
 static void test_write_lock_across_processes(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 1);
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(60);
-        close(to_child[1]);
-        close(to_parent[0]);
-        char c;
-        if (recv_bytes(to_child[0], &c, 1, 30000) != 1)
-            _exit(10);
-        coffer_db *db = NULL;
-        if (open_file(env->path, key, 0, &db) != COFFER_OK)
-            _exit(11);
-        send_byte(to_parent[1], 'O');
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 1);
+    ts_fork child;
+    if (ts_fork_with_pipes(&child) == 0) {
+        coffer_db *db = child_open_on_go(&child, env->path, key);
+        send_byte(child.send, 'O');
         coffer_txn *w = NULL;
         if (coffer_txn_begin(db, COFFER_TXN_WRITE, &w) != COFFER_OK)
             _exit(12);
         uint64_t n = child_count(w, db);
         char report = (char)('0' + (n < 10 ? n : 9));
-        send_byte(to_parent[1], report);
+        send_byte(child.send, report);
         coffer_class_id person;
         coffer_db_find_class(db, "Person", &person);
         coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(200))};
@@ -280,46 +221,41 @@ static void test_write_lock_across_processes(void **state)
         coffer_close(db);
         _exit(0);
     }
-    close(to_child[0]);
-    close(to_parent[1]);
     coffer_db *db = NULL;
-    assert_ok(open_file(env->path, key, 1, &db));
+    assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(100))};
     assert_ok(coffer_object_create(w, ts_class(db, "Person"), f, 1, COFFER_UPDATE_ERROR, NULL));
-    send_byte(to_child[1], 'G');
+    send_byte(child.send, 'G');
     char c = 0;
-    int opened = recv_bytes(to_parent[0], &c, 1, 5000);
+    int opened = recv_bytes(child.recv, &c, 1, 5000);
     /* the child must not get its write transaction while we hold ours */
     char early = 0;
-    int began_early = recv_bytes(to_parent[0], &early, 1, 400);
+    int began_early = recv_bytes(child.recv, &early, 1, 400);
     coffer_status st = coffer_txn_commit(w);
     coffer_txn_free(w);
     char report = 0;
-    int got = began_early == 1 ? 1 : recv_bytes(to_parent[0], &report, 1, 30000);
+    int got = began_early == 1 ? 1 : recv_bytes(child.recv, &report, 1, 30000);
     if (began_early == 1)
         report = early;
-    assert_child_ok(pid, "second writer process");
+    assert_child_ok(child.pid, "second writer process");
     assert_ok(st);
     if (opened != 1)
         print_message("    note: the child's open waited for the parent's write transaction\n");
     assert_int_not_equal(began_early, 1);
     assert_int_equal(got, 1);
     assert_int_equal(report, '2'); /* it saw the parent's commit */
-    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, ts_class(db, "Person")), 3);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(db, "Person"), 3);
     coffer_close(db);
-    close(to_child[1]);
-    close(to_parent[0]);
+    ts_fork_close(&child);
 }
 
 /* Two processes writing concurrently: every commit lands exactly once. */
 static void test_concurrent_writer_processes(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 0);
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 0);
     enum { P = 3, R = 25 };
     pid_t pids[P];
     fflush(NULL);
@@ -329,7 +265,7 @@ static void test_concurrent_writer_processes(void **state)
         if (pids[p] == 0) {
             alarm(60);
             coffer_db *db = NULL;
-            if (open_file(env->path, key, p % 2, &db) != COFFER_OK)
+            if (ts_open_std(env->path, key, 0, p % 2, &db) != COFFER_OK)
                 _exit(10);
             coffer_class_id person;
             if (coffer_db_find_class(db, "Person", &person) != COFFER_OK)
@@ -353,7 +289,7 @@ static void test_concurrent_writer_processes(void **state)
     for (int p = 0; p < P; p++)
         assert_child_ok(pids[p], "concurrent writer");
     coffer_db *db = NULL;
-    assert_ok(open_file(env->path, key, 1, &db));
+    assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     coffer_class_id person = ts_class(db, "Person");
     assert_int_equal(ts_count(r, person), P * R);
@@ -385,11 +321,11 @@ static void payload(char *buf, int txn, int j)
     buf[len + extra] = 0;
 }
 
+/* Runs in a child of ts_fork_with_pipes. */
 static void writer_child(const char *path, const uint8_t *key, int report_fd)
 {
-    alarm(60);
     coffer_db *db = NULL;
-    if (open_file(path, key, 0, &db) != COFFER_OK)
+    if (ts_open_std(path, key, 0, 0, &db) != COFFER_OK)
         _exit(10);
     coffer_class_id at;
     if (coffer_db_find_class(db, "AllTypes", &at) != COFFER_OK)
@@ -419,7 +355,7 @@ static void writer_child(const char *path, const uint8_t *key, int report_fd)
 static void check_after_kill(const char *path, const uint8_t *key, int max_reported)
 {
     coffer_db *db = NULL;
-    assert_ok(open_file(path, key, 1, &db));
+    assert_ok(ts_open_std(path, key, 0, 1, &db));
     coffer_class_id at = ts_class(db, "AllTypes");
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     uint64_t n = ts_count(r, at);
@@ -434,12 +370,8 @@ static void check_after_kill(const char *path, const uint8_t *key, int max_repor
     assert_ok(coffer_class_iterate(r, at, &it));
     uint64_t seen = 0;
     static char expect[8192];
-    for (;;) {
-        coffer_object *obj = NULL;
-        coffer_status st = coffer_iter_next(it, &obj);
-        if (st == COFFER_DONE)
-            break;
-        assert_ok(st);
+    coffer_object *obj = NULL;
+    while (ts_next(it, &obj)) {
         int64_t t = ts_get_int(obj, AT_INT);
         int64_t j = ts_get_int(obj, AT_OPT_INT);
         assert_true(t >= 0 && t < txns);
@@ -467,7 +399,7 @@ static void check_after_kill(const char *path, const uint8_t *key, int max_repor
 static void test_kill_writer(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
+    const uint8_t *key = ts_mode_key(env->mode);
     uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
     print_message("    random kill moments, seed %llu\n", (unsigned long long)seed);
     ts_seed(seed);
@@ -476,35 +408,28 @@ static void test_kill_writer(void **state)
         char name[64];
         snprintf(name, sizeof name, "killed-%d.coffer", round);
         ts_join(path, env->dir, name);
-        create_file_with_people(path, key, 0);
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        fflush(NULL);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            writer_child(path, key, fds[1]);
-        }
-        close(fds[1]);
+        ts_make_person_file(path, key, 0);
+        ts_fork child;
+        if (ts_fork_with_pipes(&child) == 0)
+            writer_child(path, key, child.send);
         int target = 3 + (int)ts_rand_below(30);
         int max_reported = -1;
         int32_t v;
         while (max_reported < target) {
-            int got = recv_bytes(fds[0], &v, sizeof v, 30000);
+            int got = recv_bytes(child.recv, &v, sizeof v, 30000);
             if (got != (int)sizeof v)
                 break;
             max_reported = v;
         }
         struct timespec ts = {0, (long)ts_rand_below(4000) * 1000L};
         nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
+        kill(child.pid, SIGKILL);
         int ws = 0;
-        assert_int_equal(wait_child(pid, &ws), 0);
+        assert_int_equal(ts_wait_pid(child.pid, &ws), 0);
         /* drain whatever was reported before the kill */
-        while (recv_bytes(fds[0], &v, sizeof v, 1000) == (int)sizeof v)
+        while (recv_bytes(child.recv, &v, sizeof v, 1000) == (int)sizeof v)
             max_reported = v;
-        close(fds[0]);
+        ts_fork_close(&child);
         if (!WIFSIGNALED(ws))
             print_error("writer exited with %d before being killed\n", WEXITSTATUS(ws));
         assert_true(WIFSIGNALED(ws));
@@ -522,35 +447,28 @@ static void test_kill_writer(void **state)
 static void test_kill_reader(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 1);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(60);
-        close(fds[0]);
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 1);
+    ts_fork child;
+    if (ts_fork_with_pipes(&child) == 0) {
         coffer_db *db = NULL;
-        if (open_file(env->path, key, 0, &db) != COFFER_OK)
+        if (ts_open_std(env->path, key, 0, 0, &db) != COFFER_OK)
             _exit(10);
         coffer_txn *r = NULL;
         if (coffer_txn_begin(db, COFFER_TXN_READ, &r) != COFFER_OK)
             _exit(11);
-        send_byte(fds[1], 'R');
+        send_byte(child.send, 'R');
         pause();
         _exit(0);
     }
-    close(fds[1]);
     char c = 0;
-    assert_int_equal(recv_bytes(fds[0], &c, 1, 30000), 1);
-    kill(pid, SIGKILL);
+    assert_int_equal(recv_bytes(child.recv, &c, 1, 30000), 1);
+    kill(child.pid, SIGKILL);
     int ws;
-    wait_child(pid, &ws);
-    close(fds[0]);
+    ts_wait_pid(child.pid, &ws);
+    ts_fork_close(&child);
     coffer_db *db = NULL;
-    assert_ok(open_file(env->path, key, 1, &db));
+    assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     coffer_class_id at = ts_class(db, "AllTypes");
     char *buf = malloc(100000);
     memset(buf, 'r', 99999);
@@ -581,68 +499,39 @@ static void test_kill_reader(void **state)
 static void test_map_grown_by_other_process(void **state)
 {
     ts_env *env = *state;
-    const uint8_t *key = mode_key(env->mode);
-    create_file_with_people(env->path, key, 1);
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
+    const uint8_t *key = ts_mode_key(env->mode);
+    ts_make_person_file(env->path, key, 1);
     setenv("COFFER_INITIAL_MAP_SIZE", "1048576", 1);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(60);
-        close(to_child[1]);
-        close(to_parent[0]);
-        char c;
-        if (recv_bytes(to_child[0], &c, 1, 30000) != 1)
-            _exit(10);
-        coffer_db *db = NULL;
-        if (open_file(env->path, key, 0, &db) != COFFER_OK)
-            _exit(11);
+    ts_fork child;
+    if (ts_fork_with_pipes(&child) == 0) {
+        coffer_db *db = child_open_on_go(&child, env->path, key);
         coffer_class_id at;
         if (coffer_db_find_class(db, "AllTypes", &at) != COFFER_OK)
             _exit(12);
         static unsigned char blob[256 * 1024];
         for (int t = 0; t < 60; t++) {
             memset(blob, 'a' + t % 26, sizeof blob);
-            coffer_status st = COFFER_ERR_MAP_FULL;
-            for (int attempt = 0; attempt < 3 && st == COFFER_ERR_MAP_FULL; attempt++) {
-                coffer_txn *w = NULL;
-                if (coffer_txn_begin(db, COFFER_TXN_WRITE, &w) != COFFER_OK)
-                    _exit(13);
-                coffer_field f[] = {ts_field(AT_INT, coffer_value_int(t)),
-                                    ts_field(AT_BINARY, coffer_value_binary(blob, sizeof blob))};
-                st = coffer_object_create(w, at, f, 2, COFFER_UPDATE_ERROR, NULL);
-                if (st == COFFER_OK)
-                    st = coffer_txn_commit(w);
-                else
-                    coffer_txn_abort(w);
-                coffer_txn_free(w);
-            }
-            if (st != COFFER_OK)
+            if (ts_write_blob(db, at, blob, sizeof blob, t) != COFFER_OK)
                 _exit(14);
         }
         coffer_close(db);
-        send_byte(to_parent[1], 'D');
+        send_byte(child.send, 'D');
         _exit(0);
     }
-    close(to_child[0]);
-    close(to_parent[1]);
     coffer_db *db = NULL;
-    coffer_status st = open_file(env->path, key, 1, &db);
+    coffer_status st = ts_open_std(env->path, key, 0, 1, &db);
     unsetenv("COFFER_INITIAL_MAP_SIZE");
     if (st != COFFER_OK) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        kill(child.pid, SIGKILL);
+        waitpid(child.pid, NULL, 0);
     }
     assert_ok(st);
     coffer_class_id at = ts_class(db, "AllTypes");
     coffer_txn *old = ts_begin(db, COFFER_TXN_READ);
-    send_byte(to_child[1], 'G');
+    send_byte(child.send, 'G');
     char c = 0;
-    int got = recv_bytes(to_parent[0], &c, 1, 60000);
-    assert_child_ok(pid, "growing writer");
+    int got = recv_bytes(child.recv, &c, 1, 60000);
+    assert_child_ok(child.pid, "growing writer");
     assert_int_equal(got, 1);
     assert_int_equal(ts_count(old, at), 0);
     coffer_txn_free(old);
@@ -681,37 +570,19 @@ static void test_map_grown_by_other_process(void **state)
     }
     assert_ok(st);
     coffer_close(db);
-    close(to_child[1]);
-    close(to_parent[0]);
+    ts_fork_close(&child);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        {"test_child_reader_keeps_snapshot[plain]", test_child_reader_keeps_snapshot, ts_setup_empty, ts_teardown,
-         &ts_mode_plain},
-        {"test_child_reader_keeps_snapshot[encrypted]", test_child_reader_keeps_snapshot, ts_setup_empty,
-         ts_teardown, &ts_mode_encrypted},
-        {"test_parent_reader_sees_child_commit[plain]", test_parent_reader_sees_child_commit, ts_setup_empty,
-         ts_teardown, &ts_mode_plain},
-        {"test_parent_reader_sees_child_commit[encrypted]", test_parent_reader_sees_child_commit, ts_setup_empty,
-         ts_teardown, &ts_mode_encrypted},
-        {"test_write_lock_across_processes[plain]", test_write_lock_across_processes, ts_setup_empty, ts_teardown,
-         &ts_mode_plain},
-        {"test_write_lock_across_processes[encrypted]", test_write_lock_across_processes, ts_setup_empty,
-         ts_teardown, &ts_mode_encrypted},
-        {"test_concurrent_writer_processes[plain]", test_concurrent_writer_processes, ts_setup_empty, ts_teardown,
-         &ts_mode_plain},
-        {"test_concurrent_writer_processes[encrypted]", test_concurrent_writer_processes, ts_setup_empty,
-         ts_teardown, &ts_mode_encrypted},
-        {"test_kill_writer[plain]", test_kill_writer, ts_setup_empty, ts_teardown, &ts_mode_plain},
-        {"test_kill_writer[encrypted]", test_kill_writer, ts_setup_empty, ts_teardown, &ts_mode_encrypted},
-        {"test_map_grown_by_other_process[plain]", test_map_grown_by_other_process, ts_setup_empty, ts_teardown,
-         &ts_mode_plain},
-        {"test_map_grown_by_other_process[encrypted]", test_map_grown_by_other_process, ts_setup_empty,
-         ts_teardown, &ts_mode_encrypted},
-        {"test_kill_reader[plain]", test_kill_reader, ts_setup_empty, ts_teardown, &ts_mode_plain},
-        {"test_kill_reader[encrypted]", test_kill_reader, ts_setup_empty, ts_teardown, &ts_mode_encrypted},
+        TS_TEST_FILE_MODES_SETUP(test_child_reader_keeps_snapshot, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_parent_reader_sees_child_commit, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_write_lock_across_processes, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_concurrent_writer_processes, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_kill_writer, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_map_grown_by_other_process, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_kill_reader, ts_setup_empty),
     };
     return cmocka_run_group_tests_name("processes", tests, NULL, NULL);
 }

@@ -371,7 +371,7 @@ static void test_many_classes(void **state)
     }
     assert_ok(coffer_schema_validate(classes, N));
     coffer_db *db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, classes, N, 1, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, classes, N, 1, &db));
     assert_int_equal(coffer_db_class_count(db), N);
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
     for (int i = 0; i < N; i++) {
@@ -384,18 +384,14 @@ static void test_many_classes(void **state)
     ts_commit(txn);
     coffer_close(db);
     db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, NULL, 0, 0, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), N);
     txn = ts_begin(db, COFFER_TXN_READ);
     for (int i = 0; i < N; i++) {
         coffer_class_id c = ts_class(db, names[i]);
         assert_int_equal(ts_count(txn, c), (uint64_t)(i % 3 + 1));
-        coffer_iter *it = NULL;
         coffer_value v = coffer_value_int(i * 100);
-        assert_ok(coffer_index_find(txn, c, 0, &v, &it));
-        coffer_object_key *keys = NULL;
-        assert_int_equal(ts_collect_keys(it, &keys), 1);
-        free(keys);
+        assert_int_equal(ts_index_count(txn, c, 0, &v), 1);
     }
     coffer_txn_free(txn);
     coffer_close(db);
@@ -449,7 +445,7 @@ static void test_max_classes_and_properties(void **state)
     classes[n - 1].property_count = np;
 
     coffer_db *db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, classes, n, 1, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, classes, n, 1, &db));
     assert_int_equal(coffer_db_class_count(db), n);
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
     coffer_class_id first = ts_class(db, "K0");
@@ -462,7 +458,7 @@ static void test_max_classes_and_properties(void **state)
     ts_commit(txn);
     coffer_close(db);
     db = NULL;
-    assert_ok(ts_open_path(env->path, NULL, NULL, 0, 0, &db));
+    assert_ok(ts_open_path(env->path, NULL, 0, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), n);
     txn = ts_begin(db, COFFER_TXN_READ);
     last = ts_class(db, names[n - 1]);
@@ -470,12 +466,8 @@ static void test_max_classes_and_properties(void **state)
     assert_string_equal(ts_get_string(obj, (coffer_property_id)np - 1, NULL), "last property");
     assert_int_equal(ts_get_int(obj, 0), 1);
     assert_int_equal(ts_get_int(obj, 2), 0);
-    coffer_iter *it = NULL;
     coffer_value five = coffer_value_int(5);
-    assert_ok(coffer_index_find(txn, ts_class(db, "K0"), 0, &five, &it));
-    coffer_object_key *keys = NULL;
-    assert_int_equal(ts_collect_keys(it, &keys), 1);
-    free(keys);
+    assert_int_equal(ts_index_count(txn, ts_class(db, "K0"), 0, &five), 1);
     coffer_txn_free(txn);
     coffer_close(db);
     free(classes);

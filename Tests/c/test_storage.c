@@ -15,22 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static coffer_object_key add_person(coffer_txn *txn, coffer_class_id person, int64_t id, const char *name)
-{
-    coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(id)), ts_field(PERSON_NAME, ts_str(name))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, person, f, 2, COFFER_UPDATE_ERROR, &obj));
-    return coffer_object_key_of(obj);
-}
-
-static uint64_t count_of(coffer_db *db, const char *cls)
-{
-    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
-    uint64_t n = ts_count(r, ts_class(db, cls));
-    coffer_txn_free(r);
-    return n;
-}
-
 static const char *person_name(coffer_txn *txn, coffer_db *db, int64_t id)
 {
     coffer_object *obj = NULL;
@@ -38,29 +22,6 @@ static const char *person_name(coffer_txn *txn, coffer_db *db, int64_t id)
     assert_ok(coffer_object_find(txn, ts_class(db, "Person"), &k, &obj));
     return ts_get_string(obj, ts_prop(db, ts_class(db, "Person"), "name"), NULL);
 }
-
-static coffer_status open_cfg_path(const char *path, const uint8_t *key, int read_only,
-                                   const coffer_class_schema *classes, size_t n, uint64_t version,
-                                   coffer_db **out)
-{
-    coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
-    if (st != COFFER_OK)
-        return st;
-    st = coffer_config_set_path(cfg, path);
-    if (st == COFFER_OK && key)
-        st = coffer_config_set_encryption_key(cfg, key, 64);
-    if (st == COFFER_OK && read_only)
-        st = coffer_config_set_read_only(cfg, 1);
-    if (st == COFFER_OK && (classes || version))
-        st = coffer_config_set_schema(cfg, classes, n, version);
-    if (st == COFFER_OK)
-        st = coffer_open(cfg, out);
-    coffer_config_free(cfg);
-    return st;
-}
-
-static const uint8_t *env_key(const ts_env *env) { return env->mode == TS_ENCRYPTED ? ts_key : NULL; }
 
 /* ------------------------------------------------------------------------ */
 /* Several handles                                                           */
@@ -75,35 +36,28 @@ static void test_two_handles_one_file(void **state)
         assert_non_null(coffer_db_path(b));
         assert_string_equal(coffer_db_path(b), env->path);
     }
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "from a");
-    ts_commit(w);
-    assert_int_equal(count_of(b, "Person"), 1);
-    w = ts_begin(b, COFFER_TXN_WRITE);
-    add_person(w, ts_class(b, "Person"), 2, "from b");
-    ts_commit(w);
-    assert_int_equal(count_of(env->db, "Person"), 2);
+    ts_commit_person(env->db, env->person, 1, "from a");
+    assert_int_equal(ts_count_of(b, "Person"), 1);
+    ts_commit_person(b, ts_class(b, "Person"), 2, "from b");
+    assert_int_equal(ts_count_of(env->db, "Person"), 2);
 
     /* closing one leaves the other working */
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     coffer_txn *r = ts_begin(b, COFFER_TXN_READ);
     assert_string_equal(person_name(r, b, 1), "from a");
     assert_string_equal(person_name(r, b, 2), "from b");
     coffer_txn_free(r);
-    w = ts_begin(b, COFFER_TXN_WRITE);
-    add_person(w, ts_class(b, "Person"), 3, "after close");
-    ts_commit(w);
+    ts_commit_person(b, ts_class(b, "Person"), 3, "after close");
     /* and a third handle opened now sees everything */
     coffer_db *c = NULL;
     assert_ok(ts_env_open(env, NULL, 0, 0, &c));
-    assert_int_equal(count_of(c, "Person"), 3);
+    assert_int_equal(ts_count_of(c, "Person"), 3);
     coffer_close(b);
-    assert_int_equal(count_of(c, "Person"), 3);
+    assert_int_equal(ts_count_of(c, "Person"), 3);
     coffer_close(c);
     if (env->mode != TS_MEMORY) {
         assert_ok(ts_env_open(env, NULL, 0, 0, &env->db));
-        assert_int_equal(count_of(env->db, "Person"), 3);
+        assert_int_equal(ts_count_of(env->db, "Person"), 3);
     }
 }
 
@@ -117,48 +71,27 @@ static void test_same_file_other_path(void **state)
     ts_join(link, env->dir, "link.coffer");
     assert_int_equal(symlink(env->path, link), 0);
     coffer_db *b = NULL, *c = NULL;
-    assert_ok(open_cfg_path(dotted, env_key(env), 0, NULL, 0, 0, &b));
-    assert_ok(open_cfg_path(link, env_key(env), 0, NULL, 0, 0, &c));
-    coffer_txn *w = ts_begin(b, COFFER_TXN_WRITE);
-    add_person(w, ts_class(b, "Person"), 1, "x");
-    ts_commit(w);
-    assert_int_equal(count_of(c, "Person"), 1);
-    assert_int_equal(count_of(env->db, "Person"), 1);
+    assert_ok(ts_open_path(dotted, ts_mode_key(env->mode), 0, NULL, 0, 0, &b));
+    assert_ok(ts_open_path(link, ts_mode_key(env->mode), 0, NULL, 0, 0, &c));
+    ts_commit_person(b, ts_class(b, "Person"), 1, "x");
+    assert_int_equal(ts_count_of(c, "Person"), 1);
+    assert_int_equal(ts_count_of(env->db, "Person"), 1);
     /* a write transaction through one blocks a second on the same thread
      * through another: they are one file */
-    w = ts_begin(c, COFFER_TXN_WRITE);
+    coffer_txn *w = ts_begin(c, COFFER_TXN_WRITE);
     coffer_txn *w2 = NULL;
     assert_status(coffer_txn_begin(b, COFFER_TXN_WRITE, &w2), COFFER_ERR_MISUSE);
     ts_commit(w);
     coffer_close(b);
-    coffer_close(env->db);
-    env->db = NULL;
-    w = ts_begin(c, COFFER_TXN_WRITE);
-    add_person(w, ts_class(c, "Person"), 2, "y");
-    ts_commit(w);
-    assert_int_equal(count_of(c, "Person"), 2);
+    ts_env_close(env);
+    ts_commit_person(c, ts_class(c, "Person"), 2, "y");
+    assert_int_equal(ts_count_of(c, "Person"), 2);
     coffer_close(c);
 }
 
 /* ------------------------------------------------------------------------ */
 /* In-memory                                                                 */
 /* ------------------------------------------------------------------------ */
-
-static coffer_status open_memory(const char *ident, const coffer_class_schema *classes, size_t n,
-                                 coffer_db **out)
-{
-    coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
-    if (st != COFFER_OK)
-        return st;
-    st = coffer_config_set_in_memory_identifier(cfg, ident);
-    if (st == COFFER_OK && classes)
-        st = coffer_config_set_schema(cfg, classes, n, 1);
-    if (st == COFFER_OK)
-        st = coffer_open(cfg, out);
-    coffer_config_free(cfg);
-    return st;
-}
 
 static void test_in_memory(void **state)
 {
@@ -174,9 +107,9 @@ static void test_in_memory(void **state)
     snprintf(id1, sizeof id1, "%s-one", env->ident);
     snprintf(id2, sizeof id2, "%s-two", env->ident);
     coffer_db *a = NULL, *b = NULL, *c = NULL;
-    coffer_status st1 = open_memory(id1, ts_std_schema, TS_STD_SCHEMA_COUNT, &a);
-    coffer_status st2 = open_memory(id1, NULL, 0, &b);
-    coffer_status st3 = open_memory(id2, ts_std_schema, TS_STD_SCHEMA_COUNT, &c);
+    coffer_status st1 = ts_open_memory(id1, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &a);
+    coffer_status st2 = ts_open_memory(id1, NULL, 0, 0, &b);
+    coffer_status st3 = ts_open_memory(id2, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &c);
     int entries_open = ts_count_dir_entries(work);
     assert_int_equal(chdir(old_cwd), 0);
     assert_ok(st1);
@@ -186,34 +119,30 @@ static void test_in_memory(void **state)
     assert_int_equal(coffer_db_is_encrypted(a), 0);
     assert_int_equal(coffer_db_class_count(b), 2);
 
-    coffer_txn *w = ts_begin(a, COFFER_TXN_WRITE);
-    add_person(w, ts_class(a, "Person"), 1, "shared");
-    ts_commit(w);
-    assert_int_equal(count_of(b, "Person"), 1);
-    assert_int_equal(count_of(c, "Person"), 0);
-    w = ts_begin(b, COFFER_TXN_WRITE);
-    add_person(w, ts_class(b, "Person"), 2, "from b");
-    ts_commit(w);
+    ts_commit_person(a, ts_class(a, "Person"), 1, "shared");
+    assert_int_equal(ts_count_of(b, "Person"), 1);
+    assert_int_equal(ts_count_of(c, "Person"), 0);
+    ts_commit_person(b, ts_class(b, "Person"), 2, "from b");
     coffer_txn *r = ts_begin(a, COFFER_TXN_READ);
     assert_string_equal(person_name(r, a, 2), "from b");
     coffer_txn_free(r);
 
     /* closing one keeps the data for the other */
     coffer_close(a);
-    assert_int_equal(count_of(b, "Person"), 2);
+    assert_int_equal(ts_count_of(b, "Person"), 2);
     a = NULL;
-    assert_ok(open_memory(id1, NULL, 0, &a));
-    assert_int_equal(count_of(a, "Person"), 2);
+    assert_ok(ts_open_memory(id1, NULL, 0, 0, &a));
+    assert_int_equal(ts_count_of(a, "Person"), 2);
     coffer_close(a);
     /* after the last close the identifier starts empty */
     coffer_close(b);
     a = NULL;
-    assert_ok(open_memory(id1, NULL, 0, &a));
+    assert_ok(ts_open_memory(id1, NULL, 0, 0, &a));
     assert_int_equal(coffer_db_class_count(a), 0);
     coffer_close(a);
     a = NULL;
-    assert_ok(open_memory(id1, ts_std_schema, TS_STD_SCHEMA_COUNT, &a));
-    assert_int_equal(count_of(a, "Person"), 0);
+    assert_ok(ts_open_memory(id1, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &a));
+    assert_int_equal(ts_count_of(a, "Person"), 0);
     coffer_close(a);
     coffer_close(c);
 
@@ -233,16 +162,16 @@ static void test_in_memory_odd_identifiers(void **state)
     const char *ids[] = {"a/b/c", "../escape", ".", "with space \xc3\xa9", longid};
     coffer_db *dbs[5] = {0};
     for (int i = 0; i < 5; i++) {
-        assert_ok(open_memory(ids[i], ts_std_schema, TS_STD_SCHEMA_COUNT, &dbs[i]));
+        assert_ok(ts_open_memory(ids[i], ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &dbs[i]));
         coffer_txn *w = ts_begin(dbs[i], COFFER_TXN_WRITE);
         for (int k = 0; k <= i; k++)
-            add_person(w, ts_class(dbs[i], "Person"), k, "x");
+            ts_add_person(w, ts_class(dbs[i], "Person"), k, "x");
         ts_commit(w);
     }
     for (int i = 0; i < 5; i++) {
         coffer_db *again = NULL;
-        assert_ok(open_memory(ids[i], NULL, 0, &again));
-        assert_int_equal(count_of(again, "Person"), (uint64_t)i + 1);
+        assert_ok(ts_open_memory(ids[i], NULL, 0, 0, &again));
+        assert_int_equal(ts_count_of(again, "Person"), (uint64_t)i + 1);
         coffer_close(again);
         coffer_close(dbs[i]);
     }
@@ -256,7 +185,7 @@ static void test_in_memory_larger(void **state)
 {
     ts_env *env = *state;
     coffer_db *db = NULL;
-    assert_ok(open_memory(env->ident, ts_std_schema, TS_STD_SCHEMA_COUNT, &db));
+    assert_ok(ts_open_memory(env->ident, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_class_id at = ts_class(db, "AllTypes");
     char *buf = malloc(1 << 20);
     memset(buf, 'm', 1 << 20);
@@ -268,7 +197,7 @@ static void test_in_memory_larger(void **state)
         }
         ts_commit(w);
     }
-    assert_int_equal(count_of(db, "AllTypes"), 40);
+    assert_int_equal(ts_count_of(db, "AllTypes"), 40);
     coffer_close(db);
     free(buf);
 }
@@ -283,36 +212,20 @@ static void test_read_only_missing(void **state)
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "missingFile.coffer");
     coffer_db *db = NULL;
-    assert_status(open_cfg_path(path, NULL, 1, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db), COFFER_ERR_NOT_FOUND);
+    assert_status(ts_open_path(path, NULL, 1, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db), COFFER_ERR_NOT_FOUND);
     assert_error_contains("missingFile.coffer");
-    assert_status(open_cfg_path(path, NULL, 1, NULL, 0, 0, &db), COFFER_ERR_NOT_FOUND);
+    assert_status(ts_open_path(path, NULL, 1, NULL, 0, 0, &db), COFFER_ERR_NOT_FOUND);
     assert_false(ts_file_exists(path));
-}
-
-static void make_person_file(const char *path, const uint8_t *key, int n)
-{
-    coffer_db *db = NULL;
-    assert_ok(open_cfg_path(path, key, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
-    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
-    for (int i = 0; i < n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "person %d", i);
-        add_person(w, ts_class(db, "Person"), i, name);
-    }
-    ts_commit(w);
-    coffer_close(db);
 }
 
 static void test_read_only(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
-    make_person_file(env->path, env_key(env), 5);
+    ts_env_close(env);
+    ts_make_person_file(env->path, ts_mode_key(env->mode), 5);
     for (int with_schema = 0; with_schema < 2; with_schema++) {
         coffer_db *db = NULL;
-        assert_ok(open_cfg_path(env->path, env_key(env), 1, with_schema ? ts_std_schema : NULL,
-                                with_schema ? TS_STD_SCHEMA_COUNT : 0, with_schema ? 1 : 0, &db));
+        assert_ok(ts_open_std(env->path, ts_mode_key(env->mode), 1, with_schema, &db));
         assert_int_equal(coffer_db_is_read_only(db), 1);
         coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
         assert_int_equal(ts_count(r, ts_class(db, "Person")), 5);
@@ -335,17 +248,16 @@ static void test_read_only(void **state)
 static void test_read_only_schema_write_needed(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
-    make_person_file(env->path, env_key(env), 1);
+    ts_env_close(env);
+    ts_make_person_file(env->path, ts_mode_key(env->mode), 1);
     static const coffer_property_schema extra_props[] = {{.name = "x", .type = COFFER_TYPE_INT}};
     coffer_class_schema more[3] = {ts_std_schema[0], ts_std_schema[1],
                                    {.name = "Extra", .properties = extra_props, .property_count = 1}};
     coffer_db *db = NULL;
-    assert_status(open_cfg_path(env->path, env_key(env), 1, more, 3, 1, &db), COFFER_ERR_READ_ONLY);
-    assert_status(open_cfg_path(env->path, env_key(env), 1, more, 3, 2, &db), COFFER_ERR_READ_ONLY);
+    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 1, more, 3, 1, &db), COFFER_ERR_READ_ONLY);
+    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 1, more, 3, 2, &db), COFFER_ERR_READ_ONLY);
     /* the file is unchanged */
-    assert_ok(open_cfg_path(env->path, env_key(env), 1, NULL, 0, 0, &db));
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), 2);
     assert_int_equal(coffer_db_schema_version(db), 1);
     coffer_close(db);
@@ -354,22 +266,19 @@ static void test_read_only_schema_write_needed(void **state)
 static void test_read_only_and_read_write_in_process(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
-    make_person_file(env->path, env_key(env), 1);
+    ts_env_close(env);
+    ts_make_person_file(env->path, ts_mode_key(env->mode), 1);
     /* read-write first, then read-only: the read-only handle cannot write */
     coffer_db *rw = NULL, *ro = NULL;
-    assert_ok(open_cfg_path(env->path, env_key(env), 0, NULL, 0, 0, &rw));
-    assert_ok(open_cfg_path(env->path, env_key(env), 1, NULL, 0, 0, &ro));
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &rw));
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, NULL, 0, 0, &ro));
     assert_int_equal(coffer_db_is_read_only(ro), 1);
     coffer_txn *w = NULL;
     assert_status(coffer_txn_begin(ro, COFFER_TXN_WRITE, &w), COFFER_ERR_READ_ONLY);
-    w = ts_begin(rw, COFFER_TXN_WRITE);
-    add_person(w, ts_class(rw, "Person"), 10, "rw");
-    ts_commit(w);
-    assert_int_equal(count_of(ro, "Person"), 2);
+    ts_commit_person(rw, ts_class(rw, "Person"), 10, "rw");
+    assert_int_equal(ts_count_of(ro, "Person"), 2);
     coffer_close(rw);
-    assert_int_equal(count_of(ro, "Person"), 2);
+    assert_int_equal(ts_count_of(ro, "Person"), 2);
     assert_status(coffer_txn_begin(ro, COFFER_TXN_WRITE, &w), COFFER_ERR_READ_ONLY);
     /* read-only first, then read-write: a read-only handle on a writable
      * file does not block read-write ones; the read-write handle works fully
@@ -377,21 +286,19 @@ static void test_read_only_and_read_write_in_process(void **state)
      * file that could not be written when first opened: see
      * test_unwritable_file) */
     coffer_db *rw2 = NULL;
-    coffer_status st = open_cfg_path(env->path, env_key(env), 0, NULL, 0, 0, &rw2);
+    coffer_status st = ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &rw2);
     assert_ok(st);
     {
         assert_int_equal(coffer_db_is_read_only(rw2), 0);
-        w = ts_begin(rw2, COFFER_TXN_WRITE);
-        add_person(w, ts_class(rw2, "Person"), 77, "joined");
-        ts_commit(w);
-        assert_int_equal(count_of(ro, "Person"), 3);
+        ts_commit_person(rw2, ts_class(rw2, "Person"), 77, "joined");
+        assert_int_equal(ts_count_of(ro, "Person"), 3);
         assert_status(coffer_txn_begin(ro, COFFER_TXN_WRITE, &w), COFFER_ERR_READ_ONLY);
         coffer_close(rw2);
         rw2 = NULL;
-        assert_int_equal(count_of(ro, "Person"), 3);
+        assert_int_equal(ts_count_of(ro, "Person"), 3);
     }
     coffer_close(ro);
-    assert_ok(open_cfg_path(env->path, env_key(env), 0, NULL, 0, 0, &rw2));
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &rw2));
     coffer_close(rw2);
 }
 
@@ -410,13 +317,13 @@ static int unwritable_checks(void *arg)
     if (access(c->path, W_OK) == 0)
         return 51;
     coffer_db *db = NULL;
-    coffer_status st = open_cfg_path(c->path, c->key, 0, NULL, 0, 0, &db);
+    coffer_status st = ts_open_path(c->path, c->key, 0, NULL, 0, 0, &db);
     if (st != COFFER_ERR_READ_ONLY) {
         fprintf(stderr, "read-write open of an unwritable file: %d (%s)\n", (int)st, coffer_last_error());
         return 52;
     }
     coffer_db *ro = NULL;
-    st = open_cfg_path(c->path, c->key, 1, NULL, 0, 0, &ro);
+    st = ts_open_path(c->path, c->key, 1, NULL, 0, 0, &ro);
     if (st != COFFER_OK) {
         fprintf(stderr, "read-only open of an unwritable file: %d (%s)\n", (int)st, coffer_last_error());
         return 53;
@@ -433,7 +340,7 @@ static int unwritable_checks(void *arg)
         return 55;
     /* open in this process through a read-only mapping (the file could not
      * be written when first opened) and now wanted for writing: busy */
-    st = open_cfg_path(c->path, c->key, 0, NULL, 0, 0, &db);
+    st = ts_open_path(c->path, c->key, 0, NULL, 0, 0, &db);
     if (st != COFFER_ERR_BUSY) {
         fprintf(stderr, "read-write open while open read-only: %d (%s)\n", (int)st, coffer_last_error());
         return 56;
@@ -445,9 +352,8 @@ static int unwritable_checks(void *arg)
 static void test_unwritable_file(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
-    make_person_file(env->path, env_key(env), 2);
+    ts_env_close(env);
+    ts_make_person_file(env->path, ts_mode_key(env->mode), 2);
     char lock[TS_PATH_MAX + 8];
     snprintf(lock, sizeof lock, "%s-lock", env->path);
     assert_int_equal(chmod(env->path, 0444), 0);
@@ -456,7 +362,7 @@ static void test_unwritable_file(void **state)
         assert_int_equal(chmod(env->dir, 0755), 0);
         assert_int_equal(chown(lock, 65534, 65534), 0);
     }
-    unwritable_ctx c = {env->path, env_key(env)};
+    unwritable_ctx c = {env->path, ts_mode_key(env->mode)};
     int rc = ts_run_in_child(unwritable_checks, &c, "unwritable file checks");
     chmod(env->path, 0644);
     assert_int_equal(rc, 0);
@@ -469,35 +375,32 @@ static void test_unwritable_file(void **state)
 static void test_seed_file(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     char seed[TS_PATH_MAX], target[TS_PATH_MAX];
     ts_join(seed, env->dir, "seed.coffer");
     ts_join(target, env->dir, "target.coffer");
-    make_person_file(seed, env_key(env), 3);
+    ts_make_person_file(seed, ts_mode_key(env->mode), 3);
     long long seed_size = ts_file_size(seed);
 
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, target));
     assert_ok(coffer_config_set_seed_path(cfg, seed));
-    if (env_key(env))
+    if (ts_mode_key(env->mode))
         assert_ok(coffer_config_set_encryption_key(cfg, ts_key, 64));
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
     coffer_db *db = NULL;
     assert_ok(coffer_open(cfg, &db));
     assert_true(ts_file_exists(target));
-    assert_int_equal(count_of(db, "Person"), 3);
+    assert_int_equal(ts_count_of(db, "Person"), 3);
     /* modify the copy */
-    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
-    add_person(w, ts_class(db, "Person"), 100, "added to the copy");
-    ts_commit(w);
+    ts_commit_person(db, ts_class(db, "Person"), 100, "added to the copy");
     coffer_close(db);
 
     /* reopen with the seed still configured: not copied again */
     db = NULL;
     assert_ok(coffer_open(cfg, &db));
-    assert_int_equal(count_of(db, "Person"), 4);
+    assert_int_equal(ts_count_of(db, "Person"), 4);
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_string_equal(person_name(r, db, 100), "added to the copy");
     coffer_txn_free(r);
@@ -506,8 +409,8 @@ static void test_seed_file(void **state)
 
     /* the seed itself is unchanged */
     db = NULL;
-    assert_ok(open_cfg_path(seed, env_key(env), 1, NULL, 0, 0, &db));
-    assert_int_equal(count_of(db, "Person"), 3);
+    assert_ok(ts_open_path(seed, ts_mode_key(env->mode), 1, NULL, 0, 0, &db));
+    assert_int_equal(ts_count_of(db, "Person"), 3);
     coffer_close(db);
     assert_true(ts_file_size(seed) == seed_size);
 }
@@ -575,16 +478,13 @@ static void test_schema_same_and_lower_version(void **state)
     ts_env_reopen(env, &v1, 1, 5);
     write_evolving_v1(env->db);
     assert_int_equal(coffer_db_schema_version(env->db), 5);
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
-    coffer_close(env->db);
-    env->db = NULL;
+    coffer_db *keep = ts_env_keep(env);
+    ts_env_close(env);
 
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, &v1, 1, 5, &db));
     assert_int_equal(coffer_db_schema_version(db), 5);
-    assert_int_equal(count_of(db, "Evolving"), 1);
+    assert_int_equal(ts_count_of(db, "Evolving"), 1);
     coffer_close(db);
     db = NULL;
     assert_status(ts_env_open(env, &v1, 1, 4, &db), COFFER_ERR_SCHEMA_VERSION);
@@ -638,11 +538,8 @@ static void test_schema_diff_same_version(void **state)
          {"removedProp", "typeProp", "optProp", "addedProp"}},
     };
     /* keep a handle open for memory mode so the data persists */
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
-    coffer_close(env->db);
-    env->db = NULL;
+    coffer_db *keep = ts_env_keep(env);
+    ts_env_close(env);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         print_message("    %s\n", cases[i].what);
         coffer_class_schema cls = evolving_class(cases[i].props, cases[i].n);
@@ -668,14 +565,9 @@ static void test_schema_diff_same_version(void **state)
 static void test_schema_new_class_same_version(void **state)
 {
     ts_env *env = *state;
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "before");
-    ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    coffer_db *keep = ts_env_keep(env);
+    ts_commit_person(env->db, env->person, 1, "before");
+    ts_env_close(env);
 
     static const coffer_property_schema extra_props[] = {{.name = "label", .type = COFFER_TYPE_STRING,
                                                           .flags = COFFER_PROPERTY_INDEXED}};
@@ -684,19 +576,18 @@ static void test_schema_new_class_same_version(void **state)
     assert_ok(ts_env_open(env, more, 3, 1, &env->db));
     assert_int_equal(coffer_db_class_count(env->db), 3);
     coffer_class_id added = ts_class(env->db, "AddedClass");
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(0, ts_str("new"))};
     assert_ok(coffer_object_create(w, added, f, 1, COFFER_UPDATE_ERROR, NULL));
     ts_commit(w);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     assert_string_equal(person_name(r, env->db, 1), "before");
     coffer_txn_free(r);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     /* reopening with no schema shows the added class */
     assert_ok(ts_env_open(env, NULL, 0, 0, &env->db));
     assert_int_equal(coffer_db_class_count(env->db), 3);
-    assert_int_equal(count_of(env->db, "AddedClass"), 1);
+    assert_int_equal(ts_count_of(env->db, "AddedClass"), 1);
     coffer_close(keep);
 }
 
@@ -714,9 +605,7 @@ static void test_schema_index_change_same_version(void **state)
     coffer_class_schema v_plain = {.name = "Coded", .properties = plain, .property_count = 2};
     coffer_class_schema v_indexed = {.name = "Coded", .properties = indexed, .property_count = 2};
     ts_env_reopen(env, &v_plain, 1, 2);
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     coffer_class_id cls = ts_class(env->db, "Coded");
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int i = 0; i < 50; i++) {
@@ -726,8 +615,7 @@ static void test_schema_index_change_same_version(void **state)
         assert_ok(coffer_object_create(w, cls, f, 2, COFFER_UPDATE_ERROR, NULL));
     }
     ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     /* add an index on code and remove the one on num, same version */
     assert_ok(ts_env_open(env, &v_indexed, 1, 2, &env->db));
@@ -738,10 +626,7 @@ static void test_schema_index_change_same_version(void **state)
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_iter *it = NULL;
     coffer_value v = ts_str("code-3");
-    assert_ok(coffer_index_find(r, cls, 0, &v, &it));
-    coffer_object_key *keys = NULL;
-    assert_int_equal(ts_collect_keys(it, &keys), 5);
-    free(keys);
+    assert_int_equal(ts_index_count(r, cls, 0, &v), 5);
     v = coffer_value_int(1);
     assert_status(coffer_index_find(r, cls, 1, &v, &it), COFFER_ERR_INVALID_ARGUMENT);
     assert_error_contains("num");
@@ -753,20 +638,15 @@ static void test_schema_index_change_same_version(void **state)
     ts_commit(w);
     r = ts_begin(env->db, COFFER_TXN_READ);
     v = ts_str("code-3");
-    assert_ok(coffer_index_find(r, cls, 0, &v, &it));
-    assert_int_equal(ts_collect_keys(it, &keys), 6);
-    free(keys);
+    assert_int_equal(ts_index_count(r, cls, 0, &v), 6);
     coffer_txn_free(r);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     /* and back: the index on num is rebuilt and includes the new object */
     assert_ok(ts_env_open(env, &v_plain, 1, 2, &env->db));
     r = ts_begin(env->db, COFFER_TXN_READ);
     v = coffer_value_int(0);
-    assert_ok(coffer_index_find(r, cls, 1, &v, &it));
-    assert_int_equal(ts_collect_keys(it, &keys), 11);
-    free(keys);
+    assert_int_equal(ts_index_count(r, cls, 1, &v), 11);
     coffer_txn_free(r);
     coffer_close(keep);
 }
@@ -776,12 +656,9 @@ static void test_schema_upgrade(void **state)
     ts_env *env = *state;
     coffer_class_schema v1 = evolving_class(evolving_v1, 5);
     ts_env_reopen(env, &v1, 1, 1);
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     coffer_object_key key = write_evolving_v1(env->db);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     /* v2: removedProp removed; four properties added */
     static const coffer_property_schema v2props[] = {
@@ -811,12 +688,8 @@ static void test_schema_upgrade(void **state)
     assert_string_equal(ts_get_string(obj, ts_prop(env->db, cls, "addedString"), NULL), "");
     assert_true(ts_get_is_null(obj, ts_prop(env->db, cls, "addedOptional")));
     /* the added index covers the existing object (default 0) */
-    coffer_iter *it = NULL;
     coffer_value zero = coffer_value_int(0);
-    assert_ok(coffer_index_find(r, cls, ts_prop(env->db, cls, "addedIndexed"), &zero, &it));
-    coffer_object_key *keys = NULL;
-    assert_int_equal(ts_collect_keys(it, &keys), 1);
-    free(keys);
+    assert_int_equal(ts_index_count(r, cls, ts_prop(env->db, cls, "addedIndexed"), &zero), 1);
     coffer_txn_free(r);
     /* new values can be written */
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -824,8 +697,7 @@ static void test_schema_upgrade(void **state)
     coffer_value s = ts_str("set after upgrade");
     assert_ok(coffer_object_set_value(obj, ts_prop(env->db, cls, "addedString"), &s));
     ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     /* the stored schema is now v2 */
     assert_ok(ts_env_open(env, NULL, 0, 0, &env->db));
@@ -845,16 +717,13 @@ static void test_schema_upgrade(void **state)
 static void test_open_without_schema(void **state)
 {
     ts_env *env = *state;
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "stored");
+    ts_add_person(w, env->person, 1, "stored");
     coffer_field f[] = {ts_field(AT_STRING, ts_str("all types"))};
     assert_ok(coffer_object_create(w, env->all_types, f, 1, COFFER_UPDATE_ERROR, NULL));
     ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, NULL, 0, 0, &db));
@@ -877,21 +746,15 @@ static void test_open_without_schema(void **state)
 static void test_version_bump_same_schema(void **state)
 {
     ts_env *env = *state;
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "versioned");
-    ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    coffer_db *keep = ts_env_keep(env);
+    ts_commit_person(env->db, env->person, 1, "versioned");
+    ts_env_close(env);
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 7, &env->db));
     assert_int_equal(coffer_db_schema_version(env->db), 7);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     assert_ok(ts_env_open(env, NULL, 0, 0, &env->db));
     assert_int_equal(coffer_db_schema_version(env->db), 7);
-    assert_int_equal(count_of(env->db, "Person"), 1);
+    assert_int_equal(ts_count_of(env->db, "Person"), 1);
     coffer_db *db = NULL;
     assert_status(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 6, &db), COFFER_ERR_SCHEMA_VERSION);
     coffer_close(keep);
@@ -917,18 +780,15 @@ static void test_open_without_schema_higher_version(void **state)
 static void test_class_subset(void **state)
 {
     ts_env *env = *state;
-    coffer_db *keep = NULL;
-    if (env->mode == TS_MEMORY)
-        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    coffer_db *keep = ts_env_keep(env);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "p1");
+    ts_add_person(w, env->person, 1, "p1");
     for (int i = 0; i < 10; i++) {
         coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i)), ts_field(AT_STRING, ts_str("kept intact"))};
         assert_ok(coffer_object_create(w, env->all_types, f, 2, COFFER_UPDATE_ERROR, NULL));
     }
     ts_commit(w);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
 
     for (int with_schema = 0; with_schema < 2; with_schema++) {
         coffer_config *cfg = ts_env_config(env);
@@ -948,14 +808,14 @@ static void test_class_subset(void **state)
         assert_null(coffer_db_class_schema(db, 1));
         w = ts_begin(db, COFFER_TXN_WRITE);
         assert_int_equal(ts_count(w, person), (uint64_t)with_schema + 1);
-        add_person(w, person, 10 + with_schema, "through subset");
+        ts_add_person(w, person, 10 + with_schema, "through subset");
         ts_commit(w);
         coffer_close(db);
     }
 
     /* the full file: the other class's data is intact */
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
-    assert_int_equal(count_of(env->db, "Person"), 3);
+    assert_int_equal(ts_count_of(env->db, "Person"), 3);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_class_id at = ts_class(env->db, "AllTypes");
     assert_int_equal(ts_count(r, at), 10);
@@ -978,36 +838,10 @@ static void test_class_subset(void **state)
 /* Sizes                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Creates an object with a binary value of `size` bytes in its own write
- * transaction, retrying once on COFFER_ERR_MAP_FULL. Returns the status. */
-static coffer_status write_blob(coffer_db *db, coffer_class_id at, const void *data, size_t size, int64_t tag)
-{
-    for (int attempt = 0; attempt < 3; attempt++) {
-        coffer_txn *w = NULL;
-        coffer_status st = coffer_txn_begin(db, COFFER_TXN_WRITE, &w);
-        if (st != COFFER_OK)
-            return st;
-        coffer_field f[] = {ts_field(AT_BINARY, coffer_value_binary(data, size)), ts_field(AT_INT, coffer_value_int(tag))};
-        st = coffer_object_create(w, at, f, 2, COFFER_UPDATE_ERROR, NULL);
-        if (st == COFFER_OK) {
-            st = coffer_txn_commit(w);
-        } else {
-            coffer_status ab = coffer_txn_abort(w);
-            (void)ab;
-        }
-        coffer_txn_free(w);
-        if (st != COFFER_ERR_MAP_FULL)
-            return st;
-        print_message("    map full (tag %lld), retrying\n", (long long)tag);
-    }
-    return COFFER_ERR_MAP_FULL;
-}
-
 static void test_max_file_size(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     const uint64_t cap = 1u << 20;
     coffer_config *cfg = ts_env_config(env);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
@@ -1017,18 +851,18 @@ static void test_max_file_size(void **state)
     coffer_class_id at = ts_class(db, "AllTypes");
     unsigned char small[1000];
     memset(small, 's', sizeof small);
-    assert_ok(write_blob(db, at, small, sizeof small, 1));
+    assert_ok(ts_write_blob(db, at, small, sizeof small, 1));
 
     /* 2 MiB in one write: too large, nothing committed */
     size_t big_size = 2u << 20;
     unsigned char *big = malloc(big_size);
     ts_seed(5);
     ts_rand_bytes(big, big_size);
-    assert_status(write_blob(db, at, big, big_size, 2), COFFER_ERR_FILE_TOO_LARGE);
-    assert_int_equal(count_of(db, "AllTypes"), 1);
+    assert_status(ts_write_blob(db, at, big, big_size, 2), COFFER_ERR_FILE_TOO_LARGE);
+    assert_int_equal(ts_count_of(db, "AllTypes"), 1);
     /* still works for small writes */
-    assert_ok(write_blob(db, at, small, sizeof small, 3));
-    assert_int_equal(count_of(db, "AllTypes"), 2);
+    assert_ok(ts_write_blob(db, at, small, sizeof small, 3));
+    assert_int_equal(ts_count_of(db, "AllTypes"), 2);
 
     /* a transaction with a small write and a too large one commits
      * nothing: the large write fails at create or at commit */
@@ -1051,14 +885,14 @@ static void test_max_file_size(void **state)
             coffer_txn_abort(w);
         }
         coffer_txn_free(w);
-        assert_int_equal(count_of(db, "AllTypes"), 2);
+        assert_int_equal(ts_count_of(db, "AllTypes"), 2);
     }
 
     /* fill it with 64 KiB values until it refuses */
     coffer_status st = COFFER_OK;
     int written = 0;
     for (int i = 0; i < 100 && st == COFFER_OK; i++) {
-        st = write_blob(db, at, big + i * 1024, 64 * 1024, 100 + i);
+        st = ts_write_blob(db, at, big + i * 1024, 64 * 1024, 100 + i);
         if (st == COFFER_OK)
             written++;
     }
@@ -1169,13 +1003,12 @@ static void test_map_growth(void **state)
 static void test_map_growth_small_map(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     setenv("COFFER_INITIAL_MAP_SIZE", "1048576", 1);
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "small-map.coffer");
     coffer_db *db = NULL;
-    coffer_status st = open_cfg_path(path, env_key(env), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db);
+    coffer_status st = ts_open_path(path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db);
     unsetenv("COFFER_INITIAL_MAP_SIZE");
     assert_ok(st);
     coffer_class_id at = ts_class(db, "AllTypes");
@@ -1185,15 +1018,15 @@ static void test_map_growth_small_map(void **state)
     ts_rand_bytes(data, blob);
     int retries = 0;
     for (int t = 0; t < 40; t++) {
-        st = write_blob(db, at, data, blob, t);
+        st = ts_write_blob(db, at, data, blob, t);
         assert_ok(st);
     }
     (void)retries;
-    assert_int_equal(count_of(db, "AllTypes"), 40);
+    assert_int_equal(ts_count_of(db, "AllTypes"), 40);
 
     /* a reader holds a snapshot while the writer fills the map */
     coffer_db *other = NULL;
-    assert_ok(open_cfg_path(path, env_key(env), 0, NULL, 0, 0, &other));
+    assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, NULL, 0, 0, &other));
     coffer_txn *r = ts_begin(other, COFFER_TXN_READ);
     int full_while_reading = 0;
     int t = 40;
@@ -1228,7 +1061,7 @@ static void test_map_growth_small_map(void **state)
     coffer_txn_free(r);
     /* without the reader, the writes go through (after at most a retry) */
     for (int k = 0; k < 20; k++)
-        assert_ok(write_blob(db, at, data, blob, 1000 + k));
+        assert_ok(ts_write_blob(db, at, data, blob, 1000 + k));
     coffer_close(other);
     r = ts_begin(db, COFFER_TXN_READ);
     uint64_t n = ts_count(r, at);
@@ -1237,8 +1070,8 @@ static void test_map_growth_small_map(void **state)
     free(data);
     /* reopen (map size from the file) and read everything */
     db = NULL;
-    assert_ok(open_cfg_path(path, env_key(env), 0, NULL, 0, 0, &db));
-    assert_int_equal(count_of(db, "AllTypes"), n);
+    assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, NULL, 0, 0, &db));
+    assert_int_equal(ts_count_of(db, "AllTypes"), n);
     coffer_close(db);
 }
 
@@ -1258,7 +1091,7 @@ static int probe_child(void *arg)
 {
     probe *p = arg;
     coffer_db *db = NULL;
-    coffer_status st = open_cfg_path(p->path, p->key, 0, NULL, 0, 0, &db);
+    coffer_status st = ts_open_path(p->path, p->key, 0, NULL, 0, 0, &db);
     if (st != COFFER_OK)
         return (int)st;
     if (!p->read_all) {
@@ -1325,13 +1158,13 @@ static void check_not_a_database(const char *path, const void *content, size_t s
     assert_int_equal(st, COFFER_ERR_NOT_A_DATABASE);
     /* the message names the file; the file is untouched */
     coffer_db *db = NULL;
-    assert_status(open_cfg_path(path, NULL, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
+    assert_status(ts_open_path(path, NULL, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
     const char *base = strrchr(path, '/') + 1;
     assert_error_contains(base);
     /* with a schema, and read-only, and with a key: the same */
-    assert_status(open_cfg_path(path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db), COFFER_ERR_NOT_A_DATABASE);
-    assert_status(open_cfg_path(path, NULL, 1, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
-    assert_status(open_cfg_path(path, ts_key, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
+    assert_status(ts_open_path(path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db), COFFER_ERR_NOT_A_DATABASE);
+    assert_status(ts_open_path(path, NULL, 1, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
+    assert_status(ts_open_path(path, ts_key, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
     size_t got_size = 0;
     unsigned char *got = ts_read_file(path, &got_size);
     assert_non_null(got);
@@ -1400,10 +1233,10 @@ static void test_foreign_lmdb(void **state)
     int st = run_probe(path, NULL, 0);
     assert_int_equal(st, COFFER_ERR_NOT_A_DATABASE);
     coffer_db *db = NULL;
-    assert_status(open_cfg_path(path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db),
+    assert_status(ts_open_path(path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db),
                   COFFER_ERR_NOT_A_DATABASE);
     assert_error_contains("foreignLmdb.coffer");
-    assert_status(open_cfg_path(path, ts_key, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
+    assert_status(ts_open_path(path, ts_key, 0, NULL, 0, 0, &db), COFFER_ERR_NOT_A_DATABASE);
     size_t after_size = 0;
     unsigned char *after = ts_read_file(path, &after_size);
     assert_int_equal(after_size, before_size);
@@ -1441,18 +1274,17 @@ static void test_truncated(void **state)
             assert_ok(coffer_object_create(w, env->all_types, f, 2, COFFER_UPDATE_ERROR, NULL));
         }
         for (int i = 0; i < 50; i++)
-            add_person(w, env->person, t * 50 + i, "someone with a name");
+            ts_add_person(w, env->person, t * 50 + i, "someone with a name");
         ts_commit(w);
     }
     free(data);
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     long long size = ts_file_size(env->path);
     print_message("    file size %lld, truncating to %lld\n", size, size / 2);
     assert_true(size > 3 * 1024 * 1024);
     assert_int_equal(truncate(env->path, size / 2), 0);
 
-    int st = run_probe(env->path, env_key(env), 1);
+    int st = run_probe(env->path, ts_mode_key(env->mode), 1);
     if (st != COFFER_ERR_CORRUPTED)
         print_error("truncated file: status %d, expected COFFER_ERR_CORRUPTED (%d)\n", st, COFFER_ERR_CORRUPTED);
     assert_int_equal(st, COFFER_ERR_CORRUPTED);
@@ -1461,21 +1293,18 @@ static void test_truncated(void **state)
 static void test_zero_length_file(void **state)
 {
     ts_env *env = *state;
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "empty.coffer");
     assert_int_equal(ts_write_file(path, "", 0), 0);
     coffer_db *db = NULL;
-    assert_ok(open_cfg_path(path, env_key(env), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
+    assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     assert_int_equal(coffer_db_class_count(db), 2);
     assert_int_equal(coffer_db_is_encrypted(db), env->mode == TS_ENCRYPTED);
-    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
-    add_person(w, ts_class(db, "Person"), 1, "in a once empty file");
-    ts_commit(w);
+    ts_commit_person(db, ts_class(db, "Person"), 1, "in a once empty file");
     coffer_close(db);
     db = NULL;
-    assert_ok(open_cfg_path(path, env_key(env), 0, NULL, 0, 0, &db));
+    assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, NULL, 0, 0, &db));
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_string_equal(person_name(r, db, 1), "in a once empty file");
     coffer_txn_free(r);
@@ -1485,7 +1314,7 @@ static void test_zero_length_file(void **state)
     ts_join(path, env->dir, "empty2.coffer");
     assert_int_equal(ts_write_file(path, "", 0), 0);
     db = NULL;
-    assert_ok(open_cfg_path(path, env_key(env), 0, NULL, 0, 0, &db));
+    assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), 0);
     coffer_close(db);
 }

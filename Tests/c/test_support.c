@@ -283,6 +283,8 @@ const uint8_t ts_other_key[64] = {
     0x87, 0x78, 0x65, 0x56, 0x43, 0x34, 0x21, 0x12, 0xf0, 0x0f, 0x96, 0x69, 0xc3, 0x3c, 0xa5, 0x5a,
 };
 
+const uint8_t *ts_mode_key(int mode) { return mode == TS_ENCRYPTED ? ts_key : NULL; }
+
 /* ------------------------------------------------------------------------ */
 /* The standard schema                                                       */
 /* ------------------------------------------------------------------------ */
@@ -377,23 +379,29 @@ coffer_config *ts_env_config(const ts_env *env)
 coffer_status ts_env_open(const ts_env *env, const coffer_class_schema *classes, size_t count,
                           uint64_t version, coffer_db **out)
 {
-    coffer_config *cfg = make_config(env);
-    if (cfg == NULL)
-        return coffer_last_status() != COFFER_OK ? coffer_last_status() : COFFER_ERR_INTERNAL;
-    coffer_status st = COFFER_OK;
-    if (classes != NULL || version != 0)
-        st = coffer_config_set_schema(cfg, classes, count, version);
-    if (st == COFFER_OK)
-        st = coffer_open(cfg, out);
-    coffer_config_free(cfg);
-    return st;
+    if (env->mode == TS_MEMORY)
+        return ts_open_memory(env->ident, classes, count, version, out);
+    return ts_open_path(env->path, ts_mode_key(env->mode), 0, classes, count, version, out);
+}
+
+void ts_env_close(ts_env *env)
+{
+    coffer_close(env->db);
+    env->db = NULL;
 }
 
 void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count, uint64_t version)
 {
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     assert_ok(ts_env_open(env, classes, count, version, &env->db));
+}
+
+coffer_db *ts_env_keep(const ts_env *env)
+{
+    coffer_db *keep = NULL;
+    if (env->mode == TS_MEMORY)
+        assert_ok(ts_env_open(env, NULL, 0, 0, &keep));
+    return keep;
 }
 
 static int setup_common(void **state, int open_db)
@@ -436,30 +444,85 @@ int ts_teardown(void **state)
     ts_env *env = *state;
     if (env == NULL)
         return 0;
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_env_close(env);
     ts_remove_tree(env->dir);
     free(env);
     *state = NULL;
     return 0;
 }
 
-coffer_status ts_open_path(const char *path, const uint8_t *key, const coffer_class_schema *classes,
-                           size_t count, uint64_t version, coffer_db **out)
+int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t count)
 {
-    coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
-    if (st != COFFER_OK)
-        return st;
-    st = coffer_config_set_path(cfg, path);
+    if (ts_setup_empty(state) != 0)
+        return -1;
+    ts_env *env = *state;
+    coffer_status st = ts_env_open(env, classes, count, 1, &env->db);
+    if (st != COFFER_OK) {
+        print_error("ts_setup_schema: %s\n", coffer_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies a key (if any), the read-only flag and a schema (if any) to `cfg`,
+ * whose path or identifier was just set with status `st`, and opens it.
+ * Frees cfg. */
+static coffer_status open_configured(coffer_config *cfg, coffer_status st, const uint8_t *key, int read_only,
+                                     const coffer_class_schema *classes, size_t count, uint64_t version,
+                                     coffer_db **out)
+{
     if (st == COFFER_OK && key != NULL)
         st = coffer_config_set_encryption_key(cfg, key, 64);
+    if (st == COFFER_OK && read_only)
+        st = coffer_config_set_read_only(cfg, 1);
     if (st == COFFER_OK && (classes != NULL || version != 0))
         st = coffer_config_set_schema(cfg, classes, count, version);
     if (st == COFFER_OK)
         st = coffer_open(cfg, out);
     coffer_config_free(cfg);
     return st;
+}
+
+coffer_status ts_open_path(const char *path, const uint8_t *key, int read_only, const coffer_class_schema *classes,
+                           size_t count, uint64_t version, coffer_db **out)
+{
+    coffer_config *cfg = NULL;
+    coffer_status st = coffer_config_new(&cfg);
+    if (st != COFFER_OK)
+        return st;
+    return open_configured(cfg, coffer_config_set_path(cfg, path), key, read_only, classes, count, version, out);
+}
+
+coffer_status ts_open_std(const char *path, const uint8_t *key, int read_only, int with_schema, coffer_db **out)
+{
+    if (with_schema)
+        return ts_open_path(path, key, read_only, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, out);
+    return ts_open_path(path, key, read_only, NULL, 0, 0, out);
+}
+
+coffer_status ts_open_memory(const char *ident, const coffer_class_schema *classes, size_t count, uint64_t version,
+                             coffer_db **out)
+{
+    coffer_config *cfg = NULL;
+    coffer_status st = coffer_config_new(&cfg);
+    if (st != COFFER_OK)
+        return st;
+    return open_configured(cfg, coffer_config_set_in_memory_identifier(cfg, ident), NULL, 0, classes, count,
+                           version, out);
+}
+
+void ts_make_person_file(const char *path, const uint8_t *key, int n)
+{
+    coffer_db *db = NULL;
+    assert_ok(ts_open_std(path, key, 0, 1, &db));
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "person %d", i);
+        ts_add_person(w, ts_class(db, "Person"), i, name);
+    }
+    ts_commit(w);
+    coffer_close(db);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -518,6 +581,52 @@ uint64_t ts_count(coffer_txn *txn, coffer_class_id cls)
     uint64_t n = UINT64_MAX;
     assert_ok(coffer_class_count(txn, cls, &n));
     return n;
+}
+
+uint64_t ts_count_of(coffer_db *db, const char *cls)
+{
+    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
+    uint64_t n = ts_count(r, ts_class(db, cls));
+    coffer_txn_free(r);
+    return n;
+}
+
+coffer_object_key ts_add_person(coffer_txn *txn, coffer_class_id person, int64_t id, const char *name)
+{
+    coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(id)), ts_field(PERSON_NAME, ts_str(name))};
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_create(txn, person, f, 2, COFFER_UPDATE_ERROR, &obj));
+    return coffer_object_key_of(obj);
+}
+
+void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const char *name)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    ts_add_person(w, person, id, name);
+    ts_commit(w);
+}
+
+coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        coffer_txn *w = NULL;
+        coffer_status st = coffer_txn_begin(db, COFFER_TXN_WRITE, &w);
+        if (st != COFFER_OK)
+            return st;
+        coffer_field f[] = {ts_field(AT_BINARY, coffer_value_binary(data, size)), ts_field(AT_INT, coffer_value_int(tag))};
+        st = coffer_object_create(w, all_types, f, 2, COFFER_UPDATE_ERROR, NULL);
+        if (st == COFFER_OK) {
+            st = coffer_txn_commit(w);
+        } else {
+            coffer_status ab = coffer_txn_abort(w);
+            (void)ab;
+        }
+        coffer_txn_free(w);
+        if (st != COFFER_ERR_MAP_FULL)
+            return st;
+        print_message("    map full (tag %lld), retrying\n", (long long)tag);
+    }
+    return COFFER_ERR_MAP_FULL;
 }
 
 static void get_typed(coffer_object *obj, coffer_property_id p, coffer_type type, coffer_value *v)
@@ -694,6 +803,25 @@ size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys)
     return n;
 }
 
+bool ts_next(coffer_iter *iter, coffer_object **obj)
+{
+    coffer_status st = coffer_iter_next(iter, obj);
+    if (st == COFFER_DONE)
+        return false;
+    assert_ok(st);
+    return true;
+}
+
+size_t ts_index_count(coffer_txn *txn, coffer_class_id cls, coffer_property_id p, const coffer_value *v)
+{
+    coffer_iter *it = NULL;
+    assert_ok(coffer_index_find(txn, cls, p, v, &it));
+    coffer_object_key *keys = NULL;
+    size_t n = ts_collect_keys(it, &keys);
+    free(keys);
+    return n;
+}
+
 #define CHILD_BASE 130
 
 int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what)
@@ -713,11 +841,9 @@ int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what)
         _exit(CHILD_BASE + rc);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            print_error("%s: waitpid failed\n", what);
-            fail();
-        }
+    if (ts_wait_pid(pid, &status) != 0) {
+        print_error("%s: waitpid failed\n", what);
+        fail();
     }
     if (WIFSIGNALED(status)) {
         print_error("%s: the process crashed with signal %d (%s)\n", what, WTERMSIG(status),
@@ -730,4 +856,50 @@ int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what)
         fail();
     }
     return WEXITSTATUS(status) - CHILD_BASE;
+}
+
+int ts_wait_pid(pid_t pid, int *status)
+{
+    while (waitpid(pid, status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    return 0;
+}
+
+pid_t ts_fork_with_pipes(ts_fork *f)
+{
+    int to_child[2], to_parent[2];
+    assert_int_equal(pipe(to_child), 0);
+    assert_int_equal(pipe(to_parent), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    f->pid = pid;
+    if (pid == 0) {
+        alarm(60);
+        close(to_child[1]);
+        close(to_parent[0]);
+        f->send = to_parent[1];
+        f->recv = to_child[0];
+    } else {
+        close(to_child[0]);
+        close(to_parent[1]);
+        f->send = to_child[1];
+        f->recv = to_parent[0];
+    }
+    return pid;
+}
+
+void ts_close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+void ts_fork_close(ts_fork *f)
+{
+    ts_close_fd(&f->send);
+    ts_close_fd(&f->recv);
 }

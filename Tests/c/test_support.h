@@ -3,9 +3,12 @@
  *
  * - temporary directories (mkdtemp under the working directory) and their removal
  * - a standard schema with every scalar type, required and optional
- * - open helpers for plain, encrypted and in-memory databases
+ * - open helpers for plain, encrypted and in-memory databases (by path,
+ *   identifier or test environment) and per-suite setups with own schemas
  * - status assertions that print coffer_last_error() on failure
  * - value helpers that compare values independently of the library
+ * - small write/read helpers (Persons, blobs, counts, iteration, index hits)
+ * - child processes: a function run in a child, or a fork with two pipes
  */
 #ifndef COFFER_TEST_SUPPORT_H
 #define COFFER_TEST_SUPPORT_H
@@ -15,6 +18,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "coffer.h"
@@ -89,6 +93,9 @@ void ts_rand_bytes(void *buf, size_t n);
 extern const uint8_t ts_key[64];
 extern const uint8_t ts_other_key[64];
 
+/* The key of a storage mode: ts_key when encrypted, NULL otherwise. */
+const uint8_t *ts_mode_key(int mode);
+
 /* ------------------------------------------------------------------------ */
 /* The standard schema                                                       */
 /* ------------------------------------------------------------------------ */
@@ -157,10 +164,17 @@ coffer_config *ts_env_config(const ts_env *env);
 coffer_status ts_env_open(const ts_env *env, const coffer_class_schema *classes, size_t count,
                           uint64_t version, coffer_db **out);
 
+/* Closes env->db (if any) and sets it to NULL. */
+void ts_env_close(ts_env *env);
+
 /* Closes env->db (if any) and reopens it with the given schema. Fails the
  * test on error. For memory mode the data is discarded if this was the only
  * handle. */
 void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count, uint64_t version);
+
+/* In memory mode, a second handle on env's storage so that its data survives
+ * closing env->db; NULL in the file modes. Close it with coffer_close. */
+coffer_db *ts_env_keep(const ts_env *env);
 
 /* cmocka fixtures. The prestate is a pointer to an int mode (ts_mode_*).
  * ts_setup creates the directory and opens the standard schema at version 1;
@@ -168,17 +182,24 @@ void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count
 int ts_setup(void **state);
 int ts_setup_empty(void **state);
 int ts_teardown(void **state);
+/* For a suite's own setup: ts_setup_empty, then opens env->db with the
+ * given schema at version 1. */
+int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t count);
 
-/* A test run on each storage mode, named "name[plain]", ... */
-#define TS_TEST_MODE(f, modevar, suffix) \
-    { #f "[" suffix "]", f, ts_setup, ts_teardown, (void *)&(modevar) }
-#define TS_TEST_ALL_MODES(f)                           \
-    TS_TEST_MODE(f, ts_mode_plain, "plain"),         \
-    TS_TEST_MODE(f, ts_mode_encrypted, "encrypted"), \
-    TS_TEST_MODE(f, ts_mode_memory, "memory")
-#define TS_TEST_FILE_MODES(f)                  \
-    TS_TEST_MODE(f, ts_mode_plain, "plain"), \
-    TS_TEST_MODE(f, ts_mode_encrypted, "encrypted")
+/* A test run on each storage mode, named "name[plain]", ..., with the given
+ * setup (ts_setup unless named) and ts_teardown. */
+#define TS_TEST_MODE_SETUP(f, setup, modevar, suffix) \
+    { #f "[" suffix "]", f, setup, ts_teardown, (void *)&(modevar) }
+#define TS_TEST_ALL_MODES_SETUP(f, setup)                           \
+    TS_TEST_MODE_SETUP(f, setup, ts_mode_plain, "plain"),         \
+    TS_TEST_MODE_SETUP(f, setup, ts_mode_encrypted, "encrypted"), \
+    TS_TEST_MODE_SETUP(f, setup, ts_mode_memory, "memory")
+#define TS_TEST_FILE_MODES_SETUP(f, setup)                  \
+    TS_TEST_MODE_SETUP(f, setup, ts_mode_plain, "plain"), \
+    TS_TEST_MODE_SETUP(f, setup, ts_mode_encrypted, "encrypted")
+#define TS_TEST_MODE(f, modevar, suffix) TS_TEST_MODE_SETUP(f, ts_setup, modevar, suffix)
+#define TS_TEST_ALL_MODES(f) TS_TEST_ALL_MODES_SETUP(f, ts_setup)
+#define TS_TEST_FILE_MODES(f) TS_TEST_FILE_MODES_SETUP(f, ts_setup)
 /* A test with an empty environment (plain mode directory only). */
 #define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
 
@@ -186,9 +207,19 @@ int ts_teardown(void **state);
 /* Opening by path                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Opens `path` with an optional key (NULL for none) and schema. */
-coffer_status ts_open_path(const char *path, const uint8_t *key, const coffer_class_schema *classes,
+/* Opens `path` with an optional key (NULL for none), read-only or not, and
+ * a schema (NULL/0/0: none, the file's own). */
+coffer_status ts_open_path(const char *path, const uint8_t *key, int read_only, const coffer_class_schema *classes,
                            size_t count, uint64_t version, coffer_db **out);
+/* ts_open_path with the standard schema at version 1, or with none. */
+coffer_status ts_open_std(const char *path, const uint8_t *key, int read_only, int with_schema, coffer_db **out);
+/* Opens the in-memory storage `ident` with a schema (NULL/0/0: none). */
+coffer_status ts_open_memory(const char *ident, const coffer_class_schema *classes, size_t count, uint64_t version,
+                             coffer_db **out);
+
+/* Creates (or opens) `path` with the standard schema and adds Persons with
+ * ids 0..n-1 named "person <id>" in one write transaction. */
+void ts_make_person_file(const char *path, const uint8_t *key, int n);
 
 /* ------------------------------------------------------------------------ */
 /* Transactions and objects                                                  */
@@ -202,6 +233,19 @@ coffer_property_id ts_prop(coffer_db *db, coffer_class_id cls, const char *name)
 coffer_value ts_str(const char *text);
 coffer_field ts_field(coffer_property_id p, coffer_value v);
 uint64_t ts_count(coffer_txn *txn, coffer_class_id cls); /* asserts */
+/* The number of objects of the class named `cls` in a new read transaction. */
+uint64_t ts_count_of(coffer_db *db, const char *cls);
+
+/* Creates a Person (standard schema) with an id and a name; returns its key. */
+coffer_object_key ts_add_person(coffer_txn *txn, coffer_class_id person, int64_t id, const char *name);
+/* ts_add_person in a write transaction of its own, committed. */
+void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const char *name);
+
+/* Creates an object with a binary value of `size` bytes and AT_INT `tag`
+ * (standard schema) in a write transaction of its own, retrying on
+ * COFFER_ERR_MAP_FULL (three attempts in all). Returns the status; does not
+ * assert, so children may use it. */
+coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag);
 
 /* Reading with type checks (fail the test on error or wrong type). */
 int64_t ts_get_int(coffer_object *obj, coffer_property_id p);
@@ -226,6 +270,13 @@ void ts_check_value(coffer_object *obj, coffer_property_id p, const coffer_value
  * Returns the count; *keys is malloc'ed (free it). Fails on errors. */
 size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
 
+/* The next object of an iterator: true with *obj set, false at the end
+ * (COFFER_DONE). Fails the test on any other status. */
+bool ts_next(coffer_iter *iter, coffer_object **obj);
+
+/* The number of objects coffer_index_find finds (asserts it succeeds). */
+size_t ts_index_count(coffer_txn *txn, coffer_class_id cls, coffer_property_id p, const coffer_value *v);
+
 /* Runs fn(arg) (which returns a coffer_status or another small number below
  * TS_CHILD_MAX) in a forked child. Children must only use library handles
  * they opened themselves after the fork. Returns fn's value, or fails the
@@ -233,5 +284,26 @@ size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
  * example a sanitizer report, which exits with code 1). */
 #define TS_CHILD_MAX 120
 int ts_run_in_child(int (*fn)(void *arg), void *arg, const char *what);
+
+/* waitpid, retried on EINTR. Returns 0 or -1. */
+int ts_wait_pid(pid_t pid, int *status);
+
+/* A child process with a pipe each way. In either process `send` writes to
+ * the other one and `recv` reads from it. */
+typedef struct ts_fork {
+    pid_t pid;  /* the child's, in the parent; 0 in the child */
+    int send;
+    int recv;
+} ts_fork;
+
+/* Makes the two pipes, flushes stdio and forks. In the child (returns 0)
+ * alarm(60) is set and the parent's ends are closed; in the parent (returns
+ * the child's pid) the child's ends are. Fails the test if pipe or fork
+ * fails. The child must end with _exit and use no cmocka assertions. */
+pid_t ts_fork_with_pipes(ts_fork *f);
+/* Closes *fd unless it is -1, and sets it to -1. */
+void ts_close_fd(int *fd);
+/* Closes both ends that are still open. */
+void ts_fork_close(ts_fork *f);
 
 #endif

@@ -12,14 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static coffer_object_key add_person(coffer_txn *txn, coffer_class_id person, int64_t id, const char *name)
-{
-    coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(id)), ts_field(PERSON_NAME, ts_str(name))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, person, f, 2, COFFER_UPDATE_ERROR, &obj));
-    return coffer_object_key_of(obj);
-}
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -31,16 +23,14 @@ static void sleep_ms(int ms)
 static void test_snapshot_isolation(void **state)
 {
     ts_env *env = *state;
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "one");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "one");
 
     coffer_txn *old = ts_begin(env->db, COFFER_TXN_READ);
     assert_int_equal(ts_count(old, env->person), 1);
 
     /* a write in progress is invisible to readers */
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key k2 = add_person(w, env->person, 2, "two");
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object_key k2 = ts_add_person(w, env->person, 2, "two");
     coffer_object *p1 = NULL;
     coffer_value one = coffer_value_int(1);
     assert_ok(coffer_object_find(w, env->person, &one, &p1));
@@ -83,9 +73,7 @@ static void test_snapshot_across_handles(void **state)
     coffer_db *other = NULL;
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &other));
     coffer_txn *old = ts_begin(other, COFFER_TXN_READ);
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "x");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "x");
     assert_int_equal(ts_count(old, env->person), 0);
     coffer_txn *fresh = ts_begin(other, COFFER_TXN_READ);
     assert_int_equal(ts_count(fresh, env->person), 1);
@@ -97,12 +85,10 @@ static void test_snapshot_across_handles(void **state)
 static void test_abort_discards(void **state)
 {
     ts_env *env = *state;
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "kept");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "kept");
 
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 2, "discarded");
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    ts_add_person(w, env->person, 2, "discarded");
     coffer_object *obj = NULL;
     coffer_value one = coffer_value_int(1);
     assert_ok(coffer_object_find(w, env->person, &one, &obj));
@@ -126,7 +112,7 @@ static void test_abort_discards(void **state)
 
     /* freeing an active write transaction aborts it and releases the lock */
     w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 3, "freed");
+    ts_add_person(w, env->person, 3, "freed");
     coffer_txn_free(w);
     w = ts_begin(env->db, COFFER_TXN_WRITE);
     assert_int_equal(ts_count(w, env->person), 1);
@@ -139,7 +125,7 @@ static void test_state_machine(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     assert_int_equal(coffer_txn_is_write(w), 1);
     assert_int_equal(coffer_txn_is_active(w), 1);
-    add_person(w, env->person, 1, "a");
+    ts_add_person(w, env->person, 1, "a");
     assert_ok(coffer_txn_commit(w));
     assert_int_equal(coffer_txn_is_active(w), 0);
     assert_int_equal(coffer_txn_is_write(w), 0);
@@ -183,7 +169,7 @@ static void test_handles_after_end(void **state)
     ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int i = 0; i < 3; i++)
-        add_person(w, env->person, i, "p");
+        ts_add_person(w, env->person, i, "p");
     ts_commit(w);
 
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
@@ -217,9 +203,7 @@ static void test_handles_after_end(void **state)
 static void test_writes_in_read_txn(void **state)
 {
     ts_env *env = *state;
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "a");
 
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(2))};
@@ -255,7 +239,7 @@ static void test_second_write_same_thread(void **state)
     /* reads are fine meanwhile, on both handles */
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_txn *r2 = ts_begin(other, COFFER_TXN_READ);
-    add_person(w, env->person, 1, "a");
+    ts_add_person(w, env->person, 1, "a");
     assert_int_equal(ts_count(r, env->person), 0);
     ts_commit(w);
     assert_int_equal(ts_count(r2, env->person), 0);
@@ -278,9 +262,7 @@ static void test_many_read_txns(void **state)
     coffer_txn *r[N];
     for (int i = 0; i < N; i++) {
         r[i] = ts_begin(env->db, COFFER_TXN_READ);
-        coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-        add_person(w, env->person, i, "x");
-        ts_commit(w);
+        ts_commit_person(env->db, env->person, i, "x");
     }
     for (int i = 0; i < N; i++)
         assert_int_equal(ts_count(r[i], env->person), (uint64_t)i);
@@ -312,21 +294,15 @@ static void test_many_readers(void **state)
     for (int i = 0; i < opened; i++)
         coffer_txn_free(r[i]);
     free(r);
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "after many readers");
-    ts_commit(w);
-    coffer_txn *again = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(again, env->person), 1);
-    coffer_txn_free(again);
+    ts_commit_person(env->db, env->person, 1, "after many readers");
+    assert_int_equal(ts_count_of(env->db, "Person"), 1);
 }
 
 /* Closing the database makes its transactions and objects unusable. */
 static void test_use_after_close(void **state)
 {
     ts_env *env = *state;
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "a");
 
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
@@ -335,7 +311,7 @@ static void test_use_after_close(void **state)
     assert_ok(coffer_object_get(r, env->person, 1, &obj));
     coffer_iter *it = NULL;
     assert_ok(coffer_class_iterate(r, env->person, &it));
-    w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
     coffer_object *wobj = NULL;
     assert_ok(coffer_object_get(w, env->person, 1, &wobj));
     coffer_value v = ts_str("not committed");
@@ -368,9 +344,7 @@ static void test_use_after_close(void **state)
     assert_ok(coffer_object_get(r, env->person, 1, &obj));
     assert_string_equal(ts_get_string(obj, PERSON_NAME, NULL), "a");
     coffer_txn_free(r);
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 2, "b");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 2, "b");
 }
 
 /* Closing the only handle (the storage is released) with transactions open. */
@@ -379,9 +353,8 @@ static void test_close_last_handle_with_open_txns(void **state)
     ts_env *env = *state;
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
-    coffer_close(env->db);
-    env->db = NULL;
+    ts_add_person(w, env->person, 1, "a");
+    ts_env_close(env);
     uint64_t n;
     assert_status(coffer_class_count(r, env->person, &n), COFFER_ERR_MISUSE);
     assert_status(coffer_txn_commit(w), COFFER_ERR_MISUSE);
@@ -389,12 +362,8 @@ static void test_close_last_handle_with_open_txns(void **state)
     coffer_txn_free(r);
     /* reopen: the write was not committed */
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
-    r = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, env->person), 0);
-    coffer_txn_free(r);
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
-    ts_commit(w);
+    assert_int_equal(ts_count_of(env->db, "Person"), 0);
+    ts_commit_person(env->db, env->person, 1, "a");
 }
 
 static void test_null_handles(void **state)
@@ -458,23 +427,40 @@ static void test_error_keeps_txn_usable(void **state)
 {
     ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
+    ts_add_person(w, env->person, 1, "a");
     coffer_field dup[] = {ts_field(PERSON_ID, coffer_value_int(1))};
     assert_status(coffer_object_create(w, env->person, dup, 1, COFFER_UPDATE_ERROR, NULL),
                   COFFER_ERR_PRIMARY_KEY_EXISTS);
     coffer_field bad[] = {ts_field(PERSON_ID, ts_str("x"))};
     assert_status(coffer_object_create(w, env->person, bad, 1, COFFER_UPDATE_ERROR, NULL), COFFER_ERR_TYPE);
     assert_int_equal(coffer_txn_is_active(w), 1);
-    add_person(w, env->person, 2, "b");
+    ts_add_person(w, env->person, 2, "b");
     ts_commit(w);
-    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, env->person), 2);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(env->db, "Person"), 2);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Threads                                                                   */
 /* ------------------------------------------------------------------------ */
+
+/* Failures seen by a worker thread: how many, and the last one. */
+typedef struct thread_failures {
+    int count;
+    char last[256];
+} thread_failures;
+
+static void note_failure(thread_failures *f, coffer_status st)
+{
+    f->count++;
+    snprintf(f->last, sizeof f->last, "%d: %s", (int)st, coffer_last_error());
+}
+
+static void assert_no_failures(const thread_failures *f, int thread)
+{
+    if (f->count)
+        print_error("thread %d: %d failures, last %s\n", thread, f->count, f->last);
+    assert_int_equal(f->count, 0);
+}
 
 typedef struct thread_ctx {
     coffer_db *db;
@@ -515,7 +501,7 @@ static void test_write_waits_for_other_thread(void **state)
     c.db = env->db;
     c.person = env->person;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "first");
+    ts_add_person(w, env->person, 1, "first");
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, second_writer, &c), 0);
     sleep_ms(300);
@@ -534,9 +520,7 @@ static void test_write_waits_for_other_thread(void **state)
     assert_int_equal(c.count_seen, 1);
     assert_int_equal(c.st_create, COFFER_OK);
     assert_int_equal(c.st_commit, COFFER_OK);
-    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, env->person), 2);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(env->db, "Person"), 2);
 }
 
 static void *commit_foreign(void *arg)
@@ -555,7 +539,7 @@ static void test_commit_from_other_thread(void **state)
     memset(&c, 0, sizeof c);
     c.db = env->db;
     c.txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(c.txn, env->person, 1, "a");
+    ts_add_person(c.txn, env->person, 1, "a");
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, commit_foreign, &c), 0);
     pthread_join(th, NULL);
@@ -565,9 +549,7 @@ static void test_commit_from_other_thread(void **state)
     coffer_status st = coffer_txn_commit(c.txn);
     assert_true(st == COFFER_OK || st == COFFER_ERR_MISUSE);
     coffer_txn_free(c.txn);
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 2, "b");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 2, "b");
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     uint64_t n = ts_count(r, env->person);
     assert_true(n == 1 || n == 2);
@@ -589,9 +571,7 @@ static void *read_in_thread(void *arg)
 static void test_read_txn_other_thread(void **state)
 {
     ts_env *env = *state;
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    add_person(w, env->person, 1, "a");
-    ts_commit(w);
+    ts_commit_person(env->db, env->person, 1, "a");
     thread_ctx c;
     memset(&c, 0, sizeof c);
     c.person = env->person;
@@ -618,8 +598,7 @@ static void *error_in_thread(void *arg)
 typedef struct open_close_ctx {
     const ts_env *env;
     int id;
-    int failures;
-    char err[256];
+    thread_failures failures;
 } open_close_ctx;
 
 static void *open_close_thread(void *arg)
@@ -646,10 +625,8 @@ static void *open_close_thread(void *arg)
             }
             coffer_txn_free(txn);
         }
-        if (st != COFFER_OK) {
-            c->failures++;
-            snprintf(c->err, sizeof c->err, "%d: %s", (int)st, coffer_last_error());
-        }
+        if (st != COFFER_OK)
+            note_failure(&c->failures, st);
         coffer_close(db);
     }
     return NULL;
@@ -671,14 +648,9 @@ static void test_concurrent_open_close(void **state)
     }
     for (int i = 0; i < T; i++)
         pthread_join(th[i], NULL);
-    for (int i = 0; i < T; i++) {
-        if (c[i].failures)
-            print_error("thread %d: %d failures, last %s\n", i, c[i].failures, c[i].err);
-        assert_int_equal(c[i].failures, 0);
-    }
-    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, env->person), T * 8);
-    coffer_txn_free(r);
+    for (int i = 0; i < T; i++)
+        assert_no_failures(&c[i].failures, i);
+    assert_int_equal(ts_count_of(env->db, "Person"), T * 8);
 }
 
 /* The last error is per thread. */
@@ -702,8 +674,7 @@ typedef struct counter_ctx {
     coffer_class_id cls;
     int id;
     int rounds;
-    int failures;
-    char err[256];
+    thread_failures failures;
 } counter_ctx;
 
 static void *counter_thread(void *arg)
@@ -719,10 +690,8 @@ static void *counter_thread(void *arg)
                 st = coffer_txn_commit(txn);
             coffer_txn_free(txn);
         }
-        if (st != COFFER_OK) {
-            c->failures++;
-            snprintf(c->err, sizeof c->err, "%d: %s", (int)st, coffer_last_error());
-        }
+        if (st != COFFER_OK)
+            note_failure(&c->failures, st);
     }
     return NULL;
 }
@@ -760,14 +729,10 @@ static void test_concurrent_writers(void **state)
     for (int i = 0; i < T; i++)
         pthread_join(th[i], NULL);
     for (int i = 0; i < T; i++) {
-        if (c[i].failures)
-            print_error("thread %d: %d failures, last %s\n", i, c[i].failures, c[i].err);
-        assert_int_equal(c[i].failures, 0);
+        assert_no_failures(&c[i].failures, i);
         coffer_close(extra[i]);
     }
-    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    assert_int_equal(ts_count(r, env->all_types), T * R);
-    coffer_txn_free(r);
+    assert_int_equal(ts_count_of(env->db, "AllTypes"), T * R);
 }
 
 int main(void)
