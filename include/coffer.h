@@ -169,8 +169,36 @@ typedef enum coffer_type {
     COFFER_TYPE_DATE = 7,       /**< seconds and nanoseconds since 1970 UTC */
     COFFER_TYPE_OBJECT_ID = 8,  /**< 12 bytes */
     COFFER_TYPE_UUID = 9,       /**< 16 bytes */
-    COFFER_TYPE_DECIMAL128 = 10 /**< IEEE 754-2008 decimal128, BID encoding */
-    /* Reserved for links, mixed values and collections: 11..31. */
+    COFFER_TYPE_DECIMAL128 = 10, /**< IEEE 754-2008 decimal128, BID encoding */
+    /** A link to an object: a property type (the target class is the
+     *  property's object_class) and a value type (coffer_value.u.link). */
+    COFFER_TYPE_LINK = 11,
+    /** A property type: any scalar, a link to an object of any class, or a
+     *  nested list or map of mixed values. Values read from it carry their
+     *  own type. */
+    COFFER_TYPE_MIXED = 12,
+    /** A property type: the read-only backlinks of an object (see
+     *  coffer_object_backlinks()). */
+    COFFER_TYPE_LINKING_OBJECTS = 13,
+    /** A value type: a list. Given to the library, `u.list` holds the items
+     *  (for a list or set property, or a nested list in a mixed value); read
+     *  from it, `u.list.count` is the element count and `u.list.items` NULL
+     *  (open the list with coffer_object_get_list() or coffer_list_get_list()). */
+    COFFER_TYPE_LIST = 14,
+    /** A value type: a map from strings, as COFFER_TYPE_LIST with `u.map`. */
+    COFFER_TYPE_MAP = 15,
+    /** A value type read from a set property: `u.list.count` is its size. */
+    COFFER_TYPE_SET = 16,
+    /** A value type given to the library only: an object handle
+     *  (`u.object`), wherever a link may be stored. It must belong to the
+     *  same transaction. */
+    COFFER_TYPE_OBJECT = 17,
+    /** A value type given to the library only: a nested object description
+     *  (`u.fields`) that creates an object of the link's target class (and,
+     *  for a class with a primary key, updates the existing one under the
+     *  update policy of the call), or a new embedded object. */
+    COFFER_TYPE_FIELDS = 18
+    /* Reserved: 19..31. */
 } coffer_type;
 
 /** A point in time. `nanoseconds` is in (-1e9, 1e9) and has the sign of
@@ -203,8 +231,20 @@ typedef struct coffer_bytes {
     size_t size;
 } coffer_bytes;
 
+/** A link: the target's class (an id of the open handle) and object key. */
+typedef struct coffer_link {
+    uint32_t class_id;
+    uint64_t key;
+} coffer_link;
+
+struct coffer_value;
+struct coffer_field;
+struct coffer_map_entry;
+struct coffer_object;
+
 /** A tagged value: `type` says which member of the union is set.
- *  COFFER_TYPE_NULL sets none. */
+ *  COFFER_TYPE_NULL sets none. The list, map, fields and object members
+ *  borrow the caller's memory for the duration of the call only. */
 typedef struct coffer_value {
     coffer_type type;
     union {
@@ -218,8 +258,29 @@ typedef struct coffer_value {
         coffer_object_id object_id;
         coffer_uuid uuid;
         coffer_decimal128 decimal128;
+        coffer_link link;
+        struct {
+            const struct coffer_value *items;
+            size_t count;
+        } list;
+        struct {
+            const struct coffer_map_entry *entries;
+            size_t count;
+        } map;
+        struct {
+            const struct coffer_field *fields;
+            size_t count;
+        } fields;
+        const struct coffer_object *object;
     } u;
 } coffer_value;
+
+/** One entry of a map value: a key (UTF-8, see coffer_map_set() for the
+ *  rules) and its value. */
+typedef struct coffer_map_entry {
+    coffer_bytes key;
+    coffer_value value;
+} coffer_map_entry;
 
 /** Constructors, for callers that cannot write C compound literals (Swift,
  *  ctypes). They copy nothing: a string or binary value borrows `data`. */
@@ -237,9 +298,20 @@ COFFER_API coffer_value coffer_value_date(int64_t seconds, int32_t nanoseconds);
 COFFER_API coffer_value coffer_value_object_id(const uint8_t bytes[12]);
 COFFER_API coffer_value coffer_value_uuid(const uint8_t bytes[16]);
 COFFER_API coffer_value coffer_value_decimal128(uint64_t low, uint64_t high);
+/** A link to the object with key `key` of class `class_id`. */
+COFFER_API coffer_value coffer_value_link(uint32_t class_id, uint64_t key);
+/** A link to the object `obj` (checked to belong to the same transaction). */
+COFFER_API coffer_value coffer_value_object(const struct coffer_object *obj);
+/** A list (or set) of `count` values; `items` may be NULL when count is 0. */
+COFFER_API coffer_value coffer_value_list(const coffer_value *items, size_t count);
+/** A map of `count` entries. */
+COFFER_API coffer_value coffer_value_map(const coffer_map_entry *entries, size_t count);
+/** A nested object description (see COFFER_TYPE_FIELDS). */
+COFFER_API coffer_value coffer_value_fields(const struct coffer_field *fields, size_t count);
 
 /** 1 if the two values are equal, else 0: the same type and the same
- *  contents. Floats and doubles compare with ==, except that NaN equals NaN
+ *  contents (links: the same class and key; list, map, set, object and
+ *  fields values are never equal). Floats and doubles compare with ==, except that NaN equals NaN
  *  (so -0.0 equals 0.0); decimals compare by value (1.0 equals 1.00, -0
  *  equals 0, NaN equals NaN); strings and binaries by size and bytes. */
 COFFER_API int coffer_value_equal(const coffer_value *a, const coffer_value *b);
@@ -302,9 +374,27 @@ enum {
     COFFER_PROPERTY_INDEXED = 1u << 2      /**< keeps a secondary index */
 };
 
-/** Class flags, or-ed into coffer_class_schema.flags. Reserved for embedded
- *  classes; must be 0 for now. */
+/** Class flags, or-ed into coffer_class_schema.flags.
+ *  An embedded class has no primary key and its objects exist only inside
+ *  one parent: they are created through a link, list or map property of
+ *  the parent (a COFFER_TYPE_FIELDS value), replaced or removed with the
+ *  value that holds them, and deleted with the parent. */
 enum { COFFER_CLASS_EMBEDDED = 1u << 0 };
+
+/** Collection kinds, for coffer_property_schema.collection. */
+enum {
+    COFFER_COLLECTION_NONE = 0,
+    /** An ordered list of the property's type. */
+    COFFER_COLLECTION_LIST = 1,
+    /** A set (no duplicates, unspecified but stable order). Not of embedded
+     *  objects. */
+    COFFER_COLLECTION_SET = 2,
+    /** A map from string keys to the property's type. */
+    COFFER_COLLECTION_MAP = 3
+};
+
+/** Most levels of collections nested in mixed values. */
+#define COFFER_MAX_NESTING 100
 
 /** One property. Declare arrays of these statically; the library copies what
  *  it needs at coffer_config_set_schema(). Zero the fields you do not use. */
@@ -315,11 +405,17 @@ typedef struct coffer_property_schema {
     coffer_type type;
     /** COFFER_PROPERTY_* flags. */
     uint32_t flags;
-    /** Reserved for collections (list, set, map); must be 0. */
+    /** COFFER_COLLECTION_*: the property holds a list, set or map of
+     *  `type` values. COFFER_PROPERTY_OPTIONAL then says whether elements may
+     *  be null (lists and sets of links may not; map values of links always
+     *  may). */
     uint32_t collection;
-    /** Reserved for links and embedded objects: the target class; NULL. */
+    /** For COFFER_TYPE_LINK: the target class. For
+     *  COFFER_TYPE_LINKING_OBJECTS: the origin class. Otherwise NULL. */
     const char *object_class;
-    /** Reserved for backlinks: the origin property; NULL. */
+    /** For COFFER_TYPE_LINKING_OBJECTS: the origin property of
+     *  `object_class`, a link or a list or set of links to this class.
+     *  Otherwise NULL. */
     const char *link_origin_property;
     /** Reserved; NULL. */
     const void *reserved[2];
@@ -342,8 +438,12 @@ typedef struct coffer_class_schema {
  *  COFFER_ERR_SCHEMA with a message naming the first fault: an empty or
  *  over-long name, a duplicate class or property, more than one primary key,
  *  a primary key of a type other than int, string, objectId or uuid, an index
- *  on a type other than bool, int, string, date, objectId or uuid, a reserved
- *  field that is not zero. */
+ *  on a type other than bool, int, string, date, objectId or uuid (and never
+ *  on a collection), a reserved field that is not zero; a link without a
+ *  target class or to a class not in the schema; a set of embedded objects,
+ *  a link to an embedded class from a mixed value; an embedded class with a
+ *  primary key; linking objects whose origin is not a link, list or set of
+ *  links to the class; object_class or link_origin_property on other types. */
 COFFER_API coffer_status coffer_schema_validate(const coffer_class_schema *classes, size_t class_count);
 
 /* ------------------------------------------------------------------------ */
@@ -574,7 +674,27 @@ enum {
  *  COFFER_ERR_PRIMARY_KEY_EXISTS (names the class and the value);
  *  COFFER_ERR_LIMIT (a value larger than COFFER_MAX_VALUE_SIZE);
  *  COFFER_ERR_MAP_FULL, COFFER_ERR_FILE_TOO_LARGE (the transaction can only
- *  be aborted). On error nothing of this call is written. */
+ *  be aborted). On error nothing of this call is written.
+ *
+ *  Links and collections: a link property takes a COFFER_TYPE_LINK or
+ *  COFFER_TYPE_OBJECT value of the target class, null, or a
+ *  COFFER_TYPE_FIELDS description of a new object (created, or upserted by
+ *  primary key under `update_policy`; embedded objects are always new). A
+ *  list or set property takes a COFFER_TYPE_LIST value, a map property a
+ *  COFFER_TYPE_MAP value, whose elements follow the same rules. A mixed
+ *  property takes any scalar, a link, or a COFFER_TYPE_LIST or
+ *  COFFER_TYPE_MAP of mixed values nested up to COFFER_MAX_NESTING levels.
+ *  Objects of an embedded class cannot be created by this call
+ *  (COFFER_ERR_INVALID_ARGUMENT). Further errors: COFFER_ERR_TYPE (a link
+ *  to the wrong class, an embedded object where a link to an existing
+ *  object is expected), COFFER_ERR_NOT_FOUND (a link to an object that does
+ *  not exist), COFFER_ERR_MISUSE (an object of another transaction or
+ *  database), COFFER_ERR_LIMIT (nesting deeper than COFFER_MAX_NESTING),
+ *  COFFER_ERR_INVALID_ARGUMENT (a bad map key). Every message names the
+ *  class and property. Values are checked before anything is written; a
+ *  primary-key conflict found only while nested objects are being written
+ *  (two nested descriptions with one key under COFFER_UPDATE_ERROR) fails
+ *  the transaction, which can then only be aborted. */
 COFFER_API coffer_status coffer_object_create(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t count, int update_policy, coffer_object **out);
 
 /** Finds the object with key `key` of class `cls`. COFFER_ERR_NOT_FOUND if
@@ -605,7 +725,14 @@ COFFER_API coffer_class_id coffer_object_class(const coffer_object *obj);
  *  the transaction, the release of the object handle, or the next step of
  *  the iterator that owns the handle. Copy it to keep it longer.
  *
- *  coffer_object_get_value() reads property `prop` into `*out`.
+ *  coffer_object_get_value() reads property `prop` into `*out`. A link
+ *  reads as COFFER_TYPE_LINK or null; a list, set or map property (or a
+ *  mixed property holding a nested collection) as COFFER_TYPE_LIST,
+ *  COFFER_TYPE_SET or COFFER_TYPE_MAP with its element count in
+ *  `u.list.count` / `u.map.count` (open it with coffer_object_get_list()
+ *  and its siblings); a linking-objects property as COFFER_TYPE_LIST with
+ *  the backlink count. A link in a mixed value to a class this handle does
+ *  not see has class_id UINT32_MAX.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (bad property id); COFFER_ERR_MISUSE
  *  (transaction ended); COFFER_ERR_NOT_FOUND (the object was deleted);
  *  COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY (the stored record is
@@ -623,8 +750,11 @@ COFFER_API coffer_status coffer_object_set_value(coffer_object *obj, coffer_prop
  *  allowed; to another value gives COFFER_ERR_IMMUTABLE. */
 COFFER_API coffer_status coffer_object_set_fields(coffer_object *obj, const coffer_field *fields, size_t count);
 
-/** Deletes the object and its index entries. The handle stays usable only
- *  for coffer_object_is_valid() and coffer_object_release().
+/** Deletes the object and its index entries. Links to it become null, it
+ *  is removed from every list and set that holds it, map values that point
+ *  to it become null, and its embedded objects (and theirs) are deleted
+ *  with it. The handle stays usable only for coffer_object_is_valid() and
+ *  coffer_object_release().
  *  Errors: COFFER_ERR_NOT_IN_WRITE, COFFER_ERR_READ_ONLY, COFFER_ERR_MISUSE,
  *  COFFER_ERR_NOT_FOUND (already deleted). */
 COFFER_API coffer_status coffer_object_delete(coffer_object *obj);
@@ -663,6 +793,162 @@ COFFER_API coffer_status coffer_iter_next(coffer_iter *iter, coffer_object **obj
 
 /** Frees an iterator before its transaction ends. NULL is a no-op. */
 COFFER_API void coffer_iter_free(coffer_iter *iter);
+
+/* ------------------------------------------------------------------------ */
+/* Backlinks                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** Iterates the objects that link to `obj` through property `prop` of
+ *  their class, where `prop` is a COFFER_TYPE_LINKING_OBJECTS property of
+ *  obj's class. An origin object that links to `obj` n times (a list that
+ *  holds it twice) is returned n times, in order of origin key.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a linking-objects property,
+ *  naming it); COFFER_ERR_NOT_FOUND (obj was deleted). */
+COFFER_API coffer_status coffer_object_backlinks(coffer_object *obj, coffer_property_id prop, coffer_iter **out);
+
+/** The number of links to `obj` through linking-objects property `prop`. */
+COFFER_API coffer_status coffer_object_backlink_count(coffer_object *obj, coffer_property_id prop, uint64_t *out);
+
+/** As coffer_object_backlinks(), for any link-holding property
+ *  `origin_prop` of class `origin_cls` (a link, a list, set or map of links,
+ *  or a mixed property, whose nested links count too), declared or not as
+ *  linking objects. Errors: COFFER_ERR_INVALID_ARGUMENT if the property
+ *  cannot hold links. */
+COFFER_API coffer_status coffer_object_backlinks_from(coffer_object *obj, coffer_class_id origin_cls, coffer_property_id origin_prop,
+                                                      coffer_iter **out);
+
+/** The number of links to `obj` through `origin_cls`.`origin_prop`. */
+COFFER_API coffer_status coffer_object_backlink_count_from(coffer_object *obj, coffer_class_id origin_cls,
+                                                           coffer_property_id origin_prop, uint64_t *out);
+
+/** The number of links to `obj` from every property of every class,
+ *  including classes this handle does not see. */
+COFFER_API coffer_status coffer_object_backlink_count_all(coffer_object *obj, uint64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Lists, sets and maps                                                      */
+/* ------------------------------------------------------------------------ */
+
+/** Handles on one collection inside one transaction: a list, set or map
+ *  property of an object, or a list or map nested in a mixed value. Like
+ *  object handles they belong to the transaction (freed by
+ *  coffer_txn_free(), unusable once it ends) and can be given back earlier
+ *  with the matching _release function. A handle on a property (a list,
+ *  set or map property, or the collection a mixed property holds) follows
+ *  the property: once the property is assigned a new collection the handle
+ *  reads that one. A handle on a collection nested inside another one
+ *  belongs to that collection alone. A handle whose object was deleted,
+ *  whose property no longer holds a collection of its kind, or whose nested
+ *  collection was replaced or removed gives COFFER_ERR_NOT_FOUND.
+ *
+ *  Element values follow the rules of coffer_object_create(): the
+ *  property's type (or any mixed value), links as COFFER_TYPE_LINK or
+ *  COFFER_TYPE_OBJECT, embedded objects and new linked objects as
+ *  COFFER_TYPE_FIELDS. Writes need a write transaction
+ *  (COFFER_ERR_NOT_IN_WRITE) and give COFFER_ERR_TYPE, naming the class and
+ *  property, for a value of the wrong type or class. Values read are
+ *  borrowed as in coffer_object_get_value(), until the next call on the
+ *  same handle or the next write in the transaction. Indexes out of range
+ *  give COFFER_ERR_INVALID_ARGUMENT naming the index and the size.
+ *
+ *  Collections stay fast when they are long: a list is stored in chunks,
+ *  so reading, appending, inserting and removing one element touch one
+ *  chunk and a small directory. */
+typedef struct coffer_list coffer_list;
+typedef struct coffer_set coffer_set;
+typedef struct coffer_map coffer_map;
+
+/** Opens list property `prop` of `obj`, or the list nested in mixed
+ *  property `prop`. COFFER_ERR_TYPE if the property is not a list (or the
+ *  mixed value is not a list), naming it. `*out` is owned by the
+ *  transaction. */
+COFFER_API coffer_status coffer_object_get_list(coffer_object *obj, coffer_property_id prop, coffer_list **out);
+/** Opens set property `prop` of `obj`. */
+COFFER_API coffer_status coffer_object_get_set(coffer_object *obj, coffer_property_id prop, coffer_set **out);
+/** Opens map property `prop` of `obj`, or the map nested in mixed `prop`. */
+COFFER_API coffer_status coffer_object_get_map(coffer_object *obj, coffer_property_id prop, coffer_map **out);
+
+/** Number of elements. */
+COFFER_API coffer_status coffer_list_count(coffer_list *list, uint64_t *out);
+/** Reads element `index`. A nested collection reads as COFFER_TYPE_LIST or
+ *  COFFER_TYPE_MAP with its count. */
+COFFER_API coffer_status coffer_list_get(coffer_list *list, uint64_t index, coffer_value *out);
+/** Opens the list or map nested at `index` of a list of mixed values
+ *  (COFFER_ERR_TYPE if the element is not one). */
+COFFER_API coffer_status coffer_list_get_list(coffer_list *list, uint64_t index, coffer_list **out);
+COFFER_API coffer_status coffer_list_get_map(coffer_list *list, uint64_t index, coffer_map **out);
+/** Replaces element `index`. A replaced embedded object is deleted; a
+ *  replaced nested collection is deleted with everything in it. */
+COFFER_API coffer_status coffer_list_set(coffer_list *list, uint64_t index, const coffer_value *value);
+/** Inserts before `index` (0..count; count appends). */
+COFFER_API coffer_status coffer_list_insert(coffer_list *list, uint64_t index, const coffer_value *value);
+/** Appends at the end. */
+COFFER_API coffer_status coffer_list_append(coffer_list *list, const coffer_value *value);
+/** Removes element `index` (an embedded object or nested collection is
+ *  deleted). */
+COFFER_API coffer_status coffer_list_remove(coffer_list *list, uint64_t index);
+/** Moves the element at `from` so that it ends up at index `to`. */
+COFFER_API coffer_status coffer_list_move(coffer_list *list, uint64_t from, uint64_t to);
+/** Swaps the elements at `a` and `b`. */
+COFFER_API coffer_status coffer_list_swap(coffer_list *list, uint64_t a, uint64_t b);
+/** Removes every element. */
+COFFER_API coffer_status coffer_list_clear(coffer_list *list);
+/** 1 if the list can still be used in its transaction. */
+COFFER_API int coffer_list_is_valid(coffer_list *list);
+/** Gives the handle back to its transaction. NULL is a no-op. */
+COFFER_API void coffer_list_release(coffer_list *list);
+
+/** Number of elements. */
+COFFER_API coffer_status coffer_set_count(coffer_set *set, uint64_t *out);
+/** Reads the element at position `index` of the set's stable, unspecified
+ *  order. Reading positions in sequence costs one step each. */
+COFFER_API coffer_status coffer_set_get(coffer_set *set, uint64_t index, coffer_value *out);
+/** Adds `value`; `*inserted` (may be NULL) is 1 if it was not there yet.
+ *  Equal values follow coffer_value_equal(). */
+COFFER_API coffer_status coffer_set_insert(coffer_set *set, const coffer_value *value, int *inserted);
+/** Removes `value`; `*removed` (may be NULL) is 1 if it was there. */
+COFFER_API coffer_status coffer_set_remove(coffer_set *set, const coffer_value *value, int *removed);
+/** `*found` is 1 if the set holds `value`. A value of another type is
+ *  COFFER_ERR_TYPE. */
+COFFER_API coffer_status coffer_set_contains(coffer_set *set, const coffer_value *value, int *found);
+/** Removes every element. */
+COFFER_API coffer_status coffer_set_clear(coffer_set *set);
+/** Adds every element of `other` (a set of the same element type in the
+ *  same transaction; it may be `set` itself). */
+COFFER_API coffer_status coffer_set_union(coffer_set *set, coffer_set *other);
+/** Keeps only the elements that `other` holds too. */
+COFFER_API coffer_status coffer_set_intersect(coffer_set *set, coffer_set *other);
+/** Removes every element that `other` holds. */
+COFFER_API coffer_status coffer_set_subtract(coffer_set *set, coffer_set *other);
+COFFER_API int coffer_set_is_valid(coffer_set *set);
+COFFER_API void coffer_set_release(coffer_set *set);
+
+/** Number of entries. */
+COFFER_API coffer_status coffer_map_count(coffer_map *map, uint64_t *out);
+/** Reads the value under `key` (`size` bytes, SIZE_MAX for strlen);
+ *  COFFER_ERR_NOT_FOUND, naming the key, if there is none. */
+COFFER_API coffer_status coffer_map_get(coffer_map *map, const char *key, size_t size, coffer_value *out);
+/** `*found` is 1 if the map has `key`. */
+COFFER_API coffer_status coffer_map_contains(coffer_map *map, const char *key, size_t size, int *found);
+/** Sets `key` to `value`, adding the key or replacing its value. Keys are
+ *  non-empty UTF-8 without NUL, may not contain '.' and may not start with
+ *  '$' (COFFER_ERR_INVALID_ARGUMENT naming the key). */
+COFFER_API coffer_status coffer_map_set(coffer_map *map, const char *key, size_t size, const coffer_value *value);
+/** Removes `key`; `*removed` (may be NULL) is 1 if it was there. */
+COFFER_API coffer_status coffer_map_remove(coffer_map *map, const char *key, size_t size, int *removed);
+/** Reads the entry at position `index`: its key (borrowed like a string
+ *  value; may be NULL) and value (may be NULL). A plain file keeps entries
+ *  in the byte order of their UTF-8 keys; an encrypted file stores keys as
+ *  keyed hashes, so its order is unspecified but stable. Reading positions
+ *  in sequence costs one step each. */
+COFFER_API coffer_status coffer_map_get_entry(coffer_map *map, uint64_t index, coffer_bytes *key, coffer_value *value);
+/** Opens the list or map nested under `key` in a map of mixed values. */
+COFFER_API coffer_status coffer_map_get_list(coffer_map *map, const char *key, size_t size, coffer_list **out);
+COFFER_API coffer_status coffer_map_get_map(coffer_map *map, const char *key, size_t size, coffer_map **out);
+/** Removes every entry. */
+COFFER_API coffer_status coffer_map_clear(coffer_map *map);
+COFFER_API int coffer_map_is_valid(coffer_map *map);
+COFFER_API void coffer_map_release(coffer_map *map);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "graph.h"
 #include "index.h"
 #include "object.h"
 #include "txn.h"
@@ -172,6 +173,28 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
     return st;
 }
 
+/* Opens the sub-database of collections and backlinks. A file without one
+ * gets it at the next write pass; read-only, it simply has no collections. */
+static coffer_status open_graph(coffer_txn *txn, const coffer_config *config, MDB_dbi *opened, uint32_t *numbers, size_t *nopened,
+                                int *needs_write)
+{
+    coffer_db *db = txn->db;
+    coffer_status st = cf_env_dbi(db->env, txn->mdb, CF_GRAPH_DBI, txn->write, &db->graph_dbi);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        db->has_graph = 0;
+        if (!config->read_only)
+            *needs_write = 1;
+        return COFFER_OK;
+    }
+    if (st != COFFER_OK)
+        return st;
+    db->has_graph = 1;
+    numbers[*nopened] = CF_GRAPH_DBI;
+    opened[(*nopened)++] = db->graph_dbi;
+    return COFFER_OK;
+}
+
 /* One pass of opening in a read or write transaction. A read pass that
  * finds the file new or its schema to change sets *needs_write instead, so
  * that opening an unchanged file never waits for the writer. */
@@ -205,13 +228,15 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         size_t n = plan.view->nclasses;
         db->object_dbis = calloc(n + 1, sizeof *db->object_dbis);
         db->index_dbis = calloc(n + 1, sizeof *db->index_dbis);
-        opened = calloc(2 * n + 1, sizeof *opened);
-        numbers = calloc(2 * n + 1, sizeof *numbers);
+        opened = calloc(2 * n + 2, sizeof *opened);
+        numbers = calloc(2 * n + 2, sizeof *numbers);
         if (!db->object_dbis || !db->index_dbis || !opened || !numbers)
             st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening '%s'", label);
         else
             st = cf_txn_alloc_state(&txn, n);
         if (st == COFFER_OK)
+            st = open_graph(&txn, config, opened, numbers, &nopened, needs_write);
+        if (st == COFFER_OK && !*needs_write)
             st = apply_plan(&txn, &plan, opened, numbers, &nopened);
         if (st == COFFER_OK && plan.changed)
             st = write_schema(&txn, plan.stored);

@@ -18,6 +18,7 @@
 #define CF_TXN_MAGIC 0xC0FF7A01u
 #define CF_OBJ_MAGIC 0xC0FF0B01u
 #define CF_ITER_MAGIC 0xC0FF1701u
+#define CF_COLL_MAGIC 0xC0FFC011u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
 #define CF_FORMAT_VERSION 1u
@@ -31,6 +32,8 @@ struct coffer_db {
     MDB_dbi meta_dbi;
     MDB_dbi *object_dbis; /* per class of `schema` */
     MDB_dbi *index_dbis;
+    MDB_dbi graph_dbi; /* collections and backlinks (sub-database 1) */
+    int has_graph;     /* 0 only for a read-only file that has none yet */
     int read_only;
     int closed;
     pthread_mutex_t lock; /* guards txns, ntxns */
@@ -53,11 +56,19 @@ struct coffer_txn {
     int failed; /* a write failed inside LMDB: only abort is possible */
     pthread_t thread;
     uint64_t generation; /* bumped by every write: cached record pointers expire */
+    int nesting;         /* depth of nested object descriptions being checked or created */
     cf_class_state *state;
     MDB_cursor **index_cursors; /* per class, opened on first use */
     struct coffer_object *objects;      /* every handle of this transaction */
     struct coffer_object *free_objects; /* released ones, for reuse */
     struct coffer_iter *iters;
+    struct cf_coll *colls;      /* every collection handle of this transaction */
+    struct cf_coll *free_colls; /* released ones, for reuse */
+    uint64_t next_collection;   /* collection-id counter, loaded on first use */
+    int collection_loaded;
+    int collection_dirty;
+    uint32_t deleting_table;    /* the object being deleted: links to it are */
+    coffer_object_key deleting_key; /* being dropped, so it is not deleted twice */
     uint8_t *scratch;
     size_t scratch_cap;
     struct coffer_txn *next_in_db;
@@ -88,6 +99,8 @@ struct coffer_iter {
     MDB_cursor *cursor;
     coffer_class_id cls;
     int by_index;
+    int by_backlink;          /* prefix is a backlink prefix in the graph */
+    uint32_t repeat;          /* backlinks: times left to return the current origin */
     uint8_t prefix[512]; /* index key prefix: column, encoded value */
     size_t prefix_len;
     int recheck;              /* the prefix holds a hash: compare values */
@@ -101,5 +114,40 @@ struct coffer_iter {
     struct coffer_object *obj;
     struct coffer_iter *next;
 };
+
+/* A list, set or map handle (coffer_list, coffer_set and coffer_map are this
+ * struct). `cls`/`prop` name the property whose rules the elements follow;
+ * `nested` marks a collection inside a mixed value (elements are mixed). */
+typedef struct cf_coll {
+    uint32_t magic;
+    int kind; /* COFFER_COLLECTION_* */
+    struct coffer_txn *txn;
+    coffer_class_id cls;
+    coffer_property_id prop;
+    coffer_object_key okey;
+    int nested;
+    int policy;  /* update policy for nested object descriptions */
+    int depth;   /* nesting level: 1 for a property's own collection */
+    uint64_t id; /* 0: a property collection not yet stored (empty) */
+    int in_use;
+    int loaded; /* header cached for `generation` */
+    uint64_t generation;
+    uint64_t count;
+    uint32_t next_chunk, nchunks, chunk_cap;
+    uint32_t *chunk_no; /* lists: chunk numbers in order */
+    uint32_t *ends;     /* lists: elements up to and including each chunk */
+    uint8_t *buf;       /* opened values and chunks */
+    size_t buf_cap;
+    MDB_cursor *cursor; /* sets and maps: positional reads */
+    uint64_t cursor_pos;
+    uint64_t cursor_generation;
+    int cursor_valid;
+    struct cf_coll *next;
+    struct cf_coll *next_free;
+} cf_coll;
+
+struct coffer_list { cf_coll c; };
+struct coffer_set { cf_coll c; };
+struct coffer_map { cf_coll c; };
 
 #endif

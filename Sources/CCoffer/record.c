@@ -36,8 +36,8 @@ static size_t value_size(const coffer_value *v)
     case COFFER_TYPE_OBJECT_ID: return 12;
     case COFFER_TYPE_UUID: return 16;
     case COFFER_TYPE_DECIMAL128: return 16;
+    default: return 0; /* links, mixed values and collections are stored as int or binary columns */
     }
-    return 0;
 }
 
 static size_t header_size(uint16_t ncols, int wide)
@@ -105,6 +105,7 @@ void cf_record_write(uint8_t *out, const coffer_value *slots, uint16_t ncols)
             put_le(p, v->u.decimal128.w[0], 8);
             put_le(p + 8, v->u.decimal128.w[1], 8);
             break;
+        default: break;
         }
         off += value_size(v);
         put_le(ends + (size_t)i * (wide ? 4 : 2), off, wide ? 4 : 2);

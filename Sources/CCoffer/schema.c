@@ -9,7 +9,7 @@
 
 #include "error.h"
 
-#define SCHEMA_ENCODING_VERSION 1u
+#define SCHEMA_ENCODING_VERSION 2u
 
 /* ---- validation ---------------------------------------------------------- */
 
@@ -58,12 +58,77 @@ static int index_type_ok(coffer_type t)
            t == COFFER_TYPE_OBJECT_ID || t == COFFER_TYPE_UUID;
 }
 
+/* Collection, link and linking-objects rules of one property, on its own. */
+static coffer_status validate_kind(const coffer_class_schema *c, const coffer_property_schema *p)
+{
+    if (p->collection > COFFER_COLLECTION_MAP)
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' has unknown collection kind %u", c->name, p->name, p->collection);
+    int is_link = p->type == COFFER_TYPE_LINK, is_backlink = p->type == COFFER_TYPE_LINKING_OBJECTS;
+    if ((is_link || is_backlink) && (!p->object_class || !*p->object_class))
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' is a %s and needs object_class", c->name, p->name,
+                        is_link ? "link" : "linking-objects property");
+    if (!is_link && !is_backlink && p->object_class)
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': object_class is only for links and linking objects, not %s",
+                        c->name, p->name, coffer_type_name(p->type));
+    if (!is_backlink && p->link_origin_property)
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': link_origin_property is only for linking objects", c->name, p->name);
+    if (is_backlink) {
+        if (!p->link_origin_property || !*p->link_origin_property)
+            return cf_error(COFFER_ERR_SCHEMA, "linking-objects property '%s.%s' needs link_origin_property", c->name, p->name);
+        if (p->collection || p->flags)
+            return cf_error(COFFER_ERR_SCHEMA, "linking-objects property '%s.%s' takes no collection kind and no flags", c->name, p->name);
+    }
+    if (is_link && (p->collection == COFFER_COLLECTION_LIST || p->collection == COFFER_COLLECTION_SET) &&
+        (p->flags & COFFER_PROPERTY_OPTIONAL))
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': a %s of links cannot hold null (drop COFFER_PROPERTY_OPTIONAL)",
+                        c->name, p->name, p->collection == COFFER_COLLECTION_LIST ? "list" : "set");
+    if (p->collection && (p->flags & (COFFER_PROPERTY_PRIMARY_KEY | COFFER_PROPERTY_INDEXED)))
+        return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' is a collection and cannot be a primary key or indexed", c->name, p->name);
+    return COFFER_OK;
+}
+
+/* Rules between classes: link targets exist, embedded objects are held only
+ * where Realm allows, linking objects name a link back to their class. */
+static coffer_status validate_links(const coffer_class_schema *classes, size_t n, const coffer_class_schema *c)
+{
+    for (size_t i = 0; i < c->property_count; i++) {
+        const coffer_property_schema *p = &c->properties[i];
+        if (!p->object_class)
+            continue;
+        const coffer_class_schema *t = NULL;
+        for (size_t k = 0; k < n && !t; k++)
+            if (strcmp(classes[k].name, p->object_class) == 0)
+                t = &classes[k];
+        if (!t)
+            return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' refers to class '%s', which is not in the schema", c->name, p->name,
+                            p->object_class);
+        if (p->type == COFFER_TYPE_LINK) {
+            if ((t->flags & COFFER_CLASS_EMBEDDED) && p->collection == COFFER_COLLECTION_SET)
+                return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': a set cannot hold embedded objects of class '%s'", c->name,
+                                p->name, t->name);
+            continue;
+        }
+        const coffer_property_schema *o = NULL;
+        for (size_t k = 0; k < t->property_count && !o; k++)
+            if (strcmp(t->properties[k].name, p->link_origin_property) == 0)
+                o = &t->properties[k];
+        if (!o)
+            return cf_error(COFFER_ERR_SCHEMA, "linking-objects property '%s.%s': class '%s' has no property '%s'", c->name, p->name,
+                            t->name, p->link_origin_property);
+        if (o->type != COFFER_TYPE_LINK || o->collection == COFFER_COLLECTION_MAP || !o->object_class ||
+            strcmp(o->object_class, c->name) != 0)
+            return cf_error(COFFER_ERR_SCHEMA, "linking-objects property '%s.%s': '%s.%s' is not a link, list or set of links to '%s'",
+                            c->name, p->name, t->name, o->name, c->name);
+    }
+    return COFFER_OK;
+}
+
 static coffer_status validate_class(const coffer_class_schema *c)
 {
     coffer_status st = check_name(c->name, COFFER_MAX_CLASS_NAME, "class", NULL);
     if (st != COFFER_OK)
         return st;
-    if (c->flags != 0)
+    if (c->flags & ~(uint32_t)COFFER_CLASS_EMBEDDED)
         return cf_error(COFFER_ERR_SCHEMA, "class '%s': flags 0x%x are not supported", c->name, c->flags);
     if (c->reserved[0] || c->reserved[1])
         return cf_error(COFFER_ERR_SCHEMA, "class '%s': reserved fields must be NULL", c->name);
@@ -79,12 +144,17 @@ static coffer_status validate_class(const coffer_class_schema *c)
         st = check_name(p->name, COFFER_MAX_PROPERTY_NAME, "property", owner);
         if (st != COFFER_OK)
             return cf_error_prefix("class '%s'", c->name);
-        if ((int)p->type < COFFER_TYPE_BOOL || (int)p->type > COFFER_TYPE_DECIMAL128)
+        if ((int)p->type < COFFER_TYPE_BOOL || (int)p->type > COFFER_TYPE_LINKING_OBJECTS)
             return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' has unsupported type %d", c->name, p->name, (int)p->type);
         if (p->flags & ~(uint32_t)(COFFER_PROPERTY_OPTIONAL | COFFER_PROPERTY_PRIMARY_KEY | COFFER_PROPERTY_INDEXED))
             return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' has unknown flags 0x%x", c->name, p->name, p->flags);
-        if (p->collection || p->object_class || p->link_origin_property || p->reserved[0] || p->reserved[1])
-            return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': collection, object_class, link_origin_property and reserved must be zero", c->name, p->name);
+        if (p->reserved[0] || p->reserved[1])
+            return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s': reserved fields must be NULL", c->name, p->name);
+        st = validate_kind(c, p);
+        if (st != COFFER_OK)
+            return st;
+        if ((p->flags & COFFER_PROPERTY_PRIMARY_KEY) && (c->flags & COFFER_CLASS_EMBEDDED))
+            return cf_error(COFFER_ERR_SCHEMA, "embedded class '%s' cannot have a primary key ('%s')", c->name, p->name);
         if (p->flags & COFFER_PROPERTY_PRIMARY_KEY) {
             if (pk >= 0)
                 return cf_error(COFFER_ERR_SCHEMA, "class '%s' has two primary keys: '%s' and '%s'", c->name, c->properties[pk].name, p->name);
@@ -117,6 +187,11 @@ COFFER_API coffer_status coffer_schema_validate(const coffer_class_schema *class
             if (strcmp(classes[j].name, classes[i].name) == 0)
                 return cf_error(COFFER_ERR_SCHEMA, "schema has two classes named '%s'", classes[i].name);
     }
+    for (size_t i = 0; i < n; i++) {
+        coffer_status st = validate_links(classes, n, &classes[i]);
+        if (st != COFFER_OK)
+            return st;
+    }
     return COFFER_OK;
 }
 
@@ -124,8 +199,11 @@ COFFER_API coffer_status coffer_schema_validate(const coffer_class_schema *class
 
 static void class_free(cf_class *c)
 {
-    for (size_t i = 0; i < c->nprops; i++)
+    for (size_t i = 0; i < c->nprops; i++) {
         free(c->props[i].name);
+        free(c->props[i].object_class);
+        free(c->props[i].origin_prop);
+    }
     free(c->props);
     free(c->pub_props);
     free(c->name);
@@ -150,6 +228,40 @@ static void class_find_pk(cf_class *c)
 }
 
 static coffer_status oom(void) { return cf_error(COFFER_ERR_NO_MEMORY, "out of memory copying the schema"); }
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* Copies the link names of a property and makes the flags canonical: links
+ * (outside lists and sets) and mixed values are always nullable. */
+static coffer_status normalize_kind(cf_prop *p, const char *object_class, const char *origin)
+{
+    p->object_class = dup_or_null(object_class);
+    p->origin_prop = dup_or_null(origin);
+    p->target = p->origin = -1;
+    if ((object_class && !p->object_class) || (origin && !p->origin_prop))
+        return COFFER_ERR_NO_MEMORY;
+    if (p->type == COFFER_TYPE_MIXED ||
+        (p->type == COFFER_TYPE_LINK && (p->collection == COFFER_COLLECTION_NONE || p->collection == COFFER_COLLECTION_MAP)))
+        p->flags |= COFFER_PROPERTY_OPTIONAL;
+    return COFFER_OK;
+}
+
+/* Copies one property, names included. */
+static coffer_status prop_copy(cf_prop *dst, const cf_prop *src)
+{
+    *dst = *src;
+    dst->name = strdup(src->name);
+    dst->object_class = dup_or_null(src->object_class);
+    dst->origin_prop = dup_or_null(src->origin_prop);
+    if (!dst->name || (src->object_class && !dst->object_class) || (src->origin_prop && !dst->origin_prop)) {
+        free(dst->name);
+        free(dst->object_class);
+        free(dst->origin_prop);
+        memset(dst, 0, sizeof *dst);
+        return oom();
+    }
+    return COFFER_OK;
+}
 
 coffer_status cf_schema_from_public(const coffer_class_schema *classes, size_t n, cf_schema **out)
 {
@@ -181,7 +293,13 @@ coffer_status cf_schema_from_public(const coffer_class_schema *classes, size_t n
             c->props[j].type = p->type;
             c->props[j].flags = p->flags;
             c->props[j].column = (uint16_t)j;
+            c->props[j].collection = (uint8_t)p->collection;
+            if (normalize_kind(&c->props[j], p->object_class, p->link_origin_property) != COFFER_OK) {
+                cf_schema_free(s);
+                return oom();
+            }
         }
+        c->flags = classes[i].flags;
         c->next_column = (uint16_t)c->nprops;
         class_find_pk(c);
     }
@@ -201,10 +319,9 @@ static coffer_status class_copy(cf_class *dst, const cf_class *src)
     dst->next_column = src->next_column;
     dst->nprops = src->nprops;
     for (size_t j = 0; j < src->nprops; j++) {
-        dst->props[j] = src->props[j];
-        if (!(dst->props[j].name = strdup(src->props[j].name))) {
+        if (prop_copy(&dst->props[j], &src->props[j]) != COFFER_OK) {
             dst->nprops = j;
-            return oom();
+            return COFFER_ERR_NO_MEMORY;
         }
     }
     dst->pk = src->pk;
@@ -267,6 +384,9 @@ coffer_status cf_schema_publish(cf_schema *s)
             c->pub_props[j].name = c->props[j].name;
             c->pub_props[j].type = c->props[j].type;
             c->pub_props[j].flags = c->props[j].flags;
+            c->pub_props[j].collection = c->props[j].collection;
+            c->pub_props[j].object_class = c->props[j].object_class;
+            c->pub_props[j].link_origin_property = c->props[j].origin_prop;
         }
         memset(&c->pub, 0, sizeof c->pub);
         c->pub.name = c->name;
@@ -330,6 +450,9 @@ coffer_status cf_schema_encode(const cf_schema *s, uint8_t **out, size_t *len)
             put_u8(&w, (uint8_t)c->props[j].type);
             put_u32(&w, c->props[j].flags);
             put_u16(&w, c->props[j].column);
+            put_u8(&w, c->props[j].collection);
+            put_str(&w, c->props[j].object_class ? c->props[j].object_class : "");
+            put_str(&w, c->props[j].origin_prop ? c->props[j].origin_prop : "");
         }
     }
     if (w.failed) {
@@ -418,8 +541,24 @@ coffer_status cf_schema_decode(const uint8_t *buf, size_t len, cf_schema **out)
             c->props[j].type = (coffer_type)get_u8(&r);
             c->props[j].flags = get_u32(&r);
             c->props[j].column = get_u16(&r);
-            if ((int)c->props[j].type < COFFER_TYPE_BOOL || (int)c->props[j].type > COFFER_TYPE_DECIMAL128 ||
-                c->props[j].column >= c->next_column)
+            c->props[j].target = c->props[j].origin = -1;
+            if (enc >= 2) {
+                c->props[j].collection = get_u8(&r);
+                c->props[j].object_class = get_str(&r);
+                c->props[j].origin_prop = get_str(&r);
+                if (c->props[j].object_class && !*c->props[j].object_class) {
+                    free(c->props[j].object_class);
+                    c->props[j].object_class = NULL;
+                }
+                if (c->props[j].origin_prop && !*c->props[j].origin_prop) {
+                    free(c->props[j].origin_prop);
+                    c->props[j].origin_prop = NULL;
+                }
+            }
+            if ((int)c->props[j].type < COFFER_TYPE_BOOL || (int)c->props[j].type > COFFER_TYPE_LINKING_OBJECTS ||
+                c->props[j].collection > COFFER_COLLECTION_MAP || c->props[j].column >= c->next_column ||
+                ((c->props[j].type == COFFER_TYPE_LINK || c->props[j].type == COFFER_TYPE_LINKING_OBJECTS) &&
+                 !c->props[j].object_class))
                 r.bad = 1;
         }
         class_find_pk(c);
@@ -471,9 +610,33 @@ static const char *optional_word(uint32_t flags) { return (flags & COFFER_PROPER
 
 /* Compares given property `gp` with its stored namesake in class `s`, notes
  * differences, assigns its column, and says whether its index must be built. */
+static int same_name(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* A description of a property's kind for messages: "list<int>", "link<Dog>". */
+static const char *kind_text(const cf_prop *p, char *buf, size_t size)
+{
+    static const char *const kinds[] = {"", "list", "set", "map"};
+    const char *t = p->object_class ? p->object_class : coffer_type_name(p->type);
+    if (p->collection)
+        snprintf(buf, size, "%s<%s>", kinds[p->collection], t);
+    else if (p->type == COFFER_TYPE_LINK)
+        snprintf(buf, size, "link<%s>", t);
+    else
+        snprintf(buf, size, "%s", coffer_type_name(p->type));
+    return buf;
+}
+
 static int plan_prop(planner *pl, cf_class *s, int class_index, const char *class_name, cf_prop *gp)
 {
     int j = cf_class_find_prop(s, gp->name);
+    if (gp->type == COFFER_TYPE_LINKING_OBJECTS) {
+        /* Computed from the links: nothing stored, no migration. */
+        gp->column = j >= 0 ? s->props[j].column : s->next_column++;
+        if (j < 0 || s->props[j].type != gp->type || !same_name(s->props[j].object_class, gp->object_class) ||
+            !same_name(s->props[j].origin_prop, gp->origin_prop))
+            pl->plan->changed = 1;
+        return 0;
+    }
     if (j < 0) {
         note_diff(pl, "property '%s.%s' was added", class_name, gp->name);
         gp->column = s->next_column++;
@@ -482,9 +645,10 @@ static int plan_prop(planner *pl, cf_class *s, int class_index, const char *clas
     }
     const cf_prop *sp = &s->props[j];
     gp->column = sp->column;
-    if (sp->type != gp->type) {
-        note_diff(pl, "property '%s.%s' changed type from %s to %s", class_name, gp->name,
-                  coffer_type_name(sp->type), coffer_type_name(gp->type));
+    if (sp->type != gp->type || sp->collection != gp->collection || !same_name(sp->object_class, gp->object_class)) {
+        char a[160], b[160];
+        note_diff(pl, "property '%s.%s' changed type from %s to %s", class_name, gp->name, kind_text(sp, a, sizeof a),
+                  kind_text(gp, b, sizeof b));
         /* A new column: the old values are not readable as the new type. */
         gp->column = s->next_column++;
         if (cf_prop_indexed(sp))
@@ -522,17 +686,23 @@ static void plan_class(planner *pl, cf_class *s, int class_index, const cf_class
         pl->oom = 1;
         return;
     }
+    if ((s->flags ^ g->flags) & COFFER_CLASS_EMBEDDED) {
+        note_diff(pl, "class '%s' changed from %s to %s", g->name, cf_class_embedded(s) ? "embedded" : "top-level",
+                  cf_class_embedded(g) ? "embedded" : "top-level");
+        s->flags = g->flags;
+    }
     for (size_t i = 0; i < g->nprops; i++) {
-        props[i] = g->props[i];
-        props[i].name = strdup(g->props[i].name);
-        if (!props[i].name)
+        if (prop_copy(&props[i], &g->props[i]) != COFFER_OK) {
             pl->oom = 1;
+            continue;
+        }
         if (plan_prop(pl, s, class_index, g->name, &props[i]))
             add_action(pl, CF_ACTION_BUILD_INDEX, s, class_index, (int)i, props[i].column);
     }
     for (size_t j = 0; j < s->nprops; j++) {
         if (cf_class_find_prop(g, s->props[j].name) < 0) {
-            note_diff(pl, "property '%s.%s' was removed", g->name, s->props[j].name);
+            if (s->props[j].type != COFFER_TYPE_LINKING_OBJECTS)
+                note_diff(pl, "property '%s.%s' was removed", g->name, s->props[j].name);
             if (cf_prop_indexed(&s->props[j]))
                 add_action(pl, CF_ACTION_DROP_INDEX, s, class_index, -1, s->props[j].column);
             pl->plan->changed = 1;
@@ -540,8 +710,11 @@ static void plan_class(planner *pl, cf_class *s, int class_index, const cf_class
     }
     if (s->nprops != g->nprops)
         pl->plan->changed = 1;
-    for (size_t j = 0; j < s->nprops; j++)
+    for (size_t j = 0; j < s->nprops; j++) {
         free(s->props[j].name);
+        free(s->props[j].object_class);
+        free(s->props[j].origin_prop);
+    }
     free(s->props);
     s->props = props;
     s->nprops = g->nprops;
@@ -557,6 +730,24 @@ static int in_subset(const char *name, const char *const *subset, size_t n)
         if (strcmp(subset[i], name) == 0)
             return 1;
     return 0;
+}
+
+/* A class left out of a subset must not be able to link into it: deleting
+ * an object has to reach every link to it. */
+static coffer_status check_subset_closed(const cf_schema *all, const cf_schema *view)
+{
+    for (size_t i = 0; i < all->nclasses; i++) {
+        const cf_class *c = &all->classes[i];
+        if (cf_schema_find(view, c->name) >= 0)
+            continue;
+        for (size_t j = 0; j < c->nprops; j++) {
+            const cf_prop *p = &c->props[j];
+            if (p->type == COFFER_TYPE_MIXED || (p->type == COFFER_TYPE_LINK && cf_schema_find(view, p->object_class) >= 0))
+                return cf_error(COFFER_ERR_SCHEMA, "the class subset leaves out class '%s', whose property '%s' can link to the "
+                                "classes it opens; include '%s'", c->name, p->name, c->name);
+        }
+    }
+    return COFFER_OK;
 }
 
 coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, uint64_t given_version,
@@ -660,9 +851,34 @@ coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, ui
             return COFFER_ERR_NO_MEMORY;
         }
     }
-    if (cf_schema_publish(plan->view) != COFFER_OK) {
+    if ((st = cf_schema_resolve(plan->view)) != COFFER_OK || (st = check_subset_closed(ns, plan->view)) != COFFER_OK ||
+        (st = cf_schema_publish(plan->view)) != COFFER_OK) {
         cf_plan_free(plan);
-        return COFFER_ERR_NO_MEMORY;
+        return st;
+    }
+    return COFFER_OK;
+}
+
+coffer_status cf_schema_resolve(cf_schema *view)
+{
+    for (size_t i = 0; i < view->nclasses; i++) {
+        cf_class *c = &view->classes[i];
+        for (size_t j = 0; j < c->nprops; j++) {
+            cf_prop *p = &c->props[j];
+            p->target = p->origin = -1;
+            if (!p->object_class)
+                continue;
+            p->target = cf_schema_find(view, p->object_class);
+            if (p->target < 0)
+                return cf_error(COFFER_ERR_SCHEMA, "property '%s.%s' refers to class '%s', which this handle does not open "
+                                "(add it to the class subset)", c->name, p->name, p->object_class);
+            if (p->type == COFFER_TYPE_LINKING_OBJECTS) {
+                p->origin = cf_class_find_prop(&view->classes[p->target], p->origin_prop);
+                if (p->origin < 0)
+                    return cf_error(COFFER_ERR_SCHEMA, "linking-objects property '%s.%s': class '%s' has no property '%s'", c->name,
+                                    p->name, p->object_class, p->origin_prop);
+            }
+        }
     }
     return COFFER_OK;
 }

@@ -11,8 +11,13 @@
 typedef struct cf_prop {
     char *name;
     coffer_type type;
-    uint32_t flags;  /* COFFER_PROPERTY_* */
-    uint16_t column; /* slot in the record and prefix of index keys */
+    uint32_t flags;      /* COFFER_PROPERTY_* */
+    uint16_t column;     /* slot in the record and prefix of index keys */
+    uint8_t collection;  /* COFFER_COLLECTION_* */
+    char *object_class;  /* link target or linking-objects origin class */
+    char *origin_prop;   /* linking objects: the origin property */
+    int target;          /* resolved in a handle's view: class index, or -1 */
+    int origin;          /* linking objects: property index in `target` */
 } cf_prop;
 
 typedef struct cf_class {
@@ -35,10 +40,22 @@ typedef struct cf_schema {
 } cf_schema;
 
 static inline int cf_prop_optional(const cf_prop *p) { return (p->flags & COFFER_PROPERTY_OPTIONAL) != 0; }
+static inline int cf_prop_is_collection(const cf_prop *p) { return p->collection != COFFER_COLLECTION_NONE; }
+/* Whether the property can hold links (and so origin backlinks). */
+static inline int cf_prop_holds_links(const cf_prop *p)
+{
+    return p->type == COFFER_TYPE_LINK || p->type == COFFER_TYPE_MIXED;
+}
 static inline int cf_prop_indexed(const cf_prop *p)
 {
     return (p->flags & (COFFER_PROPERTY_INDEXED | COFFER_PROPERTY_PRIMARY_KEY)) != 0;
 }
+
+static inline int cf_class_embedded(const cf_class *c) { return (c->flags & COFFER_CLASS_EMBEDDED) != 0; }
+
+/* Resolves the link targets and linking-objects origins of a handle's view
+ * (COFFER_ERR_SCHEMA if a target is not in the view). */
+coffer_status cf_schema_resolve(cf_schema *view);
 
 /* Validates and copies a user schema (tables and columns not yet assigned). */
 coffer_status cf_schema_from_public(const coffer_class_schema *classes, size_t n, cf_schema **out);

@@ -240,6 +240,12 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
 
 void cf_txn_close_cursors(coffer_txn *txn)
 {
+    for (cf_coll *c = txn->colls; c; c = c->next) {
+        if (c->cursor)
+            mdb_cursor_close(c->cursor);
+        c->cursor = NULL;
+        c->cursor_valid = 0;
+    }
     for (coffer_iter *it = txn->iters; it; it = it->next) {
         if (it->cursor)
             mdb_cursor_close(it->cursor);
@@ -275,6 +281,40 @@ coffer_status cf_txn_index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_curs
     }
     *out = txn->index_cursors[cls];
     return COFFER_OK;
+}
+
+static const uint8_t META_COLLECTION_COUNTER[] = {'c'};
+
+coffer_status cf_txn_next_collection_id(coffer_txn *txn, uint64_t *out)
+{
+    if (!txn->collection_loaded) {
+        const uint8_t *data;
+        size_t len;
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        uint64_t next = 1;
+        coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, META_COLLECTION_COUNTER, 1, &data, &len, &buf, &cap,
+                                        "the collection counter");
+        if (st == COFFER_OK && len == 8)
+            next = cf_get_be64(data);
+        free(buf);
+        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+            return st;
+        txn->next_collection = next;
+        txn->collection_loaded = 1;
+    }
+    *out = txn->next_collection++;
+    txn->collection_dirty = 1;
+    return COFFER_OK;
+}
+
+static coffer_status save_collection_counter(coffer_txn *txn)
+{
+    if (!txn->collection_dirty)
+        return COFFER_OK;
+    uint8_t v[8];
+    cf_put_be64(v, txn->next_collection);
+    return cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, META_COLLECTION_COUNTER, 1, v, 8, 0, "cannot commit");
 }
 
 static void free_iters(coffer_txn *txn)
@@ -317,6 +357,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         return cf_error(COFFER_ERR_MISUSE, "an earlier write of this transaction failed; it was aborted and nothing was committed");
     }
     coffer_status st = txn->write ? save_class_states(txn) : COFFER_OK;
+    if (st == COFFER_OK && txn->write)
+        st = save_collection_counter(txn);
     if (st != COFFER_OK) {
         end_txn(txn, 0, NULL);
         return st;
@@ -363,6 +405,15 @@ void cf_txn_free_handles(coffer_txn *txn)
         free(o);
     }
     txn->objects = txn->free_objects = NULL;
+    for (cf_coll *c = txn->colls, *next; c; c = next) {
+        next = c->next;
+        c->magic = CF_DEAD_MAGIC;
+        free(c->chunk_no);
+        free(c->ends);
+        free(c->buf);
+        free(c);
+    }
+    txn->colls = txn->free_colls = NULL;
     free(txn->scratch);
     txn->scratch = NULL;
     txn->scratch_cap = 0;

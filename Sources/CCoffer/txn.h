@@ -56,6 +56,9 @@ void cf_db_destroy(coffer_db *db);
 /* Object-key state of class `cls` in a write transaction. */
 coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_state **out);
 
+/* A new collection id (the counter is saved at commit). */
+coffer_status cf_txn_next_collection_id(coffer_txn *txn, uint64_t *out);
+
 /* Meta keys: "k" + table (next object key). */
 size_t cf_meta_next_key(uint32_t table, uint8_t out[5]);
 

@@ -145,6 +145,50 @@ COFFER_API coffer_value coffer_value_decimal128(uint64_t low, uint64_t high)
     return v;
 }
 
+COFFER_API coffer_value coffer_value_link(uint32_t class_id, uint64_t key)
+{
+    coffer_value v = coffer_value_null();
+    v.type = COFFER_TYPE_LINK;
+    v.u.link.class_id = class_id;
+    v.u.link.key = key;
+    return v;
+}
+
+COFFER_API coffer_value coffer_value_object(const struct coffer_object *obj)
+{
+    coffer_value v = coffer_value_null();
+    v.type = COFFER_TYPE_OBJECT;
+    v.u.object = obj;
+    return v;
+}
+
+COFFER_API coffer_value coffer_value_list(const coffer_value *items, size_t count)
+{
+    coffer_value v = coffer_value_null();
+    v.type = COFFER_TYPE_LIST;
+    v.u.list.items = items;
+    v.u.list.count = count;
+    return v;
+}
+
+COFFER_API coffer_value coffer_value_map(const coffer_map_entry *entries, size_t count)
+{
+    coffer_value v = coffer_value_null();
+    v.type = COFFER_TYPE_MAP;
+    v.u.map.entries = entries;
+    v.u.map.count = count;
+    return v;
+}
+
+COFFER_API coffer_value coffer_value_fields(const struct coffer_field *fields, size_t count)
+{
+    coffer_value v = coffer_value_null();
+    v.type = COFFER_TYPE_FIELDS;
+    v.u.fields.fields = fields;
+    v.u.fields.count = count;
+    return v;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Equality and type names                                                   */
 /* ------------------------------------------------------------------------ */
@@ -194,8 +238,11 @@ COFFER_API int coffer_value_equal(const coffer_value *a, const coffer_value *b)
         /* By numeric value, as Realm compares decimals: 1.0 equals 1.00,
          * -0 equals 0, NaN equals NaN. */
         return cf_decimal128_compare(&a->u.decimal128, &b->u.decimal128) == 0;
+    case COFFER_TYPE_LINK:
+        return a->u.link.class_id == b->u.link.class_id && a->u.link.key == b->u.link.key;
+    default:
+        return 0;
     }
-    return 0;
 }
 
 COFFER_API const char *coffer_type_name(coffer_type type)
@@ -212,6 +259,14 @@ COFFER_API const char *coffer_type_name(coffer_type type)
     case COFFER_TYPE_OBJECT_ID: return "objectId";
     case COFFER_TYPE_UUID: return "uuid";
     case COFFER_TYPE_DECIMAL128: return "decimal128";
+    case COFFER_TYPE_LINK: return "link";
+    case COFFER_TYPE_MIXED: return "mixed";
+    case COFFER_TYPE_LINKING_OBJECTS: return "linkingObjects";
+    case COFFER_TYPE_LIST: return "list";
+    case COFFER_TYPE_MAP: return "map";
+    case COFFER_TYPE_SET: return "set";
+    case COFFER_TYPE_OBJECT: return "object";
+    case COFFER_TYPE_FIELDS: return "fields";
     }
     return "unknown";
 }

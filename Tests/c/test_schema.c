@@ -230,7 +230,8 @@ static void test_index_types(void **state)
 static void test_invalid_types(void **state)
 {
     (void)state;
-    const int bad[] = {COFFER_TYPE_NULL, 11, 31, 99, -1};
+    /* Value-only and reserved types, and a link without its target class. */
+    const int bad[] = {COFFER_TYPE_NULL, COFFER_TYPE_LIST, COFFER_TYPE_OBJECT, COFFER_TYPE_FIELDS, 19, 31, 99, -1, COFFER_TYPE_LINK};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         coffer_property_schema p[] = {prop("weirdType", (coffer_type)bad[i], 0)};
         print_message("    property type %d\n", bad[i]);
@@ -245,7 +246,7 @@ static void test_reserved_fields(void **state)
     p[0] = prop("fine", COFFER_TYPE_INT, 0);
 
     p[1] = prop("withCollection", COFFER_TYPE_INT, 0);
-    p[1].collection = 1;
+    p[1].collection = 7; /* no such collection kind */
     check_one("ReservedClass", p, 2, COFFER_ERR_SCHEMA, "ReservedClass", "withCollection", __LINE__);
 
     p[1] = prop("withObjectClass", COFFER_TYPE_INT, 0);
@@ -263,7 +264,7 @@ static void test_reserved_fields(void **state)
 
     p[1] = prop("fine2", COFFER_TYPE_INT, 0);
     coffer_class_schema cls = {.name = "EmbeddedClass", .properties = p, .property_count = 2,
-                               .flags = COFFER_CLASS_EMBEDDED};
+                               .flags = 1u << 5}; /* an unknown class flag */
     check_both(&cls, 1, COFFER_ERR_SCHEMA, "EmbeddedClass", NULL, __LINE__);
 
     cls.flags = 0;

@@ -718,8 +718,12 @@ int ts_value_equal(const coffer_value *a, const coffer_value *b)
     case COFFER_TYPE_UUID: return memcmp(a->u.uuid.bytes, b->u.uuid.bytes, 16) == 0;
     case COFFER_TYPE_DECIMAL128:
         return a->u.decimal128.w[0] == b->u.decimal128.w[0] && a->u.decimal128.w[1] == b->u.decimal128.w[1];
+    case COFFER_TYPE_LINK: return a->u.link.class_id == b->u.link.class_id && a->u.link.key == b->u.link.key;
+    case COFFER_TYPE_LIST:
+    case COFFER_TYPE_SET: return a->u.list.count == b->u.list.count;
+    case COFFER_TYPE_MAP: return a->u.map.count == b->u.map.count;
+    default: return 0;
     }
-    return 0;
 }
 
 const char *ts_value_describe(const coffer_value *v, char *buf, size_t size)

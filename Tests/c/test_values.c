@@ -284,7 +284,7 @@ static void test_value_equal(void **state)
     assert_false(eq(coffer_value_decimal128(nan1.w[0], nan1.w[1]), coffer_value_decimal128(z.w[0], z.w[1])));
 
     /* Types outside the enum are never equal. */
-    coffer_value odd1 = {.type = (coffer_type)11}, odd2 = {.type = (coffer_type)11};
+    coffer_value odd1 = {.type = (coffer_type)19}, odd2 = {.type = (coffer_type)19};
     assert_false(coffer_value_equal(&odd1, &odd2));
 }
 
@@ -306,7 +306,13 @@ static void test_type_name(void **state)
     assert_string_equal(coffer_type_name(COFFER_TYPE_OBJECT_ID), "objectId");
     assert_string_equal(coffer_type_name(COFFER_TYPE_UUID), "uuid");
     assert_string_equal(coffer_type_name(COFFER_TYPE_DECIMAL128), "decimal128");
-    assert_string_equal(coffer_type_name((coffer_type)11), "unknown");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_LINK), "link");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_MIXED), "mixed");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_LINKING_OBJECTS), "linkingObjects");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_LIST), "list");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_SET), "set");
+    assert_string_equal(coffer_type_name(COFFER_TYPE_MAP), "map");
+    assert_string_equal(coffer_type_name((coffer_type)19), "unknown");
     assert_string_equal(coffer_type_name((coffer_type)31), "unknown");
     assert_string_equal(coffer_type_name((coffer_type)1000), "unknown");
     assert_string_equal(coffer_type_name((coffer_type)-1), "unknown");
