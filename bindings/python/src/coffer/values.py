@@ -10,8 +10,8 @@ from __future__ import annotations
 import ctypes
 import datetime
 import decimal
+import math
 import operator
-import struct
 import uuid
 from typing import Any, Callable, Dict, List
 
@@ -80,10 +80,8 @@ def _real(value: Any) -> float:
 
 def _float_to_c(value: Any, out: _capi.coffer_value, keep: List[Any]) -> None:
     real = _real(value)
-    try:
-        struct.pack("f", real)
-    except OverflowError:
-        raise ValueError(f"{value!r} does not fit in a 32-bit float") from None
+    if math.isfinite(real) and math.isinf(ctypes.c_float(real).value):
+        raise ValueError(f"{value!r} does not fit in a 32-bit float")
     out.u.float_value = real
 
 
@@ -257,5 +255,5 @@ ZERO_VALUES: Dict[int, Any] = {
     _capi.TYPE_DATE: EPOCH,
     _capi.TYPE_OBJECT_ID: ObjectId(bytes(12)),
     _capi.TYPE_UUID: uuid.UUID(int=0),
-    _capi.TYPE_DECIMAL128: decimal.Decimal("0E+0"),
+    _capi.TYPE_DECIMAL128: decimal.Decimal(0),
 }
