@@ -273,7 +273,7 @@ def test_deleted_objects_raise_on_use(db):
             rex.name = "x"
         with pytest.raises(coffer.InvalidObjectError):
             db.delete(rex)
-    assert "invalid" in repr(rex)
+    assert repr(rex) == "<Dog (deleted)>"
 
 
 def test_delete_rejects_what_it_cannot_delete(db):

@@ -13,7 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import schema as _schema
-from .errors import InvalidObjectError, PropertyNotFoundError, SchemaError
+from .errors import DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
 from .objectid import ObjectId
 from .values import ZERO_VALUES
 
@@ -242,7 +242,9 @@ class Object:
         try:
             values = self.to_dict()
         except InvalidObjectError:
-            return f"<{name} (invalid: deleted or database closed)>"
+            return f"<{name} (deleted)>"
+        except DatabaseClosedError:
+            return f"<{name} (database closed)>"
         inner = ", ".join(f"{k}={v!r}" for k, v in values.items())
         return f"{name}({inner})"
 
