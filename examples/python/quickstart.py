@@ -35,7 +35,8 @@ def main(path: str) -> None:
         for dog in db.objects(Dog):
             print(f"{dog.id}: {dog.name} ({dog.breed or 'unknown breed'})")
 
-        fido = db.object_for_primary_key(Dog, 2)
+        fido = db.object_for_primary_key(Dog, 2)  # None if there is no such dog
+        assert fido is not None
         with db.write():
             fido.breed = "Beagle"
         print(f"Fido is now a {fido.breed}; {len(db.objects('Person'))} person")

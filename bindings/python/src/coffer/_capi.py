@@ -5,6 +5,7 @@ module touches the library object directly."""
 from __future__ import annotations
 
 import ctypes
+from typing import TYPE_CHECKING, Any
 from ctypes import (
     POINTER,
     Structure,
@@ -146,11 +147,18 @@ class _Iter(Structure):
     pass
 
 
-ConfigP = POINTER(_Config)
-DbP = POINTER(_Db)
-TxnP = POINTER(_Txn)
-ObjectP = POINTER(_Object)
-IterP = POINTER(_Iter)
+if TYPE_CHECKING:
+    ConfigP = ctypes._Pointer[_Config]
+    DbP = ctypes._Pointer[_Db]
+    TxnP = ctypes._Pointer[_Txn]
+    ObjectP = ctypes._Pointer[_Object]
+    IterP = ctypes._Pointer[_Iter]
+else:
+    ConfigP = POINTER(_Config)
+    DbP = POINTER(_Db)
+    TxnP = POINTER(_Txn)
+    ObjectP = POINTER(_Object)
+    IterP = POINTER(_Iter)
 
 # ---- error checks ----------------------------------------------------------
 

@@ -71,7 +71,7 @@ class _ClassInfo:
         }
         pk = schema.primary_key
         self.primary_key = self.properties[pk] if pk is not None else None
-        self.model = declared.model if declared is not None else None
+        self.model: Optional[Type[Object]] = declared.model if declared is not None else None
         self.defaults = dict(declared.defaults) if declared is not None else {}
 
     def where(self, prop: str) -> str:
@@ -506,6 +506,12 @@ class Database:
         finally:
             _capi.coffer_object_release(handle)
 
+    @overload
+    def create(self, cls: Type[T], values: Any = None, update: Any = False) -> T: ...
+
+    @overload
+    def create(self, cls: str, values: Any = None, update: Any = False) -> Object: ...
+
     def create(self, cls: Union[str, Type[T]], values: Any = None, update: Any = False) -> Any:
         """Creates an object of `cls` (a class name or model class) from a
         dict, or a list positional in schema order, and returns it.
@@ -530,6 +536,12 @@ class Database:
         key = self._store(info, obj._values, update, "add()")
         obj._bind(self, info, key)
         return obj
+
+    @overload
+    def object_for_primary_key(self, cls: Type[T], primary_key: Any) -> Optional[T]: ...
+
+    @overload
+    def object_for_primary_key(self, cls: str, primary_key: Any) -> Optional[Object]: ...
 
     def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
         """The object of `cls` whose primary key equals `primary_key`, or None."""

@@ -10,7 +10,7 @@ import decimal
 import sys
 import typing
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from . import schema as _schema
 from .errors import DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
@@ -100,6 +100,7 @@ class Object:
     `with db.write():`."""
 
     _coffer_fields: ClassVar[Dict[str, _Field]] = {}
+    _coffer_declared: ClassVar[Optional[_schema.DeclaredClass]] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -117,7 +118,7 @@ class Object:
             fields[name] = value if isinstance(value, _Field) else _Field(value)
             setattr(cls, name, _Property(name))
         cls._coffer_fields = fields
-        cls._coffer_declared: Optional[_schema.DeclaredClass] = None
+        cls._coffer_declared = None
 
     def __init__(self, **values: Any) -> None:
         cls = type(self)
@@ -287,7 +288,7 @@ def _annotation_type(annotation: Any, where: str) -> Tuple[str, bool]:
     raise SchemaError(f"{where}: unsupported annotation {annotation!r} (supported: {supported}, Optional of them)")
 
 
-def declared_class_of(model: type) -> _schema.DeclaredClass:
+def declared_class_of(model: Type[Object]) -> _schema.DeclaredClass:
     """The schema and defaults a model class declares (computed once)."""
     cached = model.__dict__.get("_coffer_declared")
     if cached is not None:

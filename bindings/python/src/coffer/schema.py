@@ -185,7 +185,7 @@ def _mark_primary_key(class_name: str, properties: List[PropertySchema], primary
     return [dataclasses.replace(p, primary_key=True) if p.name == primary else p for p in properties]
 
 
-def declared_class_names(schema: Sequence[Any]) -> List[str]:
+def declared_class_names(schema: Sequence[Any]) -> List[Any]:
     names = []
     for item in schema:
         if isinstance(item, Mapping):
