@@ -112,3 +112,31 @@ def test_interpreter_exit_with_open_handles_is_clean(tmp_path):
     assert run.returncode == 0, run.stderr
     with coffer.open(path) as db:
         assert [item.n for item in db.objects("Item")] == [1]
+
+
+def test_a_database_is_used_by_the_thread_that_opened_it(db_path):
+    import threading
+
+    db = coffer.open(db_path, schema=[Dog])
+    with db.write():
+        db.add(Dog(id=1, name="Rex"))
+    rex = db.objects(Dog)[0]
+    errors = []
+
+    def elsewhere():
+        for call in (lambda: db.objects(Dog), lambda: rex.name, db.close, lambda: db.write().__enter__()):
+            try:
+                call()
+            except coffer.MisuseError as exc:
+                errors.append(str(exc))
+        # A handle of its own works in this thread.
+        with coffer.open(db_path, schema=[Dog]) as own:
+            errors.append(own.objects(Dog)[0].name)
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join()
+    assert errors[:4] == ["this Database was opened on another thread; open one in each thread that uses it"] * 4
+    assert errors[4] == "Rex"
+    assert rex.name == "Rex"
+    db.close()

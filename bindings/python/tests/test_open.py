@@ -159,6 +159,8 @@ def test_bad_argument_types(db_path):
         coffer.open(db_path, schema=[Dog], schema_version=-1)
     with pytest.raises(coffer.InvalidArgumentError, match="max_file_size must be between"):
         coffer.open(db_path, schema=[Dog], max_file_size=-5)
+    with pytest.raises(coffer.InvalidArgumentError, match="schema_version needs a schema"):
+        coffer.open(db_path, schema_version=2)
     with pytest.raises(TypeError, match="in_memory_identifier must be a str"):
         coffer.open(in_memory_identifier=5, schema=[Dog])
 

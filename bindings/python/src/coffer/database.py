@@ -194,8 +194,6 @@ def _configure(
     if classes is not None:
         c_schema = CSchema([c.schema for c in classes])
         _capi.coffer_config_set_schema(config, c_schema.classes, c_schema.count, schema_version)
-    elif schema_version:
-        _capi.coffer_config_set_schema(config, None, 0, schema_version)
     if class_subset is not None:
         if isinstance(class_subset, (str, bytes)) or not all(isinstance(n, str) for n in class_subset):
             raise TypeError("class_subset must be a list of class names")
@@ -256,6 +254,9 @@ def open(
     if read_only and delete_if_migration_needed:
         raise InvalidArgumentError("delete_if_migration_needed cannot be used with read_only")
     version = _count(schema_version, "schema_version")
+    if schema is None and version:
+        # Without a schema the file's stored one is used as it is.
+        raise InvalidArgumentError("schema_version needs a schema")
     classes = parse_schema(schema) if schema is not None else None
 
     config = _capi.ConfigP()
@@ -280,8 +281,8 @@ def open(
 class Database:
     """An open database. Close it with close() or use it as a context
     manager. Reads come from a snapshot that advances when this handle
-    writes or calls refresh(). Use a Database from one thread at a time;
-    open another handle (cheap: it shares the storage) for each thread."""
+    writes or calls refresh(). A Database is used by the thread that opened
+    it; other threads open their own (cheap: handles share the storage)."""
 
     def __init__(self, db: _capi.DbP, declared: List[DeclaredClass]) -> None:
         raw_path = _capi.coffer_db_path(db)
@@ -290,6 +291,9 @@ class Database:
         self._handles = _Handles(db, file_id)
         self._finalizer = weakref.finalize(self, _release, self._handles)
         self._generation = 0
+        # The C transactions of a handle serve one thread at a time, and a
+        # write must end on the thread that began it.
+        self._thread = threading.get_ident()
         by_name = {d.schema.name: d for d in declared}
         self._classes: Dict[str, _ClassInfo] = {}
         for class_id in range(_capi.coffer_db_class_count(db)):
@@ -301,6 +305,8 @@ class Database:
     def close(self) -> None:
         """Closes the database, aborting an open write transaction. Objects
         and results of it become unusable. Closing twice is allowed."""
+        if not self.is_closed:
+            self._check_thread()
         self._finalizer()
         self._generation += 1
 
@@ -315,9 +321,16 @@ class Database:
     def is_closed(self) -> bool:
         return self._handles.db is None
 
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._thread:
+            raise MisuseError(
+                "this Database was opened on another thread; open one in each thread that uses it"
+            )
+
     def _open_handles(self) -> _Handles:
         if self._handles.db is None:
             raise DatabaseClosedError("the database is closed")
+        self._check_thread()
         return self._handles
 
     # ---- facts -------------------------------------------------------------
