@@ -1,0 +1,122 @@
+"""coffer: an embedded object database (Python binding over libcoffer).
+
+    import coffer
+
+    class Dog(coffer.Object):
+        id: int = coffer.primary_key()
+        name: str = coffer.indexed("")
+        breed: Optional[str] = None
+
+    with coffer.open("dogs.coffer", schema=[Dog]) as db:
+        with db.write():
+            db.add(Dog(id=1, name="Rex"))
+        for dog in db.objects(Dog):
+            print(dog.name)
+"""
+
+from . import _capi
+from .database import Database, default_path, open, set_default_path
+from .errors import (
+    BusyError,
+    CofferError,
+    CofferMemoryError,
+    CorruptedError,
+    DatabaseClosedError,
+    EncryptionError,
+    FileAccessError,
+    FileFormatError,
+    FileTooLargeError,
+    FormatVersionError,
+    ImmutablePropertyError,
+    IntegrityError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidObjectError,
+    KeyRequiredError,
+    LimitError,
+    MapFullError,
+    MigrationRequiredError,
+    MisuseError,
+    NotADatabaseError,
+    NotEncryptedError,
+    NotFoundError,
+    NotInWriteError,
+    PrimaryKeyExistsError,
+    PropertyNotFoundError,
+    PropertyTypeError,
+    ReadOnlyError,
+    SchemaError,
+    SchemaVersionError,
+    Status,
+    WrongKeyError,
+)
+from .model import Float32, Object, indexed, primary_key
+from .objectid import ObjectId
+from .results import Results
+from .schema import ObjectSchema, PropertySchema
+
+__version__ = "0.1.0"
+
+ENCRYPTION_KEY_SIZE: int = _capi.coffer_encryption_key_size()
+
+
+def library_version() -> str:
+    """The version of the loaded libcoffer, "MAJOR.MINOR.PATCH"."""
+    return _capi.coffer_version().decode("ascii")
+
+
+def library_path() -> str:
+    """Where the loaded libcoffer came from (COFFER_LIBRARY, the bundled
+    copy, or the system's name for it)."""
+    return _capi.library_path
+
+
+__all__ = [
+    "BusyError",
+    "CofferError",
+    "CofferMemoryError",
+    "CorruptedError",
+    "Database",
+    "DatabaseClosedError",
+    "ENCRYPTION_KEY_SIZE",
+    "EncryptionError",
+    "FileAccessError",
+    "FileFormatError",
+    "FileTooLargeError",
+    "Float32",
+    "FormatVersionError",
+    "ImmutablePropertyError",
+    "IntegrityError",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidObjectError",
+    "KeyRequiredError",
+    "LimitError",
+    "MapFullError",
+    "MigrationRequiredError",
+    "MisuseError",
+    "NotADatabaseError",
+    "NotEncryptedError",
+    "NotFoundError",
+    "NotInWriteError",
+    "Object",
+    "ObjectId",
+    "ObjectSchema",
+    "PrimaryKeyExistsError",
+    "PropertyNotFoundError",
+    "PropertySchema",
+    "PropertyTypeError",
+    "ReadOnlyError",
+    "Results",
+    "SchemaError",
+    "SchemaVersionError",
+    "Status",
+    "WrongKeyError",
+    "default_path",
+    "indexed",
+    "library_path",
+    "library_version",
+    "open",
+    "primary_key",
+    "set_default_path",
+]

@@ -1,0 +1,279 @@
+"""The C API as ctypes sees it: structures, handle types, and the argtypes,
+restype and error check of every C function this package calls. No other
+module touches the library object directly."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any
+from ctypes import (
+    POINTER,
+    Structure,
+    Union,
+    c_bool,
+    c_char,
+    c_char_p,
+    c_double,
+    c_float,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint8,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
+
+from . import _library
+from .errors import Status, error_for
+
+lib, library_path = _library.load()
+
+# ---- enums and flags (include/coffer.h) ------------------------------------
+
+TYPE_NULL = 0
+TYPE_BOOL = 1
+TYPE_INT = 2
+TYPE_FLOAT = 3
+TYPE_DOUBLE = 4
+TYPE_STRING = 5
+TYPE_BINARY = 6
+TYPE_DATE = 7
+TYPE_OBJECT_ID = 8
+TYPE_UUID = 9
+TYPE_DECIMAL128 = 10
+
+PROPERTY_OPTIONAL = 1 << 0
+PROPERTY_PRIMARY_KEY = 1 << 1
+PROPERTY_INDEXED = 1 << 2
+
+TXN_READ = 0
+TXN_WRITE = 1
+
+UPDATE_ERROR = 0
+UPDATE_ALL = 1
+UPDATE_MODIFIED = 2
+
+DECIMAL128_STRING_SIZE = 48
+
+# ---- structures ------------------------------------------------------------
+
+
+class coffer_bytes(Structure):
+    _fields_ = [("data", c_void_p), ("size", c_size_t)]
+
+
+class coffer_timestamp(Structure):
+    _fields_ = [("seconds", c_int64), ("nanoseconds", c_int32)]
+
+
+class coffer_object_id(Structure):
+    _fields_ = [("bytes", c_uint8 * 12)]
+
+
+class coffer_uuid(Structure):
+    _fields_ = [("bytes", c_uint8 * 16)]
+
+
+class coffer_decimal128(Structure):
+    _fields_ = [("w", c_uint64 * 2)]
+
+
+class _coffer_value_union(Union):
+    _fields_ = [
+        ("boolean", c_bool),
+        ("integer", c_int64),
+        ("float_value", c_float),
+        ("double_value", c_double),
+        ("string", coffer_bytes),
+        ("binary", coffer_bytes),
+        ("date", coffer_timestamp),
+        ("object_id", coffer_object_id),
+        ("uuid", coffer_uuid),
+        ("decimal128", coffer_decimal128),
+    ]
+
+
+class coffer_value(Structure):
+    _fields_ = [("type", c_int), ("u", _coffer_value_union)]
+
+
+class coffer_field(Structure):
+    _fields_ = [("property", c_uint32), ("value", coffer_value)]
+
+
+class coffer_property_schema(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("type", c_int),
+        ("flags", c_uint32),
+        ("collection", c_uint32),
+        ("object_class", c_char_p),
+        ("link_origin_property", c_char_p),
+        ("reserved", c_void_p * 2),
+    ]
+
+
+class coffer_class_schema(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("properties", POINTER(coffer_property_schema)),
+        ("property_count", c_size_t),
+        ("flags", c_uint32),
+        ("reserved", c_void_p * 2),
+    ]
+
+
+# Opaque handles get their own pointer types so that ctypes rejects a handle
+# of the wrong kind instead of passing it on.
+class _Config(Structure):
+    pass
+
+
+class _Db(Structure):
+    pass
+
+
+class _Txn(Structure):
+    pass
+
+
+class _Object(Structure):
+    pass
+
+
+class _Iter(Structure):
+    pass
+
+
+if TYPE_CHECKING:
+    ConfigP = ctypes._Pointer[_Config]
+    DbP = ctypes._Pointer[_Db]
+    TxnP = ctypes._Pointer[_Txn]
+    ObjectP = ctypes._Pointer[_Object]
+    IterP = ctypes._Pointer[_Iter]
+else:
+    ConfigP = POINTER(_Config)
+    DbP = POINTER(_Db)
+    TxnP = POINTER(_Txn)
+    ObjectP = POINTER(_Object)
+    IterP = POINTER(_Iter)
+
+# ---- error checks ----------------------------------------------------------
+
+
+def last_error_message() -> str:
+    raw = lib.coffer_last_error()
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def _check(result, func, args):
+    if result != Status.OK:
+        raise error_for(result, last_error_message())
+    return result
+
+
+def _check_allow_done(result, func, args):
+    if result not in (Status.OK, Status.DONE):
+        raise error_for(result, last_error_message())
+    return result
+
+
+def _declare(name, restype, argtypes, errcheck=None):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = argtypes
+    if errcheck is not None:
+        fn.errcheck = errcheck
+    return fn
+
+
+def _status(name, *argtypes):
+    return _declare(name, c_int, list(argtypes), _check)
+
+
+# ---- functions -------------------------------------------------------------
+
+coffer_version = _declare("coffer_version", c_char_p, [])
+coffer_version_number = _declare("coffer_version_number", c_int, [])
+coffer_last_error = _declare("coffer_last_error", c_char_p, [])
+coffer_type_name = _declare("coffer_type_name", c_char_p, [c_int])
+coffer_encryption_key_size = _declare("coffer_encryption_key_size", c_size_t, [])
+
+coffer_object_id_generate = _status("coffer_object_id_generate", POINTER(coffer_object_id))
+coffer_decimal128_from_string = _status(
+    "coffer_decimal128_from_string", c_char_p, POINTER(coffer_decimal128)
+)
+coffer_decimal128_to_string = _declare(
+    "coffer_decimal128_to_string", None, [POINTER(coffer_decimal128), POINTER(c_char)]
+)
+
+coffer_config_new = _status("coffer_config_new", POINTER(ConfigP))
+coffer_config_free = _declare("coffer_config_free", None, [ConfigP])
+coffer_config_set_path = _status("coffer_config_set_path", ConfigP, c_char_p)
+coffer_config_path = _declare("coffer_config_path", c_char_p, [ConfigP])
+coffer_config_set_in_memory_identifier = _status(
+    "coffer_config_set_in_memory_identifier", ConfigP, c_char_p
+)
+coffer_config_set_read_only = _status("coffer_config_set_read_only", ConfigP, c_int)
+coffer_config_set_seed_path = _status("coffer_config_set_seed_path", ConfigP, c_char_p)
+coffer_config_set_encryption_key = _status(
+    "coffer_config_set_encryption_key", ConfigP, c_void_p, c_size_t
+)
+coffer_config_set_schema = _status(
+    "coffer_config_set_schema", ConfigP, POINTER(coffer_class_schema), c_size_t, c_uint64
+)
+coffer_config_set_class_subset = _status(
+    "coffer_config_set_class_subset", ConfigP, POINTER(c_char_p), c_size_t
+)
+coffer_config_set_max_file_size = _status("coffer_config_set_max_file_size", ConfigP, c_uint64)
+coffer_set_default_path = _status("coffer_set_default_path", c_char_p)
+coffer_default_path = _declare("coffer_default_path", c_char_p, [])
+
+coffer_open = _status("coffer_open", ConfigP, POINTER(DbP))
+coffer_close = _declare("coffer_close", None, [DbP])
+coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])
+coffer_db_schema_version = _declare("coffer_db_schema_version", c_uint64, [DbP])
+coffer_db_is_encrypted = _declare("coffer_db_is_encrypted", c_int, [DbP])
+coffer_db_is_read_only = _declare("coffer_db_is_read_only", c_int, [DbP])
+coffer_db_class_count = _declare("coffer_db_class_count", c_size_t, [DbP])
+coffer_db_class_schema = _declare(
+    "coffer_db_class_schema", POINTER(coffer_class_schema), [DbP, c_uint32]
+)
+coffer_db_primary_key = _status("coffer_db_primary_key", DbP, c_uint32, POINTER(c_uint32))
+
+coffer_txn_begin = _status("coffer_txn_begin", DbP, c_int, POINTER(TxnP))
+coffer_txn_commit = _status("coffer_txn_commit", TxnP)
+coffer_txn_abort = _status("coffer_txn_abort", TxnP)
+coffer_txn_free = _declare("coffer_txn_free", None, [TxnP])
+coffer_txn_is_active = _declare("coffer_txn_is_active", c_int, [TxnP])
+
+coffer_object_create = _status(
+    "coffer_object_create", TxnP, c_uint32, POINTER(coffer_field), c_size_t, c_int, POINTER(ObjectP)
+)
+coffer_object_get = _status("coffer_object_get", TxnP, c_uint32, c_uint64, POINTER(ObjectP))
+coffer_object_find = _status(
+    "coffer_object_find", TxnP, c_uint32, POINTER(coffer_value), POINTER(ObjectP)
+)
+coffer_object_release = _declare("coffer_object_release", None, [ObjectP])
+coffer_object_key_of = _declare("coffer_object_key_of", c_uint64, [ObjectP])
+coffer_object_get_value = _status(
+    "coffer_object_get_value", ObjectP, c_uint32, POINTER(coffer_value)
+)
+coffer_object_set_value = _status(
+    "coffer_object_set_value", ObjectP, c_uint32, POINTER(coffer_value)
+)
+coffer_object_delete = _status("coffer_object_delete", ObjectP)
+
+coffer_class_count = _status("coffer_class_count", TxnP, c_uint32, POINTER(c_uint64))
+coffer_class_clear = _status("coffer_class_clear", TxnP, c_uint32)
+coffer_class_iterate = _status("coffer_class_iterate", TxnP, c_uint32, POINTER(IterP))
+coffer_iter_next = _declare(
+    "coffer_iter_next", c_int, [IterP, POINTER(ObjectP)], _check_allow_done
+)
+coffer_iter_free = _declare("coffer_iter_free", None, [IterP])
+
+
+def type_name(coffer_type: int) -> str:
+    return coffer_type_name(coffer_type).decode("ascii")

@@ -1,0 +1,660 @@
+"""coffer.open() and Database: configuration, transactions, and the object
+operations (create, add, find, delete, property reads and writes)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import threading
+import weakref
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+    overload,
+)
+
+from . import _capi
+from .errors import (
+    BusyError,
+    DatabaseClosedError,
+    InvalidArgumentError,
+    InvalidObjectError,
+    MigrationRequiredError,
+    MisuseError,
+    NotFoundError,
+    NotInWriteError,
+    PropertyNotFoundError,
+)
+from .model import Object
+from .results import ClassSource, Results
+from .schema import SCALAR_TYPES, CSchema, DeclaredClass, ObjectSchema, parse_schema, read_class_schema
+from .values import from_c, to_c
+
+T = TypeVar("T", bound=Object)
+PathType = Union[str, "os.PathLike[str]"]
+
+_UPDATE_POLICIES = {"all": _capi.UPDATE_ALL, "modified": _capi.UPDATE_MODIFIED}
+
+
+class _PropInfo:
+    __slots__ = ("id", "name", "type", "optional")
+
+    def __init__(self, prop_id: int, name: str, type_code: int, optional: bool) -> None:
+        self.id = prop_id
+        self.name = name
+        self.type = type_code
+        self.optional = optional
+
+
+class _ClassInfo:
+    """One class of an open database: its C ids, and the model class and
+    defaults declared for it in Python, if any."""
+
+    def __init__(self, class_id: int, schema: ObjectSchema, declared: Optional[DeclaredClass]) -> None:
+        self.class_id = class_id
+        self.schema = schema
+        self.name = schema.name
+        self.names = [p.name for p in schema.properties]
+        self.properties = {
+            p.name: _PropInfo(i, p.name, SCALAR_TYPES[p.type], p.optional) for i, p in enumerate(schema.properties)
+        }
+        pk = schema.primary_key
+        self.primary_key = self.properties[pk] if pk is not None else None
+        self.model: Optional[Type[Object]] = declared.model if declared is not None else None
+        self.defaults = dict(declared.defaults) if declared is not None else {}
+
+    def where(self, prop: str) -> str:
+        return f"class '{self.name}', property '{prop}'"
+
+    def prop(self, name: str) -> _PropInfo:
+        try:
+            return self.properties[name]
+        except (KeyError, TypeError):
+            raise PropertyNotFoundError(f"class '{self.name}' has no property named {name!r}") from None
+
+    def make(self, db: "Database", key: int) -> Any:
+        return (self.model or Object)._managed(db, self, key)
+
+
+class _Handles:
+    """The C handles of one Database; what its finalizer frees. Holds no
+    reference to the Database, so that the finalizer can run."""
+
+    __slots__ = ("db", "read_txn", "write_txn", "file_id")
+
+    def __init__(self, db: _capi.DbP, file_id: Optional[Tuple[int, int]]) -> None:
+        self.db: Optional[_capi.DbP] = db
+        self.read_txn: Optional[_capi.TxnP] = None
+        self.write_txn: Optional[_capi.TxnP] = None
+        self.file_id = file_id
+
+
+# Files this package has open, by (device, inode), so that
+# delete_if_migration_needed never deletes a file that is in use here.
+_open_files: Dict[Tuple[int, int], int] = {}
+_open_files_lock = threading.Lock()
+
+
+def _file_id(path: bytes) -> Optional[Tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _register(file_id: Optional[Tuple[int, int]], delta: int) -> None:
+    if file_id is None:
+        return
+    with _open_files_lock:
+        count = _open_files.get(file_id, 0) + delta
+        if count > 0:
+            _open_files[file_id] = count
+        else:
+            _open_files.pop(file_id, None)
+
+
+def _release(handles: _Handles) -> None:
+    """Frees every handle; safe to call more than once."""
+    if handles.write_txn is not None:
+        _capi.coffer_txn_free(handles.write_txn)  # aborts it
+        handles.write_txn = None
+    if handles.read_txn is not None:
+        _capi.coffer_txn_free(handles.read_txn)
+        handles.read_txn = None
+    if handles.db is not None:
+        _capi.coffer_close(handles.db)
+        handles.db = None
+        _register(handles.file_id, -1)
+
+
+def _text(value: Any, what: str) -> bytes:
+    if isinstance(value, (str, os.PathLike)):
+        return os.fsencode(value)
+    raise TypeError(f"{what} must be a str or a path, got {type(value).__name__}")
+
+
+def _count(value: Any, what: str, limit: int = 2**64 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= limit:
+        raise InvalidArgumentError(f"{what} must be between 0 and {limit}, got {value}")
+    return value
+
+
+def _update_policy(update: Any) -> int:
+    if update is False:
+        return _capi.UPDATE_ERROR
+    if isinstance(update, str) and update in _UPDATE_POLICIES:
+        return _UPDATE_POLICIES[update]
+    raise InvalidArgumentError(f"update must be False, 'modified' or 'all', got {update!r}")
+
+
+def _configure(
+    config: _capi.ConfigP,
+    path: Optional[PathType],
+    in_memory_identifier: Optional[str],
+    encryption_key: Optional[bytes],
+    read_only: bool,
+    seed_path: Optional[PathType],
+    classes: Optional[List[DeclaredClass]],
+    schema_version: int,
+    class_subset: Optional[Sequence[str]],
+    max_file_size: Optional[int],
+) -> None:
+    if in_memory_identifier is not None:
+        if not isinstance(in_memory_identifier, str):
+            raise TypeError(f"in_memory_identifier must be a str, got {type(in_memory_identifier).__name__}")
+        _capi.coffer_config_set_in_memory_identifier(config, in_memory_identifier.encode("utf-8"))
+    elif path is not None:
+        _capi.coffer_config_set_path(config, _text(path, "path"))
+    _capi.coffer_config_set_read_only(config, 1 if read_only else 0)
+    if seed_path is not None:
+        _capi.coffer_config_set_seed_path(config, _text(seed_path, "seed_path"))
+    if encryption_key is not None:
+        if not isinstance(encryption_key, (bytes, bytearray, memoryview)):
+            raise TypeError(f"encryption_key must be bytes, got {type(encryption_key).__name__}")
+        key = bytes(encryption_key)
+        buf = (ctypes.c_char * max(len(key), 1)).from_buffer_copy(key.ljust(1, b"\0"))
+        try:
+            _capi.coffer_config_set_encryption_key(config, buf, len(key))
+        finally:
+            ctypes.memset(buf, 0, ctypes.sizeof(buf))
+    if classes is not None:
+        c_schema = CSchema([c.schema for c in classes])
+        _capi.coffer_config_set_schema(config, c_schema.classes, c_schema.count, schema_version)
+    if class_subset is not None:
+        if isinstance(class_subset, (str, bytes)) or not all(isinstance(n, str) for n in class_subset):
+            raise TypeError("class_subset must be a list of class names")
+        names = [n.encode("utf-8") for n in class_subset]
+        array = (ctypes.c_char_p * max(len(names), 1))(*names)
+        _capi.coffer_config_set_class_subset(config, array, len(names))
+    if max_file_size is not None:
+        _capi.coffer_config_set_max_file_size(config, _count(max_file_size, "max_file_size"))
+
+
+def _delete_files(path: bytes) -> None:
+    file_id = _file_id(path)
+    with _open_files_lock:
+        if file_id is not None and file_id in _open_files:
+            raise BusyError(
+                f"'{os.fsdecode(path)}' needs a migration but is open in this process; "
+                "close it before delete_if_migration_needed can delete it"
+            )
+        for name in (path, path + b"-lock"):
+            try:
+                os.remove(name)
+            except FileNotFoundError:
+                pass
+
+
+def open(
+    path: Optional[PathType] = None,
+    *,
+    schema: Optional[Sequence[Any]] = None,
+    in_memory_identifier: Optional[str] = None,
+    encryption_key: Optional[bytes] = None,
+    read_only: bool = False,
+    schema_version: int = 0,
+    delete_if_migration_needed: bool = False,
+    seed_path: Optional[PathType] = None,
+    class_subset: Optional[Sequence[str]] = None,
+    max_file_size: Optional[int] = None,
+) -> "Database":
+    """Opens (creating it unless read-only) a database and returns it.
+
+    path: the file; None means the default path (coffer.default_path()).
+    schema: a list of coffer.Object subclasses and Realm-JS-style dicts;
+        None uses the schema stored in the file.
+    in_memory_identifier: open an in-memory database shared by every handle
+        in this process with the same identifier (instead of a file).
+    encryption_key: 64 bytes; the file is encrypted with it.
+    read_only: open without writing; the file must exist.
+    schema_version: the version of `schema`; a higher one than the file's
+        applies the schema, a lower one is an error.
+    delete_if_migration_needed: delete the file and start empty when the
+        schema differs in a way that needs a migration.
+    seed_path: a file copied to `path` when `path` does not exist yet.
+    class_subset: open only these classes of the file.
+    max_file_size: a cap on the file size in bytes.
+    """
+    if path is not None and in_memory_identifier is not None:
+        raise InvalidArgumentError("give either path or in_memory_identifier, not both")
+    if read_only and delete_if_migration_needed:
+        raise InvalidArgumentError("delete_if_migration_needed cannot be used with read_only")
+    version = _count(schema_version, "schema_version")
+    if schema is None and version:
+        # Without a schema the file's stored one is used as it is.
+        raise InvalidArgumentError("schema_version needs a schema")
+    classes = parse_schema(schema) if schema is not None else None
+
+    config = _capi.ConfigP()
+    _capi.coffer_config_new(ctypes.byref(config))
+    try:
+        _configure(config, path, in_memory_identifier, encryption_key, bool(read_only), seed_path,
+                   classes, version, class_subset, max_file_size)
+        db = _capi.DbP()
+        try:
+            _capi.coffer_open(config, ctypes.byref(db))
+        except MigrationRequiredError:
+            file_path = _capi.coffer_config_path(config)
+            if not delete_if_migration_needed or file_path is None:
+                raise
+            _delete_files(file_path)
+            _capi.coffer_open(config, ctypes.byref(db))
+    finally:
+        _capi.coffer_config_free(config)
+    return Database(db, classes or [])
+
+
+class Database:
+    """An open database. Close it with close() or use it as a context
+    manager. Reads come from a snapshot that advances when this handle
+    writes or calls refresh(). A Database is used by the thread that opened
+    it; other threads open their own (cheap: handles share the storage)."""
+
+    def __init__(self, db: _capi.DbP, declared: List[DeclaredClass]) -> None:
+        raw_path = _capi.coffer_db_path(db)
+        file_id = _file_id(raw_path) if raw_path is not None else None
+        _register(file_id, +1)
+        self._handles = _Handles(db, file_id)
+        self._finalizer = weakref.finalize(self, _release, self._handles)
+        self._generation = 0
+        # The C transactions of a handle serve one thread at a time, and a
+        # write must end on the thread that began it.
+        self._thread = threading.get_ident()
+        by_name = {d.schema.name: d for d in declared}
+        self._classes: Dict[str, _ClassInfo] = {}
+        for class_id in range(_capi.coffer_db_class_count(db)):
+            schema = read_class_schema(_capi.coffer_db_class_schema(db, class_id).contents)
+            self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
+
+    # ---- lifetime ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the database, aborting an open write transaction. Objects
+        and results of it become unusable. Closing twice is allowed."""
+        if not self.is_closed:
+            self._check_thread()
+        self._finalizer()
+        self._generation += 1
+
+    def __enter__(self) -> "Database":
+        self._open_handles()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._handles.db is None
+
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._thread:
+            raise MisuseError(
+                "this Database was opened on another thread; open one in each thread that uses it"
+            )
+
+    def _open_handles(self) -> _Handles:
+        if self._handles.db is None:
+            raise DatabaseClosedError("the database is closed")
+        self._check_thread()
+        return self._handles
+
+    # ---- facts -------------------------------------------------------------
+
+    @property
+    def path(self) -> Optional[str]:
+        """The file's path, or None for an in-memory database."""
+        raw = _capi.coffer_db_path(self._open_handles().db)
+        return os.fsdecode(raw) if raw is not None else None
+
+    @property
+    def schema_version(self) -> int:
+        return int(_capi.coffer_db_schema_version(self._open_handles().db))
+
+    @property
+    def is_encrypted(self) -> bool:
+        return bool(_capi.coffer_db_is_encrypted(self._open_handles().db))
+
+    @property
+    def is_read_only(self) -> bool:
+        return bool(_capi.coffer_db_is_read_only(self._open_handles().db))
+
+    @property
+    def schema(self) -> List[ObjectSchema]:
+        """The classes visible through this handle, as stored."""
+        self._open_handles()
+        return [info.schema for info in self._classes.values()]
+
+    # ---- transactions ------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside `with db.write():`."""
+        return self._handles.write_txn is not None
+
+    def _txn(self) -> _capi.TxnP:
+        """The transaction reads use: the write transaction if one is open,
+        else the current snapshot, begun on first use."""
+        handles = self._open_handles()
+        if handles.write_txn is not None:
+            return handles.write_txn
+        if handles.read_txn is None:
+            txn = _capi.TxnP()
+            _capi.coffer_txn_begin(handles.db, _capi.TXN_READ, ctypes.byref(txn))
+            handles.read_txn = txn
+            self._generation += 1
+        return handles.read_txn
+
+    def _write_txn(self, what: str) -> _capi.TxnP:
+        handles = self._open_handles()
+        if handles.write_txn is None:
+            raise NotInWriteError(f"{what} needs a write transaction: use `with db.write():`")
+        return handles.write_txn
+
+    def refresh(self) -> None:
+        """Moves reads to the latest committed state (outside a write)."""
+        handles = self._open_handles()
+        if handles.read_txn is not None:
+            _capi.coffer_txn_free(handles.read_txn)
+            handles.read_txn = None
+            self._generation += 1
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator["Database"]:
+        """`with db.write():` runs the block in a write transaction that
+        commits when the block ends and rolls back if it raises."""
+        handles = self._open_handles()
+        if handles.write_txn is not None:
+            raise MisuseError("a write transaction is already open on this database")
+        txn = _capi.TxnP()
+        _capi.coffer_txn_begin(handles.db, _capi.TXN_WRITE, ctypes.byref(txn))
+        handles.write_txn = txn
+        self._generation += 1
+        try:
+            yield self
+        except BaseException:
+            self._end_write(txn, commit=False)
+            raise
+        self._end_write(txn, commit=True)
+
+    def _end_write(self, txn: _capi.TxnP, commit: bool) -> None:
+        handles = self._handles
+        if handles.write_txn is not txn:
+            # close() inside the block already aborted and freed it.
+            if commit:
+                raise DatabaseClosedError("the database was closed inside the write block; nothing was committed")
+            return
+        handles.write_txn = None
+        try:
+            if commit:
+                _capi.coffer_txn_commit(txn)
+            elif _capi.coffer_txn_is_active(txn):
+                _capi.coffer_txn_abort(txn)
+        finally:
+            _capi.coffer_txn_free(txn)
+            self.refresh()
+            self._generation += 1
+
+    # ---- classes -----------------------------------------------------------
+
+    def _class_info(self, cls: Union[str, Type[Object]]) -> _ClassInfo:
+        self._open_handles()
+        if isinstance(cls, str):
+            info = self._classes.get(cls)
+            if info is None:
+                raise NotFoundError(f"no class named '{cls}' in this database")
+            return info
+        if isinstance(cls, type) and issubclass(cls, Object) and cls is not Object:
+            info = self._classes.get(cls.__name__)
+            if info is None or info.model is not cls:
+                raise NotFoundError(f"the model class {cls.__name__} is not part of the schema this database was opened with")
+            return info
+        raise TypeError(f"expected a class name or a coffer.Object subclass, got {cls!r}")
+
+    @overload
+    def objects(self, cls: Type[T]) -> Results[T]: ...
+
+    @overload
+    def objects(self, cls: str) -> Results[Object]: ...
+
+    def objects(self, cls: Union[str, Type[Object]]) -> Results[Any]:
+        """Every object of a class, in creation order."""
+        info = self._class_info(cls)
+        return Results(self, info, ClassSource(info))
+
+    # ---- objects -----------------------------------------------------------
+
+    def _fields(self, info: _ClassInfo, values: Mapping[str, Any], keep: List[Any]) -> "ctypes.Array[_capi.coffer_field]":
+        fields = (_capi.coffer_field * max(len(values), 1))()
+        for i, (name, value) in enumerate(values.items()):
+            prop = info.prop(name)
+            fields[i].property = prop.id
+            to_c(prop.type, value, fields[i].value, keep, info.where(name))
+        return fields
+
+    def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
+        if values is None:
+            return {}
+        if isinstance(values, Mapping):
+            return dict(values)
+        if isinstance(values, (list, tuple)):
+            if len(values) > len(info.names):
+                raise InvalidArgumentError(
+                    f"class '{info.name}' has {len(info.names)} properties, got {len(values)} values"
+                )
+            return dict(zip(info.names, values))
+        raise TypeError(f"values for class '{info.name}' must be a dict or a list, got {type(values).__name__}")
+
+    def _find_key(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[int]:
+        assert info.primary_key is not None
+        value = _capi.coffer_value()
+        keep: List[Any] = []
+        to_c(info.primary_key.type, pk, value, keep, info.where(info.primary_key.name))
+        handle = _capi.ObjectP()
+        try:
+            _capi.coffer_object_find(txn, info.class_id, ctypes.byref(value), ctypes.byref(handle))
+        except NotFoundError:
+            return None
+        try:
+            return int(_capi.coffer_object_key_of(handle))
+        finally:
+            _capi.coffer_object_release(handle)
+
+    def _store(self, info: _ClassInfo, given: Dict[str, Any], update: Any, what: str) -> int:
+        policy = _update_policy(update)
+        txn = self._write_txn(what)
+        values = dict(given)
+        pk = info.primary_key
+        updating = (
+            policy != _capi.UPDATE_ERROR
+            and pk is not None
+            and pk.name in given
+            and self._find_key(txn, info, given[pk.name]) is not None
+        )
+        if not updating:
+            # Declared defaults fill a new object; an update touches only what is given.
+            for name, default in info.defaults.items():
+                values.setdefault(name, default)
+        keep: List[Any] = []
+        fields = self._fields(info, values, keep)
+        handle = _capi.ObjectP()
+        self._generation += 1
+        _capi.coffer_object_create(txn, info.class_id, fields, len(values), policy, ctypes.byref(handle))
+        try:
+            return int(_capi.coffer_object_key_of(handle))
+        finally:
+            _capi.coffer_object_release(handle)
+
+    @overload
+    def create(self, cls: Type[T], values: Any = None, update: Any = False) -> T: ...
+
+    @overload
+    def create(self, cls: str, values: Any = None, update: Any = False) -> Object: ...
+
+    def create(self, cls: Union[str, Type[T]], values: Any = None, update: Any = False) -> Any:
+        """Creates an object of `cls` (a class name or model class) from a
+        dict, or a list positional in schema order, and returns it.
+        update=False makes a duplicate primary key an error; "all" updates
+        the existing object with every given value, "modified" only with the
+        values that differ."""
+        info = self._class_info(cls)
+        key = self._store(info, self._values_dict(info, values), update, "create()")
+        return info.make(self, key)
+
+    def add(self, obj: T, update: Any = False) -> T:
+        """Stores an unmanaged model object; it becomes managed by this
+        database. Adding an object it already manages does nothing."""
+        if not isinstance(obj, Object) or type(obj) is Object:
+            raise TypeError(f"add() takes an instance of a coffer.Object subclass, got {type(obj).__name__}")
+        if obj._db is self:
+            self._write_txn("add()")
+            return obj
+        if obj._db is not None:
+            raise InvalidArgumentError("the object is managed by another database handle")
+        info = self._class_info(type(obj))
+        key = self._store(info, obj._values, update, "add()")
+        obj._bind(self, info, key)
+        return obj
+
+    @overload
+    def object_for_primary_key(self, cls: Type[T], primary_key: Any) -> Optional[T]: ...
+
+    @overload
+    def object_for_primary_key(self, cls: str, primary_key: Any) -> Optional[Object]: ...
+
+    def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
+        """The object of `cls` whose primary key equals `primary_key`, or None."""
+        info = self._class_info(cls)
+        if info.primary_key is None:
+            raise InvalidArgumentError(f"class '{info.name}' has no primary key")
+        key = self._find_key(self._txn(), info, primary_key)
+        return None if key is None else info.make(self, key)
+
+    def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
+        """Deletes an object, every object of a Results, or each object of
+        an iterable."""
+        txn = self._write_txn("delete()")
+        self._generation += 1
+        if isinstance(target, Results):
+            if target._db is not self:
+                raise InvalidArgumentError("the results belong to another database handle")
+            target._delete_all(txn)
+        elif isinstance(target, Object):
+            self._delete_object(txn, target)
+        elif isinstance(target, Iterable) and not isinstance(target, (str, bytes, Mapping)):
+            for obj in list(target):
+                if not isinstance(obj, Object):
+                    raise TypeError(f"delete() takes objects, got {type(obj).__name__}")
+                self._delete_object(txn, obj)
+        else:
+            raise TypeError(f"delete() takes an object, results or objects, got {type(target).__name__}")
+
+    def _delete_object(self, txn: _capi.TxnP, obj: Object) -> None:
+        if obj._db is None:
+            raise InvalidArgumentError("an unmanaged object is not in a database and cannot be deleted")
+        if obj._db is not self:
+            raise InvalidArgumentError("the object belongs to another database handle")
+        handle = self._handle(txn, obj._info, obj._key)
+        try:
+            _capi.coffer_object_delete(handle)
+        finally:
+            _capi.coffer_object_release(handle)
+
+    # ---- property access for Object ---------------------------------------
+
+    def _handle(self, txn: _capi.TxnP, info: _ClassInfo, key: int) -> _capi.ObjectP:
+        handle = _capi.ObjectP()
+        try:
+            _capi.coffer_object_get(txn, info.class_id, key, ctypes.byref(handle))
+        except NotFoundError:
+            raise InvalidObjectError(f"the {info.name} object was deleted") from None
+        return handle
+
+    def _object_exists(self, info: _ClassInfo, key: int) -> bool:
+        if self.is_closed:
+            return False
+        try:
+            _capi.coffer_object_release(self._handle(self._txn(), info, key))
+        except InvalidObjectError:
+            return False
+        return True
+
+    def _read_property(self, info: _ClassInfo, key: int, name: str) -> Any:
+        prop = info.prop(name)
+        handle = self._handle(self._txn(), info, key)
+        try:
+            value = _capi.coffer_value()
+            _capi.coffer_object_get_value(handle, prop.id, ctypes.byref(value))
+            return from_c(value, info.where(name))
+        finally:
+            _capi.coffer_object_release(handle)
+
+    def _read_object(self, info: _ClassInfo, key: int) -> Dict[str, Any]:
+        handle = self._handle(self._txn(), info, key)
+        try:
+            out = {}
+            value = _capi.coffer_value()
+            for name in info.names:
+                _capi.coffer_object_get_value(handle, info.properties[name].id, ctypes.byref(value))
+                out[name] = from_c(value, info.where(name))
+            return out
+        finally:
+            _capi.coffer_object_release(handle)
+
+    def _write_property(self, info: _ClassInfo, key: int, name: str, value: Any) -> None:
+        prop = info.prop(name)
+        txn = self._write_txn(f"setting {info.name}.{name}")
+        c_value = _capi.coffer_value()
+        keep: List[Any] = []
+        to_c(prop.type, value, c_value, keep, info.where(name))
+        handle = self._handle(txn, info, key)
+        try:
+            self._generation += 1
+            _capi.coffer_object_set_value(handle, prop.id, ctypes.byref(c_value))
+        finally:
+            _capi.coffer_object_release(handle)
+
+
+def default_path() -> str:
+    """The path used when coffer.open() gets no path."""
+    return os.fsdecode(_capi.coffer_default_path())
+
+
+def set_default_path(path: Optional[PathType]) -> None:
+    """Changes the default path for this process; None restores
+    "default.coffer" in the current directory."""
+    _capi.coffer_set_default_path(None if path is None else _text(path, "path"))
