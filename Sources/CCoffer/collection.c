@@ -33,18 +33,6 @@
 static const cf_class *class_at(const coffer_txn *txn, coffer_class_id cls) { return &txn->db->schema->classes[cls]; }
 static const cf_prop *prop_of(const coffer_txn *txn, const cf_slot *s) { return &class_at(txn, s->cls)->props[s->prop]; }
 
-static void le_put(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-static uint64_t le_get(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 static coffer_status need_graph(const coffer_txn *txn)
 {
@@ -161,7 +149,7 @@ coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val
     if (st == COFFER_OK && len != 4)
         st = cf_error(COFFER_ERR_CORRUPTED, "a backlink count of %zu bytes", len);
     if (st == COFFER_OK)
-        *count = (uint32_t)le_get(data, 4);
+        *count = (uint32_t)cf_get_le(data, 4);
     free(buf);
     return st;
 }
@@ -179,7 +167,7 @@ coffer_status cf_backlink_change(coffer_txn *txn, uint32_t ttable, coffer_object
     uint32_t count = 0;
     coffer_status st = graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a backlink");
     if (st == COFFER_OK && len == 4)
-        count = (uint32_t)le_get(data, 4);
+        count = (uint32_t)cf_get_le(data, 4);
     free(buf);
     if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
         return st;
@@ -188,7 +176,7 @@ coffer_status cf_backlink_change(coffer_txn *txn, uint32_t ttable, coffer_object
     count = delta < 0 ? count - 1 : count + 1;
     if (count == 0)
         return graph_del(txn, key, sizeof key);
-    le_put(small, count, 4);
+    cf_put_le(small, count, 4);
     return graph_put(txn, key, sizeof key, small, 4);
 }
 
@@ -522,9 +510,9 @@ static coffer_status hdr_decode(cf_coll *c, const uint8_t *p, size_t len)
         return cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", c->id);
     if (p[0] != c->kind)
         return cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " is of another kind than its owner says", c->id);
-    c->count = le_get(p + 20, 8);
-    c->next_chunk = (uint32_t)le_get(p + 28, 4);
-    uint32_t n = (uint32_t)le_get(p + 32, 4);
+    c->count = cf_get_le(p + 20, 8);
+    c->next_chunk = (uint32_t)cf_get_le(p + 28, 4);
+    uint32_t n = (uint32_t)cf_get_le(p + 32, 4);
     if ((len - HEADER_FIXED - 4) / 8 < n || len != HEADER_FIXED + 4 + (size_t)n * 8)
         return cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged directory", c->id);
     coffer_status st = hdr_reserve(c, n + 1);
@@ -533,8 +521,8 @@ static coffer_status hdr_decode(cf_coll *c, const uint8_t *p, size_t len)
     c->nchunks = n;
     uint32_t prev = 0;
     for (uint32_t i = 0; i < n; i++) {
-        c->chunk_no[i] = (uint32_t)le_get(p + HEADER_FIXED + 4 + 8 * (size_t)i, 4);
-        c->ends[i] = (uint32_t)le_get(p + HEADER_FIXED + 8 + 8 * (size_t)i, 4);
+        c->chunk_no[i] = (uint32_t)cf_get_le(p + HEADER_FIXED + 4 + 8 * (size_t)i, 4);
+        c->ends[i] = (uint32_t)cf_get_le(p + HEADER_FIXED + 8 + 8 * (size_t)i, 4);
         if (c->ends[i] <= prev || c->chunk_no[i] >= c->next_chunk)
             return cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged directory", c->id);
         prev = c->ends[i];
@@ -554,15 +542,15 @@ static coffer_status hdr_store(cf_coll *c)
     memset(p, 0, HEADER_FIXED);
     p[0] = (uint8_t)c->kind;
     p[1] = (uint8_t)c->depth;
-    le_put(p + 4, class_at(txn, c->cls)->table, 4);
-    le_put(p + 8, class_at(txn, c->cls)->props[c->prop].column, 2);
-    le_put(p + 12, c->okey, 8);
-    le_put(p + 20, c->count, 8);
-    le_put(p + 28, c->next_chunk, 4);
-    le_put(p + 32, c->nchunks, 4);
+    cf_put_le(p + 4, class_at(txn, c->cls)->table, 4);
+    cf_put_le(p + 8, class_at(txn, c->cls)->props[c->prop].column, 2);
+    cf_put_le(p + 12, c->okey, 8);
+    cf_put_le(p + 20, c->count, 8);
+    cf_put_le(p + 28, c->next_chunk, 4);
+    cf_put_le(p + 32, c->nchunks, 4);
     for (uint32_t i = 0; i < c->nchunks; i++) {
-        le_put(p + HEADER_FIXED + 4 + 8 * (size_t)i, c->chunk_no[i], 4);
-        le_put(p + HEADER_FIXED + 8 + 8 * (size_t)i, c->ends[i], 4);
+        cf_put_le(p + HEADER_FIXED + 4 + 8 * (size_t)i, c->chunk_no[i], 4);
+        cf_put_le(p + HEADER_FIXED + 8 + 8 * (size_t)i, c->ends[i], 4);
     }
     uint8_t key[10];
     coll_key(c->id, PART_HEADER, key);
@@ -692,8 +680,8 @@ static const uint8_t *chunk_cell(const chunk *k, uint32_t i, size_t *len)
 {
     const uint8_t *ends = k->data + 2;
     size_t payload = 2 + 4 * (size_t)k->n;
-    uint32_t start = i ? (uint32_t)le_get(ends + 4 * (size_t)(i - 1), 4) : 0;
-    uint32_t end = (uint32_t)le_get(ends + 4 * (size_t)i, 4);
+    uint32_t start = i ? (uint32_t)cf_get_le(ends + 4 * (size_t)(i - 1), 4) : 0;
+    uint32_t end = (uint32_t)cf_get_le(ends + 4 * (size_t)i, 4);
     *len = end - start;
     return k->data + payload + start;
 }
@@ -702,13 +690,13 @@ static coffer_status chunk_parse(chunk *k, uint64_t id)
 {
     if (k->len < 2)
         goto bad;
-    k->n = (uint32_t)le_get(k->data, 2);
+    k->n = (uint32_t)cf_get_le(k->data, 2);
     size_t payload = 2 + 4 * (size_t)k->n;
     if (k->n == 0 || k->len < payload)
         goto bad;
     uint32_t prev = 0;
     for (uint32_t i = 0; i < k->n; i++) {
-        uint32_t e = (uint32_t)le_get(k->data + 2 + 4 * (size_t)i, 4);
+        uint32_t e = (uint32_t)cf_get_le(k->data + 2 + 4 * (size_t)i, 4);
         if (e <= prev && i > 0)
             goto bad;
         if (e < prev || payload + e > k->len)
@@ -769,13 +757,13 @@ static coffer_status chunk_write(cf_coll *c, uint32_t no, const slice *cells, ui
     uint8_t *p = malloc(len);
     if (!p)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
-    le_put(p, n, 2);
+    cf_put_le(p, n, 2);
     size_t off = 0, base = 2 + 4 * (size_t)n;
     for (uint32_t i = 0; i < n; i++) {
         if (cells[i].len)
             memcpy(p + base + off, cells[i].p, cells[i].len);
         off += cells[i].len;
-        le_put(p + 2 + 4 * (size_t)i, off, 4);
+        cf_put_le(p + 2 + 4 * (size_t)i, off, 4);
     }
     uint8_t key[14];
     chunk_key(c->id, no, key);
@@ -959,9 +947,9 @@ static size_t map_key(const coffer_txn *txn, uint64_t id, const coffer_bytes *ke
 /* A map entry's stored bytes: key length, key, cell. */
 static coffer_status entry_parse(const uint8_t *p, size_t len, coffer_bytes *key, coffer_value *v)
 {
-    if (len < 4 || le_get(p, 4) > len - 4)
+    if (len < 4 || cf_get_le(p, 4) > len - 4)
         return cf_error(COFFER_ERR_CORRUPTED, "a map entry is damaged");
-    size_t kl = (size_t)le_get(p, 4);
+    size_t kl = (size_t)cf_get_le(p, 4);
     if (key)
         *key = (coffer_bytes){p + 4, kl};
     return cf_cell_read(p + 4 + kl, len - 4 - kl, v);
@@ -973,7 +961,7 @@ static coffer_status entry_put(coffer_txn *txn, uint64_t id, const coffer_bytes 
     uint8_t *p = malloc(len);
     if (!p)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a map");
-    le_put(p, key->size, 4);
+    cf_put_le(p, key->size, 4);
     memcpy(p + 4, key->data, key->size);
     cf_cell_write(p + 4 + key->size, stored);
     uint8_t k[ENTRY_KEY_MAX];
@@ -1495,7 +1483,7 @@ coffer_status cf_collection_count(coffer_txn *txn, uint64_t id, uint64_t *out)
     if (st == COFFER_OK && len < HEADER_FIXED)
         st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
     if (st == COFFER_OK)
-        *out = le_get(data + 20, 8);
+        *out = cf_get_le(data + 20, 8);
     free(buf);
     return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
 }
@@ -2059,10 +2047,10 @@ COFFER_API coffer_status coffer_set_remove(coffer_set *set, const coffer_value *
     return coll_finish(c, st);
 }
 
-COFFER_API coffer_status coffer_set_clear(coffer_set *set)
+/* Empties a set or map. */
+static coffer_status clear_entries(cf_coll *c, int kind)
 {
-    cf_coll *c = SET(set);
-    coffer_status st = coll_use(c, COFFER_COLLECTION_SET, 1);
+    coffer_status st = coll_use(c, kind, 1);
     if (st != COFFER_OK || c->id == 0)
         return st;
     cf_slot e = elem_slot(c);
@@ -2073,6 +2061,8 @@ COFFER_API coffer_status coffer_set_clear(coffer_set *set)
     }
     return coll_finish(c, st);
 }
+
+COFFER_API coffer_status coffer_set_clear(coffer_set *set) { return clear_entries(SET(set), COFFER_COLLECTION_SET); }
 
 /* Copies every element of set `c` (stored form) so that writes cannot move
  * them. */
@@ -2366,20 +2356,7 @@ COFFER_API coffer_status coffer_map_get_map(coffer_map *map, const char *key, si
     return map_get_nested(map, key, size, COFFER_COLLECTION_MAP, (cf_coll **)out);
 }
 
-COFFER_API coffer_status coffer_map_clear(coffer_map *map)
-{
-    cf_coll *c = MAP(map);
-    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, 1);
-    if (st != COFFER_OK || c->id == 0)
-        return st;
-    cf_slot e = elem_slot(c);
-    st = release_entries(c, &e);
-    if (st == COFFER_OK) {
-        c->count = 0;
-        st = hdr_store(c);
-    }
-    return coll_finish(c, st);
-}
+COFFER_API coffer_status coffer_map_clear(coffer_map *map) { return clear_entries(MAP(map), COFFER_COLLECTION_MAP); }
 
 COFFER_API int coffer_map_is_valid(coffer_map *map) { return coll_use(MAP(map), COFFER_COLLECTION_MAP, 0) == COFFER_OK; }
 COFFER_API void coffer_map_release(coffer_map *map) { coll_release(MAP(map), COFFER_COLLECTION_MAP); }

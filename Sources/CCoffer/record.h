@@ -35,7 +35,26 @@ size_t cf_record_size(const coffer_value *slots, uint16_t ncols);
 /* Writes that record into out[0 .. cf_record_size()). */
 void cf_record_write(uint8_t *out, const coffer_value *slots, uint16_t ncols);
 
+/* The encoding of one non-null scalar value (a record column, or a cell's
+ * payload): its size, writing it, and reading it back (COFFER_ERR_CORRUPTED
+ * if the bytes do not fit the type; strings and binaries borrow p). */
+size_t cf_scalar_size(const coffer_value *v);
+void cf_scalar_write(uint8_t *p, const coffer_value *v);
+coffer_status cf_scalar_read(const uint8_t *p, size_t n, coffer_type type, coffer_value *out);
+
 /* Little-endian and big-endian load/store helpers shared by the storage code. */
+static inline void cf_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+static inline uint64_t cf_get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
 static inline void cf_put_be64(uint8_t *p, uint64_t v)
 {
     for (int i = 7; i >= 0; i--, v >>= 8)
