@@ -1,7 +1,6 @@
-/* collection — lists, sets and maps (of properties and nested in mixed
- * values), link checks and backlinks. Storage layout in docs/FORMAT.md:
- * everything lives in sub-database 1 under keys that start with 'C'
- * (collections) or 'B' (backlinks). A list is a directory (its header) and
+/* collection — lists, sets and maps, of properties and nested in mixed
+ * values, and their handles. Storage layout in docs/FORMAT.md: keys in
+ * sub-database 1 that start with 'C'. A list is a directory (its header) and
  * chunks of cells, so one element costs one chunk and one directory write
  * however long the list is. */
 #define _GNU_SOURCE
@@ -16,7 +15,6 @@
 #include "txn.h"
 
 #define TAG_COLLECTION 'C'
-#define TAG_BACKLINK 'B'
 #define PART_HEADER 0
 #define PART_CHUNK 1
 #define PART_SET 2
@@ -31,17 +29,7 @@
 
 
 static const cf_class *class_at(const coffer_txn *txn, coffer_class_id cls) { return &txn->db->schema->classes[cls]; }
-static const cf_prop *prop_of(const coffer_txn *txn, const cf_slot *s) { return &class_at(txn, s->cls)->props[s->prop]; }
 
-
-static coffer_status need_graph(const coffer_txn *txn)
-{
-    if (!txn->db->has_graph)
-        return COFFER_ERR_NOT_FOUND; /* a read-only file without collections */
-    return COFFER_OK;
-}
-
-/* ---- keys ---------------------------------------------------------------- */
 
 static size_t coll_key(uint64_t id, int part, uint8_t *out)
 {
@@ -56,430 +44,6 @@ static size_t chunk_key(uint64_t id, uint32_t chunk, uint8_t *out)
     size_t n = coll_key(id, PART_CHUNK, out);
     cf_put_be32(out + n, chunk);
     return n + 4;
-}
-
-static coffer_status graph_get(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t **data, size_t *len,
-                               uint8_t **buf, size_t *cap, const char *what)
-{
-    coffer_status st = need_graph(txn);
-    if (st != COFFER_OK)
-        return st;
-    return cf_store_get(txn, txn->db->graph_dbi, CF_GRAPH_DBI, key, klen, data, len, buf, cap, what);
-}
-
-static coffer_status graph_put(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t *data, size_t len)
-{
-    return cf_store_put(txn, txn->db->graph_dbi, CF_GRAPH_DBI, key, klen, data, len, 0, "cannot write a collection");
-}
-
-static coffer_status graph_del(coffer_txn *txn, const uint8_t *key, size_t klen)
-{
-    MDB_val k = {klen, (void *)key};
-    int rc = mdb_del(txn->mdb, txn->db->graph_dbi, &k, NULL);
-    if (rc == MDB_NOTFOUND)
-        return COFFER_OK;
-    return rc ? cf_txn_write_error(txn, rc, "cannot delete from a collection") : COFFER_OK;
-}
-
-/* The first key in the graph at or after `prefix` that starts with it. */
-static coffer_status graph_first(coffer_txn *txn, MDB_cursor *cur, const uint8_t *prefix, size_t plen, MDB_val *k, MDB_val *v)
-{
-    *k = (MDB_val){plen, (void *)prefix};
-    int rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
-    if (rc == MDB_NOTFOUND)
-        return COFFER_DONE;
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot read a collection");
-    if (k->mv_size < plen || memcmp(k->mv_data, prefix, plen) != 0)
-        return COFFER_DONE;
-    (void)txn;
-    return COFFER_OK;
-}
-
-static coffer_status open_cursor(coffer_txn *txn, MDB_cursor **cur)
-{
-    int rc = mdb_cursor_open(txn->mdb, txn->db->graph_dbi, cur);
-    return rc ? cf_error_mdb(rc, "cannot open a collection cursor") : COFFER_OK;
-}
-
-/* ---- messages ------------------------------------------------------------ */
-
-static const char *where(const coffer_txn *txn, const cf_slot *s, char *buf, size_t size)
-{
-    snprintf(buf, size, "class '%s', property '%s'", class_at(txn, s->cls)->name, prop_of(txn, s)->name);
-    return buf;
-}
-
-int cf_graph_class_of_table(const coffer_db *db, uint32_t table)
-{
-    for (size_t i = 0; i < db->schema->nclasses; i++)
-        if (db->schema->classes[i].table == table)
-            return (int)i;
-    return -1;
-}
-
-/* ---- backlinks ----------------------------------------------------------- */
-
-size_t cf_backlink_prefix(uint32_t ttable, coffer_object_key tkey, int with_origin, uint32_t otable, uint16_t ocol, uint8_t *out)
-{
-    out[0] = TAG_BACKLINK;
-    cf_put_be32(out + 1, ttable);
-    cf_put_be64(out + 5, tkey);
-    if (!with_origin)
-        return 13;
-    cf_put_be32(out + 13, otable);
-    cf_put_be16(out + 17, ocol);
-    return 19;
-}
-
-coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val *v, uint32_t *otable, uint16_t *ocol,
-                                coffer_object_key *okey, uint32_t *count)
-{
-    if (k->mv_size != 27)
-        return cf_error(COFFER_ERR_CORRUPTED, "a backlink entry of %zu bytes", k->mv_size);
-    const uint8_t *p = k->mv_data;
-    *otable = cf_get_be32(p + 13);
-    *ocol = (uint16_t)(p[17] << 8 | p[18]);
-    *okey = cf_get_be64(p + 19);
-    const uint8_t *data;
-    size_t len;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    coffer_status st = cf_store_open(txn, CF_GRAPH_DBI, k, v, &data, &len, &buf, &cap, "a backlink");
-    if (st == COFFER_OK && len != 4)
-        st = cf_error(COFFER_ERR_CORRUPTED, "a backlink count of %zu bytes", len);
-    if (st == COFFER_OK)
-        *count = (uint32_t)cf_get_le(data, 4);
-    free(buf);
-    return st;
-}
-
-coffer_status cf_backlink_change(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey, uint32_t otable, uint16_t ocol,
-                                 coffer_object_key okey, int delta)
-{
-    uint8_t key[27];
-    cf_backlink_prefix(ttable, tkey, 1, otable, ocol, key);
-    cf_put_be64(key + 19, okey);
-    const uint8_t *data;
-    size_t len;
-    uint8_t small[64], *buf = NULL;
-    size_t cap = 0;
-    uint32_t count = 0;
-    coffer_status st = graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a backlink");
-    if (st == COFFER_OK && len == 4)
-        count = (uint32_t)cf_get_le(data, 4);
-    free(buf);
-    if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
-        return st;
-    if (delta < 0 && count == 0)
-        return COFFER_OK; /* nothing to drop */
-    count = delta < 0 ? count - 1 : count + 1;
-    if (count == 0)
-        return graph_del(txn, key, sizeof key);
-    cf_put_le(small, count, 4);
-    return graph_put(txn, key, sizeof key, small, 4);
-}
-
-coffer_status cf_backlink_count(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey, int with_origin, uint32_t otable,
-                                uint16_t ocol, uint64_t *out)
-{
-    *out = 0;
-    if (need_graph(txn) != COFFER_OK)
-        return COFFER_OK;
-    uint8_t prefix[27];
-    size_t plen = cf_backlink_prefix(ttable, tkey, with_origin, otable, ocol, prefix);
-    MDB_cursor *cur;
-    coffer_status st = open_cursor(txn, &cur);
-    if (st != COFFER_OK)
-        return st;
-    MDB_val k, v;
-    st = graph_first(txn, cur, prefix, plen, &k, &v);
-    while (st == COFFER_OK) {
-        uint32_t ot, c;
-        uint16_t oc;
-        coffer_object_key ok;
-        st = cf_backlink_entry(txn, &k, &v, &ot, &oc, &ok, &c);
-        if (st != COFFER_OK)
-            break;
-        *out += c;
-        int rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-        if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)))
-            st = COFFER_DONE;
-        else if (rc != 0)
-            st = cf_error_mdb(rc, "cannot read backlinks");
-    }
-    mdb_cursor_close(cur);
-    return st == COFFER_DONE ? COFFER_OK : st;
-}
-
-coffer_status cf_graph_unlink_all(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey)
-{
-    if (need_graph(txn) != COFFER_OK)
-        return COFFER_OK;
-    uint8_t prefix[27];
-    size_t plen = cf_backlink_prefix(ttable, tkey, 0, 0, 0, prefix);
-    MDB_cursor *cur;
-    coffer_status st = open_cursor(txn, &cur);
-    if (st != COFFER_OK)
-        return st;
-    for (;;) {
-        MDB_val k, v;
-        st = graph_first(txn, cur, prefix, plen, &k, &v);
-        if (st != COFFER_OK)
-            break;
-        uint8_t entry[27];
-        memcpy(entry, k.mv_data, 27 <= k.mv_size ? 27 : k.mv_size);
-        uint32_t otable, count;
-        uint16_t ocol;
-        coffer_object_key okey;
-        st = cf_backlink_entry(txn, &k, &v, &otable, &ocol, &okey, &count);
-        if (st != COFFER_OK)
-            break;
-        int ocls = cf_graph_class_of_table(txn->db, otable);
-        if (ocls >= 0)
-            st = cf_object_unlink(txn, (coffer_class_id)ocls, ocol, okey, ttable, tkey);
-        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
-            break;
-        /* Whatever is left of the entry (an origin that is gone) goes too. */
-        st = graph_del(txn, entry, sizeof entry);
-        if (st != COFFER_OK)
-            break;
-    }
-    mdb_cursor_close(cur);
-    return st == COFFER_DONE ? COFFER_OK : st;
-}
-
-/* ---- checking values ----------------------------------------------------- */
-
-static coffer_status check_map_key(const coffer_txn *txn, const cf_slot *s, const coffer_bytes *key);
-
-static int is_scalar(coffer_type t) { return t >= COFFER_TYPE_BOOL && t <= COFFER_TYPE_DECIMAL128; }
-
-/* Resolves a link value (link or object handle) to class and key. */
-static coffer_status link_target(coffer_txn *txn, const cf_slot *s, const coffer_value *v, coffer_class_id *cls,
-                                 coffer_object_key *key)
-{
-    char w[200];
-    if (v->type == COFFER_TYPE_OBJECT) {
-        const coffer_object *o = v->u.object;
-        if (!o || o->magic != CF_OBJ_MAGIC || !o->in_use)
-            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: the object handle is NULL, released or not an object",
-                            where(txn, s, w, sizeof w));
-        if (o->txn != txn)
-            return cf_error(COFFER_ERR_MISUSE, "%s: the object belongs to another %s", where(txn, s, w, sizeof w),
-                            o->txn && o->txn->db == txn->db ? "transaction" : "database");
-        if (o->deleted)
-            return cf_error(COFFER_ERR_NOT_FOUND, "%s: the object was deleted", where(txn, s, w, sizeof w));
-        *cls = o->cls;
-        *key = o->key;
-        return COFFER_OK;
-    }
-    if (v->u.link.class_id >= txn->db->schema->nclasses)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: link to class id %u, which is out of range", where(txn, s, w, sizeof w),
-                        v->u.link.class_id);
-    *cls = v->u.link.class_id;
-    *key = v->u.link.key;
-    return COFFER_OK;
-}
-
-static coffer_status check_link(coffer_txn *txn, const cf_slot *s, const coffer_value *v, int any_class)
-{
-    const cf_prop *p = prop_of(txn, s);
-    char w[200];
-    coffer_class_id cls = 0;
-    coffer_object_key key = 0;
-    coffer_status st = link_target(txn, s, v, &cls, &key);
-    if (st != COFFER_OK)
-        return st;
-    const cf_class *t = class_at(txn, cls);
-    if (!any_class && (int)cls != p->target)
-        return cf_error(COFFER_ERR_TYPE, "%s: expected an object of class '%s', got one of class '%s'", where(txn, s, w, sizeof w),
-                        p->object_class, t->name);
-    if (cf_class_embedded(t))
-        return cf_error(COFFER_ERR_TYPE, "%s: cannot link to an existing embedded object of class '%s'; give its fields to create one",
-                        where(txn, s, w, sizeof w), t->name);
-    uint8_t kb[8];
-    cf_put_be64(kb, key);
-    MDB_val k = {8, kb}, d;
-    int rc = mdb_get(txn->mdb, txn->db->object_dbis[cls], &k, &d);
-    if (rc == MDB_NOTFOUND)
-        return cf_error(COFFER_ERR_NOT_FOUND, "%s: class '%s' has no object with key %" PRIu64, where(txn, s, w, sizeof w), t->name,
-                        key);
-    return rc ? cf_error_mdb(rc, "cannot read an object") : COFFER_OK;
-}
-
-static coffer_status check_nested_items(coffer_txn *txn, const cf_slot *s, const coffer_value *v, int depth)
-{
-    char w[200];
-    if (depth > COFFER_MAX_NESTING)
-        return cf_error(COFFER_ERR_LIMIT, "%s: collections nest %d levels deep; the limit is %d", where(txn, s, w, sizeof w), depth,
-                        COFFER_MAX_NESTING);
-    cf_slot e = *s;
-    e.depth = depth;
-    e.element = 1;
-    if (v->type == COFFER_TYPE_LIST) {
-        if (v->u.list.count && !v->u.list.items)
-            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: list items are NULL but count is %zu", where(txn, s, w, sizeof w),
-                            v->u.list.count);
-        for (size_t i = 0; i < v->u.list.count; i++) {
-            coffer_status st = cf_graph_check(txn, &e, &v->u.list.items[i]);
-            if (st != COFFER_OK)
-                return st;
-        }
-        return COFFER_OK;
-    }
-    if (v->u.map.count && !v->u.map.entries)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: map entries are NULL but count is %zu", where(txn, s, w, sizeof w),
-                        v->u.map.count);
-    for (size_t i = 0; i < v->u.map.count; i++) {
-        coffer_status st = check_map_key(txn, s, &v->u.map.entries[i].key);
-        if (st == COFFER_OK)
-            st = cf_graph_check(txn, &e, &v->u.map.entries[i].value);
-        if (st != COFFER_OK)
-            return st;
-    }
-    return COFFER_OK;
-}
-
-coffer_status cf_graph_check(coffer_txn *txn, const cf_slot *s, const coffer_value *v)
-{
-    const cf_class *c = class_at(txn, s->cls);
-    const cf_prop *p = prop_of(txn, s);
-    char w[200];
-    if (!s->element && !s->mixed && cf_prop_is_collection(p)) {
-        int want = p->collection == COFFER_COLLECTION_MAP ? COFFER_TYPE_MAP : COFFER_TYPE_LIST;
-        if (v->type == COFFER_TYPE_NULL)
-            return COFFER_OK; /* empties it */
-        if ((int)v->type != want)
-            return cf_error(COFFER_ERR_TYPE, "%s: expected a %s value, got %s", where(txn, s, w, sizeof w),
-                            want == COFFER_TYPE_MAP ? "map" : "list", coffer_type_name(v->type));
-        return check_nested_items(txn, s, v, 1);
-    }
-    coffer_type t = s->mixed ? COFFER_TYPE_MIXED : p->type;
-    if (v->type == COFFER_TYPE_NULL) {
-        int nullable = s->mixed || t == COFFER_TYPE_MIXED || cf_prop_optional(p);
-        if (!nullable)
-            return cf_error(COFFER_ERR_TYPE, "%s: null is not allowed in %s", where(txn, s, w, sizeof w),
-                            s->element ? "this collection" : "a required property");
-        return COFFER_OK;
-    }
-    if (t == COFFER_TYPE_LINK) {
-        if (v->type == COFFER_TYPE_LINK || v->type == COFFER_TYPE_OBJECT)
-            return check_link(txn, s, v, 0);
-        if (v->type == COFFER_TYPE_FIELDS)
-            return cf_object_check_fields(txn, (coffer_class_id)p->target, v->u.fields.fields, v->u.fields.count, s->policy,
-                                          s->depth);
-        return cf_error(COFFER_ERR_TYPE, "%s: expected a link to class '%s', got %s", where(txn, s, w, sizeof w), p->object_class,
-                        coffer_type_name(v->type));
-    }
-    if (t == COFFER_TYPE_MIXED) {
-        if (v->type == COFFER_TYPE_LINK || v->type == COFFER_TYPE_OBJECT)
-            return check_link(txn, s, v, 1);
-        if (v->type == COFFER_TYPE_LIST || v->type == COFFER_TYPE_MAP) {
-            cf_slot e = *s;
-            e.mixed = 1;
-            return check_nested_items(txn, &e, v, s->depth + 1);
-        }
-        if (!is_scalar(v->type))
-            return cf_error(COFFER_ERR_TYPE, "%s: a mixed value cannot hold %s", where(txn, s, w, sizeof w), coffer_type_name(v->type));
-        cf_prop as = *p;
-        as.type = v->type;
-        return cf_value_check_scalar(c, &as, v);
-    }
-    if (v->type != t)
-        return cf_error(COFFER_ERR_TYPE, "%s: expected %s, got %s", where(txn, s, w, sizeof w), coffer_type_name(t),
-                        coffer_type_name(v->type));
-    return cf_value_check_scalar(c, p, v);
-}
-
-/* ---- storing and releasing values ---------------------------------------- */
-
-static uint16_t origin_column(const coffer_txn *txn, const cf_slot *s) { return prop_of(txn, s)->column; }
-
-coffer_status cf_graph_store(coffer_txn *txn, const cf_slot *s, const coffer_value *v, coffer_value *out)
-{
-    const cf_prop *p = prop_of(txn, s);
-    uint32_t otable = class_at(txn, s->cls)->table;
-    coffer_status st;
-    switch (v->type) {
-    case COFFER_TYPE_LINK:
-    case COFFER_TYPE_OBJECT:
-    case COFFER_TYPE_FIELDS: {
-        coffer_class_id cls = 0;
-        coffer_object_key key = 0;
-        if (v->type == COFFER_TYPE_FIELDS) {
-            cls = (coffer_class_id)p->target;
-            st = cf_object_create_nested(txn, cls, v->u.fields.fields, v->u.fields.count, s->policy, s->depth, &key);
-        } else {
-            st = link_target(txn, s, v, &cls, &key);
-        }
-        if (st != COFFER_OK)
-            return st;
-        uint32_t ttable = class_at(txn, cls)->table;
-        st = cf_backlink_change(txn, ttable, key, otable, origin_column(txn, s), s->key, +1);
-        *out = cf_stored_link(ttable, key);
-        return st;
-    }
-    case COFFER_TYPE_LIST:
-    case COFFER_TYPE_MAP: {
-        uint64_t id;
-        cf_slot e = *s;
-        e.mixed = 1;
-        st = cf_collection_create(txn, &e, v->type == COFFER_TYPE_LIST ? COFFER_COLLECTION_LIST : COFFER_COLLECTION_MAP,
-                                  s->depth + 1, v, &id);
-        *out = cf_stored_nested(v->type, id);
-        return st;
-    }
-    default:
-        *out = *v;
-        return COFFER_OK;
-    }
-}
-
-coffer_status cf_graph_release(coffer_txn *txn, const cf_slot *s, const coffer_value *v)
-{
-    if (v->type == COFFER_TYPE_LINK) {
-        uint32_t otable = class_at(txn, s->cls)->table;
-        coffer_status st = cf_backlink_change(txn, v->u.link.class_id, v->u.link.key, otable, origin_column(txn, s), s->key, -1);
-        if (st != COFFER_OK)
-            return st;
-        int cls = cf_graph_class_of_table(txn->db, v->u.link.class_id);
-        int being_deleted = txn->deleting_table == v->u.link.class_id && txn->deleting_key == v->u.link.key;
-        if (cls >= 0 && cf_class_embedded(class_at(txn, (coffer_class_id)cls)) && !being_deleted) {
-            st = cf_object_delete_key(txn, (coffer_class_id)cls, v->u.link.key);
-            return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
-        }
-        return COFFER_OK;
-    }
-    if (v->type == COFFER_TYPE_LIST || v->type == COFFER_TYPE_MAP) {
-        cf_slot e = *s;
-        e.mixed = 1;
-        return cf_collection_delete(txn, &e, v->u.link.key);
-    }
-    return COFFER_OK;
-}
-
-coffer_status cf_graph_public(coffer_txn *txn, coffer_value *v)
-{
-    if (v->type == COFFER_TYPE_LINK) {
-        int cls = cf_graph_class_of_table(txn->db, v->u.link.class_id);
-        v->u.link.class_id = cls < 0 ? UINT32_MAX : (uint32_t)cls;
-        return COFFER_OK;
-    }
-    if (v->type == COFFER_TYPE_LIST || v->type == COFFER_TYPE_MAP) {
-        uint64_t n;
-        coffer_status st = cf_collection_count(txn, v->u.link.key, &n);
-        if (st != COFFER_OK)
-            return st;
-        coffer_type t = v->type;
-        memset(&v->u, 0, sizeof v->u);
-        v->type = t;
-        if (t == COFFER_TYPE_LIST)
-            v->u.list.count = (size_t)n;
-        else
-            v->u.map.count = (size_t)n;
-    }
-    return COFFER_OK;
 }
 
 /* ---- headers ------------------------------------------------------------- */
@@ -554,7 +118,7 @@ static coffer_status hdr_store(cf_coll *c)
     }
     uint8_t key[10];
     coll_key(c->id, PART_HEADER, key);
-    coffer_status st = graph_put(c->txn, key, sizeof key, p, len);
+    coffer_status st = cf_graph_put(c->txn, key, sizeof key, p, len);
     if (p != stackbuf)
         free(p);
     return st;
@@ -578,7 +142,7 @@ static coffer_status coll_load(cf_coll *c)
         if (kind != c->kind) {
             char w[200];
             cf_slot s = {.cls = c->cls, .prop = c->prop};
-            return cf_error(COFFER_ERR_NOT_FOUND, "%s no longer holds this %s", where(txn, &s, w, sizeof w),
+            return cf_error(COFFER_ERR_NOT_FOUND, "%s no longer holds this %s", cf_slot_where(txn, &s, w, sizeof w),
                             c->kind == COFFER_COLLECTION_MAP ? "map" : "list");
         }
     }
@@ -591,7 +155,7 @@ static coffer_status coll_load(cf_coll *c)
         coll_key(c->id, PART_HEADER, key);
         const uint8_t *data;
         size_t len;
-        coffer_status st = graph_get(txn, key, sizeof key, &data, &len, &c->buf, &c->buf_cap, "a collection header");
+        coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &c->buf, &c->buf_cap, "a collection header");
         if (st == COFFER_ERR_NOT_FOUND)
             return cf_error(COFFER_ERR_NOT_FOUND, "the collection was deleted (its object was deleted or the value replaced)");
         if (st == COFFER_OK)
@@ -719,7 +283,7 @@ static coffer_status chunk_read(cf_coll *c, uint32_t no, chunk *out)
     size_t len;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    coffer_status st = graph_get(c->txn, key, sizeof key, &data, &len, &buf, &cap, "a list chunk");
+    coffer_status st = cf_graph_get(c->txn, key, sizeof key, &data, &len, &buf, &cap, "a list chunk");
     if (st == COFFER_ERR_NOT_FOUND)
         return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is missing", c->id);
     if (st != COFFER_OK) {
@@ -767,7 +331,7 @@ static coffer_status chunk_write(cf_coll *c, uint32_t no, const slice *cells, ui
     }
     uint8_t key[14];
     chunk_key(c->id, no, key);
-    coffer_status st = graph_put(c->txn, key, sizeof key, p, len);
+    coffer_status st = cf_graph_put(c->txn, key, sizeof key, p, len);
     free(p);
     return st;
 }
@@ -838,7 +402,7 @@ static coffer_status list_splice(cf_coll *c, uint64_t index, int remove, const u
     if (m == 0) {
         uint8_t key[14];
         chunk_key(c->id, c->chunk_no[j], key);
-        st = graph_del(c->txn, key, sizeof key);
+        st = cf_graph_del(c->txn, key, sizeof key);
         memmove(c->chunk_no + j, c->chunk_no + j + 1, (c->nchunks - j - 1) * sizeof *c->chunk_no);
         memmove(c->ends + j, c->ends + j + 1, (c->nchunks - j - 1) * sizeof *c->ends);
         c->nchunks--;
@@ -966,7 +530,7 @@ static coffer_status entry_put(coffer_txn *txn, uint64_t id, const coffer_bytes 
     cf_cell_write(p + 4 + key->size, stored);
     uint8_t k[ENTRY_KEY_MAX];
     size_t kl = map_key(txn, id, key, k);
-    coffer_status st = graph_put(txn, k, kl, p, len);
+    coffer_status st = cf_graph_put(txn, k, kl, p, len);
     free(p);
     return st;
 }
@@ -979,7 +543,7 @@ static coffer_status entry_get(coffer_txn *txn, uint64_t id, const coffer_bytes 
     size_t kl = map_key(txn, id, key, k);
     const uint8_t *data;
     size_t len;
-    coffer_status st = graph_get(txn, k, kl, &data, &len, buf, cap, "a map entry");
+    coffer_status st = cf_graph_get(txn, k, kl, &data, &len, buf, cap, "a map entry");
     if (st != COFFER_OK)
         return st;
     if (data != *buf) {
@@ -999,31 +563,6 @@ static coffer_status entry_get(coffer_txn *txn, uint64_t id, const coffer_bytes 
     return st;
 }
 
-static coffer_status check_map_key(const coffer_txn *txn, const cf_slot *s, const coffer_bytes *key)
-{
-    char w[200], q[96];
-    const unsigned char *k = key->data;
-    if (!k && key->size)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: map key is NULL", where(txn, s, w, sizeof w));
-    if (key->size == 0)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: map keys must not be empty", where(txn, s, w, sizeof w));
-    if (key->size > COFFER_MAX_VALUE_SIZE)
-        return cf_error(COFFER_ERR_LIMIT, "%s: a map key of %zu bytes is too long", where(txn, s, w, sizeof w), key->size);
-    if (k[0] == '$')
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: map key %s starts with '$'", where(txn, s, w, sizeof w),
-                        cf_quote(q, sizeof q, key->data, key->size < 48 ? key->size : 48));
-    if (memchr(k, '.', key->size))
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: map key %s contains '.'", where(txn, s, w, sizeof w),
-                        cf_quote(q, sizeof q, key->data, key->size < 48 ? key->size : 48));
-    cf_prop as = *prop_of(txn, s);
-    as.type = COFFER_TYPE_STRING;
-    coffer_value kv = {.type = COFFER_TYPE_STRING};
-    kv.u.string = *key;
-    coffer_status st = cf_value_check_scalar(class_at(txn, s->cls), &as, &kv);
-    if (st != COFFER_OK)
-        return cf_error(st, "%s: map key is not valid UTF-8 or contains NUL", where(txn, s, w, sizeof w));
-    return COFFER_OK;
-}
 
 /* Writes one element into a set; *added is 0 when it was there. The value
  * is public and checked; it is stored (side effects) only when added. */
@@ -1037,7 +576,7 @@ static coffer_status set_add(cf_coll *c, const coffer_value *v, int *added)
     *added = 0;
     coffer_status st;
     if (v->type == COFFER_TYPE_LINK || v->type == COFFER_TYPE_OBJECT) {
-        st = link_target(txn, &s, v, &cls, &key);
+        st = cf_graph_link_target(txn, &s, v, &cls, &key);
         if (st != COFFER_OK)
             return st;
         probe = cf_stored_link(class_at(txn, cls)->table, key);
@@ -1069,7 +608,7 @@ static coffer_status set_add(cf_coll *c, const coffer_value *v, int *added)
         free(cell);
         return cf_graph_release(txn, &s, &stored);
     }
-    st = graph_put(txn, k, kl, cell, cl);
+    st = cf_graph_put(txn, k, kl, cell, cl);
     free(cell);
     if (st == COFFER_OK) {
         c->count++;
@@ -1091,7 +630,7 @@ static coffer_status set_drop(cf_coll *c, const coffer_value *probe, int *remove
         return COFFER_OK;
     if (rc != 0)
         return cf_error_mdb(rc, "cannot read a set");
-    coffer_status st = graph_del(txn, k, kl);
+    coffer_status st = cf_graph_del(txn, k, kl);
     if (st != COFFER_OK)
         return st;
     cf_slot s = elem_slot(c);
@@ -1108,7 +647,7 @@ static coffer_status coll_seek(cf_coll *c, uint64_t index, MDB_val *k, MDB_val *
     uint8_t prefix[10];
     coll_key(c->id, c->kind == COFFER_COLLECTION_SET ? PART_SET : PART_MAP, prefix);
     if (!c->cursor) {
-        coffer_status st = open_cursor(txn, &c->cursor);
+        coffer_status st = cf_graph_cursor(txn, &c->cursor);
         if (st != COFFER_OK)
             return st;
     }
@@ -1118,7 +657,7 @@ static coffer_status coll_seek(cf_coll *c, uint64_t index, MDB_val *k, MDB_val *
         for (uint64_t i = c->cursor_pos; rc == 0 && i < index; i++)
             rc = mdb_cursor_get(c->cursor, k, v, MDB_NEXT);
     } else {
-        coffer_status st = graph_first(txn, c->cursor, prefix, sizeof prefix, k, v);
+        coffer_status st = cf_graph_first(txn, c->cursor, prefix, sizeof prefix, k, v);
         if (st != COFFER_OK)
             return st == COFFER_DONE ? cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " holds fewer elements than it counts", c->id)
                                      : st;
@@ -1269,7 +808,7 @@ static coffer_status release_chunk(cf_coll *c, const cf_slot *e, uint32_t no, in
     if (st == COFFER_OK && drop) {
         uint8_t key[14];
         chunk_key(c->id, no, key);
-        st = graph_del(c->txn, key, sizeof key);
+        st = cf_graph_del(c->txn, key, sizeof key);
     }
     return st;
 }
@@ -1281,10 +820,10 @@ static coffer_status release_entries(cf_coll *c, const cf_slot *e)
     uint8_t prefix[10];
     coll_key(c->id, c->kind == COFFER_COLLECTION_SET ? PART_SET : PART_MAP, prefix);
     MDB_cursor *cur;
-    coffer_status st = open_cursor(txn, &cur);
+    coffer_status st = cf_graph_cursor(txn, &cur);
     while (st == COFFER_OK) {
         MDB_val k, v;
-        st = graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
+        st = cf_graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
         if (st != COFFER_OK)
             break;
         uint8_t key[ENTRY_KEY_MAX];
@@ -1305,7 +844,7 @@ static coffer_status release_entries(cf_coll *c, const cf_slot *e)
         if (st == COFFER_OK)
             st = c->kind == COFFER_COLLECTION_SET ? cf_cell_read(bytes, len, &val) : entry_parse(bytes, len, NULL, &val);
         if (st == COFFER_OK)
-            st = graph_del(txn, key, klen);
+            st = cf_graph_del(txn, key, klen);
         if (st == COFFER_OK)
             st = cf_graph_release(txn, e, &val);
         free(buf);
@@ -1324,7 +863,7 @@ static coffer_status coll_open_tmp(coffer_txn *txn, const cf_slot *slot, uint64_
     size_t len;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    coffer_status st = graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
+    coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
     if (st == COFFER_OK && len < 2)
         st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
     if (st == COFFER_OK) {
@@ -1357,7 +896,7 @@ coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_
     if (st == COFFER_OK) {
         uint8_t key[10];
         coll_key(id, PART_HEADER, key);
-        st = graph_del(txn, key, sizeof key);
+        st = cf_graph_del(txn, key, sizeof key);
     }
     coll_tmp_free(&c);
     return st;
@@ -1413,10 +952,10 @@ coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_
         uint8_t prefix[10];
         coll_key(id, PART_MAP, prefix);
         MDB_cursor *cur;
-        st = open_cursor(txn, &cur);
+        st = cf_graph_cursor(txn, &cur);
         MDB_val k, v;
         if (st == COFFER_OK)
-            st = graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
+            st = cf_graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
         while (st == COFFER_OK) {
             uint8_t key[ENTRY_KEY_MAX];
             size_t klen = k.mv_size <= sizeof key ? k.mv_size : sizeof key;
@@ -1479,7 +1018,7 @@ coffer_status cf_collection_count(coffer_txn *txn, uint64_t id, uint64_t *out)
     size_t len;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    coffer_status st = graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
+    coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
     if (st == COFFER_OK && len < HEADER_FIXED)
         st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
     if (st == COFFER_OK)
@@ -1964,7 +1503,7 @@ static coffer_status set_probe(cf_coll *c, const coffer_value *v, coffer_value *
     cf_slot e = elem_slot(c);
     char w[200];
     if (v->type == COFFER_TYPE_FIELDS)
-        return cf_error(COFFER_ERR_TYPE, "%s: a set is searched by value, not by a nested object description", where(c->txn, &e, w, sizeof w));
+        return cf_error(COFFER_ERR_TYPE, "%s: a set is searched by value, not by a nested object description", cf_slot_where(c->txn, &e, w, sizeof w));
     coffer_status st = cf_graph_check(c->txn, &e, v);
     if (st == COFFER_ERR_NOT_FOUND && (v->type == COFFER_TYPE_LINK || v->type == COFFER_TYPE_OBJECT)) {
         *absent = 1; /* a deleted object is in no set */
@@ -1976,7 +1515,7 @@ static coffer_status set_probe(cf_coll *c, const coffer_value *v, coffer_value *
     if (v->type == COFFER_TYPE_LINK || v->type == COFFER_TYPE_OBJECT) {
         coffer_class_id cls = 0;
         coffer_object_key key = 0;
-        st = link_target(c->txn, &e, v, &cls, &key);
+        st = cf_graph_link_target(c->txn, &e, v, &cls, &key);
         if (st == COFFER_OK)
             *probe = cf_stored_link(class_at(c->txn, cls)->table, key);
     }
@@ -2178,7 +1717,7 @@ static coffer_status key_arg(cf_coll *c, const char *key, size_t size, coffer_by
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "map key is NULL");
     *out = (coffer_bytes){key ? key : "", size == SIZE_MAX ? (key ? strlen(key) : 0) : size};
     cf_slot e = elem_slot(c);
-    return check_map_key(c->txn, &e, out);
+    return cf_map_key_check(c->txn, &e, out);
 }
 
 COFFER_API coffer_status coffer_map_count(coffer_map *map, uint64_t *out)
@@ -2289,7 +1828,7 @@ COFFER_API coffer_status coffer_map_remove(coffer_map *map, const char *key, siz
     }
     uint8_t ek[ENTRY_KEY_MAX];
     size_t ekl = map_key(c->txn, c->id, &k, ek);
-    st = graph_del(c->txn, ek, ekl);
+    st = cf_graph_del(c->txn, ek, ekl);
     if (st == COFFER_OK) {
         c->count--;
         st = hdr_store(c);

@@ -23,6 +23,28 @@ typedef struct cf_slot {
     int policy;     /* update policy for nested object descriptions */
 } cf_slot;
 
+/* Sub-database 1 access shared by the graph and the collections. Gets and
+ * puts seal and open as cf_store_* do; cf_graph_first positions `cur` on the
+ * first key starting with `prefix` (COFFER_DONE if none). */
+coffer_status cf_graph_present(const coffer_txn *txn);
+coffer_status cf_graph_get(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t **data, size_t *len, uint8_t **buf,
+                           size_t *cap, const char *what);
+coffer_status cf_graph_put(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t *data, size_t len);
+coffer_status cf_graph_del(coffer_txn *txn, const uint8_t *key, size_t klen);
+coffer_status cf_graph_first(coffer_txn *txn, MDB_cursor *cur, const uint8_t *prefix, size_t plen, MDB_val *k, MDB_val *v);
+coffer_status cf_graph_cursor(coffer_txn *txn, MDB_cursor **cur);
+
+/* "class 'C', property 'p'" of a slot, for messages; returns buf. */
+const char *cf_slot_where(const coffer_txn *txn, const cf_slot *s, char *buf, size_t size);
+
+/* The class and key a link value (COFFER_TYPE_LINK or _OBJECT) names;
+ * errors name the slot's property. */
+coffer_status cf_graph_link_target(coffer_txn *txn, const cf_slot *s, const coffer_value *v, coffer_class_id *cls,
+                                   coffer_object_key *key);
+
+/* Checks a map key: non-empty UTF-8 without NUL, no '.', no leading '$'. */
+coffer_status cf_map_key_check(const coffer_txn *txn, const cf_slot *s, const coffer_bytes *key);
+
 /* Checks public value `v` for `slot` before anything is written: types,
  * classes, link targets, map keys, nesting depth, nested descriptions. */
 coffer_status cf_graph_check(coffer_txn *txn, const cf_slot *slot, const coffer_value *v);
