@@ -8,7 +8,7 @@ internal import CCoffer
 /// ```swift
 /// do {
 ///     try db.write { try db.add(Dog(value: ["id": 1])) }
-/// } catch CofferError.Code.primaryKeyExists {
+/// } catch let error as CofferError where error.code == .primaryKeyExists {
 ///     print("already there")
 /// } catch let error as CofferError {
 ///     print(error.code, error.message)
@@ -80,11 +80,6 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {
             String(cString: coffer_strerror(coffer_status(UInt32(rawValue))))
-        }
-
-        /// Lets `catch CofferError.Code.primaryKeyExists` match a thrown ``CofferError``.
-        public static func ~= (code: Code, error: any Swift.Error) -> Bool {
-            (error as? CofferError)?.code == code
         }
     }
 
