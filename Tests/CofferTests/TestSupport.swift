@@ -87,3 +87,8 @@ func expectCofferError(_ code: CofferError.Code, containing fragments: String...
         Issue.record("expected CofferError .\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+/// What a process ended by an exit test wrote to standard error.
+func errorOutput(_ result: ExitTest.Result?) -> String {
+    String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+}
