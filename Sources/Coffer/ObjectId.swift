@@ -82,6 +82,7 @@ public struct ObjectId: Sendable, Hashable, Comparable, CustomStringConvertible,
     /// Same as ``stringValue``.
     public var description: String { stringValue }
 
+    /// Byte order, which for generated ids is creation order.
     public static func < (lhs: ObjectId, rhs: ObjectId) -> Bool {
         (lhs.head, lhs.tail) < (rhs.head, rhs.tail)
     }

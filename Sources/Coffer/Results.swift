@@ -27,6 +27,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         self.binding = binding
     }
 
+    /// Positions are 0 up to ``count``.
     public typealias Index = Int
 
     /// Always 0.
