@@ -1,0 +1,120 @@
+internal import CCoffer
+
+/// An ``Object`` subclass bound to a class of one open database: its class id and
+/// the property id of each of its properties, checked against the stored schema.
+final class ClassBinding {
+    let schema: ObjectSchema
+    let classId: coffer_class_id
+    let propertyIds: [coffer_property_id]
+
+    init(schema: ObjectSchema, classId: coffer_class_id, propertyIds: [coffer_property_id]) {
+        self.schema = schema
+        self.classId = classId
+        self.propertyIds = propertyIds
+    }
+}
+
+extension Database {
+    /// The binding of `type`, made on first use.
+    /// - Throws: ``CofferError`` `.notFound` if the database has no such class,
+    ///   `.schema` if its properties do not match the Swift class's.
+    func binding(for type: Object.Type) throws(CofferError) -> ClassBinding {
+        try checkThread()
+        let id = ObjectIdentifier(type)
+        if let known = bindings[id] {
+            return known
+        }
+        let schema = try ObjectSchema.of(type)
+        var classId: coffer_class_id = 0
+        guard coffer_db_find_class(handle, schema.className, &classId) == COFFER_OK,
+              let stored = coffer_db_class_schema(handle, classId)
+        else {
+            throw CofferError(.notFound, "class '\(schema.className)' is not in this database; list \(type).self in Database.Configuration.objectTypes")
+        }
+        var propertyIds: [coffer_property_id] = []
+        for property in schema.properties {
+            var propertyId: coffer_property_id = 0
+            guard coffer_db_find_property(handle, classId, property.persistedName, &propertyId) == COFFER_OK else {
+                throw CofferError(.schema, "class '\(schema.className)' in the database has no property '\(property.persistedName)', which the Swift class declares")
+            }
+            let storedProperty = stored.pointee.properties[Int(propertyId)]
+            let storedKey = storedProperty.flags & UInt32(COFFER_PROPERTY_PRIMARY_KEY) != 0
+            let storedOptional = storedProperty.flags & UInt32(COFFER_PROPERTY_OPTIONAL) != 0
+            if storedProperty.type != property.cType || storedOptional != property.isOptional || storedKey != property.isPrimaryKey {
+                let inFile = String(cString: coffer_type_name(storedProperty.type)) + (storedOptional ? "?" : "") + (storedKey ? ", primary key" : "")
+                let inSwift = property.typeDescription + (property.isPrimaryKey ? ", primary key" : "")
+                throw CofferError(.schema, "class '\(schema.className)': property '\(property.persistedName)' is \(inFile) in the database but \(inSwift) in Swift")
+            }
+            propertyIds.append(propertyId)
+        }
+        let binding = ClassBinding(schema: schema, classId: classId, propertyIds: propertyIds)
+        bindings[id] = binding
+        return binding
+    }
+
+    /// A managed object of `type` for the stored object `key`.
+    func makeObject<Element: Object>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64) -> Element {
+        let object = Element()
+        object.managedState = ManagedState(database: self, binding: binding, key: key)
+        return object
+    }
+
+    /// The C handle of a stored object, to be released by the caller.
+    /// - Throws: `.notFound` saying the object was deleted.
+    func objectHandle(_ txn: OpaquePointer, _ binding: ClassBinding, _ key: UInt64) throws(CofferError) -> OpaquePointer {
+        var object: OpaquePointer?
+        let status = coffer_object_get(txn, binding.classId, key, &object)
+        if status == COFFER_ERR_NOT_FOUND {
+            throw CofferError(.notFound, "the \(binding.schema.className) object has been deleted or invalidated")
+        }
+        try CofferError.check(status)
+        return object!
+    }
+
+    func objectExists(_ binding: ClassBinding, _ key: UInt64) -> Bool {
+        do {
+            let txn = try currentTransaction()
+            var object: OpaquePointer?
+            let status = coffer_object_get(txn, binding.classId, key, &object)
+            if status == COFFER_ERR_NOT_FOUND {
+                return false
+            }
+            try CofferError.check(status)
+            coffer_object_release(object)
+            return true
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// The value of a property of a stored object; stops the program on failure,
+    /// for property getters, which cannot throw.
+    func readValue(_ binding: ClassBinding, _ key: UInt64, _ index: Int) -> StoredValue {
+        do {
+            let txn = try currentTransaction()
+            let object = try objectHandle(txn, binding, key)
+            defer { coffer_object_release(object) }
+            var value = coffer_value()
+            try CofferError.check(coffer_object_get_value(object, binding.propertyIds[index], &value))
+            return StoredValue(copying: value)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Sets a property of a stored object; stops the program outside a write
+    /// transaction or on failure, for property setters, which cannot throw.
+    func writeValue(_ binding: ClassBinding, _ key: UInt64, _ index: Int, _ value: StoredValue) {
+        let property = binding.schema.properties[index]
+        do {
+            let txn = try requireWriteTransaction(for: "modify \(binding.schema.className).\(property.name)")
+            let object = try objectHandle(txn, binding, key)
+            defer { coffer_object_release(object) }
+            let arena = ValueArena()
+            var cValue = try arena.cValue(value)
+            try CofferError.check(coffer_object_set_value(object, binding.propertyIds[index], &cValue))
+        } catch {
+            fail(error)
+        }
+    }
+}

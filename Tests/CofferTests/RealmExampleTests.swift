@@ -1,0 +1,75 @@
+import Coffer
+import Foundation
+import Testing
+
+/// Realm's documented examples that need only scalar properties, written against Coffer.
+@Suite struct RealmExampleTests {
+    @Test(arguments: Storage.allCases)
+    func dogWithAnObjectIdPrimaryKey(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, [Dog.self], in: dir))
+        let dog = Dog()
+        dog.name = "Rex"
+        dog.age = 10
+        try db.write { try db.add(dog) }
+
+        let specificDog = try #require(db.object(ofType: Dog.self, forPrimaryKey: dog._id))
+        #expect(specificDog.name == "Rex")
+        try db.write {
+            specificDog.age += 1
+            specificDog.currentCity = "Berlin"
+        }
+        #expect(dog.age == 11)
+        let dogs = db.objects(Dog.self)
+        #expect(dogs.count == 1)
+        try db.write { try db.delete(dog) }
+        #expect(dogs.isEmpty)
+        #expect(dog.isInvalidated)
+    }
+
+    @Test(arguments: Storage.allCases)
+    func bookWithAnIndexedTitle(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, [Book.self], in: dir))
+        try db.write {
+            try db.add(Book(value: ["title": "The Hobbit", "price": 7.5]))
+            try db.add(Book(value: ["title": "Dune"]))
+        }
+        let books = db.objects(Book.self)
+        #expect(books.map(\.title) == ["The Hobbit", "Dune"])
+        #expect(books[1].price == 9.99, "the initial value of price")
+        try db.write { books[1].title = "Dune Messiah" }
+        #expect(db.objects(Book.self)[1].title == "Dune Messiah")
+    }
+
+    @Test(arguments: Storage.allCases)
+    func taskWithAPersistableEnumStatus(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, [Task.self], in: dir))
+        let task = Task(value: ["name": "Write docs", "owner": "Ada"])
+        #expect(task.statusEnum == .notStarted)
+        try db.write { try db.add(task) }
+        try db.write { task.statusEnum = .inProgress }
+        #expect(db.objects(Task.self)[0].statusEnum == .inProgress)
+        let created = try db.write { try db.create(Task.self, value: ["name": "Test", "statusEnum": "complete"]) }
+        #expect(created.statusEnum == .complete)
+        expectCofferError(.type, containing: "Task.statusEnum") {
+            _ = try db.write { try db.create(Task.self, value: ["statusEnum": "finished"]) }
+        }
+    }
+
+    @Test(arguments: Storage.allCases)
+    func personWithPropertiesMapping(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, [Person.self], in: dir))
+        let person = Person()
+        person.firstName = "Grace"
+        person.lastName = "Hopper"
+        try db.write { try db.add(person) }
+        try db.write { person.age = 85 }
+        let stored = try #require(db.objects(Person.self).first)
+        #expect(stored.firstName == "Grace")
+        #expect(stored.lastName == "Hopper")
+        #expect(stored.age == 85)
+    }
+}

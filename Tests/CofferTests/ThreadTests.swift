@@ -1,0 +1,87 @@
+import Coffer
+import Foundation
+import Testing
+
+@Suite struct ThreadTests {
+    @Test func throwingCallsFromAnotherThreadThrowMisuse() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        try db.write { try db.add(Dog(value: ["name": "Rex"])) }
+        let box = UncheckedBox(db)
+        let errors = onAnotherThread { () -> [CofferError?] in
+            let db = box.value
+            func error(_ body: () throws -> Void) -> CofferError? {
+                do { try body(); return nil } catch { return error as? CofferError }
+            }
+            return [
+                error { try db.write {} },
+                error { try db.beginWrite() },
+                error { try db.commitWrite() },
+            ]
+        }
+        for error in errors {
+            #expect(error?.code == .misuse)
+            #expect(error?.message.contains("opened on another thread") == true)
+        }
+        #expect(!db.isInWriteTransaction)
+        #expect(db.objects(Dog.self).count == 1, "the database still works on its own thread")
+    }
+
+    @Test func aWriteTransactionCannotBeCommittedFromAnotherThread() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        try db.beginWrite()
+        try db.add(Dog(value: ["name": "Rex"]))
+        let box = UncheckedBox(db)
+        let code = onAnotherThread { () -> CofferError.Code? in
+            do { try box.value.commitWrite(); return nil } catch { return (error as? CofferError)?.code }
+        }
+        #expect(code == .misuse)
+        #expect(db.isInWriteTransaction)
+        try db.commitWrite()
+        #expect(db.objects(Dog.self).count == 1)
+    }
+
+    @Test func readingAManagedObjectOnAnotherThreadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "threads", objectTypes: [Dog.self]))
+            let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
+            let box = UncheckedBox(rex)
+            _ = onAnotherThread { box.value.name }
+        }
+        #expect(errorOutput(result).contains("this Database was opened on another thread"))
+    }
+
+    @Test func oneDatabasePerThreadSharesTheFile() throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(.encrypted, [Book.self], in: dir)
+        let threads = 4, perThread = 25
+        let done = DispatchSemaphore(value: 0)
+        let failures = LockedCount()
+        for t in 0..<threads {
+            Thread {
+                do {
+                    let db = try Database(configuration: config)
+                    for i in 0..<perThread {
+                        try db.write { try db.add(Book(value: ["title": "\(t)-\(i)"])) }
+                    }
+                } catch {
+                    failures.increment()
+                }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<threads { done.wait() }
+        #expect(failures.value == 0)
+        let db = try Database(configuration: config)
+        #expect(db.objects(Book.self).count == threads * perThread)
+        #expect(Set(db.objects(Book.self).map(\.title)).count == threads * perThread)
+    }
+}
+
+final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
