@@ -50,7 +50,8 @@ from .errors import (
     Status,
     WrongKeyError,
 )
-from .model import Float32, Object, indexed, primary_key
+from .containers import Dictionary, List, Set
+from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
 from .objectid import ObjectId
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
@@ -77,6 +78,8 @@ __all__ = [
     "CofferMemoryError",
     "CorruptedError",
     "Database",
+    "Dictionary",
+    "EmbeddedObject",
     "DatabaseClosedError",
     "ENCRYPTION_KEY_SIZE",
     "EncryptionError",
@@ -91,9 +94,12 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidObjectError",
     "KeyRequiredError",
+    "LinkingObjects",
+    "List",
     "LimitError",
     "MapFullError",
     "MigrationRequiredError",
+    "Mixed",
     "MisuseError",
     "NotADatabaseError",
     "NotEncryptedError",
@@ -110,12 +116,14 @@ __all__ = [
     "Results",
     "SchemaError",
     "SchemaVersionError",
+    "Set",
     "Status",
     "WrongKeyError",
     "default_path",
     "indexed",
     "library_path",
     "library_version",
+    "linking_objects",
     "open",
     "primary_key",
     "set_default_path",
