@@ -94,7 +94,7 @@ class _Managed:
         writer.element(self._info, self._prop, value, out, len(self._steps) + 1)
 
     def _c_value(self, value: Any) -> Tuple[_capi.coffer_value, Writer]:
-        writer = Writer(self._db, _capi.UPDATE_ERROR)
+        writer = Writer(self._db, _capi.UPDATE_ALL)
         out = _capi.coffer_value()
         self._element(value, writer, out)
         return out, writer

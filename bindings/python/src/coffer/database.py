@@ -641,7 +641,7 @@ class Database:
         prop = info.prop(name)
         txn = self._write_txn(f"setting {info.name}.{name}")
         c_value = _capi.coffer_value()
-        writer = Writer(self, _capi.UPDATE_ERROR)
+        writer = Writer(self, _capi.UPDATE_ALL)
         writer.property_value(info, prop, value, c_value)
         handle = self._handle(txn, info, key)
         try:
@@ -655,7 +655,9 @@ class Database:
         origin_property."""
         origin = self._class_info(origin_class)
         prop = origin.prop(origin_property)
-        return Results(self, origin, BacklinkSource(self, info, key, origin, prop.id))
+        source = BacklinkSource(self, info, key, origin, prop.id)
+        source.count(self._txn())  # the C library checks the property here, not at first use
+        return Results(self, origin, source)
 
 
 def default_path() -> str:
