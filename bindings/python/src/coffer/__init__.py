@@ -60,6 +60,9 @@ __version__ = "0.1.0"
 
 ENCRYPTION_KEY_SIZE: int = _capi.coffer_encryption_key_size()
 
+# Most levels of lists and dicts nested in a mixed value.
+MAX_NESTING: int = _capi.MAX_NESTING
+
 
 def library_version() -> str:
     """The version of the loaded libcoffer, "MAJOR.MINOR.PATCH"."""
@@ -97,6 +100,7 @@ __all__ = [
     "LinkingObjects",
     "List",
     "LimitError",
+    "MAX_NESTING",
     "MapFullError",
     "MigrationRequiredError",
     "Mixed",

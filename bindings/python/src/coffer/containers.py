@@ -101,11 +101,12 @@ class _Managed:
 
     @property
     def is_valid(self) -> bool:
-        """False once the object was deleted or the collection replaced."""
+        """False once the object was deleted or the collection replaced
+        (a nested one also when its place now holds another kind of value)."""
         try:
             with self._open():
                 return True
-        except NotFoundError:
+        except (NotFoundError, PropertyTypeError):
             return False
 
     def __repr__(self) -> str:
