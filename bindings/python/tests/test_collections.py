@@ -107,6 +107,8 @@ def test_set_behaves_like_a_python_set(db, ann):
     assert isinstance(nicks, coffer.Set)
     assert len(nicks) == 2 and "a" in nicks and "z" not in nicks and 5 not in nicks
     assert nicks == {"a", "b"}
+    assert nicks | {"z"} == {"a", "b", "z"} and nicks & {"a"} == {"a"} and nicks - {"a"} == {"b"}
+    assert isinstance(nicks | {"z"}, set) and nicks.isdisjoint({"q"})
     with db.write():
         nicks.add("c")
         nicks.add("a")

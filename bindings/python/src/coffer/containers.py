@@ -321,6 +321,11 @@ class Set(_Managed, collections.abc.MutableSet):  # type: ignore[type-arg]
                 for value in list(other):
                     self.discard(value)
 
+    @classmethod
+    def _from_iterable(cls, values: Iterable[Any]) -> Any:
+        # `a | b`, `a & b`, `a - b` and `a ^ b` make a plain Python set.
+        return set(values)
+
     def _combine(self, fn: Any, other: Any) -> bool:
         """Runs a C set operation when `other` is a managed set of the same
         database; False when it is another iterable."""
@@ -330,15 +335,15 @@ class Set(_Managed, collections.abc.MutableSet):  # type: ignore[type-arg]
             fn(handle, other_handle)
         return True
 
-    def __ior__(self, other: Any) -> "Set":
+    def __ior__(self, other: Any) -> "Set":  # type: ignore[misc]
         self.update(other)
         return self
 
-    def __iand__(self, other: Any) -> "Set":
+    def __iand__(self, other: Any) -> "Set":  # type: ignore[misc]
         self.intersection_update(other)
         return self
 
-    def __isub__(self, other: Any) -> "Set":
+    def __isub__(self, other: Any) -> "Set":  # type: ignore[misc]
         self.difference_update(other)
         return self
 
