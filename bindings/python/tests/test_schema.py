@@ -79,13 +79,11 @@ def test_reserved_names_are_rejected():
 @pytest.mark.parametrize(
     "annotation, message",
     [
-        (List[int], "lists, sets and maps are not supported yet"),
-        (Dict[str, int], "lists, sets and maps are not supported yet"),
-        (list, "lists, sets and maps are not supported yet"),
-        (Dog, "links to other objects are not supported yet"),
-        (Any, "mixed values are not supported yet"),
+        (Dict[int, str], "maps need str keys"),
+        (list, "give the element type"),
+        (List[complex], "unsupported annotation"),
         (complex, "unsupported annotation"),
-        (Optional[List[int]], "lists, sets and maps"),
+        (Optional[List[int]], "unsupported annotation"),
     ],
 )
 def test_unsupported_annotations(db_path, annotation, message):
@@ -144,15 +142,12 @@ def test_dict_schema_forms(db_path):
 @pytest.mark.parametrize(
     "prop, message",
     [
-        ("string[]", "type 'string\\[\\]': lists are not supported yet"),
-        ("int<>", "type 'int<>': sets are not supported yet"),
-        ("mixed{}", "type 'mixed{}': maps are not supported yet"),
-        ("Person?", "type 'Person\\?': links to other objects are not supported yet"),
-        ({"type": "list", "objectType": "int"}, "lists are not supported yet"),
-        ({"type": "dictionary", "objectType": "int"}, "maps are not supported yet"),
-        ({"type": "object", "objectType": "Person"}, "links are not supported yet"),
-        ({"type": "linkingObjects", "objectType": "Person", "property": "x"}, "backlinks"),
-        ("mixed", "mixed values are not supported yet"),
+        ("Nobody[]", "unknown type 'Nobody'"),
+        ({"type": "list"}, "type 'list' needs an 'objectType'"),
+        ({"type": "object", "objectType": "int"}, "objectType 'int' is not a class of the schema"),
+        ({"type": "int", "objectType": "Person"}, "'objectType' is only for"),
+        ({"type": "linkingObjects", "objectType": "Person"}, "linkingObjects needs 'objectType'"),
+        ({"type": "int", "property": "x"}, "'property' is only for linkingObjects"),
         ("integer", "unknown type 'integer'"),
         ({"optional": True}, "no 'type' given"),
         ({"type": "int", "mapTo": "x"}, "unknown keys \\['mapTo'\\]"),
@@ -170,7 +165,7 @@ def test_dict_schema_errors_name_class_and_property(db_path, prop, message):
     "cls, message",
     [
         ({"properties": {}}, "needs a non-empty 'name'"),
-        ({"name": "E", "embedded": True, "properties": {}}, "class 'E': embedded objects are not supported yet"),
+        ({"name": "E", "embedded": "yes", "properties": {}}, "class 'E': 'embedded' must be True or False"),
         ({"name": "E", "properties": "int"}, "class 'E': 'properties' must be a dict or a list"),
         ({"name": "E", "properties": [{"type": "int"}]}, "needs a dict with a 'name'"),
         ({"name": "E", "primaryKey": "nope", "properties": {"a": "int"}}, "primaryKey 'nope' is not one of"),
@@ -264,3 +259,88 @@ def test_schema_declared_defaults_apply_to_dates(db_path):
     with coffer.open(db_path, schema=schema) as db:
         with db.write():
             assert db.create("E").at == stamp
+
+
+LINK_TYPE_STRINGS = [
+    ("Person", ("object", True, "", "Person")),
+    ({"type": "object", "objectType": "Person"}, ("object", True, "", "Person")),
+    ("Person[]", ("object", False, "list", "Person")),
+    ({"type": "list", "objectType": "Person"}, ("object", False, "list", "Person")),
+    ("Person{}", ("object", True, "map", "Person")),
+    ("string[]", ("string", False, "list", None)),
+    ({"type": "list", "objectType": "int?"}, ("int", True, "list", None)),
+    ("int?[]", ("int", True, "list", None)),
+    ("int<>", ("int", False, "set", None)),
+    ({"type": "set", "objectType": "uuid"}, ("uuid", False, "set", None)),
+    ("mixed{}", ("mixed", True, "map", None)),
+    ({"type": "dictionary", "objectType": "date"}, ("date", False, "map", None)),
+    ("mixed", ("mixed", True, "", None)),
+    ("mixed[]", ("mixed", True, "list", None)),
+]
+
+
+@pytest.mark.parametrize("spec, expected", LINK_TYPE_STRINGS)
+def test_realm_js_link_and_collection_types(db_path, spec, expected):
+    with coffer.open(db_path, schema=[PERSON, {"name": "Thing", "properties": {"field": spec}}]) as db:
+        prop = schema_of(db, "Thing").properties[0]
+    assert (prop.type, prop.optional, prop.collection, prop.object_type) == expected
+
+
+def test_annotations_for_links_collections_and_mixed(db_path):
+    from typing import Any, Dict, List, Optional, Set
+
+    class Target(coffer.Object):
+        id: int
+
+    class Holder(coffer.Object):
+        one: "Target | None"
+        two: Optional[Target]
+        many: List[Target]
+        many_builtin: list[Target]
+        tags: set[str]
+        tag_set: Set[Optional[int]]
+        weights: dict[str, float]
+        links: Dict[str, Target]
+        anything: Any
+        mixed: coffer.Mixed
+        mixed_list: List[coffer.Mixed]
+        holders: coffer.LinkingObjects = coffer.linking_objects("Holder", "many_holder")
+        many_holder: List["Holder"]
+        plain = coffer.linking_objects("Holder", "one_holder")
+        one_holder: Optional["Holder"]
+
+    with coffer.open(db_path, schema=[Target, Holder]) as db:
+        props = {p.name: (p.type, p.optional, p.collection, p.object_type) for p in schema_of(db, "Holder").properties}
+    assert props == {
+        "one": ("object", True, "", "Target"),
+        "two": ("object", True, "", "Target"),
+        "many": ("object", False, "list", "Target"),
+        "many_builtin": ("object", False, "list", "Target"),
+        "tags": ("string", False, "set", None),
+        "tag_set": ("int", True, "set", None),
+        "weights": ("double", False, "map", None),
+        "links": ("object", True, "map", "Target"),
+        "anything": ("mixed", True, "", None),
+        "mixed": ("mixed", True, "", None),
+        "mixed_list": ("mixed", True, "list", None),
+        "holders": ("linkingObjects", False, "", "Holder"),
+        "many_holder": ("object", False, "list", "Holder"),
+        "plain": ("linkingObjects", False, "", "Holder"),
+        "one_holder": ("object", True, "", "Holder"),
+    }
+
+
+def test_link_schema_errors_found_by_the_c_library(db_path):
+    address = {"name": "Address", "embedded": True, "properties": {"street": "string"}}
+    with pytest.raises(coffer.SchemaError, match="set"):
+        coffer.open(db_path, schema=[address, {"name": "P", "properties": {"a": "Address<>"}}])
+    with pytest.raises(coffer.SchemaError, match="primary key"):
+        coffer.open(db_path, schema=[{**address, "primaryKey": "street"}])
+    with pytest.raises(coffer.SchemaError, match="not a link, list or set of links"):
+        coffer.open(db_path, schema=[{"name": "P", "properties": {
+            "n": "int", "b": {"type": "linkingObjects", "objectType": "P", "property": "n"}}}])
+    with pytest.raises(coffer.SchemaError, match="Nowhere"):
+        coffer.open(db_path, schema=[{"name": "P", "properties": {
+            "b": {"type": "linkingObjects", "objectType": "Nowhere", "property": "n"}}}])
+    with pytest.raises(coffer.SchemaError, match="indexed"):
+        coffer.open(db_path, schema=[{"name": "P", "properties": {"t": {"type": "int[]", "indexed": True}}}])

@@ -50,7 +50,8 @@ from .errors import (
     Status,
     WrongKeyError,
 )
-from .model import Float32, Object, indexed, primary_key
+from .containers import Dictionary, List, Set
+from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
 from .objectid import ObjectId
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
@@ -58,6 +59,9 @@ from .schema import ObjectSchema, PropertySchema
 __version__ = "0.1.0"
 
 ENCRYPTION_KEY_SIZE: int = _capi.coffer_encryption_key_size()
+
+# Most levels of lists and dicts nested in a mixed value.
+MAX_NESTING: int = _capi.MAX_NESTING
 
 
 def library_version() -> str:
@@ -77,6 +81,8 @@ __all__ = [
     "CofferMemoryError",
     "CorruptedError",
     "Database",
+    "Dictionary",
+    "EmbeddedObject",
     "DatabaseClosedError",
     "ENCRYPTION_KEY_SIZE",
     "EncryptionError",
@@ -91,9 +97,13 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidObjectError",
     "KeyRequiredError",
+    "LinkingObjects",
+    "List",
     "LimitError",
+    "MAX_NESTING",
     "MapFullError",
     "MigrationRequiredError",
+    "Mixed",
     "MisuseError",
     "NotADatabaseError",
     "NotEncryptedError",
@@ -110,12 +120,14 @@ __all__ = [
     "Results",
     "SchemaError",
     "SchemaVersionError",
+    "Set",
     "Status",
     "WrongKeyError",
     "default_path",
     "indexed",
     "library_path",
     "library_version",
+    "linking_objects",
     "open",
     "primary_key",
     "set_default_path",

@@ -43,6 +43,22 @@ TYPE_DATE = 7
 TYPE_OBJECT_ID = 8
 TYPE_UUID = 9
 TYPE_DECIMAL128 = 10
+TYPE_LINK = 11
+TYPE_MIXED = 12
+TYPE_LINKING_OBJECTS = 13
+TYPE_LIST = 14
+TYPE_MAP = 15
+TYPE_SET = 16
+TYPE_OBJECT = 17
+TYPE_FIELDS = 18
+
+COLLECTION_NONE = 0
+COLLECTION_LIST = 1
+COLLECTION_SET = 2
+COLLECTION_MAP = 3
+
+CLASS_EMBEDDED = 1 << 0
+MAX_NESTING = 100
 
 PROPERTY_OPTIONAL = 1 << 0
 PROPERTY_PRIMARY_KEY = 1 << 1
@@ -80,6 +96,34 @@ class coffer_decimal128(Structure):
     _fields_ = [("w", c_uint64 * 2)]
 
 
+class coffer_link(Structure):
+    _fields_ = [("class_id", c_uint32), ("key", c_uint64)]
+
+
+class coffer_value(Structure):
+    pass
+
+
+class coffer_field(Structure):
+    pass
+
+
+class coffer_map_entry(Structure):
+    pass
+
+
+class _coffer_items(Structure):
+    _fields_ = [("items", POINTER(coffer_value)), ("count", c_size_t)]
+
+
+class _coffer_entries(Structure):
+    _fields_ = [("entries", POINTER(coffer_map_entry)), ("count", c_size_t)]
+
+
+class _coffer_fields(Structure):
+    _fields_ = [("fields", POINTER(coffer_field)), ("count", c_size_t)]
+
+
 class _coffer_value_union(Union):
     _fields_ = [
         ("boolean", c_bool),
@@ -92,15 +136,17 @@ class _coffer_value_union(Union):
         ("object_id", coffer_object_id),
         ("uuid", coffer_uuid),
         ("decimal128", coffer_decimal128),
+        ("link", coffer_link),
+        ("list", _coffer_items),
+        ("map", _coffer_entries),
+        ("fields", _coffer_fields),
+        ("object", c_void_p),
     ]
 
 
-class coffer_value(Structure):
-    _fields_ = [("type", c_int), ("u", _coffer_value_union)]
-
-
-class coffer_field(Structure):
-    _fields_ = [("property", c_uint32), ("value", coffer_value)]
+coffer_value._fields_ = [("type", c_int), ("u", _coffer_value_union)]
+coffer_field._fields_ = [("property", c_uint32), ("value", coffer_value)]
+coffer_map_entry._fields_ = [("key", coffer_bytes), ("value", coffer_value)]
 
 
 class coffer_property_schema(Structure):
@@ -147,18 +193,36 @@ class _Iter(Structure):
     pass
 
 
+class _List(Structure):
+    pass
+
+
+class _Set(Structure):
+    pass
+
+
+class _Map(Structure):
+    pass
+
+
 if TYPE_CHECKING:
     ConfigP = ctypes._Pointer[_Config]
     DbP = ctypes._Pointer[_Db]
     TxnP = ctypes._Pointer[_Txn]
     ObjectP = ctypes._Pointer[_Object]
     IterP = ctypes._Pointer[_Iter]
+    ListP = ctypes._Pointer[_List]
+    SetP = ctypes._Pointer[_Set]
+    MapP = ctypes._Pointer[_Map]
 else:
     ConfigP = POINTER(_Config)
     DbP = POINTER(_Db)
     TxnP = POINTER(_Txn)
     ObjectP = POINTER(_Object)
     IterP = POINTER(_Iter)
+    ListP = POINTER(_List)
+    SetP = POINTER(_Set)
+    MapP = POINTER(_Map)
 
 # ---- error checks ----------------------------------------------------------
 
@@ -273,6 +337,57 @@ coffer_iter_next = _declare(
     "coffer_iter_next", c_int, [IterP, POINTER(ObjectP)], _check_allow_done
 )
 coffer_iter_free = _declare("coffer_iter_free", None, [IterP])
+
+coffer_object_backlinks = _status("coffer_object_backlinks", ObjectP, c_uint32, POINTER(IterP))
+coffer_object_backlink_count = _status("coffer_object_backlink_count", ObjectP, c_uint32, POINTER(c_uint64))
+coffer_object_backlinks_from = _status(
+    "coffer_object_backlinks_from", ObjectP, c_uint32, c_uint32, POINTER(IterP)
+)
+coffer_object_backlink_count_from = _status(
+    "coffer_object_backlink_count_from", ObjectP, c_uint32, c_uint32, POINTER(c_uint64)
+)
+coffer_object_backlink_count_all = _status("coffer_object_backlink_count_all", ObjectP, POINTER(c_uint64))
+
+coffer_object_get_list = _status("coffer_object_get_list", ObjectP, c_uint32, POINTER(ListP))
+coffer_object_get_set = _status("coffer_object_get_set", ObjectP, c_uint32, POINTER(SetP))
+coffer_object_get_map = _status("coffer_object_get_map", ObjectP, c_uint32, POINTER(MapP))
+
+coffer_list_count = _status("coffer_list_count", ListP, POINTER(c_uint64))
+coffer_list_get = _status("coffer_list_get", ListP, c_uint64, POINTER(coffer_value))
+coffer_list_get_list = _status("coffer_list_get_list", ListP, c_uint64, POINTER(ListP))
+coffer_list_get_map = _status("coffer_list_get_map", ListP, c_uint64, POINTER(MapP))
+coffer_list_set = _status("coffer_list_set", ListP, c_uint64, POINTER(coffer_value))
+coffer_list_insert = _status("coffer_list_insert", ListP, c_uint64, POINTER(coffer_value))
+coffer_list_append = _status("coffer_list_append", ListP, POINTER(coffer_value))
+coffer_list_remove = _status("coffer_list_remove", ListP, c_uint64)
+coffer_list_move = _status("coffer_list_move", ListP, c_uint64, c_uint64)
+coffer_list_swap = _status("coffer_list_swap", ListP, c_uint64, c_uint64)
+coffer_list_clear = _status("coffer_list_clear", ListP)
+coffer_list_release = _declare("coffer_list_release", None, [ListP])
+
+coffer_set_count = _status("coffer_set_count", SetP, POINTER(c_uint64))
+coffer_set_get = _status("coffer_set_get", SetP, c_uint64, POINTER(coffer_value))
+coffer_set_insert = _status("coffer_set_insert", SetP, POINTER(coffer_value), POINTER(c_int))
+coffer_set_remove = _status("coffer_set_remove", SetP, POINTER(coffer_value), POINTER(c_int))
+coffer_set_contains = _status("coffer_set_contains", SetP, POINTER(coffer_value), POINTER(c_int))
+coffer_set_clear = _status("coffer_set_clear", SetP)
+coffer_set_union = _status("coffer_set_union", SetP, SetP)
+coffer_set_intersect = _status("coffer_set_intersect", SetP, SetP)
+coffer_set_subtract = _status("coffer_set_subtract", SetP, SetP)
+coffer_set_release = _declare("coffer_set_release", None, [SetP])
+
+coffer_map_count = _status("coffer_map_count", MapP, POINTER(c_uint64))
+coffer_map_get = _status("coffer_map_get", MapP, c_char_p, c_size_t, POINTER(coffer_value))
+coffer_map_contains = _status("coffer_map_contains", MapP, c_char_p, c_size_t, POINTER(c_int))
+coffer_map_set = _status("coffer_map_set", MapP, c_char_p, c_size_t, POINTER(coffer_value))
+coffer_map_remove = _status("coffer_map_remove", MapP, c_char_p, c_size_t, POINTER(c_int))
+coffer_map_get_entry = _status(
+    "coffer_map_get_entry", MapP, c_uint64, POINTER(coffer_bytes), POINTER(coffer_value)
+)
+coffer_map_get_list = _status("coffer_map_get_list", MapP, c_char_p, c_size_t, POINTER(ListP))
+coffer_map_get_map = _status("coffer_map_get_map", MapP, c_char_p, c_size_t, POINTER(MapP))
+coffer_map_clear = _status("coffer_map_clear", MapP)
+coffer_map_release = _declare("coffer_map_release", None, [MapP])
 
 
 def type_name(coffer_type: int) -> str:

@@ -38,8 +38,20 @@ from .errors import (
 )
 from .model import Object
 from .results import ClassSource, Results
-from .schema import SCALAR_TYPES, CSchema, DeclaredClass, ObjectSchema, parse_schema, read_class_schema
-from .values import from_c, to_c
+from .codec import Reader, Writer
+from .containers import managed
+from .results import BacklinkSource
+from .schema import (
+    COLLECTION_CODES,
+    TYPE_CODES,
+    CSchema,
+    DeclaredClass,
+    ObjectSchema,
+    PropertySchema,
+    parse_schema,
+    read_class_schema,
+)
+from .values import to_c
 
 T = TypeVar("T", bound=Object)
 PathType = Union[str, "os.PathLike[str]"]
@@ -48,13 +60,17 @@ _UPDATE_POLICIES = {"all": _capi.UPDATE_ALL, "modified": _capi.UPDATE_MODIFIED}
 
 
 class _PropInfo:
-    __slots__ = ("id", "name", "type", "optional")
+    __slots__ = ("id", "name", "type", "optional", "collection", "target", "origin")
 
-    def __init__(self, prop_id: int, name: str, type_code: int, optional: bool) -> None:
+    def __init__(self, prop_id: int, prop: PropertySchema) -> None:
         self.id = prop_id
-        self.name = name
-        self.type = type_code
-        self.optional = optional
+        self.name = prop.name
+        self.type = TYPE_CODES[prop.type]
+        self.optional = prop.optional
+        self.collection = COLLECTION_CODES[prop.collection]
+        # The target class of a link, the origin class of linking objects.
+        self.target = prop.object_type
+        self.origin = prop.origin_property
 
 
 class _ClassInfo:
@@ -67,7 +83,7 @@ class _ClassInfo:
         self.name = schema.name
         self.names = [p.name for p in schema.properties]
         self.properties = {
-            p.name: _PropInfo(i, p.name, SCALAR_TYPES[p.type], p.optional) for i, p in enumerate(schema.properties)
+            p.name: _PropInfo(i, p) for i, p in enumerate(schema.properties)
         }
         pk = schema.primary_key
         self.primary_key = self.properties[pk] if pk is not None else None
@@ -299,6 +315,7 @@ class Database:
         for class_id in range(_capi.coffer_db_class_count(db)):
             schema = read_class_schema(_capi.coffer_db_class_schema(db, class_id).contents)
             self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
+        self._classes_by_id = {info.class_id: info for info in self._classes.values()}
 
     # ---- lifetime ----------------------------------------------------------
 
@@ -445,6 +462,9 @@ class Database:
             return info
         raise TypeError(f"expected a class name or a coffer.Object subclass, got {cls!r}")
 
+    def _class_by_id(self, class_id: int) -> Optional[_ClassInfo]:
+        return self._classes_by_id.get(class_id)
+
     @overload
     def objects(self, cls: Type[T]) -> Results[T]: ...
 
@@ -457,14 +477,6 @@ class Database:
         return Results(self, info, ClassSource(info))
 
     # ---- objects -----------------------------------------------------------
-
-    def _fields(self, info: _ClassInfo, values: Mapping[str, Any], keep: List[Any]) -> "ctypes.Array[_capi.coffer_field]":
-        fields = (_capi.coffer_field * max(len(values), 1))()
-        for i, (name, value) in enumerate(values.items()):
-            prop = info.prop(name)
-            fields[i].property = prop.id
-            to_c(prop.type, value, fields[i].value, keep, info.where(name))
-        return fields
 
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
@@ -497,23 +509,12 @@ class Database:
     def _store(self, info: _ClassInfo, given: Dict[str, Any], update: Any, what: str) -> int:
         policy = _update_policy(update)
         txn = self._write_txn(what)
-        values = dict(given)
-        pk = info.primary_key
-        updating = (
-            policy != _capi.UPDATE_ERROR
-            and pk is not None
-            and pk.name in given
-            and self._find_key(txn, info, given[pk.name]) is not None
-        )
-        if not updating:
-            # Declared defaults fill a new object; an update touches only what is given.
-            for name, default in info.defaults.items():
-                values.setdefault(name, default)
-        keep: List[Any] = []
-        fields = self._fields(info, values, keep)
+        # Declared defaults fill a new object; an update touches only what is given.
+        writer = Writer(self, policy)
+        fields, count = writer.object_fields(info, given)
         handle = _capi.ObjectP()
         self._generation += 1
-        _capi.coffer_object_create(txn, info.class_id, fields, len(values), policy, ctypes.byref(handle))
+        _capi.coffer_object_create(txn, info.class_id, fields, count, policy, ctypes.byref(handle))
         try:
             return int(_capi.coffer_object_key_of(handle))
         finally:
@@ -613,25 +614,26 @@ class Database:
             return False
         return True
 
+    def _value_of(self, handle: _capi.ObjectP, info: _ClassInfo, key: int, prop: _PropInfo) -> Any:
+        if prop.type == _capi.TYPE_LINKING_OBJECTS:
+            assert prop.target is not None and prop.origin is not None
+            return self._backlinks_from(info, key, prop.target, prop.origin)
+        value = _capi.coffer_value()
+        _capi.coffer_object_get_value(handle, prop.id, ctypes.byref(value))
+        return Reader(self).value(value, info.where(prop.name), lambda kind: managed(self, info, key, prop, kind))
+
     def _read_property(self, info: _ClassInfo, key: int, name: str) -> Any:
         prop = info.prop(name)
         handle = self._handle(self._txn(), info, key)
         try:
-            value = _capi.coffer_value()
-            _capi.coffer_object_get_value(handle, prop.id, ctypes.byref(value))
-            return from_c(value, info.where(name))
+            return self._value_of(handle, info, key, prop)
         finally:
             _capi.coffer_object_release(handle)
 
     def _read_object(self, info: _ClassInfo, key: int) -> Dict[str, Any]:
         handle = self._handle(self._txn(), info, key)
         try:
-            out = {}
-            value = _capi.coffer_value()
-            for name in info.names:
-                _capi.coffer_object_get_value(handle, info.properties[name].id, ctypes.byref(value))
-                out[name] = from_c(value, info.where(name))
-            return out
+            return {name: self._value_of(handle, info, key, info.properties[name]) for name in info.names}
         finally:
             _capi.coffer_object_release(handle)
 
@@ -639,14 +641,23 @@ class Database:
         prop = info.prop(name)
         txn = self._write_txn(f"setting {info.name}.{name}")
         c_value = _capi.coffer_value()
-        keep: List[Any] = []
-        to_c(prop.type, value, c_value, keep, info.where(name))
+        writer = Writer(self, _capi.UPDATE_ALL)
+        writer.property_value(info, prop, value, c_value)
         handle = self._handle(txn, info, key)
         try:
             self._generation += 1
             _capi.coffer_object_set_value(handle, prop.id, ctypes.byref(c_value))
         finally:
             _capi.coffer_object_release(handle)
+
+    def _backlinks_from(self, info: _ClassInfo, key: int, origin_class: str, origin_property: str) -> Results[Any]:
+        """The objects of origin_class that link to (info, key) through
+        origin_property."""
+        origin = self._class_info(origin_class)
+        prop = origin.prop(origin_property)
+        source = BacklinkSource(self, info, key, origin, prop.id)
+        source.count(self._txn())  # the C library checks the property here, not at first use
+        return Results(self, origin, source)
 
 
 def default_path() -> str:

@@ -13,7 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from . import schema as _schema
-from .errors import DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
+from .errors import CofferError, DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
 from .objectid import ObjectId
 from .values import ZERO_VALUES
 
@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from .database import Database, _ClassInfo
 
 MISSING: Any = dataclasses.MISSING
+
+
+class Mixed:
+    """Annotate a property with Mixed (or typing.Any) to store any value
+    in it: a scalar, a link to an object, or nested lists and dicts."""
 
 
 class Float32(float):
@@ -46,7 +51,7 @@ COLLECTION_ORIGINS = (list, set, frozenset, dict, collections.abc.Sequence, coll
                       collections.abc.MutableSet, collections.abc.MutableMapping)
 
 # Names of Object's own API; a model property of one of these names would hide it.
-RESERVED_NAMES = frozenset({"is_valid", "is_managed", "to_dict", "object_schema"})
+RESERVED_NAMES = frozenset({"is_valid", "is_managed", "to_dict", "object_schema", "linking_objects"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +59,8 @@ class _Field:
     default: Any = MISSING
     primary_key: bool = False
     indexed: bool = False
+    # For linking_objects(): the origin class and property.
+    origin: Optional[Tuple[str, str]] = None
 
 
 def primary_key(default: Any = MISSING) -> Any:
@@ -66,6 +73,18 @@ def indexed(default: Any = MISSING) -> Any:
     """Marks the annotated property as indexed, with an optional default:
     `name: str = coffer.indexed("")`."""
     return _Field(default, indexed=True)
+
+
+def linking_objects(origin_class: str, origin_property: str) -> Any:
+    """Declares the objects that link to this one through
+    `origin_class.origin_property`:
+    `owners: coffer.LinkingObjects = coffer.linking_objects("Person", "dogs")`."""
+    return _Field(MISSING, origin=(origin_class, origin_property))
+
+
+class LinkingObjects:
+    """The annotation of a linking_objects() property (any annotation is
+    accepted; this one documents it). Reading it gives a coffer.Results."""
 
 
 class _Property:
@@ -107,8 +126,11 @@ class Object:
         fields: Dict[str, _Field] = {}
         for base in reversed(cls.__mro__[1:]):
             fields.update(base.__dict__.get("_coffer_fields", {}))
-        for name, annotation in cls.__dict__.get("__annotations__", {}).items():
-            if name.startswith("_") or _is_class_var(annotation):
+        names = list(cls.__dict__.get("__annotations__", {}).items())
+        names += [(n, None) for n, v in cls.__dict__.items() if isinstance(v, _Field) and v.origin is not None
+                  and n not in cls.__dict__.get("__annotations__", {})]
+        for name, annotation in names:
+            if name.startswith("_") or (annotation is not None and _is_class_var(annotation)):
                 continue
             if name in RESERVED_NAMES:
                 raise SchemaError(
@@ -171,7 +193,15 @@ class Object:
         if name in declared.defaults:
             return declared.defaults[name]
         prop = next(p for p in declared.schema.properties if p.name == name)
-        return None if prop.optional else ZERO_VALUES[_schema.SCALAR_TYPES[prop.type]]
+        if prop.collection or prop.type == "linkingObjects":
+            # An unmanaged object keeps its own collection, as Python values.
+            empty: Any = {"list": [], "set": set(), "map": {}}.get(prop.collection, ())
+            if prop.type != "linkingObjects":
+                self._values[name] = empty
+            return empty
+        if prop.optional:
+            return None
+        return ZERO_VALUES[_schema.SCALAR_TYPES[prop.type]]
 
     def _set(self, name: str, value: Any) -> None:
         if self._db is not None:
@@ -232,6 +262,14 @@ class Object:
             return self._info.schema
         return declared_class_of(type(self)).schema
 
+    def linking_objects(self, origin_class: str, origin_property: str) -> Any:
+        """The objects of `origin_class` that link to this one through
+        `origin_property` (a link, list, set or map of links, or mixed
+        property), declared as linking objects or not; a coffer.Results."""
+        if self._db is None:
+            raise InvalidObjectError("an unmanaged object has no linking objects; add it to a database first")
+        return self._db._backlinks_from(self._info, self._key, origin_class, origin_property)
+
     def to_dict(self) -> Dict[str, Any]:
         """Every property value, in schema order."""
         if self._db is not None:
@@ -246,8 +284,22 @@ class Object:
             return f"<{name} (deleted)>"
         except DatabaseClosedError:
             return f"<{name} (database closed)>"
-        inner = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        inner = ", ".join(f"{k}={brief(v)}" for k, v in values.items())
         return f"{name}({inner})"
+
+    def _brief(self) -> str:
+        # Linked objects print by class and primary key (or storage key),
+        # so that cycles of links print finitely.
+        name = self._class_name()
+        if self._info is None:
+            return f"<unmanaged {name}>"
+        pk = self._info.primary_key
+        if pk is not None:
+            try:
+                return f"<{name} {pk.name}={self._get(pk.name)!r}>"
+            except CofferError:
+                pass
+        return f"<{name} #{self._key}>"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Object):
@@ -262,49 +314,105 @@ class Object:
         return hash((self._info.name, self._key))
 
 
-def _annotation_type(annotation: Any, where: str) -> Tuple[str, bool]:
-    origin = typing.get_origin(annotation)
-    union_types: List[Any] = [typing.Union]
-    if sys.version_info >= (3, 10):
-        import types
+class EmbeddedObject(Object):
+    """Base class of embedded model classes: their objects have no primary
+    key and live inside one parent object (through a link, list or map
+    property), are replaced with the value that holds them and deleted
+    with the parent."""
 
-        union_types.append(types.UnionType)
-    if origin in union_types:
+
+_UNION_TYPES: List[Any] = [typing.Union]
+if sys.version_info >= (3, 10):
+    import types
+
+    _UNION_TYPES.append(types.UnionType)
+
+_SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
+_SETS = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
+_MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+
+def _element_type(annotation: Any, where: str) -> Tuple[str, bool, Optional[str]]:
+    """(type, optional, object_type) of a non-collection annotation."""
+    if typing.get_origin(annotation) in _UNION_TYPES:
         args = typing.get_args(annotation)
         others = [a for a in args if a is not type(None)]
         if len(others) != 1 or len(others) == len(args):
             raise SchemaError(f"{where}: only Optional[X] unions are supported, got {annotation!r}")
-        name, _ = _annotation_type(others[0], where)
-        return name, True
+        name, _, target = _element_type(others[0], where)
+        return name, True, target
     if annotation in PYTHON_TYPES:
-        return PYTHON_TYPES[annotation], False
-    if isinstance(annotation, type) and issubclass(annotation, Object):
-        raise SchemaError(f"{where}: links to other objects are not supported yet")
-    if origin in COLLECTION_ORIGINS or annotation in COLLECTION_ORIGINS:
-        raise SchemaError(f"{where}: lists, sets and maps are not supported yet")
-    if annotation is typing.Any:
-        raise SchemaError(f"{where}: mixed values are not supported yet")
+        return PYTHON_TYPES[annotation], False, None
+    if annotation is Mixed or annotation is typing.Any:
+        return "mixed", True, None
+    if isinstance(annotation, type) and issubclass(annotation, Object) and annotation is not Object:
+        return "object", True, annotation.__name__
     supported = ", ".join(getattr(t, "__name__", str(t)) for t in PYTHON_TYPES)
-    raise SchemaError(f"{where}: unsupported annotation {annotation!r} (supported: {supported}, Optional of them)")
+    raise SchemaError(
+        f"{where}: unsupported annotation {annotation!r} (supported: {supported}, coffer.Mixed, "
+        "model classes, Optional of them, and list, set and dict of them)"
+    )
 
 
-def declared_class_of(model: Type[Object]) -> _schema.DeclaredClass:
-    """The schema and defaults a model class declares (computed once)."""
+def brief(value: Any) -> str:
+    """The repr of a property value, with objects as short references."""
+    if isinstance(value, Object):
+        return value._brief()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(brief(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {brief(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _annotation_type(annotation: Any, where: str) -> _schema.PropertySchema:
+    """The type of a property from its annotation, as a PropertySchema
+    without a name."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in _SEQUENCES or origin in _SETS or origin in _MAPPINGS:
+        if origin in _MAPPINGS:
+            if len(args) != 2 or args[0] is not str:
+                raise SchemaError(f"{where}: maps need str keys: dict[str, X], got {annotation!r}")
+            kind, element = "map", args[1]
+        else:
+            if len(args) != 1:
+                raise SchemaError(f"{where}: give the element type: list[X] or set[X], got {annotation!r}")
+            kind, element = ("list" if origin in _SEQUENCES else "set"), args[0]
+        name, optional, target = _element_type(element, where)
+        if name == "object" and kind != "map":
+            optional = False
+        return _schema.PropertySchema("", name, optional, collection=kind, object_type=target)
+    if annotation in _SEQUENCES or annotation in _SETS or annotation in _MAPPINGS:
+        raise SchemaError(f"{where}: give the element type: list[X], set[X] or dict[str, X], got {annotation!r}")
+    name, optional, target = _element_type(annotation, where)
+    return _schema.PropertySchema("", name, optional, object_type=target)
+
+
+def declared_class_of(model: Type[Object], models: Optional[Dict[str, type]] = None) -> _schema.DeclaredClass:
+    """The schema and defaults a model class declares (computed once).
+    `models` resolves string annotations that name other model classes."""
     cached = model.__dict__.get("_coffer_declared")
     if cached is not None:
         return cached
     try:
-        hints = typing.get_type_hints(model)
+        hints = typing.get_type_hints(model, localns=dict(models or {}))
     except Exception as exc:  # unresolvable string annotations and the like
         raise SchemaError(f"class '{model.__name__}': cannot resolve its annotations: {exc}") from None
     properties = []
     defaults: Dict[str, Any] = {}
     for name, field in model._coffer_fields.items():
         where = f"class '{model.__name__}', property '{name}'"
-        type_name, optional = _annotation_type(hints[name], where)
-        properties.append(_schema.PropertySchema(name, type_name, optional, field.primary_key, field.indexed))
-        if field.default is not MISSING:
-            defaults[name] = field.default
-    declared = _schema.DeclaredClass(_schema.ObjectSchema(model.__name__, tuple(properties)), defaults, model)
+        if field.origin is not None:
+            prop = _schema.PropertySchema(name, "linkingObjects", object_type=field.origin[0],
+                                          origin_property=field.origin[1])
+        else:
+            prop = dataclasses.replace(_annotation_type(hints[name], where), name=name,
+                                       primary_key=field.primary_key, indexed=field.indexed)
+            if field.default is not MISSING:
+                defaults[name] = field.default
+        properties.append(prop)
+    embedded = issubclass(model, EmbeddedObject)
+    declared = _schema.DeclaredClass(_schema.ObjectSchema(model.__name__, tuple(properties), embedded), defaults, model)
     model._coffer_declared = declared
     return declared

@@ -44,12 +44,56 @@ class ClassSource:
         _capi.coffer_class_clear(txn, self.info.class_id)
 
 
+class BacklinkSource:
+    """The objects of class `origin` that link to one object through
+    origin property `prop_id`, in order of origin key (an origin that links
+    n times appears n times)."""
+
+    def __init__(self, db: "Database", info: "_ClassInfo", key: int, origin: "_ClassInfo", prop_id: int) -> None:
+        self.db = db
+        self.info = info
+        self.key = key
+        self.origin = origin
+        self.prop_id = prop_id
+
+    def count(self, txn: _capi.TxnP) -> int:
+        n = ctypes.c_uint64()
+        handle = self.db._handle(txn, self.info, self.key)
+        try:
+            _capi.coffer_object_backlink_count_from(handle, self.origin.class_id, self.prop_id, ctypes.byref(n))
+        finally:
+            _capi.coffer_object_release(handle)
+        return n.value
+
+    def keys(self, txn: _capi.TxnP) -> List[int]:
+        handle = self.db._handle(txn, self.info, self.key)
+        it = _capi.IterP()
+        keys = []
+        try:
+            _capi.coffer_object_backlinks_from(handle, self.origin.class_id, self.prop_id, ctypes.byref(it))
+            obj = _capi.ObjectP()
+            while _capi.coffer_iter_next(it, ctypes.byref(obj)) == Status.OK:
+                keys.append(_capi.coffer_object_key_of(obj))
+        finally:
+            _capi.coffer_iter_free(it)
+            _capi.coffer_object_release(handle)
+        return keys
+
+    def delete_all(self, txn: _capi.TxnP) -> None:
+        for key in dict.fromkeys(self.keys(txn)):
+            origin = self.db._handle(txn, self.origin, key)
+            try:
+                _capi.coffer_object_delete(origin)
+            finally:
+                _capi.coffer_object_release(origin)
+
+
 class Results(Sequence[T]):
     """A sequence of objects. Its contents come from the database's current
     snapshot: they change when the database writes or is refreshed, and stay
     fixed while one iteration runs."""
 
-    def __init__(self, db: "Database", info: "_ClassInfo", source: ClassSource) -> None:
+    def __init__(self, db: "Database", info: "_ClassInfo", source: Union[ClassSource, BacklinkSource]) -> None:
         self._db = db
         self._info = info
         self._source = source

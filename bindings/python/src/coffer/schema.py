@@ -24,11 +24,20 @@ SCALAR_TYPES: Dict[str, int] = {
     "uuid": _capi.TYPE_UUID,
     "decimal128": _capi.TYPE_DECIMAL128,
 }
-TYPE_NAMES: Dict[int, str] = {code: name for name, code in SCALAR_TYPES.items()}
+TYPE_CODES: Dict[str, int] = {
+    **SCALAR_TYPES,
+    "object": _capi.TYPE_LINK,
+    "mixed": _capi.TYPE_MIXED,
+    "linkingObjects": _capi.TYPE_LINKING_OBJECTS,
+}
+TYPE_NAMES: Dict[int, str] = {code: name for name, code in TYPE_CODES.items()}
 
-COLLECTION_SUFFIXES = {"[]": "lists", "<>": "sets", "{}": "maps"}
-COLLECTION_TYPES = {"list": "lists", "set": "sets", "dictionary": "maps"}
-LINK_TYPES = {"object": "links", "linkingObjects": "backlinks (linkingObjects)"}
+# Collection kinds: the type-string suffix, the "type" word, and the C code.
+COLLECTION_SUFFIXES = {"[]": "list", "<>": "set", "{}": "map"}
+COLLECTION_WORDS = {"list": "list", "set": "set", "dictionary": "map"}
+COLLECTION_CODES = {"": _capi.COLLECTION_NONE, "list": _capi.COLLECTION_LIST,
+                    "set": _capi.COLLECTION_SET, "map": _capi.COLLECTION_MAP}
+COLLECTION_NAMES = {code: name for name, code in COLLECTION_CODES.items()}
 
 CLASS_KEYS = {"name", "primaryKey", "embedded", "properties"}
 PROPERTY_KEYS = {"name", "type", "objectType", "property", "optional", "indexed", "default"}
@@ -43,6 +52,26 @@ class PropertySchema:
     optional: bool = False
     primary_key: bool = False
     indexed: bool = False
+    # "", "list", "set" or "map".
+    collection: str = ""
+    # The target class of a link, or the origin class of linkingObjects.
+    object_type: Optional[str] = None
+    # The origin property of linkingObjects.
+    origin_property: Optional[str] = None
+
+    def type_string(self, optional_mark: bool = True) -> str:
+        """The Realm-JS type string ("int?", "Person[]", "mixed{}");
+        without the "?" when optional_mark is False."""
+        if self.type == "linkingObjects":
+            return "linkingObjects"
+        base = self.object_type if self.type == "object" else self.type
+        assert base is not None
+        if optional_mark and self.optional and self.type not in ("object", "mixed"):
+            base += "?"
+        for suffix, kind in COLLECTION_SUFFIXES.items():
+            if kind == self.collection:
+                return base + suffix
+        return base
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +80,7 @@ class ObjectSchema:
 
     name: str
     properties: Tuple[PropertySchema, ...]
+    embedded: bool = False
 
     @property
     def primary_key(self) -> Optional[str]:
@@ -63,12 +93,16 @@ class ObjectSchema:
         """The class in the Realm-JS dict form that coffer.open() accepts."""
         out: Dict[str, Any] = {"name": self.name, "properties": {}}
         for prop in self.properties:
-            spec: Dict[str, Any] = {"type": prop.type, "optional": prop.optional}
+            spec: Dict[str, Any] = {"type": prop.type_string(False), "optional": prop.optional}
+            if prop.type == "linkingObjects":
+                spec = {"type": "linkingObjects", "objectType": prop.object_type, "property": prop.origin_property}
             if prop.indexed:
                 spec["indexed"] = True
             out["properties"][prop.name] = spec
         if self.primary_key is not None:
             out["primaryKey"] = self.primary_key
+        if self.embedded:
+            out["embedded"] = True
         return out
 
 
@@ -82,29 +116,56 @@ class DeclaredClass:
     model: Optional[type] = None
 
 
-def parse_type(type_string: str, class_names: Sequence[str]) -> Tuple[str, bool]:
-    """("int", optional) for "int?"; _TypeProblem, which callers turn into a
-    SchemaError naming the property, for anything that is not a scalar type
-    Coffer can store today."""
+def _element(text: str, class_names: Sequence[str]) -> Tuple[str, bool, Optional[str]]:
+    """(type, optional, object_type) of "int?", "mixed" or a class name."""
+    optional = text.endswith("?")
+    base = text[:-1] if optional else text
+    if base in SCALAR_TYPES:
+        return base, optional, None
+    if base == "mixed":
+        return "mixed", True, None
+    if base in class_names:
+        return "object", True, base
+    known = ", ".join([*SCALAR_TYPES, "mixed"])
+    raise _TypeProblem(f"unknown type {text!r} (known types: {known}, or a class of the schema)")
+
+
+def parse_type(spec: Mapping[str, Any], class_names: Sequence[str]) -> PropertySchema:
+    """The type part of a property spec (its "type", "objectType" and
+    "property"), as a PropertySchema without a name; _TypeProblem, which
+    callers turn into a SchemaError naming the property, when it is wrong."""
+    type_string = spec["type"]
+    object_type = spec.get("objectType")
     if not isinstance(type_string, str) or not type_string:
         raise _TypeProblem(f"the type must be a non-empty string, got {type_string!r}")
-    for suffix, kind in COLLECTION_SUFFIXES.items():
-        if type_string.endswith(suffix):
-            raise _TypeProblem(f"type {type_string!r}: {kind} are not supported yet")
-    optional = type_string.endswith("?")
-    base = type_string[:-1] if optional else type_string
-    if base in SCALAR_TYPES:
-        return base, optional
-    if base in COLLECTION_TYPES:
-        raise _TypeProblem(f"type {type_string!r}: {COLLECTION_TYPES[base]} are not supported yet")
-    if base in LINK_TYPES:
-        raise _TypeProblem(f"type {type_string!r}: {LINK_TYPES[base]} are not supported yet")
-    if base == "mixed":
-        raise _TypeProblem("type 'mixed': mixed values are not supported yet")
-    if base in class_names:
-        raise _TypeProblem(f"type {type_string!r}: links to other objects are not supported yet")
-    known = ", ".join(SCALAR_TYPES)
-    raise _TypeProblem(f"unknown type {type_string!r} (known types: {known})")
+    if object_type is not None and not isinstance(object_type, str):
+        raise _TypeProblem(f"objectType must be a string, got {object_type!r}")
+    if type_string == "linkingObjects":
+        origin = spec.get("property")
+        if object_type is None or not isinstance(origin, str):
+            raise _TypeProblem("linkingObjects needs 'objectType' (the origin class) and 'property' (its link)")
+        return PropertySchema("", "linkingObjects", object_type=object_type, origin_property=origin)
+    if "property" in spec:
+        raise _TypeProblem("'property' is only for linkingObjects")
+    collection = ""
+    element = type_string
+    if type_string in COLLECTION_WORDS or type_string == "object":
+        if object_type is None:
+            raise _TypeProblem(f"type {type_string!r} needs an 'objectType'")
+        collection = COLLECTION_WORDS.get(type_string, "")
+        element = object_type
+        if type_string == "object" and object_type not in class_names:
+            raise _TypeProblem(f"objectType {object_type!r} is not a class of the schema")
+    else:
+        if object_type is not None:
+            raise _TypeProblem(f"'objectType' is only for object, list, set, dictionary and linkingObjects, not {type_string!r}")
+        for suffix, kind in COLLECTION_SUFFIXES.items():
+            if type_string.endswith(suffix):
+                collection, element = kind, type_string[: -len(suffix)]
+    base, optional, target = _element(element, class_names)
+    if base == "object" and collection in ("list", "set"):
+        optional = False
+    return PropertySchema("", base, optional, collection=collection, object_type=target)
 
 
 class _TypeProblem(Exception):
@@ -135,14 +196,15 @@ def _property_from_spec(
     if "type" not in spec:
         raise SchemaError(f"{where}: no 'type' given")
     try:
-        type_name, optional = parse_type(spec["type"], class_names)
+        parsed = parse_type(spec, class_names)
     except _TypeProblem as exc:
         raise SchemaError(f"{where}: {exc}") from None
+    optional = parsed.optional
     if "optional" in spec:
         optional = _flag(where, "optional", spec["optional"]) or optional
     indexed = _flag(where, "indexed", spec["indexed"]) if "indexed" in spec else False
     default = spec["default"] if "default" in spec else dataclasses.MISSING
-    return PropertySchema(name, type_name, optional, False, indexed), default
+    return dataclasses.replace(parsed, name=name, optional=optional, indexed=indexed), default
 
 
 def _class_from_dict(spec: Mapping, class_names: Sequence[str]) -> DeclaredClass:
@@ -152,8 +214,7 @@ def _class_from_dict(spec: Mapping, class_names: Sequence[str]) -> DeclaredClass
     unknown = set(spec) - CLASS_KEYS
     if unknown:
         raise SchemaError(f"class '{name}': unknown keys {sorted(unknown)} (allowed: {sorted(CLASS_KEYS)})")
-    if spec.get("embedded", False) is not False:
-        raise SchemaError(f"class '{name}': embedded objects are not supported yet")
+    embedded = _flag(f"class '{name}'", "embedded", spec.get("embedded", False))
     raw = spec.get("properties")
     items: List[Tuple[Any, Any]] = []
     if isinstance(raw, Mapping):
@@ -175,7 +236,7 @@ def _class_from_dict(spec: Mapping, class_names: Sequence[str]) -> DeclaredClass
     primary = spec.get("primaryKey")
     if primary is not None:
         properties = _mark_primary_key(name, properties, primary)
-    return DeclaredClass(ObjectSchema(name, tuple(properties)), defaults)
+    return DeclaredClass(ObjectSchema(name, tuple(properties), embedded), defaults)
 
 
 def _mark_primary_key(class_name: str, properties: List[PropertySchema], primary: Any) -> List[PropertySchema]:
@@ -202,12 +263,13 @@ def parse_schema(schema: Sequence[Any]) -> List[DeclaredClass]:
     if isinstance(schema, (str, bytes, Mapping)) or not isinstance(schema, Sequence):
         raise SchemaError("schema must be a list of coffer.Object subclasses or schema dicts")
     class_names = declared_class_names(schema)
+    models = {m.__name__: m for m in schema if isinstance(m, type)}
     classes = []
     for item in schema:
         if isinstance(item, Mapping):
             classes.append(_class_from_dict(item, class_names))
         elif isinstance(item, type) and issubclass(item, Object) and item is not Object:
-            classes.append(declared_class_of(item))
+            classes.append(declared_class_of(item, models))
         else:
             raise SchemaError(
                 f"schema items must be coffer.Object subclasses or dicts, got {item!r}"
@@ -230,7 +292,12 @@ class CSchema:
             props = (_capi.coffer_property_schema * len(cls.properties))()
             for j, prop in enumerate(cls.properties):
                 props[j].name = self._text(prop.name)
-                props[j].type = SCALAR_TYPES[prop.type]
+                props[j].type = TYPE_CODES[prop.type]
+                props[j].collection = COLLECTION_CODES[prop.collection]
+                if prop.object_type is not None:
+                    props[j].object_class = self._text(prop.object_type)
+                if prop.origin_property is not None:
+                    props[j].link_origin_property = self._text(prop.origin_property)
                 props[j].flags = (
                     (_capi.PROPERTY_OPTIONAL if prop.optional else 0)
                     | (_capi.PROPERTY_PRIMARY_KEY if prop.primary_key else 0)
@@ -240,6 +307,7 @@ class CSchema:
             self.classes[i].name = self._text(cls.name)
             self.classes[i].properties = props
             self.classes[i].property_count = len(cls.properties)
+            self.classes[i].flags = _capi.CLASS_EMBEDDED if cls.embedded else 0
         self.count = len(classes)
 
     def _text(self, text: str) -> bytes:
@@ -265,6 +333,10 @@ def read_class_schema(raw: _capi.coffer_class_schema) -> ObjectSchema:
                 optional=bool(p.flags & _capi.PROPERTY_OPTIONAL),
                 primary_key=bool(p.flags & _capi.PROPERTY_PRIMARY_KEY),
                 indexed=bool(p.flags & _capi.PROPERTY_INDEXED),
+                collection=COLLECTION_NAMES.get(p.collection, ""),
+                object_type=p.object_class.decode("utf-8") if p.object_class else None,
+                origin_property=p.link_origin_property.decode("utf-8") if p.link_origin_property else None,
             )
         )
-    return ObjectSchema(raw.name.decode("utf-8"), tuple(properties))
+    embedded = bool(raw.flags & _capi.CLASS_EMBEDDED)
+    return ObjectSchema(raw.name.decode("utf-8"), tuple(properties), embedded)
