@@ -1163,8 +1163,12 @@ COFFER_API coffer_status coffer_object_get_map(coffer_object *obj, coffer_proper
 static coffer_status open_nested(cf_coll *parent, const coffer_value *v, int kind, const char *at, cf_coll **out)
 {
     int want = kind == COFFER_COLLECTION_LIST ? COFFER_TYPE_LIST : COFFER_TYPE_MAP;
-    if ((int)v->type != want)
-        return cf_error(COFFER_ERR_TYPE, "%s holds %s, not a %s", at, coffer_type_name(v->type), kind_name(kind));
+    if ((int)v->type != want) {
+        char w[200];
+        cf_slot s = {.cls = parent->cls, .prop = parent->prop};
+        return cf_error(COFFER_ERR_TYPE, "%s: %s holds %s, not a %s", cf_slot_where(parent->txn, &s, w, sizeof w), at,
+                        coffer_type_name(v->type), kind_name(kind));
+    }
     cf_coll *h = coll_alloc(parent->txn, kind);
     if (!h)
         return COFFER_ERR_NO_MEMORY;
