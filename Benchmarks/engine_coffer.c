@@ -118,11 +118,15 @@ static int read_entity(coffer_object *obj, bench_entity *e)
     e->f = v[PROP_F].u.float_value;
     e->d = v[PROP_D].u.double_value;
     e->text_len = (uint8_t)v[PROP_TEXT].u.string.size;
-    memcpy(e->text, v[PROP_TEXT].u.string.data, e->text_len);
+    if (e->text_len) /* an empty value may have no data pointer */
+        memcpy(e->text, v[PROP_TEXT].u.string.data, e->text_len);
+    e->text[e->text_len] = '\0';
     e->blob_len = (uint8_t)v[PROP_BLOB].u.binary.size;
-    memcpy(e->blob, v[PROP_BLOB].u.binary.data, e->blob_len);
+    if (e->blob_len)
+        memcpy(e->blob, v[PROP_BLOB].u.binary.data, e->blob_len);
     e->group = v[PROP_GROUP].u.integer;
     memcpy(e->name, v[PROP_NAME].u.string.data, BENCH_NAME_LEN);
+    e->name[BENCH_NAME_LEN] = '\0';
     return 0;
 }
 

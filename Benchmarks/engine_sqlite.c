@@ -18,8 +18,8 @@ enum {
 static const char *const statement_sql[ST_N] = {
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
-    [ST_INSERT] = "INSERT INTO entity (id, flag, i32, i64, f, d, text, blob, grp, name) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [ST_INSERT] = ("INSERT INTO entity (id, flag, i32, i64, f, d, text, blob, grp, name) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
     [ST_SELECT_ID] = "SELECT id, flag, i32, i64, f, d, text, blob, grp, name FROM entity WHERE id = ?1",
     [ST_UPDATE] = "UPDATE entity SET i64 = ?2, d = ?3 WHERE id = ?1",
     [ST_SELECT_ALL] = "SELECT id, flag, i32, i64, f, d, text, blob, grp, name FROM entity ORDER BY id",
@@ -162,10 +162,12 @@ static int read_row(sqlite3_stmt *s, bench_entity *e)
     e->f = (float)sqlite3_column_double(s, 4);
     e->d = sqlite3_column_double(s, 5);
     e->text_len = (uint8_t)text_len;
-    memcpy(e->text, text, (size_t)text_len);
+    if (text_len) /* SQLite gives NULL for empty values */
+        memcpy(e->text, text, (size_t)text_len);
     e->text[text_len] = '\0';
     e->blob_len = (uint8_t)blob_len;
-    memcpy(e->blob, blob, (size_t)blob_len);
+    if (blob_len)
+        memcpy(e->blob, blob, (size_t)blob_len);
     e->group = sqlite3_column_int64(s, 8);
     memcpy(e->name, name, BENCH_NAME_LEN);
     e->name[BENCH_NAME_LEN] = '\0';

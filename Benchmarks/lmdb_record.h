@@ -29,7 +29,10 @@ int lmdb_record_i64(const uint8_t *rec, size_t size, int64_t *out);
 /* Index keys. An int key is 2 + 1 + 8 (+ 8 with the object key) bytes; a
  * name key 2 + 1 + len + 1 (+ 8). Each returns the size written. Pass
  * object_key 0 to get the prefix that every entry for that value starts with. */
-#define LMDB_INDEX_KEY_MAX (2 + 1 + BENCH_NAME_LEN + 1 + 8)
+#define LMDB_INDEX_INT_KEY_SIZE (2 + 1 + 8 + 8)
+#define LMDB_INDEX_NAME_KEY_SIZE (2 + 1 + BENCH_NAME_LEN + 1 + 8)
+#define LMDB_INDEX_KEY_MAX \
+    (LMDB_INDEX_INT_KEY_SIZE > LMDB_INDEX_NAME_KEY_SIZE ? LMDB_INDEX_INT_KEY_SIZE : LMDB_INDEX_NAME_KEY_SIZE)
 size_t lmdb_index_int_key(unsigned column, int64_t value, uint64_t object_key, uint8_t *out);
 size_t lmdb_index_name_key(const char *name, size_t len, uint64_t object_key, uint8_t *out);
 /* The prefix of every name key whose name starts with `prefix`. */
