@@ -195,8 +195,7 @@ void bench_query_prefix(const bench_workload *w, uint64_t q, char prefix[BENCH_P
 
 int bench_has_prefix(const char *name, size_t len, const char *prefix)
 {
-    size_t plen = strlen(prefix);
-    return len >= plen && memcmp(name, prefix, plen) == 0;
+    return len >= BENCH_PREFIX_LEN && memcmp(name, prefix, BENCH_PREFIX_LEN) == 0;
 }
 
 static const struct {

@@ -86,7 +86,8 @@ int64_t *bench_shuffled_ids(const bench_workload *w);
 int64_t bench_query_group(const bench_workload *w, uint64_t q);
 int64_t bench_scan_threshold(const bench_workload *w, uint64_t s);
 void bench_query_prefix(const bench_workload *w, uint64_t q, char prefix[BENCH_PREFIX_LEN + 1]);
-/* 1 if `name` (of `len` bytes) starts with `prefix`. */
+/* 1 if `name` (of `len` bytes) starts with the BENCH_PREFIX_LEN bytes of
+ * `prefix`. */
 int bench_has_prefix(const char *name, size_t len, const char *prefix);
 
 /* The operations, in the order they run. */
