@@ -69,6 +69,13 @@ def short_rate(v):
     return f"{v:.4g}"
 
 
+def axis_label(v):
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}"
+
+
 def chart(data, svg_path):
     ops = list(data["operations"])
     engines = engines_of(data)
@@ -101,7 +108,7 @@ def chart(data, svg_path):
     while decade <= hi:
         gx = x(decade)
         out.append(f'<line x1="{gx:.1f}" y1="{top - 12}" x2="{gx:.1f}" y2="{height - 26}" stroke="#ddd"/>')
-        out.append(f'<text x="{gx:.1f}" y="{top - 16}" text-anchor="middle" fill="#555">{short_rate(decade)}</text>')
+        out.append(f'<text x="{gx:.1f}" y="{top - 16}" text-anchor="middle" fill="#555">{axis_label(decade)}</text>')
         decade *= 10
     for g, op in enumerate(ops):
         y0 = top + g * group_h
@@ -119,7 +126,7 @@ def chart(data, svg_path):
                        f'{short_rate(v)}</text>')
     out.append(f'<text x="10" y="{height - 8}" fill="#555" font-size="11">{html.escape(data.get("date", ""))}, '
                f'load average {data.get("load_average", {}).get("before", "?")} before the run; '
-               f'source: docs/bench-results.json</text>')
+               f'source: bench-results.json</text>')
     out.append("</svg>")
     with open(svg_path, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
