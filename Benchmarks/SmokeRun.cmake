@@ -8,13 +8,13 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 set(json "${WORK_DIR}/bench-results.json")
 
 execute_process(
-  COMMAND "${BENCH}" --n 300 --queries 50 --scans 3 --prefix-queries 20 --single-writes 20
+  COMMAND "${BENCH}" --n 300 --queries 50 --scans 3 --prefix-queries 20 --single-writes 20 --repeat 2
           --json "${json}" --workdir "${WORK_DIR}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "coffer-bench failed (${rc}):\n${out}\n${err}")
 endif()
-foreach(needle "verified against the oracle" "bulk insert" "C/SQLite" "peak RSS")
+foreach(needle "verified against the oracle" "fastest of 2 runs" "bulk insert" "C/SQLite" "peak RSS")
   string(FIND "${out}" "${needle}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "coffer-bench's table lacks '${needle}':\n${out}")
@@ -62,6 +62,7 @@ endfunction()
 expect_refusal("--n wants a whole number from 1" --n 0)
 expect_refusal("not '12x'" --n 12x)
 expect_refusal("not '-5'" --scans -5)
+expect_refusal("--repeat wants a whole number from 1 to 100" --repeat 101)
 expect_refusal("unknown engine 'oracle'" --engines coffer,oracle)
 expect_refusal("'lmdb' is listed twice" --engines lmdb,lmdb)
 expect_refusal("unknown option '--fast'" --fast yes)

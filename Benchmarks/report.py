@@ -142,7 +142,8 @@ def figures_markdown(data, svg_name):
     lines = [BEGIN,
              f"Measured {data.get('date', '?')} with N = {data['n']:,} on: {data['machine']}. "
              f"Load average {load.get('before', '?')} before and {load.get('after', '?')} after the run. "
-             "Every engine's answers matched the oracle.",
+             f"Each figure is the fastest of {data.get('repeat', 1)} runs per engine, run in turn; "
+             "every run's answers matched the oracle.",
              "",
              f"![Coffer, raw LMDB and SQLite, operations per second]({svg_name})",
              "",

@@ -31,6 +31,22 @@ int bench_verify(const bench_result *results, size_t count, const uint64_t expec
     return mismatches;
 }
 
+void bench_keep_fastest(bench_result *best, const bench_result *run)
+{
+    if (!run->completed) {
+        *best = *run;
+        return;
+    }
+    for (int op = 0; op < BENCH_OP_COUNT; op++)
+        if (run->supported[op] && (!best->supported[op] || run->seconds[op] < best->seconds[op])) {
+            best->supported[op] = 1;
+            best->seconds[op] = run->seconds[op];
+            best->check[op] = run->check[op];
+        }
+    if (run->peak_rss_bytes > best->peak_rss_bytes)
+        best->peak_rss_bytes = run->peak_rss_bytes;
+}
+
 const bench_result *bench_find_result(const bench_result *results, size_t count, const char *key)
 {
     for (size_t i = 0; i < count; i++)
@@ -81,7 +97,8 @@ void bench_print_table(FILE *out, const bench_result *results, size_t count, con
     char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
     fprintf(out, "\nCoffer benchmark (C): n = %llu, seed %llu, %s\n", (unsigned long long)w->n,
             (unsigned long long)w->seed, info->machine);
-    fprintf(out, "load average %.2f before, %.2f after; results %s\n\n", info->load_before, info->load_after,
+    fprintf(out, "load average %.2f before, %.2f after; fastest of %llu runs per engine; results %s\n\n",
+            info->load_before, info->load_after, (unsigned long long)info->repeat,
             info->verified ? "verified against the oracle" : "NOT VERIFIED");
     fprintf(out, "%-50s %9s %9s %9s %9s %9s %9s %9s\n", "operation (ops/s)", "coffer", "encrypted", "lmdb", "sqlite",
             "C/SQLite", "C/LMDB", "enc/plain");
@@ -192,6 +209,7 @@ int bench_write_json(const char *path, const bench_result *results, size_t count
     }
     fprintf(f, "\n  },\n  \"language\": \"c\",\n  \"date\": ");
     json_string(f, info->date);
+    fprintf(f, ",\n  \"repeat\": %llu", (unsigned long long)info->repeat);
     fprintf(f, ",\n  \"seed\": %llu,\n  \"verified\": %s,\n  \"load_average\": {\"before\": %.2f, \"after\": %.2f}",
             (unsigned long long)w->seed, info->verified ? "true" : "false", info->load_before, info->load_after);
     fprintf(f, ",\n  \"operation_counts\": {");

@@ -14,6 +14,11 @@
  * expected value. Returns the number of mismatches. */
 int bench_verify(const bench_result *results, size_t count, const uint64_t expected[BENCH_OP_COUNT], FILE *err);
 
+/* Merges another run of the same engine into `best`: each operation keeps
+ * its shorter time, the peak RSS its larger value. A run that did not
+ * complete replaces `best`, so that its error is reported. */
+void bench_keep_fastest(bench_result *best, const bench_result *run);
+
 /* The key of a result's engine, or NULL if that engine did not run. */
 const bench_result *bench_find_result(const bench_result *results, size_t count, const char *key);
 
@@ -37,6 +42,7 @@ typedef struct bench_run_info {
     const char *machine;
     const char *date;        /* ISO 8601, UTC */
     double load_before, load_after;
+    uint64_t repeat;         /* runs per engine; the fastest of each operation counts */
     int verified;            /* every check matched */
 } bench_run_info;
 

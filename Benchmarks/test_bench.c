@@ -276,6 +276,30 @@ static void ratios_divide_rates(void **state)
     assert_true(bench_ratio(r, 2, &w, BENCH_OP_UPDATE_ALL, "lmdb", "sqlite") == 0);
 }
 
+static void repeated_runs_keep_the_fastest(void **state)
+{
+    (void)state;
+    bench_workload w = small_workload(100);
+    uint64_t expected[BENCH_OP_COUNT];
+    bench_result r[2];
+    assert_int_equal(bench_expected_checks(&w, expected), 0);
+    two_results(r, expected); /* r[0] took 0.5 s per operation, r[1] 1 s */
+    r[0].peak_rss_bytes = 100;
+    r[1].peak_rss_bytes = 300;
+    r[1].seconds[BENCH_OP_READ_ALL] = 0.25;
+    bench_result best = r[0];
+    bench_keep_fastest(&best, &r[1]);
+    assert_true(best.seconds[BENCH_OP_READ_ALL] == 0.25);
+    assert_true(best.seconds[BENCH_OP_INSERT_BULK] == 0.5);
+    assert_int_equal(best.peak_rss_bytes, 300);
+    /* A failed run wins, so that its error is not lost. */
+    r[1].completed = 0;
+    snprintf(r[1].error, sizeof r[1].error, "update_all: disk full");
+    bench_keep_fastest(&best, &r[1]);
+    assert_int_equal(best.completed, 0);
+    assert_string_equal(best.error, "update_all: disk full");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +312,7 @@ int main(void)
         cmocka_unit_test(lmdb_index_keys_sort_by_value),
         cmocka_unit_test(verification_names_a_wrong_answer),
         cmocka_unit_test(ratios_divide_rates),
+        cmocka_unit_test(repeated_runs_keep_the_fastest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
