@@ -133,7 +133,9 @@ def chart(data, svg_path):
 
 
 def ratio_cell(v):
-    return f"{v:.2f}x" if v else "-"
+    if not v:
+        return "-"
+    return f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
 
 
 def figures_markdown(data, svg_name):
@@ -152,13 +154,13 @@ def figures_markdown(data, svg_name):
              "|---|" + "---:|" * (len(engines) + 3)]
     for op, rates in data["operations"].items():
         cells = [f"{rates[e]:,.0f}" if e in rates else "-" for e in engines]
-        r = data.get("ratios", {}).get(op, {})
+        ratio = lambda a, b: rates[a] / rates[b] if a in rates and b in rates else 0
         plans = sorted({p for e in engines for p in [data.get("plans", {}).get(e, {}).get(op)]
                         if p and e.startswith("coffer")})
         label = title_of(data, op) + (f" ({', '.join(plans)})" if plans else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " | " +
-                     " | ".join(ratio_cell(r.get(k)) for k in
-                                ("coffer/sqlite", "coffer/lmdb", "coffer_encrypted/coffer")) + " |")
+                     " | ".join(ratio_cell(ratio(a, b)) for a, b in
+                                (("coffer", "sqlite"), ("coffer", "lmdb"), ("coffer_encrypted", "coffer"))) + " |")
     lines += ["", "| engine | peak RSS | of which the harness | file size with N objects |", "|---|---:|---:|---:|"]
     for e in engines:
         mib = lambda key: data.get(key, {}).get(e, 0) / 1048576
@@ -169,7 +171,7 @@ def figures_markdown(data, svg_name):
     lines += ["", "Targets met: " + (", ".join(met) if met else "none") + "."]
     if missed:
         lines += ["", "Targets missed:", ""]
-        lines += [f"- {t['target']}: {t['operation']} at {t['ratio']:.2f}x" for t in missed]
+        lines += [f"- {t['target']}: {t['operation']} at {ratio_cell(t['ratio'])}" for t in missed]
     lines.append(END)
     return "\n".join(lines)
 

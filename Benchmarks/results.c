@@ -83,6 +83,8 @@ static const char *ratio_text(double v, char *buf, size_t size)
 {
     if (v <= 0)
         snprintf(buf, size, "-");
+    else if (v < 0.1)
+        snprintf(buf, size, "%.2gx", v);
     else
         snprintf(buf, size, "%.2fx", v);
     return buf;
@@ -235,7 +237,7 @@ int bench_write_json(const char *path, const bench_result *results, size_t count
     }
     fprintf(f, "\n  },\n  \"ratios\": {");
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
-        fprintf(f, "%s\n    \"%s\": {\"coffer/sqlite\": %.3f, \"coffer/lmdb\": %.3f, \"coffer_encrypted/coffer\": %.3f}",
+        fprintf(f, "%s\n    \"%s\": {\"coffer/sqlite\": %.4g, \"coffer/lmdb\": %.4g, \"coffer_encrypted/coffer\": %.4g}",
                 op ? "," : "", bench_op_key(op), bench_ratio(results, count, w, op, "coffer", "sqlite"),
                 bench_ratio(results, count, w, op, "coffer", "lmdb"),
                 bench_ratio(results, count, w, op, "coffer_encrypted", "coffer"));
@@ -254,7 +256,7 @@ int bench_write_json(const char *path, const bench_result *results, size_t count
                 continue;
             fprintf(f, "%s\n    {\"target\": ", first_target ? "" : ",");
             json_string(f, tg->description);
-            fprintf(f, ", \"operation\": \"%s\", \"ratio\": %.3f, \"met\": %s}", bench_op_key(op), r,
+            fprintf(f, ", \"operation\": \"%s\", \"ratio\": %.4g, \"met\": %s}", bench_op_key(op), r,
                     r >= tg->minimum ? "true" : "false");
             first_target = 0;
         }
