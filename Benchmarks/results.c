@@ -140,7 +140,9 @@ void bench_print_table(FILE *out, const bench_result *results, size_t count, con
                 continue;
             measured++;
             if (r < tg->minimum) {
-                fprintf(out, "  MISSED %-30s %-34s %.2fx\n", tg->description, bench_op_key(op), r);
+                char text[32];
+                fprintf(out, "  MISSED %-30s %-34s %s\n", tg->description, bench_op_key(op),
+                        ratio_text(r, text, sizeof text));
                 missed++;
             }
         }
