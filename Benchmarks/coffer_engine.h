@@ -1,0 +1,35 @@
+/*
+ * coffer_engine.h — state shared by the Coffer engine's CRUD operations
+ * (engine_coffer.c) and its queries (coffer_queries.c).
+ */
+#ifndef BENCH_COFFER_ENGINE_H
+#define BENCH_COFFER_ENGINE_H
+
+#include <coffer.h>
+
+#include "engine.h"
+
+/* Property ids: positions in the schema of engine_coffer.c. */
+enum {
+    PROP_ID, PROP_FLAG, PROP_I32, PROP_I64, PROP_F, PROP_D,
+    PROP_TEXT, PROP_BLOB, PROP_GROUP, PROP_NAME, PROP_COUNT
+};
+
+typedef struct coffer_bench {
+    coffer_db *db;
+    coffer_class_id cls;
+} coffer_bench;
+
+/* Records a failed Coffer call with the library's message; returns -1. */
+int coffer_bench_fail(const char *what, coffer_status st);
+
+/* Begins a transaction, recording a failure. */
+int coffer_bench_begin(coffer_bench *b, int mode, coffer_txn **txn);
+
+/* The three queries, answered today by scanning through the C API. */
+int coffer_bench_query_indexed_eq(void *state, const bench_workload *w, uint64_t *check);
+int coffer_bench_scan_filter(void *state, const bench_workload *w, uint64_t *check);
+int coffer_bench_query_prefix(void *state, const bench_workload *w, uint64_t *check);
+const char *coffer_bench_plan(bench_op op);
+
+#endif
