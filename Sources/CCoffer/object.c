@@ -163,13 +163,11 @@ static coffer_status obj_take(coffer_object *obj, const MDB_val *k, const MDB_va
 {
     coffer_txn *txn = obj->txn;
     const cf_class *c = class_of(txn, obj->cls);
-    char what[128];
-    what[0] = 0;
-    if (txn->db->keys)
-        snprintf(what, sizeof what, "object %" PRIu64 " of class '%s'", obj->key, c->name);
     const uint8_t *data;
     size_t len;
-    coffer_status st = cf_store_open(txn, 2 * c->table, k, v, &data, &len, &obj->buf, &obj->buf_cap, what);
+    /* The message names the object through the prefix below, so nothing is
+     * formatted on the way of a successful read. */
+    coffer_status st = cf_store_open(txn, 2 * c->table, k, v, &data, &len, &obj->buf, &obj->buf_cap, "the record");
     if (st == COFFER_OK)
         st = cf_record_parse(data, len, &obj->rec);
     if (st != COFFER_OK)
@@ -389,9 +387,8 @@ static coffer_status put_record(coffer_txn *txn, coffer_class_id cls, coffer_obj
     cf_record_write(buf, s->v, s->n);
     uint8_t kb[8];
     object_key_bytes(key, kb);
-    char what[128];
-    snprintf(what, sizeof what, "cannot write object %" PRIu64 " of class '%s'", key, c->name);
-    return cf_store_put(txn, txn->db->object_dbis[cls], 2 * c->table, kb, 8, buf, size, flags, what);
+    st = cf_store_put(txn, txn->db->object_dbis[cls], 2 * c->table, kb, 8, buf, size, flags, "cannot write an object");
+    return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", key, c->name);
 }
 
 /* Per-property marks of one call: on the stack for ordinary classes. */
