@@ -15,6 +15,24 @@ extension Object: _PersistableInsideOptional {
         return object as? Self
     }
 
+    /// An object of this class, or a new unmanaged one from a dictionary or
+    /// array of its property values (as `init(value:)` takes them).
+    public static func _cofferCast(_ value: Any) -> Self? {
+        if let object = value as? Self {
+            return object
+        }
+        guard value is [String: Any] || value is [Any],
+              let schema = try? ObjectSchema.of(self),
+              let values = try? FieldValues.parse(value, for: schema)
+        else { return nil }
+        let object = Self()
+        let children = ObjectSchema.persistedChildren(of: object)
+        for (index, stored) in values where !children[index].property.setStoredValue(stored) {
+            return nil
+        }
+        return object
+    }
+
     public var _cofferEncoded: _StoredValue {
         _StoredValue(value: .object(self))
     }
