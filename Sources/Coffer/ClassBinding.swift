@@ -46,6 +46,10 @@ extension Database {
                 let inSwift = property.typeDescription + (property.isPrimaryKey ? ", primary key" : "")
                 throw CofferError(.schema, "class '\(schema.className)': property '\(property.persistedName)' is \(inFile) in the database but \(inSwift) in Swift")
             }
+            let storedTarget = storedProperty.object_class.map { String(cString: $0) }
+            if let target = property.objectType?.className(), storedTarget != target {
+                throw CofferError(.schema, "class '\(schema.className)': property '\(property.persistedName)' refers to class '\(storedTarget ?? "none")' in the database but '\(target)' in Swift")
+            }
             propertyIds.append(propertyId)
         }
         let binding = ClassBinding(schema: schema, classId: classId, propertyIds: propertyIds)
@@ -131,6 +135,7 @@ extension Database {
             let arena = ValueArena()
             var cValue = try arena.cValue(resolved)
             try CofferError.check(coffer_object_set_value(object, binding.propertyIds[index], &cValue))
+            adoptEmbedded([index: value], owner: ManagedState(database: self, binding: binding, key: key))
         } catch let error as CofferError {
             fail(error)
         } catch {

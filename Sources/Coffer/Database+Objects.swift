@@ -75,6 +75,7 @@ extension Database {
                 }
                 throw error
             }
+            adoptEmbedded(Dictionary(uniqueKeysWithValues: linking.map { ($0.offset, $0.element) }), owner: managed)
         }
     }
 

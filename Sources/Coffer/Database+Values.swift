@@ -105,7 +105,10 @@ extension Database {
             throw CofferError(.notFound, "a link points to a class this Database does not have")
         }
         let name = String(cString: schema.pointee.name)
-        let type = configuration.objectTypes?.first { $0.className() == name } ?? ObjectSchema.knownType(named: name)
+        // A class bound already, then the configuration's, then any discovered one.
+        let type = bindings.values.first { $0.classId == classId }?.schema.objectType
+            ?? configuration.objectTypes?.first { $0.className() == name }
+            ?? ObjectSchema.knownType(named: name)
         guard let type else {
             throw CofferError(.notFound, "a link points to class '\(name)', which no Swift class declares; list it in Database.Configuration.objectTypes")
         }

@@ -28,6 +28,12 @@ import Testing
             bag.mixedList.append(.dictionary(["n": .list([.int(3)])]))
         }
         #expect(Array(bag.mixedList) == [.string("s"), .dictionary(["n": .list([.int(3)])])])
+        try db.write {
+            bag.mixedMap["deep"] = .list([.dictionary(["x": .object(rex)])])
+            bag.mixedMap["flat"] = .int(1)
+        }
+        #expect(bag.mixedMap.keys.sorted() == ["deep", "flat"])
+        #expect(bag.mixedMap["deep"] == .list([.dictionary(["x": .object(rex)])]))
     }
 
     @Test func aLinkInsideANestedValueBecomesNoneWhenItsObjectIsDeleted() throws {

@@ -50,6 +50,32 @@ import Testing
         #expect(db.objects(Social.Address.self).isEmpty)
     }
 
+    @Test(arguments: Storage.allCases)
+    func embeddedObjectsGivenToAParentBecomeManaged(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, Social.types + [Business.self], in: dir))
+        let home = Social.Address(value: ["city": "Oslo"])
+        let office = Social.Address(value: ["city": "Bergen"])
+        let ada = Social.Person(value: ["name": "Ada", "address": home])
+        let shop = Business(value: ["name": "Shop", "addresses": [office]])
+        try db.write {
+            try db.add(ada)
+            try db.add(shop)
+        }
+        #expect(home.database === db, "as Realm's add, the embedded object is managed")
+        #expect(office.database === db)
+        try db.write {
+            home.city = "Paris"
+            office.city = "Nice"
+        }
+        #expect(ada.address?.city == "Paris")
+        #expect(shop.addresses[0].city == "Nice")
+        let next = Social.Address(value: ["city": "Rome"])
+        try db.write { ada.address = next }
+        #expect(next.database === db, "assigning to a managed parent manages it too")
+        #expect(home.isInvalidated, "the replaced embedded object is deleted")
+    }
+
     @Test func embeddedObjectsCannotBeAddedOrCreatedAlone() throws {
         let dir = TemporaryDirectory()
         let db = try Database(configuration: configuration(.plain, Social.types, in: dir))

@@ -100,3 +100,25 @@ import Testing
 final class RequiredLink: Object {
     @Persisted var owner: Social.Dog
 }
+
+enum Mislinked {
+    /// Stored as "Walker", but its `bestDog` links to people instead of dogs.
+    final class Walker: Object {
+        @Persisted var name = ""
+        @Persisted var bestDog: Social.Person?
+    }
+}
+
+extension LinkTests {
+    @Test func aLinkToAnotherClassThanTheFilesIsASchemaError() throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(.plain, Social.types, in: dir)
+        _ = try Database(configuration: config)
+        var fileOnly = config
+        fileOnly.objectTypes = nil
+        let db = try Database(configuration: fileOnly)
+        expectCofferError(.schema, containing: "Walker", "bestDog", "'Dog' in the database but 'Person' in Swift") {
+            _ = try db.write { try db.create(Mislinked.Walker.self) }
+        }
+    }
+}

@@ -120,4 +120,14 @@ import Testing
         }
         #expect(errorOutput(result).contains("Bag object has been deleted"))
     }
+
+    @Test func aListUsedOnAnotherThreadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "list-thread", objectTypes: Bag.types))
+            let bag = try db.write { try db.create(Bag.self, value: ["numbers": [1]]) }
+            let box = UncheckedBox(bag.numbers)
+            _ = onAnotherThread { box.value.count }
+        }
+        #expect(errorOutput(result).contains("opened on another thread"))
+    }
 }

@@ -54,6 +54,7 @@ final class Bag: Object {
     @Persisted var favouriteDogs: MutableSet<Social.Dog>
     @Persisted var anything: AnyValue
     @Persisted var mixedList: List<AnyValue>
+    @Persisted var mixedMap: Map<String, AnyValue>
 
     static let types: [Object.Type] = [Bag.self, Social.Dog.self, Social.Person.self, Social.Address.self, Walker.self]
 }
