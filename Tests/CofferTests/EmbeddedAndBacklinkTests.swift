@@ -111,6 +111,18 @@ import Testing
         #expect(rex.owners.isEmpty)
     }
 
+    @Test func linkingObjectsTakeNoValue() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(.plain, Social.types, in: dir))
+        expectCofferError(.invalidArgument, containing: "Dog.owners", "read-only") {
+            _ = try db.write { try db.create(Social.Dog.self, value: ["owners": []]) }
+        }
+        let rex = try db.write { try db.create(Social.Dog.self, value: ["Rex", 3, "Beagle"]) }
+        #expect(rex.breed == "Beagle", "an array gives the stored properties only")
+        let copy = Social.Dog(value: rex)
+        #expect(copy.name == "Rex" && copy.owners.isEmpty)
+    }
+
     @Test func backlinksToAPropertyThatIsNoLinkAreASchemaError() {
         expectCofferError(.schema, containing: "BadBacklink") {
             _ = try Database(configuration: Database.Configuration(inMemoryIdentifier: "bad-backlink", objectTypes: [BadBacklink.self, Social.Person.self, Social.Dog.self, Social.Address.self, Walker.self]))
