@@ -122,3 +122,27 @@ extension LinkTests {
         }
     }
 }
+
+extension LinkTests {
+    @Test(arguments: Storage.allCases)
+    func updatePoliciesReachLinkedObjects(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let ada = Social.Person(value: ["name": "Ada"])
+        try db.write { try db.add(ada) }
+
+        let newcomer = Social.Person(value: ["name": "Neo"])
+        newcomer.bestFriend = Social.Person(value: ["_id": ada._id, "name": "Ada Lovelace"])
+        expectCofferError(.primaryKeyExists, containing: "Person") {
+            try db.write { try db.add(newcomer) }
+        }
+        #expect(db.objects(Social.Person.self).count == 1, "the cancelled write added nobody")
+
+        let again = Social.Person(value: ["name": "Neo"])
+        again.bestFriend = Social.Person(value: ["_id": ada._id, "name": "Ada Lovelace"])
+        try db.write { try db.add(again, update: .modified) }
+        #expect(db.objects(Social.Person.self).count == 2)
+        #expect(ada.name == "Ada Lovelace", "the linked object with an existing key was updated")
+        #expect(again.bestFriend?.isSameObject(as: ada) == true)
+    }
+}
