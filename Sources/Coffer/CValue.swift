@@ -52,6 +52,13 @@ final class ValueArena {
         buffers.forEach { $0.deallocate() }
     }
 
+    /// Storage for `count` C values of type `T`, freed with the arena.
+    private func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+        let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(count, 1))
+        buffers.append(UnsafeMutableRawPointer(pointer))
+        return pointer
+    }
+
     private func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
         if bytes.count > 0 {
@@ -90,6 +97,32 @@ final class ValueArena {
             return withUnsafeBytes(of: &bytes) { coffer_value_uuid($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         case .decimal128(let v):
             return coffer_value_decimal128(v.low, v.high)
+        case .object(let v):
+            // Database.prepared(_:) turns objects into links first.
+            throw CofferError(.internal, "a \(type(of: v).className()) object reached the C core without being resolved to a link")
+        case .link(let classId, let key):
+            return coffer_value_link(classId, key)
+        case .fields(_, let fields):
+            let items = allocate(coffer_field.self, fields.count)
+            for (i, field) in fields.enumerated() {
+                (items + i).initialize(to: coffer_field(property: field.property, value: try cValue(field.value)))
+            }
+            return coffer_value_fields(items, fields.count)
+        case .list(let elements), .set(let elements):
+            let items = allocate(coffer_value.self, elements.count)
+            for (i, element) in elements.enumerated() {
+                (items + i).initialize(to: try cValue(element))
+            }
+            return coffer_value_list(items, elements.count)
+        case .map(let entries):
+            let items = allocate(coffer_map_entry.self, entries.count)
+            for (i, entry) in entries.enumerated() {
+                var key = entry.key
+                let size = key.utf8.count
+                let pointer = key.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+                (items + i).initialize(to: coffer_map_entry(key: coffer_bytes(data: pointer, size: size), value: try cValue(entry.value)))
+            }
+            return coffer_value_map(items, entries.count)
         }
     }
 }

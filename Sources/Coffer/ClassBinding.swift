@@ -40,10 +40,15 @@ extension Database {
             let storedProperty = stored.pointee.properties[Int(propertyId)]
             let storedKey = storedProperty.flags & UInt32(COFFER_PROPERTY_PRIMARY_KEY) != 0
             let storedOptional = storedProperty.flags & UInt32(COFFER_PROPERTY_OPTIONAL) != 0
-            if storedProperty.type != property.cType || storedOptional != property.isOptional || storedKey != property.isPrimaryKey {
+            if storedProperty.type != property.cType || storedOptional != property.isOptional || storedKey != property.isPrimaryKey
+                || storedProperty.collection != property.cCollection {
                 let inFile = String(cString: coffer_type_name(storedProperty.type)) + (storedOptional ? "?" : "") + (storedKey ? ", primary key" : "")
                 let inSwift = property.typeDescription + (property.isPrimaryKey ? ", primary key" : "")
                 throw CofferError(.schema, "class '\(schema.className)': property '\(property.persistedName)' is \(inFile) in the database but \(inSwift) in Swift")
+            }
+            let storedTarget = storedProperty.object_class.map { String(cString: $0) }
+            if let target = property.objectType?.className(), storedTarget != target {
+                throw CofferError(.schema, "class '\(schema.className)': property '\(property.persistedName)' refers to class '\(storedTarget ?? "none")' in the database but '\(target)' in Swift")
             }
             propertyIds.append(propertyId)
         }
@@ -54,7 +59,7 @@ extension Database {
 
     /// A managed object of `type` for the stored object `key`.
     func makeObject<Element: Object>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64) -> Element {
-        let object = Element()
+        let object = type.init()
         object.managedState = ManagedState(database: self, binding: binding, key: key)
         return object
     }
@@ -94,9 +99,25 @@ extension Database {
             let txn = try currentTransaction()
             let object = try objectHandle(txn, binding, key)
             defer { coffer_object_release(object) }
+            let propertyId = binding.propertyIds[index]
+            if !binding.schema.properties[index].isStored {
+                return .null
+            }
             var value = coffer_value()
-            try CofferError.check(coffer_object_get_value(object, binding.propertyIds[index], &value))
-            return StoredValue(copying: value)
+            try CofferError.check(coffer_object_get_value(object, propertyId, &value))
+            return try decoded(value, openList: { () throws(CofferError) in
+                var list: OpaquePointer?
+                try CofferError.check(coffer_object_get_list(object, propertyId, &list))
+                return list!
+            }, openMap: { () throws(CofferError) in
+                var map: OpaquePointer?
+                try CofferError.check(coffer_object_get_map(object, propertyId, &map))
+                return map!
+            }, openSet: { () throws(CofferError) in
+                var set: OpaquePointer?
+                try CofferError.check(coffer_object_get_set(object, propertyId, &set))
+                return set!
+            })
         } catch {
             fail(error)
         }
@@ -108,13 +129,17 @@ extension Database {
         let property = binding.schema.properties[index]
         do {
             let txn = try requireWriteTransaction(for: "modify \(binding.schema.className).\(property.name)")
+            let resolved = try prepared(value, update: .error)
             let object = try objectHandle(txn, binding, key)
             defer { coffer_object_release(object) }
             let arena = ValueArena()
-            var cValue = try arena.cValue(value)
+            var cValue = try arena.cValue(resolved)
             try CofferError.check(coffer_object_set_value(object, binding.propertyIds[index], &cValue))
-        } catch {
+            adoptEmbedded([index: value], owner: ManagedState(database: self, binding: binding, key: key))
+        } catch let error as CofferError {
             fail(error)
+        } catch {
+            fatalError("Coffer: \(error)")
         }
     }
 }

@@ -44,14 +44,38 @@ extension Database {
             }
             return
         }
+        if object is EmbeddedObject {
+            throw CofferError(.invalidArgument, "the \(className) object is embedded: it cannot be added on its own; assign it to a property or list of its parent")
+        }
         let binding = try binding(for: type(of: object))
         try checkUpdatePolicy(update, binding)
         let values = FieldValues.storedValues(of: object, schema: binding.schema)
-        let (key, created) = try createObject(txn, binding, Array(values.enumerated()), update)
+        // Properties holding objects are written once this object is managed,
+        // so that objects linking back to it (friends of friends) find it.
+        let stored = values.enumerated().filter { binding.schema.properties[$0.offset].isStored }
+        let (key, created) = try createObject(txn, binding, stored.filter { !$0.element.holdsObjects }.map { ($0.offset, $0.element) }, update)
         let managed = ManagedState(database: self, binding: binding, key: key)
         object.managedState = managed
         if created {
             addedInWrite.append(WeakObject(object: object))
+        }
+        let linking = stored.filter { $0.element.holdsObjects }
+        if !linking.isEmpty {
+            do {
+                try setFields(txn, binding, key, linking, update)
+            } catch {
+                if created {
+                    // Nothing of the object may stay when its links fail.
+                    if let handle = try? objectHandle(txn, binding, key) {
+                        coffer_object_delete(handle)
+                        coffer_object_release(handle)
+                    }
+                    object.managedState = nil
+                    addedInWrite.removeAll { $0.object === object }
+                }
+                throw error
+            }
+            adoptEmbedded(Dictionary(uniqueKeysWithValues: linking.map { ($0.offset, $0.element) }), owner: managed)
         }
     }
 
@@ -93,6 +117,7 @@ extension Database {
             let initial = FieldValues.storedValues(of: T(), schema: schema)
             fields = initial.enumerated().map { ($0, given[$0] ?? $1) }
         }
+        fields = fields.filter { schema.properties[$0.0].isStored }
         let (key, created) = try createObject(txn, binding, fields, update)
         let object = makeObject(type, binding, key)
         if created {
@@ -164,13 +189,17 @@ extension Database {
     /// Creates (or, with an update policy, updates) a stored object from values by
     /// property position; says whether a new object was created.
     private func createObject(_ txn: OpaquePointer, _ binding: ClassBinding, _ values: [(Int, StoredValue)],
-                              _ update: UpdatePolicy) throws(CofferError) -> (key: UInt64, created: Bool) {
+                              _ update: UpdatePolicy) throws -> (key: UInt64, created: Bool) {
+        if binding.schema.isEmbedded {
+            throw CofferError(.invalidArgument, "class '\(binding.schema.className)' is embedded: its objects are created through a property or list of their parent")
+        }
+        let resolved = try values.map { ($0.0, try prepared($0.1, update: update)) }
         var before: UInt64 = 0
         try CofferError.check(coffer_class_count(txn, binding.classId, &before))
         let arena = ValueArena()
         var fields: [coffer_field] = []
-        fields.reserveCapacity(values.count)
-        for (index, value) in values {
+        fields.reserveCapacity(resolved.count)
+        for (index, value) in resolved {
             fields.append(coffer_field(property: binding.propertyIds[index], value: try arena.cValue(value)))
         }
         var object: OpaquePointer?
@@ -181,5 +210,19 @@ extension Database {
         try CofferError.check(coffer_class_count(txn, binding.classId, &after))
         contentVersion &+= 1
         return (key, after > before)
+    }
+
+    /// Writes properties of an existing object in one step, resolving objects to links.
+    private func setFields(_ txn: OpaquePointer, _ binding: ClassBinding, _ key: UInt64,
+                           _ values: [(offset: Int, element: StoredValue)], _ update: UpdatePolicy) throws {
+        let resolved = try values.map { ($0.offset, try prepared($0.element, update: update)) }
+        let arena = ValueArena()
+        var fields: [coffer_field] = []
+        for (index, value) in resolved {
+            fields.append(coffer_field(property: binding.propertyIds[index], value: try arena.cValue(value)))
+        }
+        let handle = try objectHandle(txn, binding, key)
+        defer { coffer_object_release(handle) }
+        try CofferError.check(coffer_object_set_fields(handle, fields, fields.count))
     }
 }

@@ -11,16 +11,21 @@ enum FieldValues {
                 guard let index = schema.index(ofProperty: name) else {
                     throw CofferError(.notFound, "class '\(schema.className)' has no property '\(name)'")
                 }
+                guard schema.properties[index].isStored else {
+                    throw CofferError(.invalidArgument, "property '\(schema.className).\(name)' holds linking objects, which are read-only")
+                }
                 values[index] = try convert(element, to: schema.properties[index], of: schema)
             }
             return values
         }
         if let array = value as? [Any] {
-            guard array.count == schema.properties.count else {
-                throw CofferError(.invalidArgument, "class '\(schema.className)' has \(schema.properties.count) properties, but the array given has \(array.count) values")
+            // One value for every stored property; linking objects have none.
+            let stored = schema.properties.indices.filter { schema.properties[$0].isStored }
+            guard array.count == stored.count else {
+                throw CofferError(.invalidArgument, "class '\(schema.className)' has \(stored.count) properties, but the array given has \(array.count) values")
             }
             var values: [Int: StoredValue] = [:]
-            for (index, element) in array.enumerated() {
+            for (index, element) in zip(stored, array) {
                 values[index] = try convert(element, to: schema.properties[index], of: schema)
             }
             return values
@@ -44,8 +49,8 @@ enum FieldValues {
         let source = try ObjectSchema.of(type(of: object))
         let sourceValues = storedValues(of: object, schema: source)
         var values: [Int: StoredValue] = [:]
-        for (index, property) in schema.properties.enumerated() {
-            guard let sourceIndex = source.index(ofProperty: property.name) else { continue }
+        for (index, property) in schema.properties.enumerated() where property.isStored {
+            guard let sourceIndex = source.index(ofProperty: property.name), source.properties[sourceIndex].isStored else { continue }
             let stored = sourceValues[sourceIndex]
             guard property.valueType._cofferDecode(_StoredValue(value: stored)) != nil else {
                 throw CofferError(.type, "property '\(schema.className).\(property.name)' is \(property.typeDescription), but \(source.className).\(property.name) holds \(stored.summary)")

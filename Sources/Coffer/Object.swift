@@ -21,7 +21,15 @@
 /// The class name in the database is the Swift class name without its module.
 open class Object {
     /// The database and key of a managed object; nil while unmanaged.
-    var managedState: ManagedState?
+    var managedState: ManagedState? {
+        didSet {
+            if let managedState, managedState.binding.schema.hasPlainLinkingObjects {
+                for child in ObjectSchema.persistedChildren(of: self) {
+                    (child.property as? any LinkOriginDescribing)?.attach(to: self)
+                }
+            }
+        }
+    }
 
     /// An unmanaged object whose properties have their initial values.
     public required init() {}

@@ -13,9 +13,20 @@ struct PropertySchema: @unchecked Sendable {
     let isIndexed: Bool
     /// The Swift type, for casting values given as `Any`. Metatypes are immutable.
     let valueType: any _Persistable.Type
+    var collection: CollectionKind = .none
+    /// The linked class of a link, or the origin class of linking objects.
+    var objectType: Object.Type? = nil
+    /// The stored name of the origin property of linking objects.
+    var originProperty: String? = nil
+
+    /// True for properties that hold a value of their own (not backlinks).
+    var isStored: Bool { kind != .linkingObjects }
 
     var cType: coffer_type {
         switch kind {
+        case .link: COFFER_TYPE_LINK
+        case .mixed: COFFER_TYPE_MIXED
+        case .linkingObjects: COFFER_TYPE_LINKING_OBJECTS
         case .bool: COFFER_TYPE_BOOL
         case .int: COFFER_TYPE_INT
         case .float: COFFER_TYPE_FLOAT
@@ -37,9 +48,26 @@ struct PropertySchema: @unchecked Sendable {
         return flags
     }
 
-    /// `"int"`, `"string?"`: the type as error messages show it.
+    var cCollection: UInt32 {
+        switch collection {
+        case .none: UInt32(COFFER_COLLECTION_NONE)
+        case .list: UInt32(COFFER_COLLECTION_LIST)
+        case .set: UInt32(COFFER_COLLECTION_SET)
+        case .map: UInt32(COFFER_COLLECTION_MAP)
+        }
+    }
+
+    /// `"int"`, `"string?"`, `"list<link Dog>"`: the type as error messages show it.
     var typeDescription: String {
-        String(cString: coffer_type_name(cType)) + (isOptional ? "?" : "")
+        var element = String(cString: coffer_type_name(cType))
+        if let objectType { element += " " + objectType.className() }
+        element += isOptional ? "?" : ""
+        switch collection {
+        case .none: return element
+        case .list: return "list<\(element)>"
+        case .set: return "set<\(element)>"
+        case .map: return "map<\(element)>"
+        }
     }
 }
 
@@ -52,14 +80,21 @@ final class ObjectSchema: @unchecked Sendable {
     /// Superclass properties first, then in declaration order.
     let properties: [PropertySchema]
     let primaryKeyIndex: Int?
+    /// True for subclasses of ``EmbeddedObject``.
+    let isEmbedded: Bool
+    /// True if the class declares `LinkingObjects(fromType:property:)` without
+    /// `@Persisted`; such instances are told their object when it becomes managed.
+    let hasPlainLinkingObjects: Bool
     private let indexByName: [String: Int]
     /// Which property a `Persisted` storage key path stands for.
     private let keyPathIndexes = LockedValue<[AnyKeyPath: Int]>([:])
 
     private static let discovered = LockedValue<[ObjectIdentifier: Result<ObjectSchema, CofferError>]>([:])
 
-    private init(objectType: Object.Type, className: String, properties: [PropertySchema]) {
+    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool) {
         self.objectType = objectType
+        self.isEmbedded = objectType is EmbeddedObject.Type
+        self.hasPlainLinkingObjects = hasPlainLinkingObjects
         self.className = className
         self.properties = properties
         primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
@@ -73,6 +108,7 @@ final class ObjectSchema: @unchecked Sendable {
         if let known = discovered.withLock({ $0[id] }) {
             return try known.get()
         }
+        register(type)
         // Outside the lock: discovery runs the class's init, which may use Coffer.
         let result: Result<ObjectSchema, CofferError>
         do throws(CofferError) {
@@ -94,6 +130,18 @@ final class ObjectSchema: @unchecked Sendable {
         } catch {
             fatalError("Coffer: \(error)")
         }
+    }
+
+    private static let typesByName = LockedValue<[String: Object.Type]>([:])
+
+    /// Remembers `type` under its class name, to find the Swift class of a link read from a file.
+    static func register(_ type: Object.Type) {
+        typesByName.withLock { $0[type.className()] = type }
+    }
+
+    /// A class seen by schema discovery (or as a link target) with this class name.
+    static func knownType(named name: String) -> Object.Type? {
+        typesByName.withLock { $0[name] }
     }
 
     func index(ofProperty name: String) -> Int? {
@@ -136,24 +184,45 @@ final class ObjectSchema: @unchecked Sendable {
         let className = type.className()
         let mapping = type.propertiesMapping()
         var properties: [PropertySchema] = []
+        var hasPlainLinkingObjects = false
         for (label, property) in persistedChildren(of: type.init()) {
             // Property wrappers store `name` as `_name`.
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
             let valueType = property.valueType
-            properties.append(PropertySchema(
+            let kind = valueType._cofferKind
+            var schema = PropertySchema(
                 name: name,
                 persistedName: mapping[name] ?? name,
-                kind: valueType._cofferKind.kind,
+                kind: kind.kind,
                 isOptional: valueType._cofferIsOptional,
                 isPrimaryKey: property.isPrimaryKey,
                 isIndexed: property.isIndexed,
-                valueType: valueType))
+                valueType: valueType)
+            schema.collection = kind.collection
+            schema.objectType = kind.objectType
+            if let target = kind.objectType {
+                register(target)
+            }
+            if let origin = property.linkOrigin {
+                schema.objectType = origin.type
+                schema.originProperty = origin.type.propertiesMapping()[origin.property] ?? origin.property
+                hasPlainLinkingObjects = hasPlainLinkingObjects || !label.hasPrefix("_")
+            }
+            if kind.kind == .link && kind.collection == .none && !schema.isOptional {
+                throw CofferError(.schema, "class '\(className)': link property '\(name)' must be optional (\(kind.objectType.map { "\($0)" } ?? "Object")?)")
+            }
+            properties.append(schema)
         }
         for key in mapping.keys.sorted() where !properties.contains(where: { $0.name == key }) {
             throw CofferError(.schema, "class '\(className)': propertiesMapping() maps '\(key)', which is not a @Persisted property")
         }
-        let schema = ObjectSchema(objectType: type, className: className, properties: properties)
-        try CSchema([schema]).validate()
+        let schema = ObjectSchema(objectType: type, className: className, properties: properties,
+                                  hasPlainLinkingObjects: hasPlainLinkingObjects)
+        // Links and backlinks name other classes; those are checked when the
+        // database opens with every class.
+        if !properties.contains(where: { $0.objectType != nil }) {
+            try CSchema([schema]).validate()
+        }
         return schema
     }
 }
@@ -175,12 +244,20 @@ final class CSchema {
                 c.name = UnsafePointer(copy(property.persistedName))
                 c.type = property.cType
                 c.flags = property.cFlags
+                c.collection = property.cCollection
+                if let objectType = property.objectType {
+                    c.object_class = UnsafePointer(copy(objectType.className()))
+                }
+                if let origin = property.originProperty {
+                    c.link_origin_property = UnsafePointer(copy(origin))
+                }
                 properties[j] = c
             }
             var c = coffer_class_schema()
             c.name = UnsafePointer(copy(schema.className))
             c.properties = UnsafePointer(properties.baseAddress)
             c.property_count = schema.properties.count
+            c.flags = schema.isEmbedded ? UInt32(COFFER_CLASS_EMBEDDED) : 0
             classes[i] = c
         }
     }

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Coffer provides the conformances: `Bool`, `Int`, `Int8`, `Int16`, `Int32`, `Int64`,
 /// `Float`, `Double`, `String`, `Data`, `Date`, ``ObjectId``, `UUID`, ``Decimal128``,
-/// enums that adopt ``PersistableEnum``, and `Optional` of any of these. Do not
+/// enums that adopt ``PersistableEnum``, ``AnyValue``, `Optional` of any of these,
+/// ``Object`` subclasses (as optional links or collection elements), ``List``,
+/// ``MutableSet``, ``Map`` and ``LinkingObjects``. Do not
 /// conform your own types to it; its requirements are Coffer's own and may change.
 public protocol _Persistable {
     /// The kind of property this type maps to.
@@ -19,11 +21,21 @@ public protocol _Persistable {
     static func _cofferCast(_ value: Any) -> Self?
     /// The value to store.
     var _cofferEncoded: _StoredValue { get }
+    /// A live view of a managed property (a collection or backlinks), or nil for
+    /// types whose value is read from the database.
+    static func _cofferManagedView(_ property: _ManagedProperty) -> Self?
 }
 
 extension _Persistable {
     public static var _cofferIsOptional: Bool { false }
     public static func _cofferCast(_ value: Any) -> Self? { value as? Self }
+    public static func _cofferManagedView(_ property: _ManagedProperty) -> Self? { nil }
+}
+
+/// One property of one managed object. Only Coffer creates and reads it.
+public struct _ManagedProperty {
+    let owner: ManagedState
+    let index: Int
 }
 
 /// A ``_Persistable`` type that may be wrapped in `Optional`.

@@ -68,6 +68,17 @@ public struct Persisted<Value: _Persistable> {
         isIndexed = indexed
     }
 
+    /// The objects that link to this one through `originProperty` of `Element`:
+    ///
+    /// ```swift
+    /// @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+    /// ```
+    public init<Origin: Object>(originProperty: String) where Value == LinkingObjects<Origin> {
+        box = PersistedBox(LinkingObjects(fromType: Origin.self, property: originProperty))
+        isPrimaryKey = false
+        isIndexed = false
+    }
+
     /// Unavailable: `@Persisted` works only inside an ``Object`` subclass.
     @available(*, unavailable, message: "@Persisted can only be used in a subclass of Object")
     public var wrappedValue: Value {
@@ -87,7 +98,11 @@ public struct Persisted<Value: _Persistable> {
             guard let managed = object.managedState else {
                 return box.unmanagedValue
             }
-            return managed.read(Value.self, at: box.schemaIndex(in: object, storage: storageKeyPath))
+            let index = box.schemaIndex(in: object, storage: storageKeyPath)
+            if let view = Value._cofferManagedView(_ManagedProperty(owner: managed, index: index)) {
+                return view
+            }
+            return managed.read(Value.self, at: index)
         }
         set {
             let box = object[keyPath: storageKeyPath].box
@@ -137,6 +152,8 @@ protocol PersistedProperty {
     var isIndexed: Bool { get }
     var boxIdentity: ObjectIdentifier { get }
     var valueType: any _Persistable.Type { get }
+    /// The origin class and property of linking objects; nil for other properties.
+    var linkOrigin: (type: Object.Type, property: String)? { get }
     /// The unmanaged value.
     var storedValue: StoredValue { get }
     /// Sets the unmanaged value; false if `stored` does not fit the type.
@@ -146,6 +163,9 @@ protocol PersistedProperty {
 extension Persisted: PersistedProperty {
     var boxIdentity: ObjectIdentifier { ObjectIdentifier(box) }
     var valueType: any _Persistable.Type { Value.self }
+    var linkOrigin: (type: Object.Type, property: String)? {
+        (box.unmanagedValue as? any LinkOriginDescribing)?.linkOrigin
+    }
     var storedValue: StoredValue { box.unmanagedValue._cofferEncoded.value }
     func setStoredValue(_ stored: StoredValue) -> Bool {
         guard let value = Value._cofferDecode(_StoredValue(value: stored)) else { return false }

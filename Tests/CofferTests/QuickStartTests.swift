@@ -13,6 +13,21 @@ enum QuickStart {
         @Persisted var status = Status.open
         var nickname = ""
     }
+
+    final class Address: EmbeddedObject {
+        @Persisted var city: String?
+    }
+
+    final class Person: Object {
+        @Persisted var name = ""
+        @Persisted var address: Address?
+        @Persisted var bestFriend: Person?
+        @Persisted var friends: List<Person>
+        @Persisted var tags: MutableSet<String>
+        @Persisted var scores: Map<String, Int>
+        @Persisted var extra: AnyValue
+        @Persisted(originProperty: "friends") var friendOf: LinkingObjects<Person>
+    }
 }
 
 @Suite struct QuickStartTests {
@@ -38,5 +53,29 @@ enum QuickStart {
         let same = db.object(ofType: Dog.self, forPrimaryKey: rex.id)
         #expect(same?.status == .done)
         #expect(same?.breed == "Beagle")
+    }
+
+    @Test func readmeLinksAndCollections() throws {
+        typealias Person = QuickStart.Person
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: Database.Configuration(
+            fileURL: dir.file("people.coffer"), objectTypes: [Person.self, QuickStart.Address.self]))
+
+        let ada = Person(value: ["name": "Ada", "address": ["city": "London"]])
+        let bob = Person(value: ["name": "Bob"])
+        ada.friends.append(bob)
+        bob.bestFriend = ada
+        try db.write { try db.add(ada) }
+        try db.write {
+            ada.tags.insert("math")
+            ada.scores["chess"] = 3
+            ada.extra = .dictionary(["languages": .list([.string("en"), .string("fr")])])
+        }
+        #expect(bob.friendOf.map(\.name) == ["Ada"])
+        #expect(db.objects(Person.self).count == 2)
+        #expect(bob.bestFriend?.address?.city == "London")
+        #expect(Array(ada.tags) == ["math"])
+        #expect(ada.scores["chess"] == 3)
+        #expect(ada.extra == .dictionary(["languages": .list([.string("en"), .string("fr")])]))
     }
 }

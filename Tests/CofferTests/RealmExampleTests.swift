@@ -72,4 +72,36 @@ import Testing
         #expect(stored.lastName == "Hopper")
         #expect(stored.age == 85)
     }
+
+    /// Realm's Person with an embedded Address, friends and dogs that know their owners.
+    @Test(arguments: Storage.allCases)
+    func personWithAddressFriendsAndDogs(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(storage, Social.types, in: dir)
+        do {
+            let db = try Database(configuration: config)
+            let ali = Social.Person(value: ["name": "Ali", "address": ["city": "Cairo", "country": "Egypt"]])
+            let jo = Social.Person()
+            jo.name = "Jo"
+            jo.address = Social.Address()
+            jo.address?.city = "Lisbon"
+            jo.friends.append(ali)
+            ali.friends.append(jo)
+            let buddy = Social.Dog(value: ["name": "Buddy", "age": 4])
+            jo.dogs.append(buddy)
+            try db.write { try db.add(jo) }
+            #expect(ali.database === db)
+            #expect(buddy.owners.first?.name == "Jo")
+        }
+        guard storage != .inMemory else { return }
+        // Reopened, everything is read back from the file.
+        let db = try Database(configuration: config)
+        let people = db.objects(Social.Person.self)
+        #expect(people.map(\.name).sorted() == ["Ali", "Jo"])
+        let jo = try #require(people.first { $0.name == "Jo" })
+        #expect(jo.address?.city == "Lisbon")
+        #expect(jo.friends.first?.address?.country == "Egypt")
+        #expect(jo.friends.first?.friends.first?.isSameObject(as: jo) == true)
+        #expect(jo.dogs.first?.owners.map(\.name) == ["Jo"])
+    }
 }

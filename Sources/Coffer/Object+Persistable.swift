@@ -1,0 +1,39 @@
+/// Objects are stored as links: `@Persisted var owner: Person?` or the elements
+/// of a `List<Person>`. A link property must be optional, as in Realm.
+extension Object: _PersistableInsideOptional {
+    public static var _cofferKind: _ValueKind {
+        _ValueKind(kind: .link, objectType: self)
+    }
+
+    /// Only reached for a required link, which schema discovery rejects.
+    public static func _cofferDefaultValue() -> Self {
+        Self()
+    }
+
+    public static func _cofferDecode(_ stored: _StoredValue) -> Self? {
+        guard case .object(let object) = stored.value else { return nil }
+        return object as? Self
+    }
+
+    /// An object of this class, or a new unmanaged one from a dictionary or
+    /// array of its property values (as `init(value:)` takes them).
+    public static func _cofferCast(_ value: Any) -> Self? {
+        if let object = value as? Self {
+            return object
+        }
+        guard value is [String: Any] || value is [Any],
+              let schema = try? ObjectSchema.of(self),
+              let values = try? FieldValues.parse(value, for: schema)
+        else { return nil }
+        let object = Self()
+        let children = ObjectSchema.persistedChildren(of: object)
+        for (index, stored) in values where !children[index].property.setStoredValue(stored) {
+            return nil
+        }
+        return object
+    }
+
+    public var _cofferEncoded: _StoredValue {
+        _StoredValue(value: .object(self))
+    }
+}
