@@ -160,6 +160,8 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
             continue;
         if (act->kind == CF_ACTION_DROP_INDEX) {
             st = cf_index_drop_column(txn, db->index_dbis[cls], act->column);
+        } else if (act->kind == CF_ACTION_DROP_GRAPH) {
+            st = cf_object_drop_graph_column(txn, (coffer_class_id)cls, &act->old, act->old_target_table);
         } else {
             const cf_class *c = &view->classes[cls];
             size_t p = 0;

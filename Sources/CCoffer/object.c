@@ -1574,3 +1574,48 @@ COFFER_API coffer_status coffer_object_backlink_count_all(coffer_object *obj, ui
         return st;
     return cf_backlink_count(obj->txn, class_of(obj->txn, obj->cls)->table, obj->key, 0, 0, 0, out);
 }
+
+/* ---- schema changes of graph properties ---------------------------------- */
+
+coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table)
+{
+    /* The slot machinery names properties by index: lend the class the old
+     * property as one more, for the length of this call. */
+    cf_class *c = &txn->db->schema->classes[cls];
+    cf_prop *props = malloc((c->nprops + 1) * sizeof *props);
+    if (!props)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing the schema");
+    memcpy(props, c->props, c->nprops * sizeof *props);
+    props[c->nprops] = *old;
+    props[c->nprops].target = old->object_class ? cf_schema_find(txn->db->schema, old->object_class) : -1;
+    cf_prop *saved = c->props;
+    size_t nsaved = c->nprops;
+    c->props = props;
+    c->nprops = nsaved + 1;
+    const cf_prop *p = &props[nsaved];
+    coffer_iter *it = NULL;
+    coffer_status st = coffer_class_iterate(txn, cls, &it);
+    coffer_object *obj;
+    while (st == COFFER_OK && (st = coffer_iter_next(it, &obj)) == COFFER_OK) {
+        coffer_value raw, stored = {.type = COFFER_TYPE_NULL};
+        st = obj_read_raw(obj, p, &raw);
+        if (st != COFFER_OK || raw.type == COFFER_TYPE_NULL)
+            continue;
+        cf_slot slot = slot_of(cls, (coffer_property_id)nsaved, obj->key, COFFER_UPDATE_ALL);
+        if (cf_prop_is_collection(p) && raw.type == COFFER_TYPE_INT) {
+            st = cf_collection_delete(txn, &slot, (uint64_t)raw.u.integer);
+        } else {
+            if (p->type == COFFER_TYPE_LINK && raw.type == COFFER_TYPE_INT)
+                stored = cf_stored_link(target_table, (uint64_t)raw.u.integer);
+            else if (p->type == COFFER_TYPE_MIXED && raw.type == COFFER_TYPE_BINARY)
+                st = cf_cell_read(raw.u.binary.data, raw.u.binary.size, &stored);
+            if (st == COFFER_OK)
+                st = cf_graph_release(txn, &slot, &stored);
+        }
+    }
+    coffer_iter_free(it);
+    c->props = saved;
+    c->nprops = nsaved;
+    free(props);
+    return st == COFFER_DONE ? COFFER_OK : st;
+}

@@ -9,4 +9,9 @@
  * schema change). With `unique`, a duplicate is COFFER_ERR_MIGRATION_REQUIRED. */
 coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer_property_id prop, int unique);
 
+/* Releases, in every object of class `cls`, what stored property `old` (no
+ * longer in the schema, or retyped) holds: its backlinks, embedded objects
+ * and collections. `target_table` is a link's target table. */
+coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table);
+
 #endif

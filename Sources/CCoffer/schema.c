@@ -575,6 +575,7 @@ coffer_status cf_schema_decode(const uint8_t *buf, size_t len, cf_schema **out)
 
 typedef struct planner {
     cf_plan *plan;
+    const cf_schema *stored; /* the file's schema before this open, or NULL */
     wbuf diffs;
     int oom;
 } planner;
@@ -602,8 +603,29 @@ static void add_action(planner *pl, cf_action_kind kind, const cf_class *c, int 
         return;
     }
     pl->plan->actions = a;
-    a[pl->plan->nactions++] = (cf_action){kind, c->table, column, class_index, prop_index};
+    a[pl->plan->nactions++] = (cf_action){.kind = kind, .table = c->table, .column = column, .class_index = class_index,
+                                          .prop_index = prop_index};
     pl->plan->changed = 1;
+}
+
+/* A stored property that held links or collections and goes away (or
+ * changes type): its contents must be released, so that backlink counts
+ * stay exact and owned objects and collections do not linger. */
+static void drop_graph(planner *pl, const cf_schema *stored, const cf_class *s, int class_index, const cf_prop *sp)
+{
+    if (!(sp->type == COFFER_TYPE_LINK || sp->type == COFFER_TYPE_MIXED || sp->collection != COFFER_COLLECTION_NONE))
+        return;
+    add_action(pl, CF_ACTION_DROP_GRAPH, s, class_index, -1, sp->column);
+    if (pl->oom)
+        return;
+    cf_action *a = &pl->plan->actions[pl->plan->nactions - 1];
+    if (prop_copy(&a->old, sp) != COFFER_OK) {
+        pl->oom = 1;
+        a->kind = CF_ACTION_DROP_INDEX; /* harmless, and frees nothing */
+        return;
+    }
+    int t = sp->object_class ? cf_schema_find(stored, sp->object_class) : -1;
+    a->old_target_table = t >= 0 ? stored->classes[t].table : 0;
 }
 
 static const char *optional_word(uint32_t flags) { return (flags & COFFER_PROPERTY_OPTIONAL) ? "optional" : "required"; }
@@ -653,6 +675,7 @@ static int plan_prop(planner *pl, cf_class *s, int class_index, const char *clas
         gp->column = s->next_column++;
         if (cf_prop_indexed(sp))
             add_action(pl, CF_ACTION_DROP_INDEX, s, class_index, -1, sp->column);
+        drop_graph(pl, pl->stored, s, class_index, sp);
         pl->plan->changed = 1;
         return cf_prop_indexed(gp);
     }
@@ -705,6 +728,7 @@ static void plan_class(planner *pl, cf_class *s, int class_index, const cf_class
                 note_diff(pl, "property '%s.%s' was removed", g->name, s->props[j].name);
             if (cf_prop_indexed(&s->props[j]))
                 add_action(pl, CF_ACTION_DROP_INDEX, s, class_index, -1, s->props[j].column);
+            drop_graph(pl, pl->stored, s, class_index, &s->props[j]);
             pl->plan->changed = 1;
         }
     }
@@ -754,7 +778,7 @@ coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, ui
                              const char *const *subset, size_t nsubset, cf_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    planner pl = {plan, {0}, 0};
+    planner pl = {plan, stored, {0}, 0};
     coffer_status st;
     if (stored && given && given_version < stored->version)
         return cf_error(COFFER_ERR_SCHEMA_VERSION, "schema version %llu is lower than the file's schema version %llu",
@@ -887,6 +911,13 @@ void cf_plan_free(cf_plan *plan)
 {
     cf_schema_free(plan->stored);
     cf_schema_free(plan->view);
+    for (size_t i = 0; i < plan->nactions; i++) {
+        if (plan->actions[i].kind != CF_ACTION_DROP_GRAPH)
+            continue;
+        free(plan->actions[i].old.name);
+        free(plan->actions[i].old.object_class);
+        free(plan->actions[i].old.origin_prop);
+    }
     free(plan->actions);
     free(plan->differences);
     memset(plan, 0, sizeof *plan);

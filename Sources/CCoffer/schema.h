@@ -76,7 +76,8 @@ coffer_status cf_schema_decode(const uint8_t *buf, size_t len, cf_schema **out);
 typedef enum cf_action_kind {
     CF_ACTION_CREATE_TABLE,
     CF_ACTION_DROP_INDEX, /* remove every index entry of a column */
-    CF_ACTION_BUILD_INDEX /* index every object's value of a column */
+    CF_ACTION_BUILD_INDEX, /* index every object's value of a column */
+    CF_ACTION_DROP_GRAPH   /* release the links and collections of a removed or retyped property */
 } cf_action_kind;
 
 typedef struct cf_action {
@@ -85,6 +86,8 @@ typedef struct cf_action {
     uint16_t column;
     int class_index; /* in the new stored schema */
     int prop_index;  /* for BUILD_INDEX */
+    cf_prop old;     /* for DROP_GRAPH: the stored property (names owned) */
+    uint32_t old_target_table; /* for DROP_GRAPH of a link: its target's table */
 } cf_action;
 
 typedef struct cf_plan {
