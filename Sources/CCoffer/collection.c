@@ -1748,23 +1748,35 @@ static coffer_status key_missing(const coffer_bytes *key)
     return cf_error(COFFER_ERR_NOT_FOUND, "the map has no key %s", cf_quote(q, sizeof q, key->data, key->size < 48 ? key->size : 48));
 }
 
+/* The common start of a call on one key: checks the handle and the key and
+ * looks the key up; *absent says it is not there. */
+static coffer_status map_find(cf_coll *c, const char *key, size_t size, int write, coffer_bytes *k, coffer_value *v, int *absent)
+{
+    *absent = 0;
+    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, write);
+    if (st == COFFER_OK)
+        st = key_arg(c, key, size, k);
+    if (st != COFFER_OK)
+        return st;
+    st = map_lookup(c, k, v);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        *absent = 1;
+        return COFFER_OK;
+    }
+    return st;
+}
+
 COFFER_API coffer_status coffer_map_get(coffer_map *map, const char *key, size_t size, coffer_value *out)
 {
     cf_coll *c = MAP(map);
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_map_get: out is NULL");
     coffer_bytes k;
-    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, 0);
-    if (st == COFFER_OK)
-        st = key_arg(c, key, size, &k);
-    if (st != COFFER_OK)
-        return st;
-    st = map_lookup(c, &k, out);
-    if (st == COFFER_ERR_NOT_FOUND)
+    int absent;
+    coffer_status st = map_find(c, key, size, 0, &k, out, &absent);
+    if (st == COFFER_OK && absent)
         return key_missing(&k);
-    if (st == COFFER_OK)
-        st = cf_graph_public(c->txn, out);
-    return st;
+    return st == COFFER_OK ? cf_graph_public(c->txn, out) : st;
 }
 
 COFFER_API coffer_status coffer_map_contains(coffer_map *map, const char *key, size_t size, int *found)
@@ -1775,15 +1787,9 @@ COFFER_API coffer_status coffer_map_contains(coffer_map *map, const char *key, s
     *found = 0;
     coffer_bytes k;
     coffer_value v;
-    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, 0);
-    if (st == COFFER_OK)
-        st = key_arg(c, key, size, &k);
-    if (st != COFFER_OK)
-        return st;
-    st = map_lookup(c, &k, &v);
-    if (st == COFFER_ERR_NOT_FOUND)
-        return COFFER_OK;
-    *found = st == COFFER_OK;
+    int absent;
+    coffer_status st = map_find(c, key, size, 0, &k, &v, &absent);
+    *found = st == COFFER_OK && !absent;
     return st;
 }
 
@@ -1815,14 +1821,10 @@ COFFER_API coffer_status coffer_map_remove(coffer_map *map, const char *key, siz
         *removed = 0;
     coffer_bytes k;
     coffer_value v;
-    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, 1);
-    if (st == COFFER_OK)
-        st = key_arg(c, key, size, &k);
-    if (st != COFFER_OK)
+    int absent;
+    coffer_status st = map_find(c, key, size, 1, &k, &v, &absent);
+    if (st != COFFER_OK || absent)
         return st;
-    st = map_lookup(c, &k, &v);
-    if (st == COFFER_ERR_NOT_FOUND)
-        return COFFER_OK;
     cell_copy old = {0};
     if (st == COFFER_OK)
         st = copy_cell(&v, &old);
@@ -1874,13 +1876,9 @@ static coffer_status map_get_nested(coffer_map *map, const char *key, size_t siz
     *out = NULL;
     coffer_bytes k;
     coffer_value v;
-    coffer_status st = coll_use(c, COFFER_COLLECTION_MAP, 0);
-    if (st == COFFER_OK)
-        st = key_arg(c, key, size, &k);
-    if (st != COFFER_OK)
-        return st;
-    st = map_lookup(c, &k, &v);
-    if (st == COFFER_ERR_NOT_FOUND)
+    int absent;
+    coffer_status st = map_find(c, key, size, 0, &k, &v, &absent);
+    if (st == COFFER_OK && absent)
         return key_missing(&k);
     if (st != COFFER_OK)
         return st;
