@@ -37,7 +37,11 @@ static const char *describe(const cf_qtoken *t, char *buf, size_t size)
 {
     if (t->kind == CF_QT_END)
         return "the end of the query";
-    return cf_quote(buf, size, t->text, t->len < 32 ? t->len : 32);
+    cf_quote(buf, size, t->text, t->len < 32 ? t->len : 32);
+    size_t n = strlen(buf);
+    if (t->len > 32 && n >= 1 && n + 4 <= size)
+        memcpy(buf + n - 1, "...'", 5); /* shortened: say so */
+    return buf;
 }
 
 static status expected(parser *p, const char *what)
@@ -241,7 +245,7 @@ static status parse_path(parser *p, cf_qquantifier quantifier, const char *what,
     } else if (is_at(p, "links")) {
         TRY(links_elem(p, first, &needs_count));
     } else {
-        return expected(p, what);
+        return p->prev.text ? expected_after(p, what) : expected(p, what);
     }
 
     while (state != PATH_ENDS) {
@@ -377,7 +381,7 @@ static status parse_expr(parser *p, const char *what, cf_qexpr *out)
         q = CF_QQ_NONE;
     if (q != CF_QQ_NONE_GIVEN) {
         TRY(advance(p));
-        return parse_path(p, q, "a key path after the quantifier", &out->u.path);
+        return parse_path(p, q, "a key path", &out->u.path);
     }
     if (is_word(p, "SUBQUERY"))
         return parse_subquery(p, out);
