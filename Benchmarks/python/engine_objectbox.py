@@ -7,6 +7,8 @@ from objectbox import Bool, Bytes, Entity as ObxEntity, Float32, Float64, Id, In
 
 from workload import Entity, Workload, check_add, check_ordered
 
+PUT_LIMIT = 10_000
+
 
 @ObxEntity()
 class BoxEntity:
@@ -43,7 +45,9 @@ class ObjectBoxEngine:
 
     def insert_bulk(self, w: Workload) -> int:
         with self.store.write_tx():
-            self.box.put(*(_new(e) for e in w.entities[:w.n]))
+            # One put takes at most 10,000 new objects (ObjectBox's limit).
+            for start in range(0, w.n, PUT_LIMIT):
+                self.box.put(*(_new(e) for e in w.entities[start:min(start + PUT_LIMIT, w.n)]))
         return self.box.count()
 
     def read_by_primary_key(self, w: Workload) -> int:
