@@ -7,7 +7,8 @@ sqlite3 (standard library), py-lmdb and ObjectBox on the CRUD workload.
       [--workdir DIR] [--json PATH] [--machine TEXT] [--library libcoffer.so.0]
 
 Run with any Python 3.9+: it creates build-bench/python-venv, installs `lmdb`
-and `objectbox` there from PyPI and runs itself in it. `coffer` is imported
+and `objectbox` there from PyPI and runs itself in it (not when neither is
+among --engines). `coffer` is imported
 from bindings/python/src with the library given by --library (by default
 build-bench/libcoffer.so.0, which scripts/bench builds). Each engine runs in
 its own process, --repeat times in turn; the fastest run of each operation
@@ -244,7 +245,7 @@ def main(argv):
     args = parse(argv)
     if args.child:
         return run_child(args)
-    if not in_venv():
+    if not in_venv() and any(e in PACKAGES for e in args.engines):
         enter_venv(argv)
     unavailable = json.loads(os.environ.get("COFFER_BENCH_PIP_FAILED", "{}"))
     unavailable = {e: why for e, why in unavailable.items() if e in args.engines}
