@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Presents coffer-bench results; the Python standard library is enough.
+"""Presents benchmark results (C, Swift, Python); the standard library is enough.
 
   report.py check JSON             checks the JSON has the documented shape
   report.py chart JSON SVG         writes a bar chart (ops/s, log scale)
   report.py publish JSON DOC SVG   writes the chart and replaces the figures
                                    block of DOC (docs/PERFORMANCE.md)
 
-The figures block sits between the markers <!-- figures:begin --> and
-<!-- figures:end -->; the rest of DOC is written by hand.
+The figures block of C results sits between the markers <!-- figures:begin -->
+and <!-- figures:end -->, that of Swift or Python results between
+<!-- figures-swift:begin --> and <!-- figures-swift:end --> (or -python); the
+rest of DOC is written by hand.
 """
 import html
 import json
@@ -15,10 +17,30 @@ import math
 import os
 import sys
 
-ENGINES = ["coffer", "coffer_encrypted", "lmdb", "sqlite"]
-LABELS = {"coffer": "Coffer", "coffer_encrypted": "Coffer encrypted", "lmdb": "raw LMDB", "sqlite": "SQLite"}
+ENGINES = ["coffer", "coffer_encrypted", "lmdb", "sqlite", "grdb", "sqlite3", "objectbox"]
+LABELS = {"coffer": "Coffer", "coffer_encrypted": "Coffer encrypted", "lmdb": "raw LMDB", "sqlite": "SQLite",
+          "grdb": "GRDB", "sqlite3": "sqlite3", "objectbox": "ObjectBox"}
+# Ratio column headings: "Coffer/SQLite", "encrypted/plain".
+SHORT = {"coffer": "Coffer", "lmdb": "LMDB", "sqlite": "SQLite", "grdb": "GRDB", "sqlite3": "sqlite3",
+         "objectbox": "ObjectBox"}
+LANGUAGES = {"c": "C", "swift": "Swift", "python": "Python"}
 COLORS = ["#1f5fa8", "#8a56c2", "#2e9a48", "#e07b1f", "#b03a48", "#6b6b6b"]
-BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
+
+
+def markers(data):
+    """The figures block's markers for the language of `data`."""
+    language = data.get("language", "c")
+    name = "figures" if language == "c" else f"figures-{language}"
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def language_of(data):
+    return LANGUAGES.get(data.get("language", "c"), data.get("language", "c"))
+
+
+def engine_list(data, engines):
+    names = [LABELS.get(e, e) for e in engines]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 class BadResults(Exception):
@@ -97,11 +119,12 @@ def chart(data, svg_path):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="10" y="22" font-size="15" font-weight="bold">Coffer, raw LMDB and SQLite in C, '
+           f'<text x="10" y="22" font-size="15" font-weight="bold">'
+           f'{html.escape(engine_list(data, [e for e in engines if e != "coffer_encrypted"]))} in {language_of(data)}, '
            f'n = {data["n"]:,} (operations per second, log scale; longer is faster)</text>',
            f'<text x="10" y="40" fill="#555">{html.escape(data["machine"])}</text>']
     for i, e in enumerate(engines):
-        lx = 10 + i * 170
+        lx = 10 + i * 150
         out.append(f'<rect x="{lx}" y="52" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>')
         out.append(f'<text x="{lx + 17}" y="62">{html.escape(LABELS.get(e, e))}</text>')
     decade = lo
@@ -126,7 +149,7 @@ def chart(data, svg_path):
                        f'{short_rate(v)}</text>')
     out.append(f'<text x="10" y="{height - 8}" fill="#555" font-size="11">{html.escape(data.get("date", ""))}, '
                f'load average {data.get("load_average", {}).get("before", "?")} before the run; '
-               f'source: bench-results.json</text>')
+               f'source: {html.escape(data.get("source", "bench-results.json"))}</text>')
     out.append("</svg>")
     with open(svg_path, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
@@ -138,20 +161,40 @@ def ratio_cell(v):
     return f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
 
 
+def ratio_pairs(data):
+    """The ratio columns: the pairs the results name, in their order."""
+    pairs = []
+    for rates in data.get("ratios", {}).values():
+        for key in rates:
+            pair = tuple(key.split("/", 1))
+            if len(pair) == 2 and pair not in pairs:
+                pairs.append(pair)
+    return pairs
+
+
+def pair_heading(a, b):
+    return "encrypted/plain" if (a, b) == ("coffer_encrypted", "coffer") else f"{SHORT.get(a, a)}/{SHORT.get(b, b)}"
+
+
 def figures_markdown(data, svg_name):
     engines = engines_of(data)
+    pairs = ratio_pairs(data)
+    begin, end = markers(data)
     load = data.get("load_average", {})
-    lines = [BEGIN,
+    versions = data.get("engine_versions", {})
+    lines = [begin,
              f"Measured {data.get('date', '?')} with N = {data['n']:,} on: {data['machine']}. "
              f"Load average {load.get('before', '?')} before and {load.get('after', '?')} after the run. "
              f"Each figure is the fastest of {data.get('repeat', 1)} runs per engine, run in turn; "
-             "every run's answers matched the oracle.",
+             "every run's answers matched the oracle." +
+             (" Versions: " + ", ".join(f"{LABELS.get(e, e)} {v}" for e, v in versions.items()) + "."
+              if versions else ""),
              "",
-             f"![Coffer, raw LMDB and SQLite, operations per second]({svg_name})",
+             f"![{engine_list(data, engines)} in {language_of(data)}, operations per second]({svg_name})",
              "",
-             "| operation | " + " | ".join(LABELS.get(e, e) for e in engines) +
-             " | Coffer/SQLite | Coffer/LMDB | encrypted/plain |",
-             "|---|" + "---:|" * (len(engines) + 3)]
+             "| operation | " + " | ".join(LABELS.get(e, e) for e in engines) + " | " +
+             " | ".join(pair_heading(a, b) for a, b in pairs) + " |",
+             "|---|" + "---:|" * (len(engines) + len(pairs))]
     for op, rates in data["operations"].items():
         cells = [f"{rates[e]:,.0f}" if e in rates else "-" for e in engines]
         ratio = lambda a, b: rates[a] / rates[b] if a in rates and b in rates else 0
@@ -159,8 +202,7 @@ def figures_markdown(data, svg_name):
                         if p and e.startswith("coffer")})
         label = title_of(data, op) + (f" ({', '.join(plans)})" if plans else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " | " +
-                     " | ".join(ratio_cell(ratio(a, b)) for a, b in
-                                (("coffer", "sqlite"), ("coffer", "lmdb"), ("coffer_encrypted", "coffer"))) + " |")
+                     " | ".join(ratio_cell(ratio(a, b)) for a, b in pairs) + " |")
     lines += ["", "| engine | peak RSS | of which the harness | file size with N objects |", "|---|---:|---:|---:|"]
     for e in engines:
         mib = lambda key: data.get(key, {}).get(e, 0) / 1048576
@@ -172,7 +214,9 @@ def figures_markdown(data, svg_name):
     if missed:
         lines += ["", "Targets missed:", ""]
         lines += [f"- {t['target']}: {t['operation']} at {ratio_cell(t['ratio'])}" for t in missed]
-    lines.append(END)
+    for e, why in data.get("unavailable", {}).items():
+        lines += ["", f"Not measured: {LABELS.get(e, e)} ({why})."]
+    lines.append(end)
     return "\n".join(lines)
 
 
@@ -180,11 +224,12 @@ def publish(data, doc_path, svg_path):
     chart(data, svg_path)
     with open(doc_path, encoding="utf-8") as f:
         doc = f.read()
-    start, end = doc.find(BEGIN), doc.find(END)
+    begin, end_marker = markers(data)
+    start, end = doc.find(begin), doc.find(end_marker)
     if start < 0 or end < start:
-        raise BadResults(f"{doc_path}: no {BEGIN} ... {END} block to replace")
+        raise BadResults(f"{doc_path}: no {begin} ... {end_marker} block to replace")
     svg_name = os.path.relpath(svg_path, os.path.dirname(os.path.abspath(doc_path)))
-    doc = doc[:start] + figures_markdown(data, svg_name) + doc[end + len(END):]
+    doc = doc[:start] + figures_markdown(data, svg_name) + doc[end + len(end_marker):]
     with open(doc_path, "w", encoding="utf-8") as f:
         f.write(doc)
 
@@ -197,6 +242,7 @@ def main(argv):
         return 2
     try:
         data = load(argv[2])
+        data["source"] = os.path.basename(argv[2])
         if argv[1] == "chart":
             chart(data, argv[3])
         elif argv[1] == "publish":

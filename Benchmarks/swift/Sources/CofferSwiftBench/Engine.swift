@@ -1,0 +1,71 @@
+import Foundation
+
+/// The operations, in the order they run, keyed as in the C harness's results.
+enum Operation: String, CaseIterable {
+    case insertBulk = "insert_bulk"
+    case readByPrimaryKey = "read_by_primary_key"
+    case updateAll = "update_all"
+    case readAllInOrder = "read_all_in_order"
+    case deleteAll = "delete_all"
+    case singleWrites = "single_object_write_transactions"
+
+    var title: String {
+        switch self {
+        case .insertBulk: "bulk insert, one transaction (objects/s)"
+        case .readByPrimaryKey: "read by primary key, all fields (objects/s)"
+        case .updateAll: "update every object, one transaction (objects/s)"
+        case .readAllInOrder: "read all in order, all fields (objects/s)"
+        case .deleteAll: "delete all, one transaction (objects/s)"
+        case .singleWrites: "single-object write transactions (commits/s)"
+        }
+    }
+
+    /// How many units one run of the operation does.
+    func units(n: Int, singleWrites: Int) -> Int {
+        self == .singleWrites ? singleWrites : n
+    }
+}
+
+/// One database under test. Each operation returns its check: a count or a
+/// hash of what it read, compared with Workload.expectedChecks().
+protocol Engine {
+    /// Creates an empty database in `directory`.
+    init(directory: URL) throws
+    /// Inserts objects 0..<n in one write transaction; returns the count after.
+    func insertBulk(_ w: Workload) throws -> UInt64
+    /// Reads every object by id in w.order, all fields; returns Check.add of them.
+    func readByPrimaryKey(_ w: Workload) throws -> UInt64
+    /// Sets i64 and d of every object (Workload.updatedValues), by id in
+    /// w.order, in one write transaction; returns how many it updated.
+    func updateAll(_ w: Workload) throws -> UInt64
+    /// Reads every object in id order; returns Check.ordered of them.
+    func readAllInOrder(_ w: Workload) throws -> UInt64
+    /// Deletes every object in one write transaction; returns the count after.
+    func deleteAll(_ w: Workload) throws -> UInt64
+    /// Inserts objects n..<n + singleWrites, one durable transaction each;
+    /// returns the count after.
+    func singleWrites(_ w: Workload) throws -> UInt64
+}
+
+extension Engine {
+    func run(_ op: Operation, _ w: Workload) throws -> UInt64 {
+        switch op {
+        case .insertBulk: try insertBulk(w)
+        case .readByPrimaryKey: try readByPrimaryKey(w)
+        case .updateAll: try updateAll(w)
+        case .readAllInOrder: try readAllInOrder(w)
+        case .deleteAll: try deleteAll(w)
+        case .singleWrites: try singleWrites(w)
+        }
+    }
+}
+
+/// A wrong answer or a failed step, named for the report.
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The same fixed 64-byte key as the C harness: the benchmark measures the
+/// cipher, not key management.
+let benchmarkKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) })
