@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "error.h"
 
 #define SCHEMA_ENCODING_VERSION 2u
@@ -399,41 +400,15 @@ coffer_status cf_schema_publish(cf_schema *s)
 
 /* ---- stored encoding ----------------------------------------------------- */
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t len, cap;
-    int failed;
-} wbuf;
-
-static void put(wbuf *w, const void *src, size_t n)
-{
-    if (w->failed)
-        return;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 256;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(w->p, cap);
-        if (!p) {
-            w->failed = 1;
-            return;
-        }
-        w->p = p;
-        w->cap = cap;
-    }
-    memcpy(w->p + w->len, src, n);
-    w->len += n;
-}
-
-static void put_u8(wbuf *w, uint8_t v) { put(w, &v, 1); }
-static void put_u16(wbuf *w, uint16_t v) { uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)}; put(w, b, 2); }
-static void put_u32(wbuf *w, uint32_t v) { put_u16(w, (uint16_t)v); put_u16(w, (uint16_t)(v >> 16)); }
-static void put_u64(wbuf *w, uint64_t v) { put_u32(w, (uint32_t)v); put_u32(w, (uint32_t)(v >> 32)); }
-static void put_str(wbuf *w, const char *s) { size_t n = strlen(s); put_u16(w, (uint16_t)n); put(w, s, n); }
+static void put_u8(cf_buf *w, uint8_t v) { cf_buf_put(w, &v, 1); }
+static void put_u16(cf_buf *w, uint16_t v) { uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)}; cf_buf_put(w, b, 2); }
+static void put_u32(cf_buf *w, uint32_t v) { put_u16(w, (uint16_t)v); put_u16(w, (uint16_t)(v >> 16)); }
+static void put_u64(cf_buf *w, uint64_t v) { put_u32(w, (uint32_t)v); put_u32(w, (uint32_t)(v >> 32)); }
+static void put_str(cf_buf *w, const char *s) { size_t n = strlen(s); put_u16(w, (uint16_t)n); cf_buf_put(w, s, n); }
 
 coffer_status cf_schema_encode(const cf_schema *s, uint8_t **out, size_t *len)
 {
-    wbuf w = {0};
+    cf_buf w = {0};
     put_u32(&w, SCHEMA_ENCODING_VERSION);
     put_u64(&w, s->version);
     put_u32(&w, s->next_table);
@@ -576,7 +551,7 @@ coffer_status cf_schema_decode(const uint8_t *buf, size_t len, cf_schema **out)
 typedef struct planner {
     cf_plan *plan;
     const cf_schema *stored; /* the file's schema before this open, or NULL */
-    wbuf diffs;
+    cf_buf diffs;
     int oom;
 } planner;
 
@@ -591,8 +566,8 @@ static void note_diff(planner *pl, const char *fmt, ...)
     va_end(ap);
     pl->plan->needs_migration = 1;
     if (pl->diffs.len)
-        put(&pl->diffs, "; ", 2);
-    put(&pl->diffs, line, strlen(line));
+        cf_buf_put(&pl->diffs, "; ", 2);
+    cf_buf_put(&pl->diffs, line, strlen(line));
 }
 
 static void add_action(planner *pl, cf_action_kind kind, const cf_class *c, int class_index, int prop_index, uint16_t column)
@@ -844,7 +819,7 @@ coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, ui
         return oom();
     }
     if (pl.diffs.len) {
-        put(&pl.diffs, "", 1);
+        cf_buf_put(&pl.diffs, "", 1);
         plan->differences = (char *)pl.diffs.p;
     }
     if (plan->needs_migration && stored && given_version == stored->version) {

@@ -7,40 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "error.h"
 #include "query/query.h"
 
-typedef struct buffer {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} buffer;
+typedef cf_buf buffer;
 
-static void put(buffer *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->cap - b->len <= n) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap - b->len <= n) {
-            if (cap > SIZE_MAX / 2) {
-                b->failed = true;
-                return;
-            }
-            cap *= 2;
-        }
-        char *d = realloc(b->data, cap);
-        if (!d) {
-            b->failed = true;
-            return;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
+static void put(buffer *b, const char *s, size_t n) { cf_buf_put(b, s, n); }
 
 static void puts_(buffer *b, const char *s)
 {
@@ -94,7 +67,7 @@ static void value(buffer *b, const cf_qvalue *v)
         size_t size = sodium_base64_ENCODED_LEN(v->u.bytes.size, sodium_base64_VARIANT_ORIGINAL);
         char *text = malloc(size);
         if (!text) {
-            b->failed = true;
+            b->failed = 1;
             break;
         }
         sodium_bin2base64(text, size, (const unsigned char *)v->u.bytes.data, v->u.bytes.size,
@@ -272,10 +245,10 @@ coffer_status cf_query_print(const cf_query *query, char **out)
     pred(&b, query->where);
     for (size_t i = 0; i < query->post_count; i++)
         post(&b, &query->post[i]);
-    if (b.failed || !b.data) {
-        free(b.data);
+    if (b.failed || !b.p) {
+        free(b.p);
         return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory while printing");
     }
-    *out = b.data;
+    *out = (char *)b.p;
     return COFFER_OK;
 }
