@@ -744,11 +744,16 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
     for (size_t i = 0; st == COFFER_OK && i < count; i++) {
         const cf_prop *p = &c->props[fields[i].property];
         todo[i] = 0;
+        if (cf_prop_is_collection(p)) { /* assigning a collection always replaces it */
+            todo[i] = 1;
+            changed = graph_changed = 1;
+            continue;
+        }
         coffer_value now;
         st = obj_read(obj, p, &now);
         if (st != COFFER_OK)
             break;
-        int same = !cf_prop_is_collection(p) && coffer_value_equal(&now, &fields[i].value);
+        int same = coffer_value_equal(&now, &fields[i].value);
         if ((int)fields[i].property == c->pk) {
             if (!same) {
                 char a[96], b[96];
