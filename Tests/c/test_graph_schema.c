@@ -1,6 +1,8 @@
 /* Schema changes of graph properties: removing or retyping a link, list or
  * mixed property at a higher schema version releases what it held, so that
  * backlinks stay exact and embedded objects and collections do not linger. */
+#include <string.h>
+
 #include "test_support.h"
 
 static const coffer_property_schema dog_v1[] = {
@@ -111,10 +113,38 @@ static void test_removed_and_retyped_links_release_their_targets(void **state)
         coffer_close(keep);
 }
 
+static coffer_status open_subset(const ts_env *env, const char *const *names, size_t n, coffer_db **out)
+{
+    coffer_config *cfg = ts_env_config(env);
+    assert_int_equal(coffer_config_set_class_subset(cfg, names, n), COFFER_OK);
+    coffer_status st = coffer_open(cfg, out);
+    coffer_config_free(cfg);
+    return st;
+}
+
+/* A class subset must be closed over links both ways: the targets of its
+ * links, and every class that can link into it (deletes must reach them). */
+static void test_class_subset_must_be_closed_over_links(void **state)
+{
+    ts_env *env = *state;
+    coffer_db *db = NULL;
+    const char *person_only[] = {"Person"};
+    assert_int_equal(open_subset(env, person_only, 1, &db), COFFER_ERR_SCHEMA);
+    assert_non_null(strstr(coffer_last_error(), "'Dog'"));
+    assert_non_null(strstr(coffer_last_error(), "Person"));
+    const char *dog_only[] = {"Dog"};
+    assert_int_equal(open_subset(env, dog_only, 1, &db), COFFER_ERR_SCHEMA);
+    assert_non_null(strstr(coffer_last_error(), "leaves out class 'Person'"));
+    const char *all[] = {"Dog", "Tag", "Person"};
+    assert_int_equal(open_subset(env, all, 3, &db), COFFER_OK);
+    coffer_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES_SETUP(test_removed_and_retyped_links_release_their_targets, setup),
+        TS_TEST_ALL_MODES_SETUP(test_class_subset_must_be_closed_over_links, setup),
     };
     return cmocka_run_group_tests_name("graph_schema", tests, NULL, NULL);
 }
