@@ -502,7 +502,11 @@ COFFER_API coffer_status coffer_config_set_schema(coffer_config *config, const c
 
 /** Opens only the named classes of the file (names copied). The others stay
  *  in the file untouched and are not visible through this handle. With a
- *  schema set, every name must be one of its classes. count 0 clears it. */
+ *  schema set, every name must be one of its classes. count 0 clears it.
+ *  The subset must hold the target class of every link of its classes and
+ *  every class that can link into it (through a link or a mixed property),
+ *  so that deleting an object reaches every link to it: coffer_open() gives
+ *  COFFER_ERR_SCHEMA naming the missing class otherwise. */
 COFFER_API coffer_status coffer_config_set_class_subset(coffer_config *config, const char *const *class_names, size_t count);
 
 /** Caps the file size in bytes (0 = no cap beyond the address space). A
