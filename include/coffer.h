@@ -136,7 +136,12 @@ typedef enum coffer_status {
      *  read-only handle on a writable file does not block read-write ones. */
     COFFER_ERR_BUSY = 25,
     /** An unexpected failure of the storage engine; the message has details. */
-    COFFER_ERR_INTERNAL = 26
+    COFFER_ERR_INTERNAL = 26,
+    /** A query is malformed (the message gives the position and what was
+     *  expected), names an unknown class or property, compares incompatible
+     *  types, or has missing or mistyped arguments; the message names the
+     *  culprit. */
+    COFFER_ERR_QUERY = 27
 } coffer_status;
 
 /** A static English description of a status code. Never NULL; never free. */
@@ -953,6 +958,137 @@ COFFER_API coffer_status coffer_map_get_map(coffer_map *map, const char *key, si
 COFFER_API coffer_status coffer_map_clear(coffer_map *map);
 COFFER_API int coffer_map_is_valid(coffer_map *map);
 COFFER_API void coffer_map_release(coffer_map *map);
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** A query is a string in the Realm Query Language (docs/QUERY.md), e.g.
+ *  "age >= $0 AND owner.name BEGINSWITH[c] 'j' SORT(age DESC) LIMIT(10)",
+ *  compiled once for one class of an open database: parsed, its key paths
+ *  resolved against the schema, its types checked and its arguments bound.
+ *  A compiled query is immutable and may be run by several threads at once,
+ *  in any transaction of its database.
+ *
+ *  Running it in a transaction gives a coffer_results: the matching
+ *  objects, in the order of the query's SORT (else in the order objects were
+ *  created), computed once on that transaction's snapshot. Results stay as
+ *  computed even if the transaction writes afterwards (objects deleted since
+ *  are skipped or reported as not found); coffer_results_rerun() recomputes
+ *  them in another transaction, e.g. a newer snapshot.
+ *
+ *  The planner answers `==` and `IN` on a primary key or indexed property
+ *  from its index (and, in files that are not encrypted, ranges on indexed
+ *  ints, dates and bools and BEGINSWITH on indexed strings); in an AND it
+ *  uses the index that yields the fewest objects, and checks the rest on
+ *  those objects only. Other queries read every object of the class. */
+typedef struct coffer_query coffer_query;
+typedef struct coffer_results coffer_results;
+
+/** Compiles query `text` (`len` bytes, SIZE_MAX for strlen) for class `cls`
+ *  with `arg_count` arguments $0, $1, ... in `args` (copied; a
+ *  COFFER_TYPE_LIST argument stands for its items, for IN; links are given
+ *  as COFFER_TYPE_LINK or COFFER_TYPE_OBJECT). The caller frees `*out` with
+ *  coffer_query_free().
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL pointers, bad class id);
+ *  COFFER_ERR_MISUSE (db closed); COFFER_ERR_QUERY, whose message gives, for
+ *  a syntax error, the 1-based character offset and what was expected
+ *  ("query: at offset 9: expected a value, found end of query"), and
+ *  otherwise names the culprit: an unknown class or property, a comparison
+ *  of incompatible types ("cannot compare 'intCol' (int) with a string"),
+ *  an operator on a type it does not apply to, a missing or mistyped
+ *  argument; COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_query_compile(coffer_db *db, coffer_class_id cls, const char *text, size_t len,
+                                              const coffer_value *args, size_t arg_count, coffer_query **out);
+
+/** Frees a query. Results computed from it stay usable. NULL is a no-op. */
+COFFER_API void coffer_query_free(coffer_query *query);
+
+/** The query in canonical form: compiling this text gives the same query.
+ *  Owned by the query; NULL for an invalid handle. */
+COFFER_API const char *coffer_query_description(const coffer_query *query);
+
+/** The class the query was compiled for; UINT32_MAX for an invalid handle. */
+COFFER_API coffer_class_id coffer_query_class(const coffer_query *query);
+
+/** Runs `query` in `txn` (read or write). The caller frees `*out` with
+ *  coffer_results_free(), before or after the transaction ends; after it
+ *  ends, every other call on the results gives COFFER_ERR_MISUSE.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (transaction
+ *  ended, or of another database than the query); COFFER_ERR_CORRUPTED or
+ *  COFFER_ERR_INTEGRITY (a stored object is damaged); COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *query, coffer_results **out);
+
+/** Every object of class `cls`, in the order they were created, as a result
+ *  that can be filtered, counted and aggregated like any other. */
+COFFER_API coffer_status coffer_results_all(coffer_txn *txn, coffer_class_id cls, coffer_results **out);
+
+/** The objects of class `cls` with the `count` keys in `keys` (copied), in
+ *  that order, as results: filtering them runs queries over those objects
+ *  only, and coffer_results_rerun() filters the same keys again (keys of
+ *  objects deleted since are dropped). For collections and backlinks a
+ *  caller has read. */
+COFFER_API coffer_status coffer_results_from_keys(coffer_txn *txn, coffer_class_id cls, const coffer_object_key *keys,
+                                                  size_t count, coffer_results **out);
+
+/** Applies `query` (of the same class: COFFER_ERR_INVALID_ARGUMENT
+ *  otherwise) to the objects of `results`, in their order: its predicate
+ *  keeps some, then its SORT, DISTINCT and LIMIT apply. `*out` is new
+ *  results in the same transaction; `results` is unchanged. */
+COFFER_API coffer_status coffer_results_filter(coffer_results *results, const coffer_query *query,
+                                               coffer_results **out);
+
+/** Recomputes `results` (all of its queries, in order) in `txn`, which may
+ *  be a newer transaction of the same database; `results` itself may belong
+ *  to an ended one. `*out` is new results in `txn`. */
+COFFER_API coffer_status coffer_results_rerun(const coffer_results *results, coffer_txn *txn, coffer_results **out);
+
+/** The number of objects. */
+COFFER_API coffer_status coffer_results_count(coffer_results *results, uint64_t *out);
+
+/** The key of the object at position `index` (COFFER_ERR_INVALID_ARGUMENT
+ *  naming the index and the count when out of range). */
+COFFER_API coffer_status coffer_results_key(coffer_results *results, uint64_t index, coffer_object_key *out);
+
+/** Copies the keys of positions start .. start+count-1 to `out` (one call
+ *  instead of one per object, for bindings). COFFER_ERR_INVALID_ARGUMENT if
+ *  the range does not fit. */
+COFFER_API coffer_status coffer_results_copy_keys(coffer_results *results, uint64_t start, size_t count,
+                                                  coffer_object_key *out);
+
+/** Opens the object at position `index`, as coffer_object_get() does (the
+ *  caller releases it). COFFER_ERR_NOT_FOUND if it was deleted after the
+ *  results were computed. */
+COFFER_API coffer_status coffer_results_get(coffer_results *results, uint64_t index, coffer_object **out);
+
+/** Aggregates for coffer_results_aggregate(). */
+enum {
+    COFFER_AGGREGATE_MIN = 0,
+    COFFER_AGGREGATE_MAX = 1,
+    COFFER_AGGREGATE_SUM = 2,
+    COFFER_AGGREGATE_AVG = 3
+};
+
+/** The minimum, maximum, sum or average of property `prop` over the
+ *  objects, ignoring nulls (and, for a mixed property, values that are not
+ *  numbers). Minimum and maximum apply to numbers and dates and give a value
+ *  of the property's type; the sum of ints is an int, of floats and doubles
+ *  a double, of decimals a decimal (added as doubles); the average is a
+ *  double (a decimal for decimals). With no values: the sum is 0 and the
+ *  others are null. Errors: COFFER_ERR_INVALID_ARGUMENT (bad id or
+ *  aggregate); COFFER_ERR_TYPE naming the property if it does not hold
+ *  numbers (or dates, for minimum and maximum). */
+COFFER_API coffer_status coffer_results_aggregate(coffer_results *results, coffer_property_id prop, int aggregate,
+                                                  coffer_value *out);
+
+/** Deletes every object of the results, with what deleting each implies
+ *  (coffer_object_delete()). Needs a write transaction
+ *  (COFFER_ERR_NOT_IN_WRITE). The results keep their keys; their objects
+ *  read as deleted. */
+COFFER_API coffer_status coffer_results_delete_all(coffer_results *results);
+
+/** Frees results. NULL is a no-op. */
+COFFER_API void coffer_results_free(coffer_results *results);
 
 #ifdef __cplusplus
 }

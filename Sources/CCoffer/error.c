@@ -42,6 +42,7 @@ COFFER_API const char *coffer_strerror(coffer_status status)
     case COFFER_ERR_LIMIT: return "limit reached";
     case COFFER_ERR_BUSY: return "file is busy";
     case COFFER_ERR_INTERNAL: return "internal error";
+    case COFFER_ERR_QUERY: return "invalid query";
     }
     return "unknown status";
 }

@@ -19,6 +19,8 @@
 #define CF_OBJ_MAGIC 0xC0FF0B01u
 #define CF_ITER_MAGIC 0xC0FF1701u
 #define CF_COLL_MAGIC 0xC0FFC011u
+#define CF_QUERY_MAGIC 0xC0FF9E01u
+#define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
 #define CF_FORMAT_VERSION 1u
@@ -62,6 +64,7 @@ struct coffer_txn {
     struct coffer_object *objects;      /* every handle of this transaction */
     struct coffer_object *free_objects; /* released ones, for reuse */
     struct coffer_iter *iters;
+    struct coffer_results *results; /* computed in this transaction; detached at its end */
     struct cf_coll *colls;      /* every collection handle of this transaction */
     struct cf_coll *free_colls; /* released ones, for reuse */
     uint64_t next_collection;   /* collection-id counter, loaded on first use */
@@ -145,6 +148,21 @@ typedef struct cf_coll {
     struct cf_coll *next;
     struct cf_coll *next_free;
 } cf_coll;
+
+/* A query result: the keys of the matching objects, computed in `txn`, and
+ * the queries that produced them, so that it can be recomputed. */
+struct coffer_results {
+    uint32_t magic;
+    struct coffer_txn *txn; /* NULL once the transaction is freed */
+    coffer_class_id cls;
+    uint64_t *keys;
+    size_t count;
+    struct cf_bquery **chain; /* applied in order to the base */
+    size_t nchain;
+    uint64_t *base;           /* the base: these keys, or (NULL) the whole class */
+    size_t nbase;
+    struct coffer_results *prev_in_txn, *next_in_txn;
+};
 
 struct coffer_list { cf_coll c; };
 struct coffer_set { cf_coll c; };

@@ -398,6 +398,13 @@ COFFER_API int coffer_txn_is_active(const coffer_txn *txn)
 void cf_txn_free_handles(coffer_txn *txn)
 {
     free_iters(txn);
+    /* Results outlive their transaction, unusable but safe to free. */
+    for (struct coffer_results *r = txn->results, *next; r; r = next) {
+        next = r->next_in_txn;
+        r->txn = NULL;
+        r->prev_in_txn = r->next_in_txn = NULL;
+    }
+    txn->results = NULL;
     for (coffer_object *o = txn->objects, *next; o; o = next) {
         next = o->next;
         o->magic = CF_DEAD_MAGIC;

@@ -1,0 +1,365 @@
+/* plan — chooses how to find the objects a predicate matches: through the
+ * primary-key or a secondary index for ==, IN (and, in plain files, ranges
+ * and BEGINSWITH, whose index keys keep the values' order), picking the
+ * conjunct whose index gives the fewest candidates; otherwise a scan. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "index.h"
+#include "query/engine.h"
+#include "query/plan.h"
+#include "txn.h"
+
+typedef coffer_status status;
+
+static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory"); }
+
+coffer_status cf_keylist_push(cf_keylist *keys, uint64_t key)
+{
+    if (keys->n == keys->cap) {
+        size_t cap = keys->cap ? keys->cap * 2 : 64;
+        uint64_t *k = realloc(keys->k, cap * sizeof *k);
+        if (!k)
+            return no_memory();
+        keys->k = k;
+        keys->cap = cap;
+    }
+    keys->k[keys->n++] = key;
+    return COFFER_OK;
+}
+
+static int key_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void sort_unique(cf_keylist *keys)
+{
+    if (keys->n < 2)
+        return;
+    qsort(keys->k, keys->n, sizeof *keys->k, key_order);
+    size_t w = 1;
+    for (size_t i = 1; i < keys->n; i++)
+        if (keys->k[i] != keys->k[w - 1])
+            keys->k[w++] = keys->k[i];
+    keys->n = w;
+}
+
+/* ---- index walks --------------------------------------------------------- */
+
+/* What one conjunct asks of an index: entries whose value part equals one of
+ * `prefixes` (exact) or starts with it, or lies between two bounds. */
+typedef struct index_walk {
+    coffer_property_id prop;
+    int range;                 /* else: prefixes */
+    int starts_with;           /* prefixes match as prefixes of the value */
+    size_t nprefixes;
+    uint8_t (*prefixes)[CF_INDEX_PREFIX_MAX];
+    size_t *lens;
+    uint8_t lo[CF_INDEX_PREFIX_MAX], hi[CF_INDEX_PREFIX_MAX];
+    size_t lolen, hilen;
+    int has_lo, has_hi, lo_incl, hi_incl;
+    int recheck;               /* hashed keys: the conjunct must be evaluated too */
+} index_walk;
+
+static void walk_free(index_walk *w)
+{
+    free(w->prefixes);
+    free(w->lens);
+}
+
+static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    int c = memcmp(a, b, n);
+    if (c)
+        return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* Walks entries from `start` while `keep` says so, counting (and collecting
+ * into `keys` when not NULL) until more than `limit`. */
+static status walk_prefix(MDB_cursor *cur, const uint8_t *p, size_t plen, int exact, cf_keylist *keys, size_t limit,
+                          size_t *count)
+{
+    MDB_val k = {plen, (void *)p}, v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0) {
+        if (k.mv_size < plen + 8 || memcmp(k.mv_data, p, plen) != 0)
+            break;
+        if (!exact || k.mv_size == plen + 8) {
+            if (++*count > limit)
+                return COFFER_OK;
+            if (keys && cf_keylist_push(keys, cf_get_be64((const uint8_t *)k.mv_data + k.mv_size - 8)) != COFFER_OK)
+                return COFFER_ERR_NO_MEMORY;
+        }
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : cf_error_mdb(rc, "query: cannot read an index");
+}
+
+static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *column, cf_keylist *keys, size_t limit,
+                         size_t *count)
+{
+    /* Non-null values of the column start with column || 1. */
+    uint8_t nonnull[3] = {column[0], column[1], 1};
+    MDB_val k = w->has_lo ? (MDB_val){w->lolen, (void *)w->lo} : (MDB_val){3, nonnull}, v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0) {
+        const uint8_t *e = k.mv_data;
+        if (k.mv_size < 3 + 8 || memcmp(e, nonnull, 3) != 0)
+            break;
+        size_t vlen = k.mv_size - 8;
+        if (w->has_hi) {
+            int c = bytes_cmp(e, vlen, w->hi, w->hilen);
+            if (c > 0 || (c == 0 && !w->hi_incl))
+                break;
+        }
+        if (!w->has_lo || w->lo_incl || bytes_cmp(e, vlen, w->lo, w->lolen) != 0) {
+            if (++*count > limit)
+                return COFFER_OK;
+            if (keys && cf_keylist_push(keys, cf_get_be64(e + vlen)) != COFFER_OK)
+                return COFFER_ERR_NO_MEMORY;
+        }
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : cf_error_mdb(rc, "query: cannot read an index");
+}
+
+static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf_keylist *keys, size_t limit, size_t *count)
+{
+    MDB_cursor *cur;
+    status st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    *count = 0;
+    if (w->range) {
+        uint8_t column[2];
+        cf_put_be16(column, txn->db->schema->classes[cls].props[w->prop].column);
+        return walk_range(cur, w, column, keys, limit, count);
+    }
+    for (size_t i = 0; i < w->nprefixes && st == COFFER_OK && *count <= limit; i++)
+        st = walk_prefix(cur, w->prefixes[i], w->lens[i], !w->starts_with, keys, limit, count);
+    return st;
+}
+
+/* ---- which conjuncts an index can answer --------------------------------- */
+
+static int exact_type(const cf_prop *p, const coffer_value *v)
+{
+    return v->type == p->type || (v->type == COFFER_TYPE_NULL && cf_prop_optional(p));
+}
+
+/* Fills `w` if conjunct `p` can be answered by an index; 0 otherwise. */
+static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, index_walk *w)
+{
+    memset(w, 0, sizeof *w);
+    if (p->kind != CF_BP_COMPARE || p->left.kind != CF_BO_PATH || p->left.var >= 0 || p->left.nsteps != 1 ||
+        p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0)
+        return 0;
+    const cf_bstep *s = &p->left.steps[0];
+    const cf_class *c = &txn->db->schema->classes[bq->cls];
+    if (s->kind != CF_BS_PROPERTY || s->cls != bq->cls)
+        return 0;
+    const cf_prop *prop = &c->props[s->prop];
+    if (!cf_prop_indexed(prop) || cf_prop_is_collection(prop) || prop->type == COFFER_TYPE_MIXED)
+        return 0;
+    for (size_t i = 0; i < p->right.nconsts; i++)
+        if (!exact_type(prop, &p->right.consts[i]))
+            return 0;
+    int plain = txn->db->keys == NULL;
+    w->prop = s->prop;
+    if (p->op == CF_QC_EQ && !p->modifiers) {
+        w->nprefixes = p->right.nconsts;
+        w->prefixes = malloc(w->nprefixes * sizeof *w->prefixes);
+        w->lens = malloc(w->nprefixes * sizeof *w->lens);
+        if (!w->prefixes || !w->lens) {
+            walk_free(w);
+            return 0;
+        }
+        for (size_t i = 0; i < w->nprefixes; i++) {
+            int hashed = 0;
+            w->lens[i] = cf_index_prefix(txn->db, c, prop, &p->right.consts[i], w->prefixes[i], &hashed);
+            w->recheck |= hashed;
+        }
+        return 1;
+    }
+    if (!plain || p->modifiers)
+        return 0;
+    if (p->op == CF_QC_BEGINSWITH && prop->type == COFFER_TYPE_STRING &&
+        p->right.consts[0].u.string.size <= CF_INDEX_STRING_PREFIX) {
+        const coffer_value *needle = &p->right.consts[0];
+        w->nprefixes = 1;
+        w->starts_with = 1;
+        w->prefixes = malloc(sizeof *w->prefixes);
+        w->lens = malloc(sizeof *w->lens);
+        if (!w->prefixes || !w->lens) {
+            walk_free(w);
+            return 0;
+        }
+        cf_put_be16(w->prefixes[0], prop->column);
+        w->prefixes[0][2] = 1;
+        if (needle->u.string.size)
+            memcpy(w->prefixes[0] + 3, needle->u.string.data, needle->u.string.size);
+        w->lens[0] = 3 + needle->u.string.size;
+        return 1;
+    }
+    int ordered = prop->type == COFFER_TYPE_INT || prop->type == COFFER_TYPE_DATE || prop->type == COFFER_TYPE_BOOL;
+    if (!ordered || p->right.consts[0].type == COFFER_TYPE_NULL)
+        return 0;
+    int hashed;
+    w->range = 1;
+    switch (p->op) {
+    case CF_QC_GT:
+    case CF_QC_GE:
+        w->has_lo = 1;
+        w->lo_incl = p->op == CF_QC_GE;
+        w->lolen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->lo, &hashed);
+        return 1;
+    case CF_QC_LT:
+    case CF_QC_LE:
+        w->has_hi = 1;
+        w->hi_incl = p->op == CF_QC_LE;
+        w->hilen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->hi, &hashed);
+        return 1;
+    case CF_QC_BETWEEN:
+        w->has_lo = w->has_hi = w->lo_incl = w->hi_incl = 1;
+        w->lolen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->lo, &hashed);
+        w->hilen = cf_index_prefix(txn->db, c, prop, &p->right.consts[1], w->hi, &hashed);
+        return 1;
+    default: return 0;
+    }
+}
+
+/* ---- selecting ----------------------------------------------------------- */
+
+static status all_keys(coffer_txn *txn, coffer_class_id cls, cf_keylist *out)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[cls], &cur);
+    if (rc != 0)
+        return cf_error_mdb(rc, "query: cannot read a class");
+    MDB_val k, v;
+    status st = COFFER_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && st == COFFER_OK;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8) {
+            st = cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes",
+                          txn->db->schema->classes[cls].name, k.mv_size);
+            break;
+        }
+        st = cf_keylist_push(out, cf_get_be64(k.mv_data));
+    }
+    mdb_cursor_close(cur);
+    if (st == COFFER_OK && rc != 0 && rc != MDB_NOTFOUND)
+        st = cf_error_mdb(rc, "query: cannot read a class");
+    return st;
+}
+
+static status scan(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, cf_keylist *out)
+{
+    coffer_iter *it;
+    status st = coffer_class_iterate(txn, bq->cls, &it);
+    if (st != COFFER_OK)
+        return st;
+    coffer_object *obj;
+    while ((st = coffer_iter_next(it, &obj)) == COFFER_OK) {
+        int m = cf_qrun_matches(run, obj);
+        if (m < 0) {
+            st = coffer_last_status();
+            break;
+        }
+        if (m && (st = cf_keylist_push(out, obj->key)) != COFFER_OK)
+            break;
+    }
+    coffer_iter_free(it);
+    return st == COFFER_DONE ? COFFER_OK : st;
+}
+
+/* Keeps the keys of `in` whose object matches every conjunct but `skip`. */
+static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
+                          size_t skip, const uint64_t *in, size_t nin, cf_keylist *out)
+{
+    for (size_t i = 0; i < nin; i++) {
+        coffer_object *obj;
+        status st = coffer_object_get(txn, bq->cls, in[i], &obj);
+        if (st == COFFER_ERR_NOT_FOUND) {
+            coffer_clear_error(); /* deleted since: not a match */
+            continue;
+        }
+        if (st != COFFER_OK)
+            return st;
+        int m = 1;
+        for (size_t c = 0; c < n && m == 1; c++)
+            if (c != skip)
+                m = cf_qrun_eval(run, conj[c], obj);
+        coffer_object_release(obj);
+        if (m < 0)
+            return coffer_last_status();
+        if (m && (st = cf_keylist_push(out, in[i])) != COFFER_OK)
+            return st;
+    }
+    return COFFER_OK;
+}
+
+coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
+                              cf_keylist *out)
+{
+    const cf_bpred *where = bq->where;
+    const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
+    size_t n = where->kind == CF_BP_AND ? where->count : 1;
+    cf_qrun *run;
+    status st = cf_qrun_new(txn, bq, &run);
+    if (st != COFFER_OK)
+        return st;
+    if (within) {
+        st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
+        cf_qrun_free(run);
+        return st;
+    }
+    if (where->kind == CF_BP_TRUE) {
+        cf_qrun_free(run);
+        return all_keys(txn, bq->cls, out);
+    }
+    /* The conjunct whose index yields the fewest candidates. */
+    size_t best = SIZE_MAX, best_count = SIZE_MAX;
+    index_walk best_walk;
+    memset(&best_walk, 0, sizeof best_walk);
+    for (size_t i = 0; i < n && st == COFFER_OK; i++) {
+        index_walk w;
+        if (!indexable(txn, bq, conj[i], &w))
+            continue;
+        size_t count;
+        st = walk(txn, bq->cls, &w, NULL, best_count, &count);
+        if (st == COFFER_OK && count < best_count) {
+            walk_free(&best_walk);
+            best_walk = w;
+            best = i;
+            best_count = count;
+        } else {
+            walk_free(&w);
+        }
+    }
+    if (st == COFFER_OK && best == SIZE_MAX) {
+        st = scan(txn, run, bq, out);
+    } else if (st == COFFER_OK) {
+        cf_keylist cand = {0};
+        size_t count;
+        st = walk(txn, bq->cls, &best_walk, &cand, SIZE_MAX, &count);
+        sort_unique(&cand);
+        size_t skip = best_walk.recheck ? SIZE_MAX : best;
+        if (st == COFFER_OK && n == 1 && skip == best) {
+            free(out->k);
+            *out = cand; /* the index answers it all */
+            cand.k = NULL;
+        } else if (st == COFFER_OK) {
+            st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
+        }
+        free(cand.k);
+    }
+    walk_free(&best_walk);
+    cf_qrun_free(run);
+    return st;
+}

@@ -1,0 +1,27 @@
+/* plan — finding the objects a bound query matches (plan.c) and putting them
+ * in the order its SORT, DISTINCT and LIMIT ask for (post.c). */
+#ifndef COFFER_QUERY_PLAN_H
+#define COFFER_QUERY_PLAN_H
+
+#include "query/engine.h"
+
+/* A growing array of object keys. */
+typedef struct cf_keylist {
+    uint64_t *k;
+    size_t n, cap;
+} cf_keylist;
+
+coffer_status cf_keylist_push(cf_keylist *keys, uint64_t key);
+
+/* Appends to `out` the keys of the objects of the query's class that match
+ * its predicate, in key order: from the whole class (through an index when
+ * one answers a conjunct), or, when `within` is not NULL, from those
+ * `nwithin` keys in their order. SORT/DISTINCT/LIMIT are not applied. */
+coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
+                              cf_keylist *out);
+
+/* Applies the query's SORT, DISTINCT and LIMIT, in the order written, to
+ * `keys` in place. */
+coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_keylist *keys);
+
+#endif
