@@ -132,50 +132,59 @@ static int append_transformed(units *out, const uint8_t *s, size_t len, utf8proc
     return 0;
 }
 
-/* `len` bytes as transformed units: each maximal well-formed run through
- * utf8proc (runs of ASCII alone are folded here), each other byte kept as
- * its own unit. Returns 0, or -1 with the last error set. */
+/* Appends one unit, growing when needed; false when out of memory. */
+static bool append_unit(units *out, int32_t unit)
+{
+    if (out->len == out->cap && !units_reserve(out, out->len + 1))
+        return false;
+    out->data[out->len++] = unit;
+    return true;
+}
+
+/* `len` bytes as transformed units; each byte that begins no well-formed
+ * sequence is kept as its own unit. Only stretches of non-ASCII characters,
+ * with the ASCII character before them (marks compose with it), go through
+ * utf8proc: any other ASCII character is alone, since ASCII neither
+ * decomposes nor is ever the second half of a composition, and marks are
+ * never reordered across it. Returns 0, or -1 with the last error set. */
 static int transform(units *out, const uint8_t *s, size_t len, utf8proc_option_t options)
 {
     out->len = 0;
     if (!units_reserve(out, len + 8))
-        return cf_error(COFFER_ERR_NO_MEMORY, "text: out of memory folding %zu bytes", len), -1;
+        goto no_memory;
     bool fold = (options & UTF8PROC_CASEFOLD) != 0;
     size_t pos = 0;
     while (pos < len) {
-        size_t end = pos;
-        bool ascii = true;
+        /* ASCII that no mark follows. */
+        while (pos < len && s[pos] < 0x80 && (pos + 1 == len || s[pos + 1] < 0x80)) {
+            int32_t c = s[pos++];
+            if (out->len == out->cap && !units_reserve(out, out->len + (len - pos) + 1))
+                goto no_memory;
+            out->data[out->len++] = fold && c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+        }
+        if (pos == len)
+            break;
+        size_t end = pos + (s[pos] < 0x80);
         int32_t cp;
         size_t step;
-        while (end < len) {
-            if (s[end] < 0x80) {
-                end++;
-            } else if ((step = sequence_length(s + end, len - end, &cp)) != 0) {
-                end += step;
-                ascii = false;
-            } else {
-                break;
-            }
-        }
-        if (ascii) {
-            if (!units_reserve(out, out->len + (end - pos) + 1))
-                return cf_error(COFFER_ERR_NO_MEMORY, "text: out of memory folding %zu bytes", len), -1;
-            for (size_t i = pos; i < end; i++) {
-                int32_t c = s[i];
-                out->data[out->len++] = fold && c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-            }
-        } else if (append_transformed(out, s + pos, end - pos, options) != 0) {
+        while (end < len && s[end] >= 0x80 && (step = sequence_length(s + end, len - end, &cp)) != 0)
+            end += step;
+        if (end - pos == 1 && s[pos] < 0x80) { /* before a byte that is not well-formed */
+            if (!append_unit(out, fold && s[pos] >= 'A' && s[pos] <= 'Z' ? s[pos] + ('a' - 'A') : s[pos]))
+                goto no_memory;
+        } else if (end > pos && append_transformed(out, s + pos, end - pos, options) != 0) {
             return -1;
         }
-        if (end < len) {
-            if (!units_reserve(out, out->len + 1))
-                return cf_error(COFFER_ERR_NO_MEMORY, "text: out of memory folding %zu bytes", len), -1;
-            out->data[out->len++] = INVALID_UNIT(s[end]);
+        if (end < len && s[end] >= 0x80) { /* not well-formed */
+            if (!append_unit(out, INVALID_UNIT(s[end])))
+                goto no_memory;
             end++;
         }
         pos = end;
     }
     return 0;
+no_memory:
+    return cf_error(COFFER_ERR_NO_MEMORY, "text: out of memory folding %zu bytes", len), -1;
 }
 
 /* ---- matching ------------------------------------------------------------ */
