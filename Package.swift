@@ -21,11 +21,17 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        .systemLibrary(
+            name: "CUTF8Proc",
+            path: "Sources/CUTF8Proc",
+            pkgConfig: "libutf8proc",
+            providers: [.apt(["libutf8proc-dev"])]
+        ),
         // Rooted at the package so that include/coffer.h is the public header;
         // `sources` keeps SwiftPM from compiling anything but the core.
         .target(
             name: "CCoffer",
-            dependencies: ["CLMDB", "CSodium"],
+            dependencies: ["CLMDB", "CSodium", "CUTF8Proc"],
             path: ".",
             sources: ["Sources/CCoffer"],
             publicHeadersPath: "include",
@@ -39,6 +45,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("lmdb"),
                 .linkedLibrary("sodium"),
+                .linkedLibrary("utf8proc"),
                 .linkedLibrary("pthread", .when(platforms: [.linux])),
             ]
         ),
