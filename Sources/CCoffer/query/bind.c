@@ -809,6 +809,14 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
         return st;
     if (!rc && (st = bind_operand(b, re, &p->right)) != COFFER_OK)
         return st;
+    /* An operator that does not apply is the error to report, before any
+     * constant fails to convert to the property's type. */
+    for (int side = 0; side < 2 && is_text_op(p->op); side++) {
+        const cf_boperand *o = side ? &p->right : &p->left;
+        if ((side ? !rc : !lc) && !is_bytes(o->type) && o->type != COFFER_TYPE_MIXED)
+            return cf_error(COFFER_ERR_QUERY, "query: %s needs strings or binary data, but %s is %s", op_name(p->op),
+                            o->label, type_label(o->type, 1, b, o->link_cls));
+    }
     if (lc)
         st = bind_consts(b, le, &p->right, &p->left);
     if (rc)

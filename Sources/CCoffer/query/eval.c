@@ -673,12 +673,15 @@ static int matches_any(cf_qrun *run, const cf_bpred *p, const coffer_value *v, c
 
 static int eval_compare(cf_qrun *run, const cf_bpred *p)
 {
-    cf_qvals *lv = get_vals(run), *rv = get_vals(run);
+    cf_qvals *lv = get_vals(run);
+    cf_qvals *rv = lv ? get_vals(run) : NULL;
     cf_qvals lconst, rconst;
     int result = -1;
-    if (!lv || !rv) {
+    if (!rv) {
+        if (lv)
+            put_vals(run);
         no_memory();
-        goto done;
+        return -1;
     }
     const cf_boperand *l = &p->left, *r = &p->right;
     if (l->kind == CF_BO_CONST) {

@@ -193,7 +193,8 @@ static status compute(coffer_results *r)
         keys.k = malloc((r->nbase ? r->nbase : 1) * sizeof *keys.k);
         if (!keys.k)
             return no_memory();
-        memcpy(keys.k, r->base, r->nbase * sizeof *keys.k);
+        if (r->nbase)
+            memcpy(keys.k, r->base, r->nbase * sizeof *keys.k);
         keys.n = keys.cap = r->nbase;
     } else {
         cf_bquery all = {0};
@@ -314,7 +315,8 @@ COFFER_API coffer_status coffer_results_filter(coffer_results *r, const coffer_q
     cf_bquery **chain = malloc((r->nchain + 1) * sizeof *chain);
     if (!chain)
         return no_memory();
-    memcpy(chain, r->chain, r->nchain * sizeof *chain);
+    if (r->nchain)
+        memcpy(chain, r->chain, r->nchain * sizeof *chain);
     chain[r->nchain] = q->bq;
     st = results_new(r->txn, r->cls, chain, r->nchain + 1, &f);
     free(chain);
@@ -329,7 +331,8 @@ COFFER_API coffer_status coffer_results_filter(coffer_results *r, const coffer_q
         coffer_results_free(f);
         return no_memory();
     }
-    memcpy(keys.k, r->keys, r->count * sizeof *keys.k);
+    if (r->count)
+        memcpy(keys.k, r->keys, r->count * sizeof *keys.k);
     keys.n = keys.cap = r->count;
     st = compute_step(r->txn, q->bq, &keys);
     if (st != COFFER_OK) {
