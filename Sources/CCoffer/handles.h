@@ -159,6 +159,7 @@ struct coffer_results {
     size_t count;
     struct cf_bquery **chain; /* applied in order to the base */
     size_t nchain;
+    struct cf_bquery *first[1]; /* `chain` when it has one query */
     uint64_t *base;           /* the base: these keys, or (NULL) the whole class */
     size_t nbase;
     struct coffer_results *prev_in_txn, *next_in_txn;

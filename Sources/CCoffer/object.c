@@ -40,7 +40,7 @@ static const cf_class *class_of(const coffer_txn *txn, coffer_class_id cls) { re
 
 /* ---- values -------------------------------------------------------------- */
 
-static coffer_value default_value(coffer_type t)
+coffer_value cf_value_default(coffer_type t)
 {
     coffer_value v;
     memset(&v, 0, sizeof v);
@@ -232,7 +232,7 @@ static coffer_status obj_read_raw(coffer_object *obj, const cf_prop *p, coffer_v
         return cf_error_prefix("object %" PRIu64 " of class '%s', property '%s'", obj->key,
                                class_of(obj->txn, obj->cls)->name, p->name);
     if (out->type == COFFER_TYPE_NULL && !cf_prop_optional(p) && !is_graph_prop(p))
-        *out = default_value(p->type);
+        *out = cf_value_default(p->type);
     return COFFER_OK;
 }
 
@@ -668,7 +668,7 @@ static coffer_status create_object(coffer_txn *txn, coffer_class_id cls, const c
     for (size_t i = 0; i < c->nprops; i++)
         s.v[c->props[i].column] = cf_prop_optional(&c->props[i]) || is_graph_prop(&c->props[i])
                                       ? (coffer_value){.type = COFFER_TYPE_NULL}
-                                      : default_value(c->props[i].type);
+                                      : cf_value_default(c->props[i].type);
     for (size_t i = 0; i < count; i++) {
         const cf_prop *p = &c->props[fields[i].property];
         s.v[p->column] = is_graph_prop(p) ? g.stored[i] : fields[i].value;

@@ -14,4 +14,8 @@ coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer
  * and collections. `target_table` is a link's target table. */
 coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table);
 
+/* What a required scalar property reads as when its column is null (a
+ * column added by a schema change): false, 0, "", empty bytes, 0E+0... */
+coffer_value cf_value_default(coffer_type t);
+
 #endif

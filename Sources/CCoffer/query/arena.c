@@ -14,11 +14,20 @@ typedef struct chunk {
 
 struct cf_qarena {
     chunk *head;
+    chunk first; /* the first chunk lives in the arena's own allocation */
 };
 
 cf_qarena *cf_qarena_new(void)
 {
-    return calloc(1, sizeof(cf_qarena));
+    /* One allocation for the arena and its first chunk: most queries fit. */
+    cf_qarena *arena = malloc(sizeof(cf_qarena) + CHUNK_SIZE);
+    if (!arena)
+        return NULL;
+    arena->first.next = NULL;
+    arena->first.used = 0;
+    arena->first.size = CHUNK_SIZE;
+    arena->head = &arena->first;
+    return arena;
 }
 
 void cf_qarena_free(cf_qarena *arena)
@@ -27,7 +36,8 @@ void cf_qarena_free(cf_qarena *arena)
         return;
     for (chunk *c = arena->head, *next; c; c = next) {
         next = c->next;
-        free(c);
+        if (c != &arena->first)
+            free(c);
     }
     free(arena);
 }

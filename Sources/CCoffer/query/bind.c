@@ -2,6 +2,7 @@
  * resolves key paths to steps over properties, checks that what is compared
  * can be compared, and converts literals and arguments to the type of the
  * property they meet. Every error is COFFER_ERR_QUERY naming the culprit. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,8 @@ typedef struct binder {
     const coffer_value *args;
     size_t nargs;
     int npatterns;
-    variable vars[CF_QUERY_MAX_DEPTH];
     int nvars, max_var;
+    variable vars[CF_QUERY_MAX_DEPTH]; /* last: not cleared up front */
 } binder;
 
 static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory"); }
@@ -833,6 +834,7 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
     int text = is_text_op(p->op) || (p->modifiers && (p->op == CF_QC_EQ || p->op == CF_QC_NE));
     if (text && p->right.kind == CF_BO_CONST && p->right.nconsts == 1 && is_bytes(p->right.consts[0].type))
         p->pattern = b->npatterns++;
+    p->simple = cf_bpred_is_simple(p, b->cls);
     return COFFER_OK;
 }
 
@@ -913,13 +915,12 @@ coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, con
                             cf_bquery **out)
 {
     *out = NULL;
-    binder *b = calloc(1, sizeof *b);
-    cf_bquery *bq = calloc(1, sizeof *bq);
-    if (!b || !bq) {
-        free(b);
-        free(bq);
+    binder bind;
+    binder *b = &bind;
+    memset(b, 0, offsetof(binder, vars)); /* vars are set as SUBQUERYs declare them */
+    cf_bquery *bq = cf_qarena_alloc(q->arena, sizeof *bq);
+    if (!bq)
         return no_memory();
-    }
     b->db = db;
     b->schema = db->schema;
     b->arena = q->arena;
@@ -929,20 +930,15 @@ coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, con
     status st = bind_pred(b, q->where, &bq->where);
     if (st == COFFER_OK)
         st = bind_post(b, q, bq);
-    if (st == COFFER_OK)
-        st = cf_query_print(q, &bq->text);
-    if (st != COFFER_OK) {
-        free(b);
-        free(bq);
+    if (st != COFFER_OK)
         return st;
-    }
     bq->arena = q->arena;
+    bq->parsed = q;
     bq->db = db;
     bq->cls = cls;
     bq->npatterns = b->npatterns;
     bq->max_var = b->max_var;
     bq->refs = 1;
-    free(b);
     *out = bq;
     return COFFER_OK;
 }
@@ -953,7 +949,6 @@ void cf_bquery_free(cf_bquery *bq)
 {
     if (!bq || __atomic_sub_fetch(&bq->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    cf_qarena_free(bq->arena);
     free(bq->text);
-    free(bq);
+    cf_qarena_free(bq->arena); /* which holds bq */
 }

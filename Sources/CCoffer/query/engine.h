@@ -99,7 +99,12 @@ struct cf_bpred {
     unsigned modifiers;
     cf_boperand left, right;
     int pattern;                  /* slot of a precompiled text pattern, or -1 */
+    int simple;                   /* one property of the object against constants */
 };
+
+/* Whether a comparison is one property of an object of class `cls` (not a
+ * link or mixed) against constants, which the evaluator reads directly. */
+int cf_bpred_is_simple(const cf_bpred *p, coffer_class_id cls);
 
 /* ---- a bound query ------------------------------------------------------- */
 
@@ -125,7 +130,8 @@ typedef struct cf_bquery {
     size_t npost;
     int npatterns;   /* text pattern slots used by `where` */
     int max_var;     /* deepest SUBQUERY variable + 1 */
-    char *text;      /* canonical text (malloc'ed, not in the arena) */
+    const cf_query *parsed; /* the syntax tree, in the arena */
+    char *text;      /* canonical text, made on first request (malloc'ed) */
     int refs;        /* results that may rerun it hold a reference */
 } cf_bquery;
 
@@ -156,6 +162,8 @@ void cf_qrun_free(cf_qrun *run);
 /* Evaluates the query's predicate on `obj`: 1, 0, or -1 on error (with the
  * last error set). */
 int cf_qrun_matches(cf_qrun *run, coffer_object *obj);
+/* A simple comparison (cf_bpred_is_simple) of the property's `value`. */
+int cf_qrun_compare_value(cf_qrun *run, const cf_bpred *p, const coffer_value *value);
 /* The same for one predicate of the query (a conjunct). */
 int cf_qrun_eval(cf_qrun *run, const cf_bpred *p, coffer_object *obj);
 

@@ -85,17 +85,15 @@ static status keep_bytes(cf_qrun *run, coffer_value *v)
 
 coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qrun **out)
 {
-    cf_qrun *run = calloc(1, sizeof *run);
+    /* One block: the run, its pattern slots and its variables. */
+    size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1;
+    cf_qrun *run = calloc(1, sizeof *run + npat * sizeof *run->patterns + nvar * sizeof *run->vars);
     if (!run)
         return no_memory();
     run->txn = txn;
     run->bq = bq;
-    run->patterns = calloc((size_t)bq->npatterns + 1, sizeof *run->patterns);
-    run->vars = calloc((size_t)bq->max_var + 1, sizeof *run->vars);
-    if (!run->patterns || !run->vars) {
-        cf_qrun_free(run);
-        return no_memory();
-    }
+    run->vars = (coffer_value *)(run + 1);
+    run->patterns = (cf_text_pattern **)(run->vars + nvar);
     *out = run;
     return COFFER_OK;
 }
@@ -105,16 +103,13 @@ void cf_qrun_free(cf_qrun *run)
     if (!run)
         return;
     cf_qrun_release(run);
-    if (run->patterns)
-        for (int i = 0; i < run->bq->npatterns; i++)
-            cf_text_pattern_free(run->patterns[i]);
+    for (int i = 0; i < run->bq->npatterns; i++)
+        cf_text_pattern_free(run->patterns[i]);
     for (size_t i = 0; i < run->npool; i++) {
         free(run->pool[i]->v);
         free(run->pool[i]);
     }
     free(run->pool);
-    free(run->patterns);
-    free(run->vars);
     free(run->open);
     free(run);
 }
@@ -671,8 +666,41 @@ static int matches_any(cf_qrun *run, const cf_bpred *p, const coffer_value *v, c
     return 0;
 }
 
+/* The common case: one property of the object against constants. No value
+ * lists and no handles: the value is read straight from the record. */
+static int simple_compare(cf_qrun *run, const cf_bpred *p)
+{
+    coffer_value v;
+    if (coffer_object_get_value(run->root, p->left.steps[0].prop, &v) != COFFER_OK)
+        return -1;
+    return cf_qrun_compare_value(run, p, &v);
+}
+
+int cf_qrun_compare_value(cf_qrun *run, const cf_bpred *p, const coffer_value *value)
+{
+    const coffer_value v = *value;
+    for (size_t i = 0; i < p->right.nconsts; i++) {
+        int m = compare_one(run, p, &v, &p->right.consts[i]);
+        if (m != 0)
+            return m;
+        if (p->op == CF_QC_BETWEEN)
+            break;
+    }
+    return 0;
+}
+
+int cf_bpred_is_simple(const cf_bpred *p, coffer_class_id cls)
+{
+    return p->kind == CF_BP_COMPARE && p->left.kind == CF_BO_PATH && p->left.var < 0 && p->left.nsteps == 1 &&
+           p->left.steps[0].kind == CF_BS_PROPERTY && p->left.steps[0].cls == cls && p->left.type != COFFER_TYPE_LINK &&
+           p->left.type != COFFER_TYPE_MIXED && !p->left.type_names && p->right.kind == CF_BO_CONST &&
+           p->right.nconsts > 0;
+}
+
 static int eval_compare(cf_qrun *run, const cf_bpred *p)
 {
+    if (p->simple && run->root)
+        return simple_compare(run, p);
     cf_qvals *lv = get_vals(run);
     cf_qvals *rv = lv ? get_vals(run) : NULL;
     cf_qvals lconst, rconst;

@@ -7,6 +7,8 @@
 
 #include "error.h"
 #include "index.h"
+#include "object.h"
+#include "record.h"
 #include "query/engine.h"
 #include "query/plan.h"
 #include "txn.h"
@@ -49,26 +51,20 @@ static void sort_unique(cf_keylist *keys)
 
 /* ---- index walks --------------------------------------------------------- */
 
-/* What one conjunct asks of an index: entries whose value part equals one of
- * `prefixes` (exact) or starts with it, or lies between two bounds. */
+/* What one conjunct asks of an index: entries whose value part equals one
+ * of the conjunct's constants (or starts with its string), or lies between
+ * two bounds. Prefixes are encoded when walking, so nothing is allocated. */
 typedef struct index_walk {
-    coffer_property_id prop;
-    int range;                 /* else: prefixes */
-    int starts_with;           /* prefixes match as prefixes of the value */
-    size_t nprefixes;
-    uint8_t (*prefixes)[CF_INDEX_PREFIX_MAX];
-    size_t *lens;
+    const cf_bpred *pred;
+    const cf_class *cls;
+    const cf_prop *prop;
+    int range;                 /* else: the constants' prefixes */
+    int starts_with;           /* BEGINSWITH: the string is a prefix of the value */
     uint8_t lo[CF_INDEX_PREFIX_MAX], hi[CF_INDEX_PREFIX_MAX];
     size_t lolen, hilen;
     int has_lo, has_hi, lo_incl, hi_incl;
     int recheck;               /* hashed keys: the conjunct must be evaluated too */
 } index_walk;
-
-static void walk_free(index_walk *w)
-{
-    free(w->prefixes);
-    free(w->lens);
-}
 
 static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
@@ -128,7 +124,8 @@ static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *co
     return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : cf_error_mdb(rc, "query: cannot read an index");
 }
 
-static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf_keylist *keys, size_t limit, size_t *count)
+static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf_keylist *keys, size_t limit,
+                   size_t *count)
 {
     MDB_cursor *cur;
     status st = cf_txn_index_cursor(txn, cls, &cur);
@@ -137,11 +134,23 @@ static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf
     *count = 0;
     if (w->range) {
         uint8_t column[2];
-        cf_put_be16(column, txn->db->schema->classes[cls].props[w->prop].column);
+        cf_put_be16(column, w->prop->column);
         return walk_range(cur, w, column, keys, limit, count);
     }
-    for (size_t i = 0; i < w->nprefixes && st == COFFER_OK && *count <= limit; i++)
-        st = walk_prefix(cur, w->prefixes[i], w->lens[i], !w->starts_with, keys, limit, count);
+    uint8_t prefix[CF_INDEX_PREFIX_MAX];
+    if (w->starts_with) {
+        const coffer_value *needle = &w->pred->right.consts[0];
+        cf_put_be16(prefix, w->prop->column);
+        prefix[2] = 1;
+        if (needle->u.string.size)
+            memcpy(prefix + 3, needle->u.string.data, needle->u.string.size);
+        return walk_prefix(cur, prefix, 3 + needle->u.string.size, 0, keys, limit, count);
+    }
+    for (size_t i = 0; i < w->pred->right.nconsts && st == COFFER_OK && *count <= limit; i++) {
+        int hashed;
+        size_t len = cf_index_prefix(txn->db, w->cls, w->prop, &w->pred->right.consts[i], prefix, &hashed);
+        st = walk_prefix(cur, prefix, len, 1, keys, limit, count);
+    }
     return st;
 }
 
@@ -170,19 +179,15 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
         if (!exact_type(prop, &p->right.consts[i]))
             return 0;
     int plain = txn->db->keys == NULL;
-    w->prop = s->prop;
+    w->pred = p;
+    w->cls = c;
+    w->prop = prop;
     if (p->op == CF_QC_EQ && !p->modifiers) {
-        w->nprefixes = p->right.nconsts;
-        w->prefixes = malloc(w->nprefixes * sizeof *w->prefixes);
-        w->lens = malloc(w->nprefixes * sizeof *w->lens);
-        if (!w->prefixes || !w->lens) {
-            walk_free(w);
-            return 0;
-        }
-        for (size_t i = 0; i < w->nprefixes; i++) {
-            int hashed = 0;
-            w->lens[i] = cf_index_prefix(txn->db, c, prop, &p->right.consts[i], w->prefixes[i], &hashed);
-            w->recheck |= hashed;
+        /* Plain files hash only long strings; encrypted ones every value. */
+        for (size_t i = 0; i < p->right.nconsts; i++) {
+            const coffer_value *v = &p->right.consts[i];
+            if (!plain || (v->type == COFFER_TYPE_STRING && v->u.string.size > CF_INDEX_STRING_PREFIX))
+                w->recheck = 1;
         }
         return 1;
     }
@@ -190,20 +195,7 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
         return 0;
     if (p->op == CF_QC_BEGINSWITH && prop->type == COFFER_TYPE_STRING &&
         p->right.consts[0].u.string.size <= CF_INDEX_STRING_PREFIX) {
-        const coffer_value *needle = &p->right.consts[0];
-        w->nprefixes = 1;
         w->starts_with = 1;
-        w->prefixes = malloc(sizeof *w->prefixes);
-        w->lens = malloc(sizeof *w->lens);
-        if (!w->prefixes || !w->lens) {
-            walk_free(w);
-            return 0;
-        }
-        cf_put_be16(w->prefixes[0], prop->column);
-        w->prefixes[0][2] = 1;
-        if (needle->u.string.size)
-            memcpy(w->prefixes[0] + 3, needle->u.string.data, needle->u.string.size);
-        w->lens[0] = 3 + needle->u.string.size;
         return 1;
     }
     int ordered = prop->type == COFFER_TYPE_INT || prop->type == COFFER_TYPE_DATE || prop->type == COFFER_TYPE_BOOL;
@@ -253,6 +245,64 @@ static status all_keys(coffer_txn *txn, coffer_class_id cls, cf_keylist *out)
         st = cf_keylist_push(out, cf_get_be64(k.mv_data));
     }
     mdb_cursor_close(cur);
+    if (st == COFFER_OK && rc != 0 && rc != MDB_NOTFOUND)
+        st = cf_error_mdb(rc, "query: cannot read a class");
+    return st;
+}
+
+/* A scan for conjunctions of simple comparisons: records are read with a
+ * cursor and their columns compared in place, without object handles. */
+static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
+                          cf_keylist *out)
+{
+    const cf_class *c = &txn->db->schema->classes[bq->cls];
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[bq->cls], &cur);
+    if (rc != 0)
+        return cf_error_mdb(rc, "query: cannot read a class");
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    status st = COFFER_OK;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && st == COFFER_OK;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *data;
+        size_t len;
+        cf_record rec;
+        if (k.mv_size != 8) {
+            st = cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes", c->name, k.mv_size);
+            break;
+        }
+        st = cf_store_open(txn, 2 * c->table, &k, &v, &data, &len, &buf, &cap, "the record");
+        if (st == COFFER_OK)
+            st = cf_record_parse(data, len, &rec);
+        if (st != COFFER_OK) {
+            cf_error_prefix("object %llu of class '%s'", (unsigned long long)cf_get_be64(k.mv_data), c->name);
+            break;
+        }
+        int m = 1;
+        for (size_t i = 0; i < n && m == 1; i++) {
+            const cf_prop *p = &c->props[conj[i]->left.steps[0].prop];
+            coffer_value val;
+            if ((st = cf_record_get(&rec, p->column, p->type, &val)) != COFFER_OK)
+                break;
+            if (val.type == COFFER_TYPE_NULL && !cf_prop_optional(p)) {
+                /* A required column added by a schema change: its default. */
+                val = cf_value_default(p->type);
+            }
+            m = cf_qrun_compare_value(run, conj[i], &val);
+        }
+        if (st != COFFER_OK)
+            break;
+        if (m < 0) {
+            st = coffer_last_status();
+            break;
+        }
+        if (m)
+            st = cf_keylist_push(out, cf_get_be64(k.mv_data));
+    }
+    mdb_cursor_close(cur);
+    free(buf);
     if (st == COFFER_OK && rc != 0 && rc != MDB_NOTFOUND)
         st = cf_error_mdb(rc, "query: cannot read a class");
     return st;
@@ -310,56 +360,65 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     const cf_bpred *where = bq->where;
     const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
     size_t n = where->kind == CF_BP_AND ? where->count : 1;
-    cf_qrun *run;
-    status st = cf_qrun_new(txn, bq, &run);
-    if (st != COFFER_OK)
-        return st;
-    if (within) {
-        st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
-        cf_qrun_free(run);
-        return st;
-    }
-    if (where->kind == CF_BP_TRUE) {
-        cf_qrun_free(run);
+    if (!within && where->kind == CF_BP_TRUE)
         return all_keys(txn, bq->cls, out);
+    cf_qrun *run = NULL;
+    status st;
+    if (within) {
+        st = cf_qrun_new(txn, bq, &run);
+        if (st == COFFER_OK)
+            st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
+        cf_qrun_free(run);
+        return st;
     }
-    /* The conjunct whose index yields the fewest candidates. */
-    size_t best = SIZE_MAX, best_count = SIZE_MAX;
-    index_walk best_walk;
-    memset(&best_walk, 0, sizeof best_walk);
+    /* The conjunct whose index yields the fewest candidates (counting them
+     * is only needed when there is a choice). */
+    size_t best = SIZE_MAX, best_count = SIZE_MAX, nindexable = 0;
+    index_walk best_walk, w;
+    st = COFFER_OK;
+    for (size_t i = 0; i < n; i++)
+        nindexable += indexable(txn, bq, conj[i], &w);
     for (size_t i = 0; i < n && st == COFFER_OK; i++) {
-        index_walk w;
         if (!indexable(txn, bq, conj[i], &w))
             continue;
-        size_t count;
-        st = walk(txn, bq->cls, &w, NULL, best_count, &count);
+        size_t count = 0;
+        if (nindexable > 1)
+            st = walk(txn, bq->cls, &w, NULL, best_count, &count);
         if (st == COFFER_OK && count < best_count) {
-            walk_free(&best_walk);
             best_walk = w;
             best = i;
             best_count = count;
-        } else {
-            walk_free(&w);
         }
     }
-    if (st == COFFER_OK && best == SIZE_MAX) {
-        st = scan(txn, run, bq, out);
-    } else if (st == COFFER_OK) {
-        cf_keylist cand = {0};
-        size_t count;
-        st = walk(txn, bq->cls, &best_walk, &cand, SIZE_MAX, &count);
+    if (st != COFFER_OK)
+        return st;
+    if (best == SIZE_MAX) {
+        int all_simple = 1;
+        for (size_t i = 0; i < n; i++)
+            all_simple &= conj[i]->simple;
+        st = cf_qrun_new(txn, bq, &run);
+        if (st == COFFER_OK)
+            st = all_simple ? scan_simple(txn, run, bq, conj, n, out) : scan(txn, run, bq, out);
+        cf_qrun_free(run);
+        return st;
+    }
+    cf_keylist cand = {0};
+    size_t count;
+    st = walk(txn, bq->cls, &best_walk, &cand, SIZE_MAX, &count);
+    /* One exact prefix yields keys in key order already. */
+    if (best_walk.range || best_walk.starts_with || best_walk.pred->right.nconsts > 1)
         sort_unique(&cand);
-        size_t skip = best_walk.recheck ? SIZE_MAX : best;
-        if (st == COFFER_OK && n == 1 && skip == best) {
-            free(out->k);
-            *out = cand; /* the index answers it all */
-            cand.k = NULL;
-        } else if (st == COFFER_OK) {
-            st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
-        }
-        free(cand.k);
+    size_t skip = best_walk.recheck ? SIZE_MAX : best;
+    if (st == COFFER_OK && n == 1 && skip == best) {
+        free(out->k);
+        *out = cand; /* the index answers it all */
+        return COFFER_OK;
     }
-    walk_free(&best_walk);
+    if (st == COFFER_OK)
+        st = cf_qrun_new(txn, bq, &run);
+    if (st == COFFER_OK)
+        st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
     cf_qrun_free(run);
+    free(cand.k);
     return st;
 }

@@ -62,15 +62,11 @@ COFFER_API coffer_status coffer_query_compile(coffer_db *db, coffer_class_id cls
     }
     if (st != COFFER_OK)
         return st;
-    coffer_query *q = calloc(1, sizeof *q);
-    if (!q) {
-        cf_query_free(parsed);
-        return no_memory();
-    }
-    st = cf_query_bind(db, cls, parsed, args, arg_count, &q->bq);
+    /* The handle lives in the query's arena, freed with the bound query. */
+    coffer_query *q = cf_qarena_alloc(parsed->arena, sizeof *q);
+    st = q ? cf_query_bind(db, cls, parsed, args, arg_count, &q->bq) : no_memory();
     if (st != COFFER_OK) {
         cf_query_free(parsed);
-        free(q);
         return st;
     }
     q->magic = CF_QUERY_MAGIC;
@@ -83,13 +79,25 @@ COFFER_API void coffer_query_free(coffer_query *q)
     if (!q || q->magic != CF_QUERY_MAGIC)
         return;
     q->magic = CF_DEAD_MAGIC;
-    cf_bquery_free(q->bq);
-    free(q);
+    cf_bquery_free(q->bq); /* may free q itself */
 }
 
 COFFER_API const char *coffer_query_description(const coffer_query *q)
 {
-    return check_query(q) == COFFER_OK ? q->bq->text : NULL;
+    if (check_query(q) != COFFER_OK)
+        return NULL;
+    /* Printed on first request; threads racing here keep one copy. */
+    char *text = __atomic_load_n(&q->bq->text, __ATOMIC_ACQUIRE);
+    if (text)
+        return text;
+    if (cf_query_print(q->bq->parsed, &text) != COFFER_OK)
+        return NULL;
+    char *expected = NULL;
+    if (!__atomic_compare_exchange_n(&q->bq->text, &expected, text, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(text);
+        return expected;
+    }
+    return text;
 }
 
 COFFER_API coffer_class_id coffer_query_class(const coffer_query *q)
@@ -113,7 +121,10 @@ static status results_new(coffer_txn *txn, coffer_class_id cls, cf_bquery *const
                           coffer_results **out)
 {
     coffer_results *r = calloc(1, sizeof *r);
-    if (!r || (nchain && !(r->chain = malloc(nchain * sizeof *r->chain)))) {
+    if (!r)
+        return no_memory();
+    r->chain = nchain <= 1 ? r->first : malloc(nchain * sizeof *r->chain);
+    if (!r->chain) {
         free(r);
         return no_memory();
     }
@@ -148,7 +159,8 @@ COFFER_API void coffer_results_free(coffer_results *r)
     for (size_t i = 0; i < r->nchain; i++)
         cf_bquery_free(r->chain[i]);
     r->magic = CF_DEAD_MAGIC;
-    free(r->chain);
+    if (r->chain != r->first)
+        free(r->chain);
     free(r->keys);
     free(r->base);
     free(r);
