@@ -21,6 +21,8 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // Debian's libutf8proc.pc adds -DUTF8PROC_EXPORTS, which SwiftPM drops
+        // with a warning; the define only matters on Windows.
         .systemLibrary(
             name: "CUTF8Proc",
             path: "Sources/CUTF8Proc",

@@ -1,6 +1,6 @@
 /* text — the string and binary operators of the query language:
  * ==, BEGINSWITH, ENDSWITH, CONTAINS and LIKE, each plain or with [c], [d]
- * or [cd], and the `.length` of a string. (!= is the negation of ==.)
+ * or [cd], and the `.length` of a string.
  *
  * Without modifiers matching is byte-exact; LIKE's `?` then stands for one
  * code point. With modifiers both sides are first transformed the same way
@@ -47,6 +47,7 @@ typedef struct cf_text_pattern cf_text_pattern;
 
 /* Compiles `len` bytes of `needle` (copied; NULL is fine when `len` is 0)
  * into a new pattern stored in `*out` (free it with cf_text_pattern_free()).
+ * CF_QC_NE is accepted too: it matches exactly where CF_QC_EQ does not.
  * COFFER_ERR_INVALID_ARGUMENT for another operator, unknown modifier bits or
  * a NULL `out`/`needle`; COFFER_ERR_NO_MEMORY when out of memory. */
 coffer_status cf_text_pattern_new(cf_qcompare_op op, unsigned modifiers, const void *needle, size_t len,
