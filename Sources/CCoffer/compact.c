@@ -34,8 +34,7 @@ coffer_status cf_delete_database_files(const char *path)
     return COFFER_OK;
 }
 
-/* Syncs the directory holding `path`, so that a rename in it is durable. */
-static coffer_status sync_dir(const char *path)
+coffer_status cf_sync_dir(const char *path)
 {
     char *copy = strdup(path);
     if (!copy)
@@ -50,7 +49,7 @@ static coffer_status sync_dir(const char *path)
     return st;
 }
 
-static coffer_status sync_file(const char *path)
+coffer_status cf_sync_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     coffer_status st = COFFER_OK;
@@ -119,11 +118,11 @@ static coffer_status compact_locked(const coffer_config *config, const char *pat
             if (rc != 0)
                 st = cf_error(COFFER_ERR_IO, "cannot compact '%s': %s", path, mdb_strerror(rc));
             if (st == COFFER_OK)
-                st = sync_file(tmp);
+                st = cf_sync_file(tmp);
             if (st == COFFER_OK && rename(tmp, path) != 0)
                 st = cf_error(COFFER_ERR_IO, "cannot replace '%s' by its compacted copy: %s", path, strerror(errno));
             if (st == COFFER_OK)
-                st = sync_dir(path);
+                st = cf_sync_dir(path);
             else
                 unlink(tmp);
         }

@@ -15,4 +15,9 @@ coffer_status cf_compact_on_launch(const coffer_config *config, const char *path
  * is not an error). */
 coffer_status cf_delete_database_files(const char *path);
 
+/* fsync of a file, and of the directory holding `path` (so that a rename
+ * or link in it is durable). */
+coffer_status cf_sync_file(const char *path);
+coffer_status cf_sync_dir(const char *path);
+
 #endif
