@@ -2,6 +2,7 @@
  * the stored schema and the changes an open applies to it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -207,7 +208,7 @@ static coffer_status open_graph(coffer_txn *txn, const coffer_config *config, MD
  * finds the file new or its schema to change sets *needs_write instead, so
  * that opening an unchanged file never waits for the writer. */
 static coffer_status open_pass(const coffer_config *config, coffer_db *db, const char *label, int write, int *needs_write,
-                               int *needs_reset)
+                               int *needs_reset, char *reason, size_t reason_size)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = write, .active = 1};
     coffer_status st = cf_env_txn_begin(db->env, write, &txn.mdb);
@@ -230,6 +231,12 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     if (config->delete_if_migration_needed && stored && config->schema &&
         (st == COFFER_ERR_SCHEMA_VERSION || st == COFFER_ERR_MIGRATION_REQUIRED ||
          (st == COFFER_OK && stored->version != config->schema_version))) {
+        if (st != COFFER_OK)
+            snprintf(reason, reason_size, "%s", coffer_last_error());
+        else
+            snprintf(reason, reason_size, "schema version %llu differs from the file's %llu%s%s",
+                     (unsigned long long)config->schema_version, (unsigned long long)stored->version,
+                     plan.differences ? ": " : "", plan.differences ? plan.differences : "");
         coffer_clear_error();
         st = COFFER_OK;
         *needs_reset = 1;
@@ -324,17 +331,18 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
         if (st != COFFER_OK)
             return st;
         int needs_write = 0, needs_reset = 0;
-        st = open_pass(config, db, label, 0, &needs_write, &needs_reset);
+        char reason[1024] = "";
+        st = open_pass(config, db, label, 0, &needs_write, &needs_reset, reason, sizeof reason);
         if (st == COFFER_OK && needs_write && !needs_reset) {
             needs_write = 0;
-            st = open_pass(config, db, label, 1, &needs_write, &needs_reset);
+            st = open_pass(config, db, label, 1, &needs_write, &needs_reset, reason, sizeof reason);
         }
         if (st != COFFER_OK || !needs_reset)
             return st;
         /* A migration is needed and the configuration says to start afresh. */
         if (db->env->refcount > 1 || !path || attempt > 0)
-            return cf_error(COFFER_ERR_BUSY, "%s needs a migration and would be deleted and created afresh, but it is open "
-                            "elsewhere in this process; close it there first", label);
+            return cf_error(COFFER_ERR_BUSY, "%s needs a migration (%s) and would be deleted and created afresh, but it is open "
+                            "in this process through another handle; close it there first", label, reason);
         cf_env_release(db->env);
         db->env = NULL;
         if ((st = cf_delete_database_files(path)) != COFFER_OK)
