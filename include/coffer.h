@@ -591,6 +591,178 @@ COFFER_API coffer_status coffer_db_find_property(const coffer_db *db, coffer_cla
 COFFER_API coffer_status coffer_db_primary_key(const coffer_db *db, coffer_class_id cls, coffer_property_id *out);
 
 /* ------------------------------------------------------------------------ */
+/* Migrations                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct coffer_txn coffer_txn;
+typedef struct coffer_object coffer_object;
+
+/** The state of one running migration, given to the migration callback.
+ *  It and everything it hands out live until the callback returns. */
+typedef struct coffer_migration coffer_migration;
+
+/** A migration callback. It runs once, when coffer_open() opens a file
+ *  whose stored schema version is lower than the configured one, inside the
+ *  write transaction that applies the new schema: the file changes only if
+ *  the callback returns COFFER_OK and the transaction then commits. Any
+ *  other status aborts the open with that status (the message of the last
+ *  error if it has that status, or one naming the callback), and the file is
+ *  left exactly as it was. `old_version` is the file's schema version,
+ *  `new_version` the configured one. */
+typedef coffer_status (*coffer_migration_fn)(coffer_migration *migration, uint64_t old_version, uint64_t new_version,
+                                             void *ctx);
+
+/** Sets the migration callback (NULL removes it) and its context pointer,
+ *  which the library passes through untouched. Without a callback a higher
+ *  schema version applies the new schema on its own, as before: added
+ *  properties get defaults, removed ones are dropped.
+ *
+ *  Before the callback runs, the new schema is in place: new classes and
+ *  properties exist with default values, indexes are built. Until it
+ *  returns, primary keys are not checked for uniqueness and the contents of
+ *  removed or retyped link, collection and mixed properties are kept; after
+ *  it returns, every primary key built or renamed by the migration is
+ *  checked (COFFER_ERR_MIGRATION_REQUIRED names a duplicate value) and the
+ *  removed contents are released. During the callback primary keys may be
+ *  changed with coffer_object_set_value() (COFFER_ERR_IMMUTABLE otherwise);
+ *  creating an object still needs a key no other object has. */
+COFFER_API coffer_status coffer_config_set_migration(coffer_config *config, coffer_migration_fn fn, void *ctx);
+
+/** The database being opened, with the new schema: look up class and
+ *  property ids with coffer_db_find_class() and its siblings. Owned by the
+ *  migration; it cannot begin transactions (COFFER_ERR_MISUSE) and
+ *  coffer_close() ignores it. It becomes the handle coffer_open() returns. */
+COFFER_API coffer_db *coffer_migration_db(coffer_migration *migration);
+
+/** The write transaction of the migration, with the new schema: create,
+ *  update and delete objects through it. Owned by the migration: commit,
+ *  abort and free give COFFER_ERR_MISUSE. */
+COFFER_API coffer_txn *coffer_migration_txn(coffer_migration *migration);
+
+/** A read-only view of the file as it was before the migration, with the
+ *  old schema: every stored class, including those the new schema drops,
+ *  with their old properties, including those removed or retyped. Owned by
+ *  the migration; as coffer_migration_db(). */
+COFFER_API coffer_db *coffer_migration_old_db(coffer_migration *migration);
+
+/** A read transaction on coffer_migration_old_db(): a snapshot of the file
+ *  before the migration, unchanged by the migration's writes. Objects read
+ *  through it give old values with old property ids. Owned by the
+ *  migration. */
+COFFER_API coffer_txn *coffer_migration_old_txn(coffer_migration *migration);
+
+/** Called by coffer_migration_enumerate() once per object of the class as
+ *  it was before the migration. `old_object` is the object read with the
+ *  old schema (in coffer_migration_old_txn()); `new_object` the same object
+ *  with the new schema (in coffer_migration_txn()), or NULL if the new
+ *  schema does not have the class or the object was deleted by the
+ *  migration. Both handles are valid until the call returns. A status other
+ *  than COFFER_OK stops the enumeration and is returned by it. */
+typedef coffer_status (*coffer_migration_enumerate_fn)(coffer_migration *migration, coffer_object *old_object,
+                                                       coffer_object *new_object, void *ctx);
+
+/** Calls `fn` for every object of class `class_name` that existed before
+ *  the migration, in key order. Objects created by the migration are not
+ *  visited. COFFER_ERR_NOT_FOUND if neither the old nor the new schema has
+ *  the class; a class only the new schema has visits nothing. */
+COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *migration, const char *class_name,
+                                                    coffer_migration_enumerate_fn fn, void *ctx);
+
+/** Renames property `from` of class `class_name` (in the old schema) to
+ *  `to` (in the new schema), keeping its values, links, collections and
+ *  index: the new property takes over the old one's storage. `from` must
+ *  not be in the new schema; both must be of the same type, collection kind
+ *  and target class, and an optional property cannot become required
+ *  (COFFER_ERR_SCHEMA naming both). Call it before the migration writes any
+ *  object (COFFER_ERR_MISUSE otherwise), so that no value is written under
+ *  the new name first. Renaming again to the same name is a no-op.
+ *  Errors: COFFER_ERR_NOT_FOUND naming the class or property missing. */
+COFFER_API coffer_status coffer_migration_rename_property(coffer_migration *migration, const char *class_name, const char *from,
+                                                          const char *to);
+
+/** Deletes every object of class `class_name`, with the cascades of
+ *  coffer_object_delete(). If the new schema no longer has the class, it is
+ *  also removed from the file's schema, so that a later schema may add a
+ *  class by that name afresh. COFFER_ERR_NOT_FOUND if neither schema has it. */
+COFFER_API coffer_status coffer_migration_delete_data(coffer_migration *migration, const char *class_name);
+
+/** Deletes the file (with its lock file) and creates it afresh with the
+ *  configured schema when opening it would otherwise need or run a
+ *  migration: the file's schema version differs from the configured one
+ *  (lower or higher; a migration callback is then not called), or the
+ *  schema differs from the file's at the same version. Adding classes alone
+ *  needs no migration and deletes nothing. Only a configuration with a
+ *  schema can need a migration. Never for any other failure: a wrong or
+ *  missing key, a damaged or foreign file keep their own error and the
+ *  file. It cannot be combined with coffer_config_set_read_only()
+ *  (coffer_open() gives COFFER_ERR_INVALID_ARGUMENT). If the file is open
+ *  elsewhere in this process (or, in memory, by another handle),
+ *  coffer_open() gives COFFER_ERR_BUSY and deletes nothing. Another process
+ *  that has the file open keeps reading the deleted file: close it there
+ *  first. Non-zero enables it; 0 (the default) disables it. */
+COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_config *config, int delete_if_needed);
+
+/* ------------------------------------------------------------------------ */
+/* Copying and compacting                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** Writes a compacted copy of the database's current committed state (what
+ *  a read transaction begun now sees) to a new file at `path`, which must
+ *  not exist (COFFER_ERR_IO naming it otherwise; nothing is overwritten).
+ *  `key` (`key_size` bytes, exactly 64, or NULL with 0) is the copy's
+ *  encryption key, which need not be the database's: NULL writes a plain
+ *  copy of an encrypted database, a key an encrypted copy of a plain one,
+ *  another key re-keys. The copy keeps every object key, collection and
+ *  backlink; it opens with the key given and has a fresh file id (sealed
+ *  values of one file never open in the other). The copy appears at `path`
+ *  only when complete: a failure leaves no file there. Works on in-memory
+ *  databases too (the copy is a file). Uncommitted writes of any open
+ *  transaction are not in the copy.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or path, a key of another
+ *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
+ *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */
+COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size);
+
+/** Decides whether to compact a file when it is first opened in this
+ *  process: `total_bytes` is the file's size, `used_bytes` the bytes of the
+ *  pages holding data (the rest is free space kept for reuse). Return
+ *  non-zero to compact. */
+typedef int (*coffer_should_compact_fn)(uint64_t total_bytes, uint64_t used_bytes, void *ctx);
+
+/** Sets the compact-on-launch callback (NULL removes it). coffer_open()
+ *  calls it when the file is not yet open in this process, before anything
+ *  else reads it; if it returns non-zero and no other process has the file
+ *  open, the file is replaced by a compacted copy of itself (same contents,
+ *  keys and encryption, free pages dropped). The copy is written beside the
+ *  file, synced, and renamed over it, so a crash at any point leaves the
+ *  old or the new file, both complete. If another process has the file
+ *  open, nothing is compacted and the open goes on. Not for in-memory
+ *  databases (the callback is not called) and not with
+ *  coffer_config_set_read_only() (coffer_open() gives
+ *  COFFER_ERR_INVALID_ARGUMENT). */
+COFFER_API coffer_status coffer_config_set_should_compact_on_launch(coffer_config *config, coffer_should_compact_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Active versions                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Limits the number of versions of the file kept alive at once (0, the
+ *  default, means no limit). A version stays alive while a read transaction
+ *  of any process reads it, and every commit makes a new one; old versions
+ *  that are read keep their pages from being reused, so the file grows.
+ *  With a limit set on the handle, coffer_txn_begin() of a write
+ *  transaction fails with COFFER_ERR_LIMIT, naming the limit and the count,
+ *  when its commit would bring the number of live versions (those read by
+ *  open read transactions, plus the new one) above the limit. End old read
+ *  transactions and retry. */
+COFFER_API coffer_status coffer_config_set_max_active_versions(coffer_config *config, uint64_t max_versions);
+
+/** The number of versions of the file alive now: the distinct versions
+ *  read by open read transactions of every process, plus the newest one if
+ *  none reads it. In `*out`. */
+COFFER_API coffer_status coffer_db_active_versions(coffer_db *db, uint64_t *out);
+
+/* ------------------------------------------------------------------------ */
 /* Transactions                                                              */
 /* ------------------------------------------------------------------------ */
 

@@ -519,6 +519,26 @@ static coffer_status entry_parse(const uint8_t *p, size_t len, coffer_bytes *key
     return cf_cell_read(p + 4 + kl, len - 4 - kl, v);
 }
 
+coffer_status cf_collection_copy_key(const coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen,
+                                     uint8_t *out, size_t *outlen)
+{
+    if (klen >= 10 && key[0] == TAG_COLLECTION && (key[9] == PART_SET || key[9] == PART_MAP)) {
+        uint64_t id = cf_get_be64(key + 1);
+        coffer_value v;
+        coffer_bytes mk;
+        coffer_status st = key[9] == PART_SET ? cf_cell_read(value, vlen, &v) : entry_parse(value, vlen, &mk, &v);
+        if (st != COFFER_OK)
+            return st;
+        *outlen = key[9] == PART_SET ? set_key(txn, id, &v, out) : map_key(txn, id, &mk, out);
+        return COFFER_OK;
+    }
+    if (klen > CF_COLLECTION_KEY_MAX)
+        return cf_error(COFFER_ERR_CORRUPTED, "a collection key is damaged");
+    memcpy(out, key, klen);
+    *outlen = klen;
+    return COFFER_OK;
+}
+
 static coffer_status entry_put(coffer_txn *txn, uint64_t id, const coffer_bytes *key, const coffer_value *stored)
 {
     size_t cl = cf_cell_size(stored), len = 4 + key->size + cl;

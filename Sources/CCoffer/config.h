@@ -16,6 +16,12 @@ struct coffer_config {
     char **subset;
     size_t nsubset;
     uint64_t max_file_size;
+    coffer_migration_fn migration; /* lifecycle.c */
+    void *migration_ctx;
+    int delete_if_migration_needed;
+    coffer_should_compact_fn should_compact;
+    void *should_compact_ctx;
+    uint64_t max_active_versions;
 };
 
 #endif

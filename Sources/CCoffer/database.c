@@ -2,6 +2,7 @@
  * the stored schema and the changes an open applies to it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,8 @@
 #include "error.h"
 #include "graph.h"
 #include "index.h"
+#include "lifecycle.h"
+#include "migration.h"
 #include "object.h"
 #include "txn.h"
 
@@ -132,8 +135,11 @@ static coffer_status write_schema(coffer_txn *txn, const cf_schema *s)
 }
 
 /* Opens the sub-databases of every class the handle sees, creating the new
- * ones, and applies the planned index changes. */
-static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened, uint32_t *numbers, size_t *nopened)
+ * ones, and applies the planned index changes. Before a migration callback
+ * (`migrating`), releasing removed contents waits for the callback (a
+ * rename may keep them) and primary keys are not yet checked for
+ * uniqueness (the callback may be what makes them unique). */
+static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened, uint32_t *numbers, size_t *nopened, int migrating)
 {
     coffer_db *db = txn->db;
     cf_schema *view = plan->view;
@@ -161,7 +167,8 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
         if (act->kind == CF_ACTION_DROP_INDEX) {
             st = cf_index_drop_column(txn, db->index_dbis[cls], act->column);
         } else if (act->kind == CF_ACTION_DROP_GRAPH) {
-            st = cf_object_drop_graph_column(txn, (coffer_class_id)cls, &act->old, act->old_target_table);
+            if (!migrating)
+                st = cf_object_drop_graph_column(txn, (coffer_class_id)cls, &act->old, act->old_target_table);
         } else {
             const cf_class *c = &view->classes[cls];
             size_t p = 0;
@@ -169,7 +176,7 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
                 p++;
             if (p < c->nprops)
                 st = cf_object_build_index(txn, (coffer_class_id)cls, (coffer_property_id)p,
-                                           (c->props[p].flags & COFFER_PROPERTY_PRIMARY_KEY) != 0);
+                                           !migrating && (c->props[p].flags & COFFER_PROPERTY_PRIMARY_KEY) != 0);
         }
     }
     return st;
@@ -200,7 +207,8 @@ static coffer_status open_graph(coffer_txn *txn, const coffer_config *config, MD
 /* One pass of opening in a read or write transaction. A read pass that
  * finds the file new or its schema to change sets *needs_write instead, so
  * that opening an unchanged file never waits for the writer. */
-static coffer_status open_pass(const coffer_config *config, coffer_db *db, const char *label, int write, int *needs_write)
+static coffer_status open_pass(const coffer_config *config, coffer_db *db, const char *label, int write, int *needs_write,
+                               int *needs_reset, char *reason, size_t reason_size)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = write, .active = 1};
     coffer_status st = cf_env_txn_begin(db->env, write, &txn.mdb);
@@ -213,11 +221,29 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     uint32_t *numbers = NULL;
     size_t nopened = 0;
     st = read_header(&txn, label, &is_new);
+    if (st != COFFER_OK)
+        *needs_reset = 0; /* a wrong key or a foreign file is never deleted */
     if (st == COFFER_OK && !is_new)
         st = read_schema(&txn, &stored);
     if (st == COFFER_OK)
         st = cf_schema_plan(stored, config->schema, config->schema_version, (const char *const *)config->subset,
                             config->nsubset, &plan);
+    if (config->delete_if_migration_needed && stored && config->schema &&
+        (st == COFFER_ERR_SCHEMA_VERSION || st == COFFER_ERR_MIGRATION_REQUIRED ||
+         (st == COFFER_OK && stored->version != config->schema_version))) {
+        if (st != COFFER_OK)
+            snprintf(reason, reason_size, "%s", coffer_last_error());
+        else
+            snprintf(reason, reason_size, "schema version %llu differs from the file's %llu%s%s",
+                     (unsigned long long)config->schema_version, (unsigned long long)stored->version,
+                     plan.differences ? ": " : "", plan.differences ? plan.differences : "");
+        coffer_clear_error();
+        st = COFFER_OK;
+        *needs_reset = 1;
+        *needs_write = 1; /* stop here: nothing is opened */
+    }
+    int migrating = st == COFFER_OK && !*needs_reset && cf_migration_applies(config, stored);
+    int prepared = 0;
     if (st == COFFER_OK && !write && (is_new || plan.changed)) {
         if (config->read_only)
             st = is_new ? cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is empty, not a Coffer database, and cannot be initialised read-only", label)
@@ -225,6 +251,10 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
                                    plan.differences ? plan.differences : "classes, indexes or the schema version differ");
         else
             *needs_write = 1;
+        if (st == COFFER_OK && migrating) {
+            st = cf_migration_prepare(&txn, stored, &opened, &numbers, &nopened);
+            prepared = st == COFFER_OK;
+        }
     }
     if (st == COFFER_OK && !*needs_write) {
         size_t n = plan.view->nclasses;
@@ -239,7 +269,9 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         if (st == COFFER_OK)
             st = open_graph(&txn, config, opened, numbers, &nopened, needs_write);
         if (st == COFFER_OK && !*needs_write)
-            st = apply_plan(&txn, &plan, opened, numbers, &nopened);
+            st = apply_plan(&txn, &plan, opened, numbers, &nopened, migrating);
+        if (st == COFFER_OK && migrating && !*needs_write)
+            st = cf_migration_run(config, &txn, &plan, stored, label);
         if (st == COFFER_OK && plan.changed)
             st = write_schema(&txn, plan.stored);
         if (st == COFFER_OK && txn.failed)
@@ -247,7 +279,7 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     }
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);
-    if (st == COFFER_OK && !*needs_write) {
+    if (st == COFFER_OK && (!*needs_write || prepared)) {
         int rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
         if (rc == MDB_MAP_FULL)
             st = cf_env_map_full(db->env, label);
@@ -257,10 +289,12 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         mdb_txn_abort(txn.mdb);
     }
     cf_env_txn_end(db->env, write);
-    if (st == COFFER_OK && !*needs_write) {
+    if (st == COFFER_OK && (!*needs_write || prepared)) {
         cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
         for (size_t i = 0; i < nopened; i++)
             cf_env_remember_dbi(db->env, numbers[i], opened[i]);
+    }
+    if (st == COFFER_OK && !*needs_write) {
         plan.view = NULL; /* now db->schema */
     } else {
         db->schema = NULL;
@@ -281,21 +315,39 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
     const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
     const char *label = label_of(config, path);
     coffer_status st;
-    if (path && config->seed_path) {
-        struct stat sb;
-        if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
+    if (config->read_only && (config->delete_if_migration_needed || config->should_compact))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "cannot open '%s' read-only with %s set: it may have to %s the file", label,
+                        config->delete_if_migration_needed ? "delete-if-migration-needed" : "compact-on-launch",
+                        config->delete_if_migration_needed ? "delete" : "rewrite");
+    for (int attempt = 0;; attempt++) {
+        if (path && config->seed_path) {
+            struct stat sb;
+            if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
+                return st;
+        }
+        if (path && config->should_compact && attempt == 0 && (st = cf_compact_on_launch(config, path)) != COFFER_OK)
+            return st;
+        st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
+        if (st != COFFER_OK)
+            return st;
+        int needs_write = 0, needs_reset = 0;
+        char reason[1024] = "";
+        st = open_pass(config, db, label, 0, &needs_write, &needs_reset, reason, sizeof reason);
+        if (st == COFFER_OK && needs_write && !needs_reset) {
+            needs_write = 0;
+            st = open_pass(config, db, label, 1, &needs_write, &needs_reset, reason, sizeof reason);
+        }
+        if (st != COFFER_OK || !needs_reset)
+            return st;
+        /* A migration is needed and the configuration says to start afresh. */
+        if (db->env->refcount > 1 || !path || attempt > 0)
+            return cf_error(COFFER_ERR_BUSY, "%s needs a migration (%s) and would be deleted and created afresh, but it is open "
+                            "in this process through another handle; close it there first", label, reason);
+        cf_env_release(db->env);
+        db->env = NULL;
+        if ((st = cf_delete_database_files(path)) != COFFER_OK)
             return st;
     }
-    st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
-    if (st != COFFER_OK)
-        return st;
-    int needs_write = 0;
-    st = open_pass(config, db, label, 0, &needs_write);
-    if (st == COFFER_OK && needs_write) {
-        needs_write = 0;
-        st = open_pass(config, db, label, 1, &needs_write);
-    }
-    return st;
 }
 
 COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out)
@@ -314,6 +366,7 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     pthread_mutex_init(&db->lock, NULL);
     db->magic = CF_DB_MAGIC;
     db->read_only = config->read_only;
+    db->max_active_versions = config->max_active_versions;
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
     if (st == COFFER_OK) {
@@ -334,7 +387,7 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
 
 COFFER_API void coffer_close(coffer_db *db)
 {
-    if (!db || db->magic != CF_DB_MAGIC || db->closed)
+    if (!db || db->magic != CF_DB_MAGIC || db->closed || db->in_migration)
         return;
     cf_txn_abort_all(db);
     cf_registry_lock();

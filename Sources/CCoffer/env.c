@@ -242,6 +242,14 @@ coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_o
     return acquire_file(path, read_only, max_file_size, out);
 }
 
+int cf_env_file_is_open(const struct stat *sb)
+{
+    for (cf_env *e = registry; e; e = e->next)
+        if (!e->memory_id && e->dev == sb->st_dev && e->ino == sb->st_ino)
+            return 1;
+    return 0;
+}
+
 void cf_env_release(cf_env *env)
 {
     if (!env || --env->refcount > 0)

@@ -7,6 +7,7 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "coffer.h"
@@ -44,6 +45,10 @@ typedef struct cf_env {
  * held (cf_registry_lock). */
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
                              uint64_t max_file_size, cf_env **out);
+
+/* Whether the file `sb` describes is open in this process. Call with the
+ * registry held. */
+int cf_env_file_is_open(const struct stat *sb);
 
 /* Drops a reference; the last one closes the environment. */
 void cf_env_release(cf_env *env);

@@ -98,6 +98,14 @@ coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_
 /* Removes or nulls every link to (ttable, tkey) inside collection `id`. */
 coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, uint32_t ttable, coffer_object_key tkey);
 
+/* The key under which an entry of sub-database 1 (`key`, with opened value
+ * `value`) is stored in the file of `txn`: set elements and map entries are
+ * keyed by hashes that depend on the file's key; other keys stay. `out`
+ * holds CF_COLLECTION_KEY_MAX bytes. For copies to another file. */
+#define CF_COLLECTION_KEY_MAX 511
+coffer_status cf_collection_copy_key(const coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen,
+                                     uint8_t *out, size_t *outlen);
+
 /* Implemented by object.c for the graph: */
 
 /* Checks the contents of a non-null scalar `v` (UTF-8, sizes, dates);

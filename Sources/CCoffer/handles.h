@@ -38,6 +38,8 @@ struct coffer_db {
     int has_graph;     /* 0 only for a read-only file that has none yet */
     int read_only;
     int closed;
+    int in_migration;             /* lent to a migration callback: no txns, no close */
+    uint64_t max_active_versions; /* 0 = no limit */
     pthread_mutex_t lock; /* guards txns, ntxns */
     struct coffer_txn *txns;
     int ntxns;
@@ -56,6 +58,7 @@ struct coffer_txn {
     int write;
     int active;
     int failed; /* a write failed inside LMDB: only abort is possible */
+    int borrowed; /* owned by a migration: the caller cannot end or free it */
     pthread_t thread;
     uint64_t generation; /* bumped by every write: cached record pointers expire */
     int nesting;         /* depth of nested object descriptions being checked or created */

@@ -754,7 +754,7 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
         if (st != COFFER_OK)
             break;
         int same = coffer_value_equal(&now, &fields[i].value);
-        if ((int)fields[i].property == c->pk) {
+        if ((int)fields[i].property == c->pk && !txn->db->in_migration) { /* a migration may assign keys */
             if (!same) {
                 char a[96], b[96];
                 st = cf_error(COFFER_ERR_IMMUTABLE, "class '%s': primary key '%s' cannot be changed (from %s to %s)", c->name, p->name,
@@ -1584,6 +1584,12 @@ COFFER_API coffer_status coffer_object_backlink_count_all(coffer_object *obj, ui
 
 coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table)
 {
+    return cf_object_drop_graph_column_from(txn, cls, old, target_table, NULL, 0);
+}
+
+coffer_status cf_object_drop_graph_column_from(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table,
+                                               coffer_txn *src, coffer_class_id src_cls)
+{
     /* The slot machinery names properties by index: lend the class the old
      * property as one more, for the length of this call. */
     cf_class *c = &txn->db->schema->classes[cls];
@@ -1599,7 +1605,7 @@ coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, 
     c->nprops = nsaved + 1;
     const cf_prop *p = &props[nsaved];
     coffer_iter *it = NULL;
-    coffer_status st = coffer_class_iterate(txn, cls, &it);
+    coffer_status st = src ? coffer_class_iterate(src, src_cls, &it) : coffer_class_iterate(txn, cls, &it);
     coffer_object *obj;
     while (st == COFFER_OK && (st = coffer_iter_next(it, &obj)) == COFFER_OK) {
         coffer_value raw, stored = {.type = COFFER_TYPE_NULL};

@@ -18,4 +18,10 @@ coffer_status cf_object_drop_graph_column(coffer_txn *txn, coffer_class_id cls, 
  * column added by a schema change): false, 0, "", empty bytes, 0E+0... */
 coffer_value cf_value_default(coffer_type t);
 
+/* As cf_object_drop_graph_column, but reads the column from the objects of
+ * class `src_cls` in transaction `src` (a snapshot from before a migration,
+ * which still has objects the migration rewrote or deleted). */
+coffer_status cf_object_drop_graph_column_from(coffer_txn *txn, coffer_class_id cls, const cf_prop *old, uint32_t target_table,
+                                               coffer_txn *src, coffer_class_id src_cls);
+
 #endif

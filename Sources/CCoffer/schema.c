@@ -220,6 +220,15 @@ void cf_schema_free(cf_schema *s)
     free(s);
 }
 
+void cf_schema_remove_class(cf_schema *s, size_t index)
+{
+    if (index >= s->nclasses)
+        return;
+    class_free(&s->classes[index]);
+    memmove(&s->classes[index], &s->classes[index + 1], (s->nclasses - index - 1) * sizeof *s->classes);
+    s->nclasses--;
+}
+
 static void class_find_pk(cf_class *c)
 {
     c->pk = -1;

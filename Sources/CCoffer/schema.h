@@ -62,6 +62,9 @@ coffer_status cf_schema_from_public(const coffer_class_schema *classes, size_t n
 coffer_status cf_schema_copy(const cf_schema *src, cf_schema **out);
 void cf_schema_free(cf_schema *s);
 
+/* Removes class `index` from `s` (a migration deleted it). */
+void cf_schema_remove_class(cf_schema *s, size_t index);
+
 int cf_schema_find(const cf_schema *s, const char *class_name);
 int cf_class_find_prop(const cf_class *c, const char *prop_name);
 
@@ -88,6 +91,7 @@ typedef struct cf_action {
     int prop_index;  /* for BUILD_INDEX */
     cf_prop old;     /* for DROP_GRAPH: the stored property (names owned) */
     uint32_t old_target_table; /* for DROP_GRAPH of a link: its target's table */
+    int skip;        /* cancelled by a migration (a renamed property keeps its contents) */
 } cf_action;
 
 typedef struct cf_plan {

@@ -209,6 +209,13 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "transaction mode %d is neither COFFER_TXN_READ nor COFFER_TXN_WRITE", mode);
     if (mode == COFFER_TXN_WRITE && db->read_only)
         return cf_error(COFFER_ERR_READ_ONLY, "cannot begin a write transaction: the database was opened read-only");
+    if (db->in_migration)
+        return cf_error(COFFER_ERR_MISUSE, "cannot begin a transaction on a database lent to a migration; use its transactions");
+    if (mode == COFFER_TXN_WRITE && db->max_active_versions) {
+        coffer_status vst = cf_check_active_versions(db);
+        if (vst != COFFER_OK)
+            return vst;
+    }
     coffer_txn *txn = calloc(1, sizeof *txn);
     if (!txn)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory beginning a transaction");
@@ -350,6 +357,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     if (!txn->active)
         return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
                                                            : "the transaction has already ended");
+    if (txn->borrowed)
+        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which commits it");
     if (txn->write && !pthread_equal(txn->thread, pthread_self()))
         return cf_error(COFFER_ERR_MISUSE, "a write transaction must be committed on the thread that began it");
     if (txn->failed) {
@@ -379,6 +388,8 @@ COFFER_API coffer_status coffer_txn_abort(coffer_txn *txn)
     if (!txn->active)
         return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
                                                            : "the transaction has already ended");
+    if (txn->borrowed)
+        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which ends it");
     if (txn->write && !pthread_equal(txn->thread, pthread_self()))
         return cf_error(COFFER_ERR_MISUSE, "a write transaction must be aborted on the thread that began it");
     end_txn(txn, 0, NULL);
@@ -432,7 +443,7 @@ void cf_txn_free_handles(coffer_txn *txn)
 
 COFFER_API void coffer_txn_free(coffer_txn *txn)
 {
-    if (!txn || txn->magic != CF_TXN_MAGIC)
+    if (!txn || txn->magic != CF_TXN_MAGIC || txn->borrowed)
         return;
     if (txn->active)
         end_txn(txn, 0, NULL);

@@ -59,6 +59,10 @@ coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_
 /* A new collection id (the counter is saved at commit). */
 coffer_status cf_txn_next_collection_id(coffer_txn *txn, uint64_t *out);
 
+/* COFFER_ERR_LIMIT if a commit now would make more versions live than the
+ * handle's limit (versions.c). */
+coffer_status cf_check_active_versions(coffer_db *db);
+
 /* Meta keys: "k" + table (next object key). */
 size_t cf_meta_next_key(uint32_t table, uint8_t out[5]);
 

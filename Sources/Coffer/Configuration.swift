@@ -67,10 +67,11 @@ extension Database {
         /// ``objectTypes`` the file's stored schema and version are used.
         public var schemaVersion: UInt64
 
-        /// Deletes the file and starts afresh when opening would throw
-        /// `.migrationRequired` or `.schemaVersion`: for caches and development.
-        /// A file that this process has open is never deleted. Cannot be combined
-        /// with ``readOnly``.
+        /// Deletes the file and starts afresh when opening would need a migration:
+        /// the schema version differs from the file's (higher or lower), or the
+        /// classes differ at the same version. For caches and development. A file
+        /// that this process has open is never deleted (`.busy`). Cannot be
+        /// combined with ``readOnly``.
         public var deleteDatabaseIfMigrationNeeded: Bool
 
         /// The classes the database stores. They are written to the file's schema
@@ -151,6 +152,7 @@ extension Database {
                     try CofferError.check(coffer_config_set_in_memory_identifier(config, inMemoryIdentifier))
                 }
                 try CofferError.check(coffer_config_set_read_only(config, readOnly ? 1 : 0))
+                try CofferError.check(coffer_config_set_delete_if_migration_needed(config, deleteDatabaseIfMigrationNeeded ? 1 : 0))
                 if let seedFilePath {
                     try CofferError.check(coffer_config_set_seed_path(config, try Self.path(of: seedFilePath, role: "seedFilePath")))
                 }

@@ -66,7 +66,8 @@ public final class Database {
     ///   file URL); `.notFound` (read-only and no file); `.keyRequired`,
     ///   `.wrongKey`, `.notEncrypted`; `.migrationRequired` (the classes differ
     ///   from the file's at the same schema version) or `.schemaVersion` (a version
-    ///   lower than the file's), unless ``Configuration/deleteDatabaseIfMigrationNeeded``;
+    ///   lower than the file's), unless ``Configuration/deleteDatabaseIfMigrationNeeded``
+    ///   (then `.busy` if the file is open elsewhere in this process);
     ///   `.schema` for an invalid model class; `.notADatabase`, `.corrupted`, `.io`.
     public init(configuration: Configuration = .defaultConfiguration) throws {
         let path = try configuration.filePath()
@@ -99,16 +100,7 @@ public final class Database {
         let config = try configuration.makeCConfig(path: path)
         defer { coffer_config_free(config) }
         var db: OpaquePointer?
-        var status = coffer_open(config, &db)
-        if let path, configuration.deleteDatabaseIfMigrationNeeded,
-           status == COFFER_ERR_MIGRATION_REQUIRED || status == COFFER_ERR_SCHEMA_VERSION {
-            let error = CofferError.last(status)
-            // Never delete a file that this process still has open.
-            guard !OpenFiles.isOpen(path) else { throw error }
-            try deleteFiles(at: path)
-            status = coffer_open(config, &db)
-        }
-        try CofferError.check(status)
+        try CofferError.check(coffer_open(config, &db))
         return db!
     }
 

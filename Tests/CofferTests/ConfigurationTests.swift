@@ -177,7 +177,7 @@ enum Changed {
         do {
             // Never deletes a file that is open in this process.
             let holder = try Database(configuration: config)
-            expectCofferError(.migrationRequired, containing: "price") { _ = try Database(configuration: changed) }
+            expectCofferError(.busy, containing: "price") { _ = try Database(configuration: changed) }
             #expect(holder.objects(Book.self).count == 1)
         }
         let db = try Database(configuration: changed)

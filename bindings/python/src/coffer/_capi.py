@@ -293,11 +293,21 @@ coffer_config_set_class_subset = _status(
 )
 coffer_config_set_max_file_size = _status("coffer_config_set_max_file_size", ConfigP, c_uint64)
 coffer_set_default_path = _status("coffer_set_default_path", c_char_p)
+
+# Lifecycle: deletion when a migration is needed, compaction, versions, copies.
+coffer_config_set_delete_if_migration_needed = _status("coffer_config_set_delete_if_migration_needed", ConfigP, c_int)
+SHOULD_COMPACT_FN = ctypes.CFUNCTYPE(c_int, c_uint64, c_uint64, c_void_p)
+coffer_config_set_should_compact_on_launch = _status(
+    "coffer_config_set_should_compact_on_launch", ConfigP, SHOULD_COMPACT_FN, c_void_p
+)
+coffer_config_set_max_active_versions = _status("coffer_config_set_max_active_versions", ConfigP, c_uint64)
 coffer_default_path = _declare("coffer_default_path", c_char_p, [])
 
 coffer_open = _status("coffer_open", ConfigP, POINTER(DbP))
 coffer_close = _declare("coffer_close", None, [DbP])
 coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])
+coffer_db_write_copy = _status("coffer_db_write_copy", DbP, c_char_p, c_void_p, c_size_t)
+coffer_db_active_versions = _status("coffer_db_active_versions", DbP, POINTER(c_uint64))
 coffer_db_schema_version = _declare("coffer_db_schema_version", c_uint64, [DbP])
 coffer_db_is_encrypted = _declare("coffer_db_is_encrypted", c_int, [DbP])
 coffer_db_is_read_only = _declare("coffer_db_is_read_only", c_int, [DbP])

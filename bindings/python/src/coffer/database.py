@@ -10,6 +10,7 @@ import threading
 import weakref
 from typing import (
     Any,
+    Callable,
     Dict,
     Iterable,
     Iterator,
@@ -26,11 +27,9 @@ from typing import (
 
 from . import _capi
 from .errors import (
-    BusyError,
     DatabaseClosedError,
     InvalidArgumentError,
     InvalidObjectError,
-    MigrationRequiredError,
     MisuseError,
     NotFoundError,
     NotInWriteError,
@@ -220,19 +219,11 @@ def _configure(
         _capi.coffer_config_set_max_file_size(config, _count(max_file_size, "max_file_size"))
 
 
-def _delete_files(path: bytes) -> None:
-    file_id = _file_id(path)
-    with _open_files_lock:
-        if file_id is not None and file_id in _open_files:
-            raise BusyError(
-                f"'{os.fsdecode(path)}' needs a migration but is open in this process; "
-                "close it before delete_if_migration_needed can delete it"
-            )
-        for name in (path, path + b"-lock"):
-            try:
-                os.remove(name)
-            except FileNotFoundError:
-                pass
+def _key_buffer(key: Any, what: str) -> Any:
+    if not isinstance(key, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} must be bytes, got {type(key).__name__}")
+    data = bytes(key)
+    return (ctypes.c_char * max(len(data), 1)).from_buffer_copy(data.ljust(1, b"\0")), len(data)
 
 
 def open(
@@ -247,6 +238,8 @@ def open(
     seed_path: Optional[PathType] = None,
     class_subset: Optional[Sequence[str]] = None,
     max_file_size: Optional[int] = None,
+    should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
+    max_active_versions: Optional[int] = None,
 ) -> "Database":
     """Opens (creating it unless read-only) a database and returns it.
 
@@ -259,11 +252,18 @@ def open(
     read_only: open without writing; the file must exist.
     schema_version: the version of `schema`; a higher one than the file's
         applies the schema, a lower one is an error.
-    delete_if_migration_needed: delete the file and start empty when the
-        schema differs in a way that needs a migration.
+    delete_if_migration_needed: delete the file and start empty when opening
+        would need a migration: the schema version differs from the file's,
+        or the schema differs at the same version. A file open elsewhere in
+        this process is never deleted (BusyError).
     seed_path: a file copied to `path` when `path` does not exist yet.
     class_subset: open only these classes of the file.
     max_file_size: a cap on the file size in bytes.
+    should_compact_on_launch: called as f(total_bytes, used_bytes) when the
+        file is first opened in this process; a true result compacts the
+        file in place (unless another process has it open).
+    max_active_versions: a write transaction fails with LimitError when its
+        commit would keep more versions of the file alive than this.
     """
     if path is not None and in_memory_identifier is not None:
         raise InvalidArgumentError("give either path or in_memory_identifier, not both")
@@ -280,15 +280,29 @@ def open(
     try:
         _configure(config, path, in_memory_identifier, encryption_key, bool(read_only), seed_path,
                    classes, version, class_subset, max_file_size)
+        _capi.coffer_config_set_delete_if_migration_needed(config, 1 if delete_if_migration_needed else 0)
+        if max_active_versions is not None:
+            _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
+        failures: List[BaseException] = []
+        compact_fn = None
+        if should_compact_on_launch is not None:
+            if not callable(should_compact_on_launch):
+                raise TypeError("should_compact_on_launch must be callable")
+
+            def ask(total: int, used: int, _ctx: Any) -> int:
+                try:
+                    return 1 if should_compact_on_launch(total, used) else 0
+                except BaseException as exc:  # re-raised once coffer_open returns
+                    failures.append(exc)
+                    return 0
+
+            compact_fn = _capi.SHOULD_COMPACT_FN(ask)
+            _capi.coffer_config_set_should_compact_on_launch(config, compact_fn, None)
         db = _capi.DbP()
-        try:
-            _capi.coffer_open(config, ctypes.byref(db))
-        except MigrationRequiredError:
-            file_path = _capi.coffer_config_path(config)
-            if not delete_if_migration_needed or file_path is None:
-                raise
-            _delete_files(file_path)
-            _capi.coffer_open(config, ctypes.byref(db))
+        _capi.coffer_open(config, ctypes.byref(db))
+        if failures:
+            _capi.coffer_close(db)
+            raise failures[0]
     finally:
         _capi.coffer_config_free(config)
     return Database(db, classes or [])
@@ -349,6 +363,30 @@ class Database:
             raise DatabaseClosedError("the database is closed")
         self._check_thread()
         return self._handles
+
+    # ---- copies and versions -----------------------------------------------
+
+    def write_copy(self, path: PathType, encryption_key: Optional[bytes] = None) -> None:
+        """Writes a compacted copy of the last committed state to a new file
+        at `path` (which must not exist), encrypted with `encryption_key`
+        (64 bytes) or plain when it is None, whatever this database uses."""
+        handles = self._open_handles()
+        target = _text(path, "path")
+        if encryption_key is None:
+            _capi.coffer_db_write_copy(handles.db, target, None, 0)
+            return
+        buf, size = _key_buffer(encryption_key, "encryption_key")
+        try:
+            _capi.coffer_db_write_copy(handles.db, target, buf, size)
+        finally:
+            ctypes.memset(buf, 0, ctypes.sizeof(buf))
+
+    @property
+    def active_versions(self) -> int:
+        """The number of versions of the file that read transactions keep alive."""
+        out = ctypes.c_uint64()
+        _capi.coffer_db_active_versions(self._open_handles().db, ctypes.byref(out))
+        return out.value
 
     # ---- facts -------------------------------------------------------------
 
