@@ -175,6 +175,43 @@ static int read_dogs(coffer_db *db)
     return good;
 }
 
+/* Runs a query: dogs of at least `min_age` years whose name contains an
+ * 'e' (any case), oldest first, and their average age. */
+static int query_dogs(coffer_db *db, int64_t min_age)
+{
+    coffer_value args[] = {coffer_value_int(min_age)};
+    const char *text = "age >= $0 AND name CONTAINS[c] 'e' SORT(age DESC)";
+    coffer_query *query = NULL;
+    coffer_results *dogs = NULL;
+    coffer_txn *txn = NULL;
+    uint64_t count = 0;
+    coffer_value average;
+
+    if (!ok(coffer_query_compile(db, dog_class, text, SIZE_MAX, args, 1, &query), "compiling the query"))
+        return 0;
+    printf("Query: %s, with $0 = %" PRId64 "\n", coffer_query_description(query), min_age);
+    int good = ok(coffer_txn_begin(db, COFFER_TXN_READ, &txn), "beginning a read") &&
+               ok(coffer_query_run(txn, query, &dogs), "running the query") &&
+               ok(coffer_results_count(dogs, &count), "counting the results");
+    for (uint64_t i = 0; good && i < count; i++) {
+        coffer_object *dog = NULL;
+        good = ok(coffer_results_get(dogs, i, &dog), "reading a result") && print_dog(dog);
+        coffer_object_release(dog);
+    }
+    good = good && ok(coffer_results_aggregate(dogs, p_age, COFFER_AGGREGATE_AVG, &average), "averaging ages");
+    if (good && average.type == COFFER_TYPE_DOUBLE)
+        printf("  %" PRIu64 " dogs, %.1f years old on average\n", count, average.u.double_value);
+    /* A mistake in a query is reported with what went wrong. */
+    coffer_query *bad = NULL;
+    if (good && coffer_query_compile(db, dog_class, "age > 'three'", SIZE_MAX, NULL, 0, &bad) != COFFER_OK)
+        printf("A wrong query is refused: %s\n", coffer_last_error());
+    coffer_query_free(bad);
+    coffer_results_free(dogs);
+    coffer_txn_free(txn);
+    coffer_query_free(query);
+    return good;
+}
+
 static int update_and_delete(coffer_db *db)
 {
     coffer_txn *txn = NULL;
@@ -225,7 +262,7 @@ int main(void)
     int good = ok(lookup_ids(db), "looking up the Dog schema") && count_dogs(db, &before);
     if (good)
         printf("The file holds %" PRIu64 " dogs from earlier runs.\n", before);
-    good = good && write_dogs(db) && read_dogs(db) && update_and_delete(db) &&
+    good = good && write_dogs(db) && read_dogs(db) && query_dogs(db, 3) && update_and_delete(db) &&
            count_dogs(db, &after);
     if (good)
         printf("Now %" PRIu64 " dogs remain in %s.\n", after, coffer_db_path(db));
