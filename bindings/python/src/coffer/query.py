@@ -104,8 +104,8 @@ def _scalar(writer: Writer, value: Any, out: _capi.coffer_value, where: str) -> 
                 raise QueryError(exc.message) from None
             return
     raise QueryError(
-        f"{where}: a {type(value).__name__} cannot be a query argument (use None, bool, int, float, str, bytes, "
-        "datetime, ObjectId, UUID, Decimal, a stored object, or a list of them for IN)"
+        f"{where}: {type(value).__name__} values cannot be query arguments (use None, bool, int, float, str, "
+        "bytes, datetime, ObjectId, UUID, Decimal, a stored object, or a list of them for IN)"
     )
 
 

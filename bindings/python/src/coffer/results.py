@@ -203,8 +203,9 @@ class Results(Sequence[T]):
 
     @property
     def description(self) -> str:
-        """The queries of these results in canonical form, joined by " then ";
-        "TRUEPREDICATE" when there are none."""
+        """The queries of these results in canonical form, in the order they
+        apply, joined by " then " (arguments stay $0, $1, ... of each
+        query); "TRUEPREDICATE" when there are none."""
         if not self._queries:
             return "TRUEPREDICATE"
         return " then ".join(q.description for q in self._queries)
