@@ -40,10 +40,11 @@ class CompiledQuery:
         except UnicodeEncodeError as exc:
             raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
         handles = db._open_handles()
+        # `keep` holds the buffers `values` points into until the call returns
+        # (the C library copies the arguments).
         values, keep = arguments(db, args)
         handle = _capi.QueryP()
         _capi.coffer_query_compile(handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle))
-        del keep  # the C library copied the arguments
         self.info = info
         self.handle = handle
         self._finalizer = weakref.finalize(self, _capi.coffer_query_free, handle)

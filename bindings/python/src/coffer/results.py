@@ -32,16 +32,11 @@ class ClassSource:
         return n.value
 
     def keys(self, txn: _capi.TxnP) -> List[int]:
-        it = _capi.IterP()
-        _capi.coffer_class_iterate(txn, self.info.class_id, ctypes.byref(it))
-        keys = []
+        handle = self.c_results(txn, None)
         try:
-            obj = _capi.ObjectP()
-            while _capi.coffer_iter_next(it, ctypes.byref(obj)) == Status.OK:
-                keys.append(_capi.coffer_object_key_of(obj))
+            return _keys_of(handle)
         finally:
-            _capi.coffer_iter_free(it)
-        return keys
+            _capi.coffer_results_free(handle)
 
     def delete_all(self, txn: _capi.TxnP) -> None:
         _capi.coffer_class_clear(txn, self.info.class_id)
@@ -135,6 +130,15 @@ class CollectionSource(KeySource):
         return self.collection._link_keys()
 
 
+def _keys_of(handle: _capi.ResultsP) -> List[int]:
+    """Every key of C results, copied in one call."""
+    n = ctypes.c_uint64()
+    _capi.coffer_results_count(handle, ctypes.byref(n))
+    keys = (ctypes.c_uint64 * max(n.value, 1))()
+    _capi.coffer_results_copy_keys(handle, 0, n.value, keys)
+    return keys[: n.value]
+
+
 def _filtered(handle: _capi.ResultsP, query: CompiledQuery) -> _capi.ResultsP:
     """New C results: `handle` filtered by `query`. Frees `handle`."""
     try:
@@ -222,14 +226,6 @@ class Results(Sequence[T]):
         finally:
             _capi.coffer_results_free(handle)
 
-    def _query_keys(self, txn: _capi.TxnP) -> List[int]:
-        with self._c_results(txn) as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_results_count(handle, ctypes.byref(n))
-            keys = (ctypes.c_uint64 * max(n.value, 1))()
-            _capi.coffer_results_copy_keys(handle, 0, n.value, keys)
-            return keys[: n.value]
-
     # ---- aggregates --------------------------------------------------------
 
     def _aggregate(self, prop: str, aggregate: int) -> Any:
@@ -274,7 +270,11 @@ class Results(Sequence[T]):
         keys = self._fresh_keys()
         if keys is None:
             txn = self._db._txn()
-            keys = self._query_keys(txn) if self._queries else self._source.keys(txn)
+            if self._queries:
+                with self._c_results(txn) as handle:
+                    keys = _keys_of(handle)
+            else:
+                keys = self._source.keys(txn)
             self._keys = keys
             self._generation = self._db._generation
         return keys
