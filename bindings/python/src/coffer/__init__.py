@@ -10,7 +10,7 @@
     with coffer.open("dogs.coffer", schema=[Dog]) as db:
         with db.write():
             db.add(Dog(id=1, name="Rex"))
-        for dog in db.objects(Dog):
+        for dog in db.objects(Dog).filter("name BEGINSWITH $0", "R").sorted("name"):
             print(dog.name)
 """
 
@@ -44,6 +44,7 @@ from .errors import (
     PrimaryKeyExistsError,
     PropertyNotFoundError,
     PropertyTypeError,
+    QueryError,
     ReadOnlyError,
     SchemaError,
     SchemaVersionError,
@@ -116,6 +117,7 @@ __all__ = [
     "PropertyNotFoundError",
     "PropertySchema",
     "PropertyTypeError",
+    "QueryError",
     "ReadOnlyError",
     "Results",
     "SchemaError",

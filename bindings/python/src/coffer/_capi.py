@@ -73,6 +73,11 @@ UPDATE_MODIFIED = 2
 
 DECIMAL128_STRING_SIZE = 48
 
+AGGREGATE_MIN = 0
+AGGREGATE_MAX = 1
+AGGREGATE_SUM = 2
+AGGREGATE_AVG = 3
+
 # ---- structures ------------------------------------------------------------
 
 
@@ -205,6 +210,14 @@ class _Map(Structure):
     pass
 
 
+class _Query(Structure):
+    pass
+
+
+class _Results(Structure):
+    pass
+
+
 if TYPE_CHECKING:
     ConfigP = ctypes._Pointer[_Config]
     DbP = ctypes._Pointer[_Db]
@@ -214,6 +227,8 @@ if TYPE_CHECKING:
     ListP = ctypes._Pointer[_List]
     SetP = ctypes._Pointer[_Set]
     MapP = ctypes._Pointer[_Map]
+    QueryP = ctypes._Pointer[_Query]
+    ResultsP = ctypes._Pointer[_Results]
 else:
     ConfigP = POINTER(_Config)
     DbP = POINTER(_Db)
@@ -223,6 +238,8 @@ else:
     ListP = POINTER(_List)
     SetP = POINTER(_Set)
     MapP = POINTER(_Map)
+    QueryP = POINTER(_Query)
+    ResultsP = POINTER(_Results)
 
 # ---- error checks ----------------------------------------------------------
 
@@ -398,6 +415,27 @@ coffer_map_get_list = _status("coffer_map_get_list", MapP, c_char_p, c_size_t, P
 coffer_map_get_map = _status("coffer_map_get_map", MapP, c_char_p, c_size_t, POINTER(MapP))
 coffer_map_clear = _status("coffer_map_clear", MapP)
 coffer_map_release = _declare("coffer_map_release", None, [MapP])
+
+coffer_query_compile = _status(
+    "coffer_query_compile", DbP, c_uint32, c_char_p, c_size_t, POINTER(coffer_value), c_size_t, POINTER(QueryP)
+)
+coffer_query_free = _declare("coffer_query_free", None, [QueryP])
+coffer_query_description = _declare("coffer_query_description", c_char_p, [QueryP])
+coffer_query_class = _declare("coffer_query_class", c_uint32, [QueryP])
+coffer_query_run = _status("coffer_query_run", TxnP, QueryP, POINTER(ResultsP))
+coffer_results_all = _status("coffer_results_all", TxnP, c_uint32, POINTER(ResultsP))
+coffer_results_from_keys = _status(
+    "coffer_results_from_keys", TxnP, c_uint32, POINTER(c_uint64), c_size_t, POINTER(ResultsP)
+)
+coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
+coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
+coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
+coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))
+coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint64, c_size_t, POINTER(c_uint64))
+coffer_results_get = _status("coffer_results_get", ResultsP, c_uint64, POINTER(ObjectP))
+coffer_results_aggregate = _status("coffer_results_aggregate", ResultsP, c_uint32, c_int, POINTER(coffer_value))
+coffer_results_delete_all = _status("coffer_results_delete_all", ResultsP)
+coffer_results_free = _declare("coffer_results_free", None, [ResultsP])
 
 
 def type_name(coffer_type: int) -> str:

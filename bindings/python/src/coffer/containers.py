@@ -120,6 +120,49 @@ class _Managed:
         raise NotImplementedError
 
 
+class _ObjectQueries:
+    """filter() and sorted() for a list or set property of links: they give
+    coffer.Results over the objects it holds, in its order."""
+
+    def _object_results(self) -> Any:
+        from .results import CollectionSource, Results
+
+        coll: Any = self
+        prop = coll._prop
+        if prop.type != _capi.TYPE_LINK or coll._steps:
+            raise PropertyTypeError(
+                f"{coll._where}: only lists and sets of objects can be filtered and sorted, "
+                f"this one holds {_capi.type_name(prop.type)} values"
+            )
+        info = coll._db._class_info(prop.target)
+        return Results(coll._db, info, CollectionSource(info, self))
+
+    def filter(self, query: str, *args: Any) -> Any:
+        """The objects of this collection that match `query` (see
+        coffer.Results.filter), as coffer.Results in the collection's order."""
+        return self._object_results().filter(query, *args)
+
+    def sorted(self, key_path: Any, ascending: bool = True) -> Any:
+        """The objects of this collection sorted by `key_path` (see
+        coffer.Results.sorted), as coffer.Results."""
+        return self._object_results().sorted(key_path, ascending)
+
+    def _link_keys(self) -> _PyList[int]:
+        """The keys of the linked objects, without making Python objects."""
+        coll: Any = self
+        count_fn, get_fn = ((_capi.coffer_list_count, _capi.coffer_list_get) if isinstance(self, List)
+                            else (_capi.coffer_set_count, _capi.coffer_set_get))
+        with coll._open() as handle:
+            n = ctypes.c_uint64()
+            count_fn(handle, ctypes.byref(n))
+            value = _capi.coffer_value()
+            keys = []
+            for i in range(n.value):
+                get_fn(handle, i, ctypes.byref(value))
+                keys.append(int(value.u.link.key))
+            return keys
+
+
 def _open_child(handle: Any, kind: int, step: Union[int, str], child_kind: int) -> Any:
     child = _capi.ListP() if child_kind == _capi.TYPE_LIST else _capi.MapP()
     if kind == _capi.TYPE_LIST:
@@ -137,7 +180,7 @@ def _python_value(value: Any) -> Any:
     return value._python() if isinstance(value, _Managed) else value
 
 
-class List(_Managed, collections.abc.MutableSequence):  # type: ignore[type-arg]
+class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: ignore[type-arg]
     """A managed list. Indexes may be negative; slices read a Python list."""
 
     def __len__(self) -> int:
@@ -244,7 +287,7 @@ class List(_Managed, collections.abc.MutableSequence):  # type: ignore[type-arg]
         return [_python_value(v) for v in self._all()]
 
 
-class Set(_Managed, collections.abc.MutableSet):  # type: ignore[type-arg]
+class Set(_Managed, _ObjectQueries, collections.abc.MutableSet):  # type: ignore[type-arg]
     """A managed set (of a set property). Order is stable but unspecified."""
 
     def __len__(self) -> int:

@@ -42,6 +42,7 @@ class Status(enum.IntEnum):
     LIMIT = 24
     BUSY = 25
     INTERNAL = 26
+    QUERY = 27
 
 
 class CofferError(Exception):
@@ -234,6 +235,14 @@ class InternalError(CofferError):
     default_status = Status.INTERNAL
 
 
+class QueryError(CofferError, ValueError):
+    """A query that cannot run: a syntax error (the message gives the
+    1-based character offset), an unknown class or property, a comparison
+    of incompatible types, a missing or mistyped argument."""
+
+    default_status = Status.QUERY
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -260,6 +269,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.LIMIT: LimitError,
     Status.BUSY: BusyError,
     Status.INTERNAL: InternalError,
+    Status.QUERY: QueryError,
 }
 
 

@@ -1,13 +1,17 @@
-"""Results: the objects of a class (later: of a query), read from the
+"""Results: the objects of a class, of a collection or of backlinks,
+filtered, sorted, made distinct and limited by queries, read from the
 database's current snapshot."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import _capi
 from .errors import Status
+from .query import CompiledQuery, SortKey, distinct_text, limit_text, sort_text
+from .values import from_c
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo
@@ -17,8 +21,7 @@ T = TypeVar("T", bound="Object")
 
 
 class ClassSource:
-    """Every object of one class, in creation order. A query result will be
-    another source with the same three methods."""
+    """Every object of one class, in creation order."""
 
     def __init__(self, info: "_ClassInfo") -> None:
         self.info = info
@@ -29,22 +32,54 @@ class ClassSource:
         return n.value
 
     def keys(self, txn: _capi.TxnP) -> List[int]:
-        it = _capi.IterP()
-        _capi.coffer_class_iterate(txn, self.info.class_id, ctypes.byref(it))
-        keys = []
+        handle = self.c_results(txn, None)
         try:
-            obj = _capi.ObjectP()
-            while _capi.coffer_iter_next(it, ctypes.byref(obj)) == Status.OK:
-                keys.append(_capi.coffer_object_key_of(obj))
+            return _keys_of(handle)
         finally:
-            _capi.coffer_iter_free(it)
-        return keys
+            _capi.coffer_results_free(handle)
 
     def delete_all(self, txn: _capi.TxnP) -> None:
         _capi.coffer_class_clear(txn, self.info.class_id)
 
+    def c_results(self, txn: _capi.TxnP, first: Optional[CompiledQuery]) -> _capi.ResultsP:
+        """C results of the class, filtered by `first` if given (which can
+        then use the class's indexes)."""
+        out = _capi.ResultsP()
+        if first is None:
+            _capi.coffer_results_all(txn, self.info.class_id, ctypes.byref(out))
+        else:
+            _capi.coffer_query_run(txn, first.handle, ctypes.byref(out))
+        return out
 
-class BacklinkSource:
+
+class KeySource:
+    """A source whose objects are the keys it reads (backlinks,
+    collections): its C results are made from those keys."""
+
+    # The class of the objects.
+    objects: "_ClassInfo"
+
+    def keys(self, txn: _capi.TxnP) -> List[int]:
+        raise NotImplementedError
+
+    def c_results(self, txn: _capi.TxnP, first: Optional[CompiledQuery]) -> _capi.ResultsP:
+        keys = self.keys(txn)
+        array = (ctypes.c_uint64 * max(len(keys), 1))(*keys)
+        out = _capi.ResultsP()
+        _capi.coffer_results_from_keys(txn, self.objects.class_id, array, len(keys), ctypes.byref(out))
+        if first is not None:
+            out = _filtered(out, first)
+        return out
+
+    def delete_all(self, txn: _capi.TxnP) -> None:
+        handle = self.c_results(txn, None)
+        try:
+            _capi.coffer_results_delete_all(handle)
+        finally:
+            _capi.coffer_results_free(handle)
+
+
+class BacklinkSource(KeySource):
     """The objects of class `origin` that link to one object through
     origin property `prop_id`, in order of origin key (an origin that links
     n times appears n times)."""
@@ -55,6 +90,7 @@ class BacklinkSource:
         self.key = key
         self.origin = origin
         self.prop_id = prop_id
+        self.objects = origin
 
     def count(self, txn: _capi.TxnP) -> int:
         n = ctypes.c_uint64()
@@ -79,26 +115,150 @@ class BacklinkSource:
             _capi.coffer_object_release(handle)
         return keys
 
-    def delete_all(self, txn: _capi.TxnP) -> None:
-        for key in dict.fromkeys(self.keys(txn)):
-            origin = self.db._handle(txn, self.origin, key)
-            try:
-                _capi.coffer_object_delete(origin)
-            finally:
-                _capi.coffer_object_release(origin)
+
+class CollectionSource(KeySource):
+    """The objects a list or set of links holds, in its order."""
+
+    def __init__(self, objects: "_ClassInfo", collection: Any) -> None:
+        self.objects = objects
+        self.collection = collection
+
+    def count(self, txn: _capi.TxnP) -> int:
+        return len(self.collection)
+
+    def keys(self, txn: _capi.TxnP) -> List[int]:
+        return self.collection._link_keys()
+
+
+def _keys_of(handle: _capi.ResultsP) -> List[int]:
+    """Every key of C results, copied in one call."""
+    n = ctypes.c_uint64()
+    _capi.coffer_results_count(handle, ctypes.byref(n))
+    keys = (ctypes.c_uint64 * max(n.value, 1))()
+    _capi.coffer_results_copy_keys(handle, 0, n.value, keys)
+    return keys[: n.value]
+
+
+def _filtered(handle: _capi.ResultsP, query: CompiledQuery) -> _capi.ResultsP:
+    """New C results: `handle` filtered by `query`. Frees `handle`."""
+    try:
+        out = _capi.ResultsP()
+        _capi.coffer_results_filter(handle, query.handle, ctypes.byref(out))
+        return out
+    finally:
+        _capi.coffer_results_free(handle)
+
+
+Source = Union[ClassSource, BacklinkSource, CollectionSource]
 
 
 class Results(Sequence[T]):
-    """A sequence of objects. Its contents come from the database's current
-    snapshot: they change when the database writes or is refreshed, and stay
-    fixed while one iteration runs."""
+    """A sequence of objects: every object of a class, of a list or set of
+    links, or of backlinks, narrowed by the queries of filter(), sorted(),
+    distinct() and limit(). Each of those returns new Results and leaves
+    this one as it is.
 
-    def __init__(self, db: "Database", info: "_ClassInfo", source: Union[ClassSource, BacklinkSource]) -> None:
+    Results are lazy: their contents are computed from the database's
+    current snapshot on first use and again after the database writes or is
+    refreshed; they stay fixed while one iteration runs."""
+
+    def __init__(self, db: "Database", info: "_ClassInfo", source: Source,
+                 queries: Tuple[CompiledQuery, ...] = ()) -> None:
         self._db = db
         self._info = info
         self._source = source
+        self._queries = queries
         self._keys: Optional[List[int]] = None
         self._generation = -1
+
+    # ---- queries -----------------------------------------------------------
+
+    def _then(self, text: str, args: Sequence[Any]) -> "Results[T]":
+        query = CompiledQuery(self._db, self._info, text, args)
+        return Results(self._db, self._info, self._source, self._queries + (query,))
+
+    def filter(self, query: str, *args: Any) -> "Results[T]":
+        """The objects that match `query`, a string in the Realm Query
+        Language: `dogs.filter("age > $0 AND name BEGINSWITH[c] $1", 2, "r")`.
+        $0, $1, ... are `args`: None, bool, int, float, str, bytes, datetime,
+        ObjectId, UUID, Decimal, a stored object (for links), or a list,
+        tuple or set of them (for IN). The query may end with SORT(...),
+        DISTINCT(...) and LIMIT(n). Raises QueryError naming the position
+        of a syntax error, an unknown property, a type mismatch or a missing
+        argument."""
+        return self._then(query, args)
+
+    def sorted(self, key_path: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
+        """These objects sorted by `key_path` ("age", or "owner.name" through
+        links), or by a list of key paths and (key_path, ascending) pairs,
+        the first deciding and the next breaking ties. The sort is stable:
+        objects with equal keys keep their order, so sorting again by
+        another key makes the earlier sort a tie-breaker."""
+        return self._then(sort_text(key_path, ascending), ())
+
+    def distinct(self, *key_paths: str) -> "Results[T]":
+        """The first object of each distinct combination of values at
+        `key_paths`, in order."""
+        return self._then(distinct_text(key_paths), ())
+
+    def limit(self, count: int) -> "Results[T]":
+        """The first `count` objects."""
+        return self._then(limit_text(count), ())
+
+    @property
+    def description(self) -> str:
+        """The queries of these results in canonical form, in the order they
+        apply, joined by " then " (arguments stay $0, $1, ... of each
+        query); "TRUEPREDICATE" when there are none."""
+        if not self._queries:
+            return "TRUEPREDICATE"
+        return " then ".join(q.description for q in self._queries)
+
+    @contextlib.contextmanager
+    def _c_results(self, txn: _capi.TxnP) -> Iterator[_capi.ResultsP]:
+        """These results computed by the C library in `txn`, freed on exit."""
+        first = self._queries[0] if self._queries else None
+        handle = self._source.c_results(txn, first)
+        for query in self._queries[1:]:
+            handle = _filtered(handle, query)
+        try:
+            yield handle
+        finally:
+            _capi.coffer_results_free(handle)
+
+    # ---- aggregates --------------------------------------------------------
+
+    def _aggregate(self, prop: str, aggregate: int) -> Any:
+        if not isinstance(prop, str):
+            raise TypeError(f"aggregates take a property name, got {type(prop).__name__}")
+        info = self._info.prop(prop)
+        with self._c_results(self._db._txn()) as handle:
+            value = _capi.coffer_value()
+            _capi.coffer_results_aggregate(handle, info.id, aggregate, ctypes.byref(value))
+            return from_c(value, self._info.where(prop))
+
+    def min(self, prop: str) -> Any:
+        """The smallest value of property `prop` (numbers or dates),
+        ignoring nulls; None when there is none."""
+        return self._aggregate(prop, _capi.AGGREGATE_MIN)
+
+    def max(self, prop: str) -> Any:
+        """The largest value of property `prop` (numbers or dates),
+        ignoring nulls; None when there is none."""
+        return self._aggregate(prop, _capi.AGGREGATE_MAX)
+
+    def sum(self, prop: str) -> Any:
+        """The sum of property `prop`, ignoring nulls: an int for ints, a
+        float for floats and doubles, a Decimal for decimals; 0 when there
+        are no values."""
+        return self._aggregate(prop, _capi.AGGREGATE_SUM)
+
+    def average(self, prop: str) -> Any:
+        """The average of property `prop`, ignoring nulls: a float (a
+        Decimal for decimals); None when there are no values."""
+        return self._aggregate(prop, _capi.AGGREGATE_AVG)
+
+    # ---- the sequence ------------------------------------------------------
 
     def _fresh_keys(self) -> Optional[List[int]]:
         self._db._txn()  # checks that the database is open; may start a new snapshot
@@ -109,7 +269,12 @@ class Results(Sequence[T]):
     def _snapshot(self) -> List[int]:
         keys = self._fresh_keys()
         if keys is None:
-            keys = self._source.keys(self._db._txn())
+            txn = self._db._txn()
+            if self._queries:
+                with self._c_results(txn) as handle:
+                    keys = _keys_of(handle)
+            else:
+                keys = self._source.keys(txn)
             self._keys = keys
             self._generation = self._db._generation
         return keys
@@ -118,6 +283,8 @@ class Results(Sequence[T]):
         keys = self._fresh_keys()
         if keys is not None:
             return len(keys)
+        if self._queries:
+            return len(self._snapshot())
         return self._source.count(self._db._txn())
 
     @overload
@@ -151,4 +318,8 @@ class Results(Sequence[T]):
         return f"<coffer.Results of {self._info.name}: {len(self)} objects>"
 
     def _delete_all(self, txn: _capi.TxnP) -> None:
-        self._source.delete_all(txn)
+        if not self._queries:
+            self._source.delete_all(txn)
+            return
+        with self._c_results(txn) as handle:
+            _capi.coffer_results_delete_all(handle)

@@ -1,0 +1,161 @@
+"""Compiled queries: a query text and its arguments, compiled once by the
+C library for one class, and the texts that sorted(), distinct() and
+limit() compile to."""
+
+from __future__ import annotations
+
+import collections.abc
+import ctypes
+import re
+import weakref
+from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
+
+from . import _capi
+from .codec import MIXED_TYPES, Writer
+from .errors import CofferError, QueryError
+from .model import Object
+from .values import to_c
+
+if TYPE_CHECKING:
+    from .database import Database, _ClassInfo
+
+# A key path as the query language reads one: names of letters, digits,
+# '_' and any non-ASCII character, joined by '.'. Checked before a name is
+# put into a query text, so that it cannot change the query around it.
+_NAME = "[A-Za-z_\u0080-\U0010ffff][A-Za-z0-9_\u0080-\U0010ffff]*"
+_KEY_PATH = re.compile(f"{_NAME}(?:\\.{_NAME})*")
+
+SortKey = Union[str, Tuple[str, bool]]
+
+
+class CompiledQuery:
+    """One query compiled for class `info` of `db`. The C handle is freed
+    when the object is collected (the Results that use it hold it)."""
+
+    def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any]) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"a query must be a str, got {type(text).__name__}")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
+        handles = db._open_handles()
+        # `keep` holds the buffers `values` points into until the call returns
+        # (the C library copies the arguments).
+        values, keep = arguments(db, args)
+        handle = _capi.QueryP()
+        _capi.coffer_query_compile(handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle))
+        self.info = info
+        self.handle = handle
+        self._finalizer = weakref.finalize(self, _capi.coffer_query_free, handle)
+
+    @property
+    def description(self) -> str:
+        """The query in canonical form."""
+        raw = _capi.coffer_query_description(self.handle)
+        return raw.decode("utf-8") if raw is not None else ""
+
+
+def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
+    """The coffer_values of query arguments $0, $1, ..., and the buffers
+    they point into (to keep until the C call returns)."""
+    writer = Writer(db, _capi.UPDATE_ERROR)
+    values = (_capi.coffer_value * max(len(args), 1))()
+    for i, arg in enumerate(args):
+        where = f"query argument ${i}"
+        if _is_collection(arg):
+            items = list(arg)
+            array = (_capi.coffer_value * max(len(items), 1))()
+            writer.keep.append(array)
+            for j, item in enumerate(items):
+                if _is_collection(item) or isinstance(item, collections.abc.Mapping):
+                    raise QueryError(f"{where}: item {j} is a collection; a list argument holds single values (for IN)")
+                _scalar(writer, item, array[j], f"{where}, item {j}")
+            values[i].type = _capi.TYPE_LIST
+            values[i].u.list.items = array
+            values[i].u.list.count = len(items)
+        else:
+            _scalar(writer, arg, values[i], where)
+    return values, writer.keep
+
+
+def _is_collection(value: Any) -> bool:
+    from .containers import List, Set
+    from .results import Results
+
+    return isinstance(value, (list, tuple, set, frozenset, List, Set, Results))
+
+
+def _scalar(writer: Writer, value: Any, out: _capi.coffer_value, where: str) -> None:
+    if value is None:
+        out.type = _capi.TYPE_NULL
+        return
+    if isinstance(value, Object):
+        if value._db is None:
+            raise QueryError(f"{where}: the {type(value).__name__} object is not stored; add it to the database first")
+        if value._db is not writer.db:
+            raise QueryError(f"{where}: the {value._info.name} object belongs to another database handle")
+        writer.stored_link(value, out, where)
+        return
+    for python_type, code in MIXED_TYPES:
+        if isinstance(value, python_type):
+            try:
+                to_c(code, value, out, writer.keep, where)
+            except CofferError as exc:
+                raise QueryError(exc.message) from None
+            return
+    raise QueryError(
+        f"{where}: {type(value).__name__} values cannot be query arguments (use None, bool, int, float, str, "
+        "bytes, datetime, ObjectId, UUID, Decimal, a stored object, or a list of them for IN)"
+    )
+
+
+def key_path(value: Any) -> str:
+    """`value` checked as a key path ("name", "owner.name")."""
+    if not isinstance(value, str):
+        raise TypeError(f"a key path must be a str, got {type(value).__name__}")
+    if not _KEY_PATH.fullmatch(value):
+        raise QueryError(f"query: {value!r} is not a key path (property names joined by '.')")
+    return value
+
+
+def sort_text(key_paths: Union[str, Sequence[SortKey]], ascending: bool) -> str:
+    """The query of sorted(): TRUEPREDICATE SORT(a ASC, b DESC)."""
+    if not isinstance(ascending, bool):
+        raise TypeError(f"ascending must be a bool, got {type(ascending).__name__}")
+    if isinstance(key_paths, str):
+        keys: List[Tuple[str, bool]] = [(key_path(key_paths), ascending)]
+    elif isinstance(key_paths, collections.abc.Sequence):
+        if not ascending:
+            raise TypeError("with a list of sort keys, give the direction in each: [(key_path, ascending), ...]")
+        keys = [_sort_key(item) for item in key_paths]
+        if not keys:
+            raise QueryError("query: sorted() needs at least one key path")
+    else:
+        raise TypeError(f"sorted() takes a key path or a list of them, got {type(key_paths).__name__}")
+    order = ", ".join(f"{path} {'ASC' if up else 'DESC'}" for path, up in keys)
+    return f"TRUEPREDICATE SORT({order})"
+
+
+def _sort_key(item: Any) -> Tuple[str, bool]:
+    if isinstance(item, str):
+        return key_path(item), True
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], bool):
+        return key_path(item[0]), item[1]
+    raise TypeError(f"a sort key is a key path or a (key_path, ascending) pair, got {item!r}")
+
+
+def distinct_text(key_paths: Sequence[Any]) -> str:
+    """The query of distinct(): TRUEPREDICATE DISTINCT(a, b)."""
+    if not key_paths:
+        raise QueryError("query: distinct() needs at least one key path")
+    return f"TRUEPREDICATE DISTINCT({', '.join(key_path(p) for p in key_paths)})"
+
+
+def limit_text(count: Any) -> str:
+    """The query of limit(): TRUEPREDICATE LIMIT(n)."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"limit() takes an int, got {type(count).__name__}")
+    if count < 0:
+        raise QueryError(f"query: limit() needs a count of 0 or more, got {count}")
+    return f"TRUEPREDICATE LIMIT({count})"
