@@ -52,6 +52,7 @@ from .errors import (
 )
 from .containers import Dictionary, List, Set
 from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
+from .migration import Migration, OldObject
 from .objectid import ObjectId
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
@@ -102,6 +103,7 @@ __all__ = [
     "LimitError",
     "MAX_NESTING",
     "MapFullError",
+    "Migration",
     "MigrationRequiredError",
     "Mixed",
     "MisuseError",
@@ -112,6 +114,7 @@ __all__ = [
     "Object",
     "ObjectId",
     "ObjectSchema",
+    "OldObject",
     "PrimaryKeyExistsError",
     "PropertyNotFoundError",
     "PropertySchema",
