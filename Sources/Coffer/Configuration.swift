@@ -13,9 +13,9 @@ extension Database {
     /// let db = try Database(configuration: config)
     /// ```
     ///
-    /// A configuration holds only values and class metatypes, which never change,
-    /// so it is `Sendable` and can be shared between threads and tasks, each of
-    /// which opens its own ``Database`` from it.
+    /// A configuration holds only values, class metatypes, which never change,
+    /// and `@Sendable` closures, so it is `Sendable` and can be shared between
+    /// threads and tasks, each of which opens its own ``Database`` from it.
     public struct Configuration: Sendable {
         private enum Location: Sendable {
             case file(URL)
@@ -67,12 +67,44 @@ extension Database {
         /// ``objectTypes`` the file's stored schema and version are used.
         public var schemaVersion: UInt64
 
+        /// Upgrades the file's objects when ``schemaVersion`` is higher than the
+        /// file's; see ``MigrationBlock``. Without one, a higher version applies the
+        /// new schema on its own: added properties get defaults, removed ones are
+        /// dropped. It is not called for a new file or with
+        /// ``deleteDatabaseIfMigrationNeeded``.
+        public var migrationBlock: MigrationBlock?
+
         /// Deletes the file and starts afresh when opening would need a migration:
         /// the schema version differs from the file's (higher or lower), or the
         /// classes differ at the same version. For caches and development. A file
         /// that this process has open is never deleted (`.busy`). Cannot be
         /// combined with ``readOnly``.
         public var deleteDatabaseIfMigrationNeeded: Bool
+
+        /// Decides whether to compact the file when it is first opened in this
+        /// process. It gets the file's size and the bytes holding data
+        /// (`totalBytes`, `usedBytes`); returning true replaces the file by a
+        /// compacted copy of itself (same contents and key) unless another process
+        /// has it open. Not called for in-memory databases; cannot be combined with
+        /// ``readOnly``.
+        ///
+        /// ```swift
+        /// config.shouldCompactOnLaunch = { totalBytes, usedBytes in
+        ///     totalBytes > 100 * 1024 * 1024 && Double(usedBytes) / Double(totalBytes) < 0.5
+        /// }
+        /// ```
+        ///
+        /// `@Sendable` because the configuration is a `Sendable` value: the
+        /// closure runs on whichever thread opens a database with it.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
+        /// The most versions of the file that may be alive at once, or nil for no
+        /// limit. Every commit makes a new version, and a version stays alive while
+        /// a read of any ``Database`` or process still sees it, keeping its pages
+        /// from reuse. Beginning a write that would go above the limit throws
+        /// ``CofferError`` `.limit`; ``Database/refresh()`` the readers (or release
+        /// them) and retry. 0 means no limit, as nil.
+        public var maximumNumberOfActiveVersions: UInt?
 
         /// The classes the database stores. They are written to the file's schema
         /// (added classes are created, at any version), and only these are visible
@@ -95,9 +127,12 @@ extension Database {
             encryptionKey: Data? = nil,
             readOnly: Bool = false,
             schemaVersion: UInt64 = 0,
+            migrationBlock: MigrationBlock? = nil,
             deleteDatabaseIfMigrationNeeded: Bool = false,
+            shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil,
             objectTypes: [Object.Type]? = nil,
-            seedFilePath: URL? = nil
+            seedFilePath: URL? = nil,
+            maximumNumberOfActiveVersions: UInt? = nil
         ) {
             if let inMemoryIdentifier {
                 location = .inMemory(inMemoryIdentifier)
@@ -107,7 +142,10 @@ extension Database {
             self.encryptionKey = encryptionKey
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
             self.deleteDatabaseIfMigrationNeeded = deleteDatabaseIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
             self.objectTypes = objectTypes
             self.seedFilePath = seedFilePath
         }
@@ -153,6 +191,9 @@ extension Database {
                 }
                 try CofferError.check(coffer_config_set_read_only(config, readOnly ? 1 : 0))
                 try CofferError.check(coffer_config_set_delete_if_migration_needed(config, deleteDatabaseIfMigrationNeeded ? 1 : 0))
+                if let maximumNumberOfActiveVersions {
+                    try CofferError.check(coffer_config_set_max_active_versions(config, UInt64(maximumNumberOfActiveVersions)))
+                }
                 if let seedFilePath {
                     try CofferError.check(coffer_config_set_seed_path(config, try Self.path(of: seedFilePath, role: "seedFilePath")))
                 }

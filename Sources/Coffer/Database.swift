@@ -69,6 +69,9 @@ public final class Database {
     ///   lower than the file's), unless ``Configuration/deleteDatabaseIfMigrationNeeded``
     ///   (then `.busy` if the file is open elsewhere in this process);
     ///   `.schema` for an invalid model class; `.notADatabase`, `.corrupted`, `.io`.
+    ///   If ``Configuration/migrationBlock`` throws, that error; if a call it made
+    ///   failed, the first such ``CofferError`` (see ``Migration``). A failed
+    ///   migration leaves the file as it was.
     public init(configuration: Configuration = .defaultConfiguration) throws {
         let path = try configuration.filePath()
         self.handle = try Self.open(configuration, path: path)
@@ -93,14 +96,26 @@ public final class Database {
         }
     }
 
-    private static func open(_ configuration: Configuration, path: String?) throws(CofferError) -> OpaquePointer {
+    private static func open(_ configuration: Configuration, path: String?) throws -> OpaquePointer {
         if configuration.readOnly && configuration.deleteDatabaseIfMigrationNeeded {
             throw CofferError(.invalidArgument, "readOnly and deleteDatabaseIfMigrationNeeded cannot both be set")
         }
+        if configuration.readOnly && configuration.shouldCompactOnLaunch != nil {
+            throw CofferError(.invalidArgument, "readOnly and shouldCompactOnLaunch cannot both be set")
+        }
         let config = try configuration.makeCConfig(path: path)
         defer { coffer_config_free(config) }
+        let callbacks = OpenCallbacks(configuration)
+        try callbacks.install(on: config)
         var db: OpaquePointer?
-        try CofferError.check(coffer_open(config, &db))
+        let status = withExtendedLifetime(callbacks) { coffer_open(config, &db) }
+        if status != COFFER_OK {
+            // The migration block's own error, rather than the status standing for it.
+            if let error = callbacks.migrationError {
+                throw error
+            }
+            throw CofferError.last(status)
+        }
         return db!
     }
 

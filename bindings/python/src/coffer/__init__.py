@@ -53,6 +53,7 @@ from .errors import (
 )
 from .containers import Dictionary, List, Set
 from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
+from .migration import Migration, OldObject
 from .objectid import ObjectId
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
@@ -103,6 +104,7 @@ __all__ = [
     "LimitError",
     "MAX_NESTING",
     "MapFullError",
+    "Migration",
     "MigrationRequiredError",
     "Mixed",
     "MisuseError",
@@ -113,6 +115,7 @@ __all__ = [
     "Object",
     "ObjectId",
     "ObjectSchema",
+    "OldObject",
     "PrimaryKeyExistsError",
     "PropertyNotFoundError",
     "PropertySchema",

@@ -318,6 +318,23 @@ coffer_config_set_should_compact_on_launch = _status(
     "coffer_config_set_should_compact_on_launch", ConfigP, SHOULD_COMPACT_FN, c_void_p
 )
 coffer_config_set_max_active_versions = _status("coffer_config_set_max_active_versions", ConfigP, c_uint64)
+
+# Migrations: the callback coffer_open() runs, and what it may call.
+MigrationP = c_void_p
+MIGRATION_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_void_p)
+MIGRATION_ENUMERATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, ObjectP, ObjectP, c_void_p)
+coffer_config_set_migration = _status("coffer_config_set_migration", ConfigP, MIGRATION_FN, c_void_p)
+coffer_migration_db = _declare("coffer_migration_db", DbP, [MigrationP])
+coffer_migration_txn = _declare("coffer_migration_txn", TxnP, [MigrationP])
+coffer_migration_old_db = _declare("coffer_migration_old_db", DbP, [MigrationP])
+coffer_migration_old_txn = _declare("coffer_migration_old_txn", TxnP, [MigrationP])
+coffer_migration_enumerate = _status(
+    "coffer_migration_enumerate", MigrationP, c_char_p, MIGRATION_ENUMERATE_FN, c_void_p
+)
+coffer_migration_rename_property = _status(
+    "coffer_migration_rename_property", MigrationP, c_char_p, c_char_p, c_char_p
+)
+coffer_migration_delete_data = _status("coffer_migration_delete_data", MigrationP, c_char_p)
 coffer_default_path = _declare("coffer_default_path", c_char_p, [])
 
 coffer_open = _status("coffer_open", ConfigP, POINTER(DbP))

@@ -27,6 +27,7 @@ from typing import (
 
 from . import _capi
 from .errors import (
+    CofferError,
     DatabaseClosedError,
     InvalidArgumentError,
     InvalidObjectError,
@@ -34,6 +35,7 @@ from .errors import (
     NotFoundError,
     NotInWriteError,
     PropertyNotFoundError,
+    ReadOnlyError,
 )
 from .model import Object
 from .results import ClassSource, Results
@@ -234,6 +236,7 @@ def open(
     encryption_key: Optional[bytes] = None,
     read_only: bool = False,
     schema_version: int = 0,
+    migration: Optional[Callable[[Any, int], None]] = None,
     delete_if_migration_needed: bool = False,
     seed_path: Optional[PathType] = None,
     class_subset: Optional[Sequence[str]] = None,
@@ -252,6 +255,11 @@ def open(
     read_only: open without writing; the file must exist.
     schema_version: the version of `schema`; a higher one than the file's
         applies the schema, a lower one is an error.
+    migration: called as f(migration, old_version) when schema_version is
+        higher than the file's, inside the write transaction that applies
+        the new schema (see coffer.Migration). Whatever it raises aborts the
+        open, leaves the file as it was, and is raised here, chained from
+        the CofferError of the open.
     delete_if_migration_needed: delete the file and start empty when opening
         would need a migration: the schema version differs from the file's,
         or the schema differs at the same version. A file open elsewhere in
@@ -284,6 +292,11 @@ def open(
         if max_active_versions is not None:
             _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
         failures: List[BaseException] = []
+        migration_fn = None
+        if migration is not None:
+            from . import migration as _migration
+
+            migration_fn = _migration.install(config, migration, classes or [], failures)
         compact_fn = None
         if should_compact_on_launch is not None:
             if not callable(should_compact_on_launch):
@@ -299,7 +312,13 @@ def open(
             compact_fn = _capi.SHOULD_COMPACT_FN(ask)
             _capi.coffer_config_set_should_compact_on_launch(config, compact_fn, None)
         db = _capi.DbP()
-        _capi.coffer_open(config, ctypes.byref(db))
+        try:
+            _capi.coffer_open(config, ctypes.byref(db))
+        except CofferError as exc:
+            if failures:
+                # The callback's own exception, with the open's failure as its cause.
+                raise failures[0] from exc
+            raise
         if failures:
             _capi.coffer_close(db)
             raise failures[0]
@@ -314,9 +333,12 @@ class Database:
     writes or calls refresh(). A Database is used by the thread that opened
     it; other threads open their own (cheap: handles share the storage)."""
 
-    def __init__(self, db: _capi.DbP, declared: List[DeclaredClass]) -> None:
+    def __init__(self, db: _capi.DbP, declared: List[DeclaredClass], migration_role: Optional[str] = None) -> None:
+        # "new" or "old" for the handles a running migration lends; those are
+        # never freed here and end with the migration.
+        self._migration_role = migration_role
         raw_path = _capi.coffer_db_path(db)
-        file_id = _file_id(raw_path) if raw_path is not None else None
+        file_id = _file_id(raw_path) if raw_path is not None and migration_role is None else None
         _register(file_id, +1)
         self._handles = _Handles(db, file_id)
         self._finalizer = weakref.finalize(self, _release, self._handles)
@@ -338,6 +360,8 @@ class Database:
         and results of it become unusable. Closing twice is allowed."""
         if not self.is_closed:
             self._check_thread()
+            if self._migration_role is not None:
+                raise MisuseError("the database of a running migration cannot be closed; coffer.open() returns it")
         self._finalizer()
         self._generation += 1
 
@@ -357,6 +381,13 @@ class Database:
             raise MisuseError(
                 "this Database was opened on another thread; open one in each thread that uses it"
             )
+
+    def _detach(self) -> None:
+        """Forgets handles lent by a migration that has ended."""
+        self._handles.db = None
+        self._handles.read_txn = None
+        self._handles.write_txn = None
+        self._generation += 1
 
     def _open_handles(self) -> _Handles:
         if self._handles.db is None:
@@ -436,6 +467,8 @@ class Database:
 
     def _write_txn(self, what: str) -> _capi.TxnP:
         handles = self._open_handles()
+        if self._migration_role == "old":
+            raise ReadOnlyError(f"{what}: the database as it was before the migration is read-only")
         if handles.write_txn is None:
             raise NotInWriteError(f"{what} needs a write transaction: use `with db.write():`")
         return handles.write_txn
@@ -443,6 +476,8 @@ class Database:
     def refresh(self) -> None:
         """Moves reads to the latest committed state (outside a write)."""
         handles = self._open_handles()
+        if self._migration_role is not None:
+            return  # a migration's snapshots are fixed
         if handles.read_txn is not None:
             _capi.coffer_txn_free(handles.read_txn)
             handles.read_txn = None
@@ -453,6 +488,8 @@ class Database:
         """`with db.write():` runs the block in a write transaction that
         commits when the block ends and rolls back if it raises."""
         handles = self._open_handles()
+        if self._migration_role is not None:
+            raise MisuseError("a migration writes in its own transaction: change objects without `with db.write():`")
         if handles.write_txn is not None:
             raise MisuseError("a write transaction is already open on this database")
         txn = _capi.TxnP()
