@@ -1,3 +1,5 @@
+import Foundation
+
 /// Turns a query string as Swift code writes it into the text the C core
 /// compiles: property names as Swift declares them become the names they are
 /// stored under (``Object/propertiesMapping()``), following links, SUBQUERY
@@ -16,6 +18,9 @@ struct QueryText {
     private let bytes: [UInt8]
     private var position = 0
     private var output: [UInt8] = []
+    /// For each byte of `output`, the byte of the original text it comes from.
+    private var origins: [Int] = []
+    private var tokenStart = 0
     private let root: ObjectSchema
     private let given: [Any]
     private var nextPlaceholder = 0
@@ -38,14 +43,15 @@ struct QueryText {
     /// - Throws: ``CofferError`` `.query` when `%@` placeholders and `$n`
     ///   arguments are mixed, when there are more placeholders than arguments,
     ///   or when a `%K` argument is not a string.
-    static func translate(_ text: String, root: ObjectSchema, arguments: [Any]) throws(CofferError) -> (text: String, arguments: [Any]) {
+    static func translate(_ text: String, root: ObjectSchema, arguments: [Any]) throws(CofferError) -> (text: String, arguments: [Any], offsets: OffsetMap) {
         var translator = QueryText(text, root: root, arguments: arguments)
         try translator.run()
         if translator.usesNumberedArguments && translator.nextPlaceholder > 0 {
             throw CofferError(.query, "query '\(text)' mixes %@ placeholders with $n arguments; use one style")
         }
         let arguments = translator.usesNumberedArguments ? arguments : translator.arguments
-        return (String(decoding: translator.output, as: UTF8.self), arguments)
+        let offsets = OffsetMap(translated: translator.output, original: translator.bytes, origins: translator.origins)
+        return (String(decoding: translator.output, as: UTF8.self), arguments, offsets)
     }
 
     /// The C core's key path for a key path with Swift names, such as `owner.firstName`.
@@ -82,16 +88,21 @@ struct QueryText {
     }
 
     private mutating func copy(_ count: Int) {
-        output.append(contentsOf: bytes[position..<min(position + count, bytes.count)])
+        let end = min(position + count, bytes.count)
+        output.append(contentsOf: bytes[position..<end])
+        origins.append(contentsOf: position..<end)
         position += count
     }
 
+    /// Writes `text` in place of the token that starts at `tokenStart`.
     private mutating func emit(_ text: String) {
         output.append(contentsOf: Array(text.utf8))
+        origins.append(contentsOf: repeatElement(tokenStart, count: text.utf8.count))
     }
 
     private mutating func identifier() -> String {
         let start = position
+        tokenStart = start
         while Self.isIdentifierPart(current) { position += 1 }
         return String(decoding: bytes[start..<position], as: UTF8.self)
     }
@@ -102,10 +113,12 @@ struct QueryText {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 stringLiteral()
             case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "@"):
+                tokenStart = position
                 position += 2
                 emit("$\(arguments.count)")
                 arguments.append(try placeholderArgument())
             case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "K"):
+                tokenStart = position
                 position += 2
                 let index = nextPlaceholder
                 guard let keyPath = try placeholderArgument() as? String else {
@@ -243,5 +256,32 @@ struct QueryText {
         let property = schema.properties[index]
         emit(property.persistedName)
         return property.objectType.flatMap { try? ObjectSchema.of($0) }
+    }
+}
+
+/// Maps the offsets in the C core's messages about translated query text back
+/// to the text the caller wrote.
+struct OffsetMap {
+    let translated: [UInt8]
+    let original: [UInt8]
+    let origins: [Int]
+
+    /// `message` with its "at offset N" (1-based characters of the translated
+    /// text) naming the same place in the original text.
+    func remap(_ message: String) -> String {
+        guard let range = message.range(of: #"at offset [0-9]+"#, options: .regularExpression),
+              let offset = Int(message[range].dropFirst("at offset ".count)) else {
+            return message
+        }
+        // The byte of the offset-th character in the translated text.
+        var characters = 1
+        var byte = 0
+        while byte < translated.count && characters < offset {
+            byte += 1
+            if byte < translated.count && translated[byte] & 0xC0 != 0x80 { characters += 1 }
+        }
+        let source = byte < origins.count ? origins[byte] : original.count
+        let originalCharacters = 1 + original[..<source].filter { $0 & 0xC0 != 0x80 }.count
+        return message.replacingCharacters(in: range, with: "at offset \(originalCharacters)")
     }
 }

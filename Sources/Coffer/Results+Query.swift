@@ -46,11 +46,15 @@ extension Results {
     }
 
     func filter(_ predicateFormat: String, arguments: [Any]) throws(CofferError) -> Results<Element> {
-        let (text, given) = try QueryText.translate(predicateFormat, root: binding.schema, arguments: arguments)
+        let (text, given, offsets) = try QueryText.translate(predicateFormat, root: binding.schema, arguments: arguments)
         let stored = try given.enumerated().map { (index, value) throws(CofferError) in
             try QueryArgument.stored(value, at: index)
         }
-        return try appending(text, stored)
+        do {
+            return try appending(text, stored)
+        } catch where error.code == .query {
+            throw CofferError(.query, offsets.remap(error.message))
+        }
     }
 
     /// These results sorted by a property or key path through links
