@@ -105,3 +105,29 @@ import Testing
         #expect(try people.filter("firstName == 'Ada'").queryDescriptions[0].contains("first_name"))
     }
 }
+
+@Suite struct MixedAndSetQueryTests {
+    @Test(arguments: Storage.allCases)
+    func mixedValuesAndSetsOfObjects(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        try db.write {
+            let rex = Social.Dog(value: ["name": "Rex", "age": 3])
+            let fido = Social.Dog(value: ["name": "Fido", "age": 9])
+            try db.add(Bag(value: ["anything": AnyValue.int(3), "favouriteDogs": [rex, fido], "numbers": [1, 2, 3]]))
+            try db.add(Bag(value: ["anything": AnyValue.string("three"), "favouriteDogs": [fido]]))
+        }
+        let bags = db.objects(Bag.self)
+        #expect(bags.where { $0.anything == .int(3) }.count == 1)
+        #expect(bags.where { $0.anything == .string("three") }.count == 1)
+        #expect(bags.where { $0.anything > .int(1) }.count == 1, "only numbers order against a number")
+        #expect(try bags.filter("anything == %@", "three").count == 1)
+        #expect(bags.where { $0.favouriteDogs.name == "Rex" }.count == 1)
+        #expect(bags.where { $0.numbers.max == 3 }.count == 1)
+        #expect(bags.where { $0.numbers.contains(1...3) }.count == 1, "an empty list has no minimum, so it is in no range")
+        let first = try #require(bags.first)
+        #expect(first.favouriteDogs.where { $0.age > 5 }.map(\.name) == ["Fido"])
+        #expect(try first.favouriteDogs.filter("name BEGINSWITH 'R'").map(\.name) == ["Rex"])
+        #expect(first.favouriteDogs.sorted(by: \.age, ascending: false).map(\.name) == ["Fido", "Rex"])
+    }
+}
