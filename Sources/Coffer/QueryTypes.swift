@@ -56,6 +56,7 @@ public struct QueryValues<Element>: _QueryMany {
 }
 
 extension Optional: _QueryOptional {
+    /// The wrapped type.
     public typealias _QueryWrapped = Wrapped
 }
 
@@ -83,14 +84,17 @@ extension AnyValue: _QueryComparable {}
 extension Object: _QueryEquatable {}
 
 extension List: _QueryCollection {
+    /// The element type.
     public typealias _QueryElement = Element
 }
 
 extension MutableSet: _QueryCollection {
+    /// The element type.
     public typealias _QueryElement = Element
 }
 
 extension LinkingObjects: _QueryCollection {
+    /// The element type.
     public typealias _QueryElement = Element
 }
 
@@ -101,6 +105,7 @@ public protocol _QueryMap {
 }
 
 extension Map: _QueryMap {
+    /// The value type.
     public typealias _QueryMapValue = Value
 }
 
