@@ -135,6 +135,7 @@ extension Database {
             let arena = ValueArena()
             var cValue = try arena.cValue(resolved)
             try CofferError.check(coffer_object_set_value(object, binding.propertyIds[index], &cValue))
+            contentVersion &+= 1
             adoptEmbedded([index: value], owner: ManagedState(database: self, binding: binding, key: key))
         } catch let error as CofferError {
             fail(error)

@@ -76,6 +76,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         case busy = 25
         /// An unexpected failure of the storage engine (`COFFER_ERR_INTERNAL`).
         case `internal` = 26
+        /// A query could not be compiled: a syntax error (with its offset), an unknown
+        /// property, types that cannot be compared, a missing argument (`COFFER_ERR_QUERY`).
+        case query = 27
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

@@ -34,7 +34,13 @@ struct CollectionLocation {
             defer { coffer_object_release(object) }
             var handle: OpaquePointer?
             try CofferError.check(open(object, propertyId, &handle))
-            defer { release(handle) }
+            defer {
+                release(handle)
+                if action != nil {
+                    // Queries over this collection may now match other objects.
+                    database.contentVersion &+= 1
+                }
+            }
             return try body(handle!)
         } catch {
             fatalError("Coffer: \(error)")

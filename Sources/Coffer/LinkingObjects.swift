@@ -32,7 +32,7 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection {
         self.location = location
     }
 
-    private var currentLocation: CollectionLocation? {
+    var currentLocation: CollectionLocation? {
         if let location { return location }
         guard let managed = owner?.managedState,
               let index = managed.binding.schema.properties.firstIndex(where: { $0.kind == .linkingObjects && $0.objectType == Element.self && $0.originProperty == Element.propertiesMapping()[propertyName] ?? propertyName })
@@ -69,8 +69,18 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection {
     private var objects: [Element] {
         guard let location = currentLocation else { return [] }
         let database = location.database
-        return location.withBacklinks { object, propertyId in
-            let binding = try database.binding(for: Element.self)
+        let binding: ClassBinding
+        do {
+            binding = try database.binding(for: Element.self)
+        } catch {
+            database.fail(error)
+        }
+        return objectKeys(at: location).map { database.makeObject(Element.self, binding, $0) }
+    }
+
+    /// The keys of the linking objects, in backlink order.
+    func objectKeys(at location: CollectionLocation) -> [UInt64] {
+        location.withBacklinks { object, propertyId in
             var iterator: OpaquePointer?
             try CofferError.check(coffer_object_backlinks(object, propertyId, &iterator))
             defer { coffer_iter_free(iterator) }
@@ -82,7 +92,7 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection {
                 try CofferError.check(status)
                 keys.append(coffer_object_key_of(origin))
             }
-            return keys.map { database.makeObject(Element.self, binding, $0) }
+            return keys
         }
     }
 }

@@ -26,6 +26,12 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         storage = .managed(location)
     }
 
+    /// Where a managed list lives; nil while it is unmanaged.
+    var managedLocation: CollectionLocation? {
+        if case .managed(let location) = storage { return location }
+        return nil
+    }
+
     /// The database managing this list, or nil while it is unmanaged.
     public var database: Database? {
         if case .managed(let location) = storage { return location.database }

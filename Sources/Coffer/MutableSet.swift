@@ -24,6 +24,12 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
         storage = .managed(location)
     }
 
+    /// Where a managed set lives; nil while it is unmanaged.
+    var managedLocation: CollectionLocation? {
+        if case .managed(let location) = storage { return location }
+        return nil
+    }
+
     /// The database managing this set, or nil while it is unmanaged.
     public var database: Database? {
         if case .managed(let location) = storage { return location.database }

@@ -31,6 +31,10 @@ open class Object {
         }
     }
 
+    /// Set on the throwaway objects that find the properties a key path reads;
+    /// their getters then report to it instead of reading.
+    var keyPathRecorder: KeyPathRecorder?
+
     /// An unmanaged object whose properties have their initial values.
     public required init() {}
 

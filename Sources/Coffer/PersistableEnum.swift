@@ -16,7 +16,9 @@
 ///
 /// A stored raw value that is not one of the cases (written by another program)
 /// cannot be read: reading the property stops the program with a message naming it.
-public protocol PersistableEnum: _PersistableInsideOptional, RawRepresentable, CaseIterable
+///
+/// A ``Query`` compares an enum property by raw value: `$0.status == .complete`.
+public protocol PersistableEnum: _PersistableInsideOptional, _QueryEquatable, RawRepresentable, CaseIterable
 where RawValue: _PersistableInsideOptional {}
 
 extension PersistableEnum {

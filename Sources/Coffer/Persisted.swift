@@ -95,6 +95,9 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             let box = object[keyPath: storageKeyPath].box
+            if let recorder = object.keyPathRecorder {
+                return recorder.record(box, in: object, storage: storageKeyPath)
+            }
             guard let managed = object.managedState else {
                 return box.unmanagedValue
             }

@@ -16,7 +16,7 @@ import Testing
             (COFFER_ERR_CORRUPTED, .corrupted), (COFFER_ERR_INTEGRITY, .integrity),
             (COFFER_ERR_KEY_REQUIRED, .keyRequired), (COFFER_ERR_WRONG_KEY, .wrongKey),
             (COFFER_ERR_NOT_ENCRYPTED, .notEncrypted), (COFFER_ERR_LIMIT, .limit), (COFFER_ERR_BUSY, .busy),
-            (COFFER_ERR_INTERNAL, .internal),
+            (COFFER_ERR_INTERNAL, .internal), (COFFER_ERR_QUERY, .query),
         ]
         #expect(statuses.count == CofferError.Code.allCases.count)
         for (status, code) in statuses {

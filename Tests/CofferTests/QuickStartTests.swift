@@ -78,4 +78,36 @@ enum QuickStart {
         #expect(ada.scores["chess"] == 3)
         #expect(ada.extra == .dictionary(["languages": .list([.string("en"), .string("fr")])]))
     }
+
+    @Test func readmeQueries() throws {
+        typealias Dog = QuickStart.Dog
+        typealias Person = QuickStart.Person
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: Database.Configuration(
+            fileURL: dir.file("query.coffer"), objectTypes: [Dog.self, Person.self, QuickStart.Address.self]))
+        try db.write {
+            try db.add(Dog(value: ["name": "Rex", "breed": "Beagle"]))
+            try db.add(Dog(value: ["name": "rocky", "breed": "Pug", "status": QuickStart.Status.done]))
+            try db.add(Dog(value: ["name": "Ruff"]))
+            let ada = Person(value: ["name": "Ada", "address": ["city": "London"], "scores": ["chess": 3]])
+            ada.friends.append(Person(value: ["name": "Bob"]))
+            try db.add(ada)
+        }
+
+        let dogs = db.objects(Dog.self)
+        let open = dogs.where { $0.status == .open && $0.name.starts(with: "r", options: .caseInsensitive) }
+        let found = try dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])
+        let byName = open.sorted(by: \.name)
+        let people = db.objects(Person.self)
+        let social = people.where { $0.friends.count > 0 || $0.address.city == "London" }
+        let chess = people.where { $0.scores["chess"] >= 3 && $0.friends.name.contains("Bo") }
+        let friendOfAda = try people.filter("ANY friendOf.name == %@", "Ada")
+
+        #expect(open.map(\.name) == ["Rex", "Ruff"])
+        #expect(found.map(\.name) == ["Rex"])
+        #expect(byName.map(\.name) == ["Rex", "Ruff"])
+        #expect(social.map(\.name) == ["Ada"])
+        #expect(chess.map(\.name) == ["Ada"])
+        #expect(friendOfAda.map(\.name) == ["Bob"])
+    }
 }

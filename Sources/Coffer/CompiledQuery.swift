@@ -1,0 +1,98 @@
+import Foundation
+internal import CCoffer
+
+/// A query compiled by the C core for one class of one database. Immutable;
+/// freed with its last ``Results``.
+final class CompiledQuery {
+    let handle: OpaquePointer
+
+    /// Compiles `text` (stored property names, arguments `$0`, `$1`, ...).
+    /// - Throws: ``CofferError`` `.query` with the C core's message (the offset
+    ///   of a syntax error, the property or type at fault), or naming an
+    ///   argument that cannot be compared (an object of another database).
+    init(_ database: Database, _ binding: ClassBinding, text: String, arguments: [StoredValue]) throws(CofferError) {
+        let resolved = try arguments.enumerated().map { (index, value) throws(CofferError) in
+            try database.queryArgument(value, at: index)
+        }
+        let arena = ValueArena()
+        var values: [coffer_value] = []
+        for value in resolved {
+            values.append(try arena.cValue(value))
+        }
+        var query: OpaquePointer?
+        let status = text.withCString { cText in
+            values.withUnsafeBufferPointer { buffer in
+                coffer_query_compile(database.handle, binding.classId, cText, text.utf8.count,
+                                     buffer.baseAddress, buffer.count, &query)
+            }
+        }
+        try CofferError.check(status)
+        handle = query!
+    }
+
+    deinit {
+        coffer_query_free(handle)
+    }
+
+    /// The query in the C core's canonical form.
+    var description: String {
+        String(cString: coffer_query_description(handle))
+    }
+}
+
+extension Database {
+    /// A query argument as the C core takes it: objects of this database become links.
+    func queryArgument(_ value: StoredValue, at index: Int) throws(CofferError) -> StoredValue {
+        switch value {
+        case .object(let object):
+            let className = type(of: object).className()
+            guard let managed = object.managedState else {
+                throw CofferError(.query, "argument $\(index) is an unmanaged \(className) object; a query can only compare objects stored in the database")
+            }
+            guard managed.database === self else {
+                throw CofferError(.query, "argument $\(index) is a \(className) object of another Database")
+            }
+            return .link(classId: managed.binding.classId, key: managed.key)
+        case .list(let items), .set(let items):
+            var converted: [StoredValue] = []
+            for item in items {
+                converted.append(try queryArgument(item, at: index))
+            }
+            return .list(converted)
+        case .map, .fields:
+            throw CofferError(.query, "argument $\(index) is \(value.summary), which a query cannot compare")
+        default:
+            return value
+        }
+    }
+}
+
+/// Query arguments given as `Any`, as `filter("age > %@", 3)` takes them.
+enum QueryArgument {
+    /// `value` as a stored value: any type a property stores, an object, nil, or
+    /// an array or set of them (for `IN`).
+    static func stored(_ value: Any, at index: Int) throws(CofferError) -> StoredValue {
+        guard let unwrapped = unwrapAny(value) else {
+            return .null
+        }
+        if let persistable = unwrapped as? any _Persistable {
+            return persistable._cofferEncoded.value
+        }
+        if let text = unwrapped as? Substring {
+            return .string(String(text))
+        }
+        if let integer = unwrapped as? any BinaryInteger {
+            guard let exact = Int64(exactly: integer) else {
+                throw CofferError(.query, "argument \(index) is \(integer), which does not fit a 64-bit integer")
+            }
+            return .int(exact)
+        }
+        if let array = unwrapped as? [Any] {
+            return .list(try array.map { (item) throws(CofferError) in try stored(item, at: index) })
+        }
+        if let set = unwrapped as? Set<AnyHashable> {
+            return .list(try set.map { (item) throws(CofferError) in try stored(item.base, at: index) })
+        }
+        throw CofferError(.query, "argument \(index) is a \(type(of: unwrapped)), which a query cannot compare")
+    }
+}

@@ -1,0 +1,161 @@
+import Coffer
+import Foundation
+import Testing
+
+@Suite struct StringQueryTests {
+    @Test(arguments: Storage.allCases)
+    func argumentsInBothStyles(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try todoDatabase(storage, in: dir)
+        let tasks = db.objects(Todo.Task.self)
+        #expect(try tasks.filter("priority > %@ AND name BEGINSWITH %@", 5, "W").names == ["Write docs"])
+        #expect(try tasks.filter("priority > $0 AND name BEGINSWITH $1", 5, "W").names == ["Write docs"])
+        #expect(try tasks.filter("priority == $0 OR progressMinutes == $0", 5).names == ["Review", "Zoë's café"],
+                "one argument used twice")
+        #expect(try tasks.filter("priority IN %@", [1, 10]).names == ["Fix bug", "Zoë's café"])
+        #expect(try tasks.filter("priority IN %@", Set([5])).names == ["Review"])
+        #expect(try tasks.filter("assignee == %@", String?.none as Any).names == ["Review"])
+        #expect(try tasks.filter("assignee == nil").names == ["Review"])
+        #expect(try tasks.filter("estimate > %@", 2.5).names == ["Review"])
+        #expect(try tasks.filter("due < %@", Date(timeIntervalSince1970: 2000)).names == ["Write docs"])
+        #expect(try tasks.filter("%K == %@", "priority", 10).names == ["Fix bug"])
+        #expect(try tasks.filter("name CONTAINS[cd] 'cafe'").names == ["Zoë's café"])
+        #expect(try tasks.filter("name == %@", "Zoë's café").count == 1)
+        #expect(try tasks.filter("ANY labels == 'docs'").names == ["Write docs"])
+        #expect(try tasks.filter("ratings.@avg >= 4").names == ["Write docs", "Review"])
+        #expect(try tasks.filter("priority > 0 SORT(priority DESC) LIMIT(2)").names == ["Fix bug", "Write docs"])
+        #expect(try tasks.filter("TRUEPREDICATE").count == 4)
+        let projects = db.objects(Todo.Project.self)
+        let ali = try #require(db.objects(Todo.Member.self).first)
+        #expect(try projects.filter("lead == %@", ali).names == ["Docs"])
+        #expect(try projects.filter("%@ IN crew", ali).names == ["Docs"])
+        #expect(try projects.filter("budget >= %@", Decimal128(250)).names == ["Core"])
+        #expect(try projects.filter("SUBQUERY(tasks, $t, $t.priority > 4 AND $t.isComplete == false).@count == 2").names == ["Core"])
+        // Chained with typed queries.
+        #expect(try tasks.where { $0.isComplete }.filter("priority > 1").names == ["Write docs"])
+    }
+
+    @Test(arguments: Storage.allCases)
+    func swiftNamesOfMappedPropertiesAreTranslated(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try todoDatabase(storage, in: dir)
+        let members = db.objects(Todo.Member.self)
+        #expect(try members.filter("fullName BEGINSWITH 'Ali' AND level > 2").map(\.fullName) == ["Ali Baba"])
+        #expect(try members.filter("full_name BEGINSWITH 'Ali'").count == 1, "the stored name works too")
+        #expect(try members.filter("fullName == 'fullName'").isEmpty, "names in string literals are left alone")
+        #expect(try members.filter("fullName == \"level \\\" fullName\"").isEmpty)
+        #expect(try members.sorted(byKeyPath: "level").map(\.fullName) == ["Jo March", "Ali Baba"])
+        #expect(try members.sorted(byKeyPath: "fullName", ascending: false).map(\.fullName) == ["Jo March", "Ali Baba"])
+        #expect(try members.distinct(by: ["level"]).count == 2)
+        #expect(try members.filter("@links.Project.lead.name == 'Docs'").map(\.fullName) == ["Ali Baba"])
+        #expect(try members.filter("@links.Project.crew.@count == 1").map(\.fullName) == ["Ali Baba"])
+        #expect(try members.filter("%K > 2", "level").count == 1)
+        let projects = db.objects(Todo.Project.self)
+        #expect(try projects.filter("lead.fullName == %@", "Ali Baba").names == ["Docs"])
+        #expect(try projects.filter("ANY crew.level == 1").names == ["Docs", "Core"])
+        #expect(try projects.filter("crew.@max.level == 1").names == ["Core"])
+        #expect(try projects.filter("SUBQUERY(crew, $m, $m.level > 2 AND $m.fullName BEGINSWITH 'A').@count == 1").names == ["Docs"])
+        #expect(try projects.filter("lead.level > 0 SORT(lead.fullName DESC)").names == ["Docs"])
+        let typed = members.where { $0.fullName == "Jo March" }
+        #expect(typed.queryDescriptions.count == 1)
+        #expect(typed.queryDescriptions[0].contains("full_name"), "\(typed.queryDescriptions)")
+    }
+
+    @Test(arguments: Storage.allCases)
+    func invalidQueriesThrowQueryErrors(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try todoDatabase(storage, in: dir)
+        let tasks = db.objects(Todo.Task.self)
+        expectCofferError(.query, containing: "offset 11", "expected") { _ = try tasks.filter("priority >") }
+        expectCofferError(.query, containing: "offset 12") { _ = try tasks.filter("priority = = 3") }
+        // Offsets count in the text as written, before names and placeholders are translated.
+        expectCofferError(.query, containing: "offset 6") { _ = try tasks.filter("%K > > 1", "progressMinutes") }
+        expectCofferError(.query, containing: "offset 13") { _ = try db.objects(Todo.Member.self).filter("fullName == = 3") }
+        expectCofferError(.query, containing: "offset 3", "after '$'") { _ = try tasks.filter("é $") }
+        expectCofferError(.query, containing: "'nope'") { _ = try tasks.filter("nope == 1") }
+        expectCofferError(.query, containing: "priority") { _ = try tasks.filter("priority == %@", "high") }
+        expectCofferError(.query, containing: "cannot compare 'priority' (int) with a string") {
+            _ = try tasks.filter("priority BEGINSWITH 'a'")
+        }
+        expectCofferError(.query, containing: "more %@ placeholders than the 1 argument") {
+            _ = try tasks.filter("priority == %@ OR priority == %@", 1)
+        }
+        expectCofferError(.query, containing: "$1", "1 argument") { _ = try tasks.filter("priority == $1", 3) }
+        expectCofferError(.query, containing: "mixes %@") { _ = try tasks.filter("priority == %@ OR priority == $0", 1) }
+        expectCofferError(.query, containing: "unmanaged Member") {
+            _ = try db.objects(Todo.Project.self).filter("lead == %@", Todo.Member())
+        }
+        expectCofferError(.query, containing: "URL") { _ = try tasks.filter("name == %@", URL(fileURLWithPath: "/")) }
+        expectCofferError(.query, containing: "%K", "not a string") { _ = try tasks.filter("%K == 1", 5) }
+        expectCofferError(.query, containing: "'nope'") { _ = try tasks.sorted(byKeyPath: "nope") }
+        expectCofferError(.query, containing: "SORT") { _ = try tasks.sorted(byKeyPath: "labels") }
+        expectCofferError(.query, containing: "DISTINCT") { _ = try db.objects(Todo.Project.self).distinct(by: ["lead"]) }
+        do {
+            _ = try tasks.filter("(")
+            Issue.record("no error")
+        } catch let error as Database.Error {
+            #expect(error.code == .query)
+            #expect(error.status == 27)
+            #expect(error.code.summary == "invalid query")
+        }
+        #expect(tasks.count == 4, "nothing is changed by failed queries")
+    }
+
+    @Test func aQueryOfAnotherDatabaseIsRejected() throws {
+        let dir = TemporaryDirectory()
+        let first = try todoDatabase(.inMemory, in: dir)
+        let second = try Database(configuration: configuration(.plain, Todo.types, in: dir, name: "other.coffer"))
+        let ali = try #require(first.objects(Todo.Member.self).first)
+        expectCofferError(.query, containing: "another Database") {
+            _ = try second.objects(Todo.Project.self).filter("lead == %@", ali)
+        }
+    }
+
+    @Test func queriesFromAnotherThreadThrow() throws {
+        let dir = TemporaryDirectory()
+        let db = try todoDatabase(.plain, in: dir)
+        let box = UncheckedBox(db.objects(Todo.Task.self))
+        let error = onAnotherThread { () -> CofferError? in
+            do {
+                _ = try box.value.filter("priority > 1")
+                return nil
+            } catch {
+                return error as? CofferError
+            }
+        }
+        #expect(error?.code == .misuse)
+    }
+}
+
+@Suite struct QueryProgrammerErrorTests {
+    @Test func aPropertyWithoutPersistedStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "plain-property", objectTypes: Todo.types))
+            _ = db.objects(Todo.Task.self).where { $0.scratch == "" }
+        }
+        #expect(errorOutput(result).contains("is not a chain of @Persisted properties"))
+    }
+
+    @Test func aComputedPropertyStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "computed", objectTypes: Todo.types))
+            _ = db.objects(Todo.Task.self).sorted(by: \.summary)
+        }
+        #expect(errorOutput(result).contains("is not a chain of @Persisted properties"))
+    }
+
+    @Test func anUnmanagedListCannotBeQueried() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Todo.Project().tasks.where { $0.priority > 1 }
+        }
+        #expect(errorOutput(result).contains("an unmanaged List<Task> cannot be queried"))
+    }
+
+    @Test func aSubqueryNeedsOneCollection() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "subquery", objectTypes: Todo.types))
+            _ = db.objects(Todo.Project.self).where { ($0.name == "x").count > 0 }
+        }
+        #expect(errorOutput(result).contains("must go through exactly one collection"))
+    }
+}
