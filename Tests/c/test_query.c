@@ -402,6 +402,8 @@ static void test_sort_distinct_limit(void **state)
     assert_string_equal(ids(txn, "TRUEPREDICATE SORT(age DESC) LIMIT(2)"), "5,3");
     assert_string_equal(ids(txn, "TRUEPREDICATE LIMIT(2) SORT(age DESC)"), "1,2");
     assert_string_equal(ids(txn, "age > 20 LIMIT(0)"), "");
+    assert_string_equal(ids(txn, "age > 99 SORT(age ASC) DISTINCT(name)"), "");
+    assert_string_equal(ids(txn, "age > 20 LIMIT(0) SORT(name DESC)"), "");
     assert_string_equal(ids(txn, "TRUEPREDICATE DISTINCT(level, flag) SORT(id DESC)"), "5,4,3,2,1");
     assert_string_equal(ids(txn, "TRUEPREDICATE DISTINCT(flag)"), "1,2");
     coffer_txn_free(txn);

@@ -134,7 +134,8 @@ static status sort_or_distinct(coffer_txn *txn, const cf_bquery *bq, const cf_bp
             }
         }
         if (st == COFFER_OK) {
-            memcpy(keys->k, out, w * sizeof *out);
+            if (w) /* an empty result may have no array at all */
+                memcpy(keys->k, out, w * sizeof *out);
             keys->n = w;
         }
     }
