@@ -530,8 +530,6 @@ static status fold(cf_qrun *run, const cf_bstep *s, cf_qvals *vals)
         status st = cf_qfold(s->aggregate, type, vals->v, vals->n, &v);
         if (st != COFFER_OK)
             return st;
-        if (v.type == COFFER_TYPE_INT && type != COFFER_TYPE_INT && type != COFFER_TYPE_MIXED && s->aggregate == CF_QK_SUM)
-            v = coffer_value_double((double)v.u.integer);
     }
     vals->n = 0;
     return push(vals, &v);

@@ -377,13 +377,15 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     index_walk best_walk, w;
     st = COFFER_OK;
     for (size_t i = 0; i < n; i++)
-        nindexable += indexable(txn, bq, conj[i], &w);
-    for (size_t i = 0; i < n && st == COFFER_OK; i++) {
+        if (indexable(txn, bq, conj[i], &w) && nindexable++ == 0) {
+            best_walk = w;
+            best = i;
+        }
+    for (size_t i = 0; i < n && st == COFFER_OK && nindexable > 1; i++) {
         if (!indexable(txn, bq, conj[i], &w))
             continue;
         size_t count = 0;
-        if (nindexable > 1)
-            st = walk(txn, bq->cls, &w, NULL, best_count, &count);
+        st = walk(txn, bq->cls, &w, NULL, best_count, &count);
         if (st == COFFER_OK && count < best_count) {
             best_walk = w;
             best = i;
