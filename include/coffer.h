@@ -115,7 +115,9 @@ typedef enum coffer_status {
     COFFER_ERR_FILE_TOO_LARGE = 16,
     /** The file is not a Coffer database. */
     COFFER_ERR_NOT_A_DATABASE = 17,
-    /** The file was written by a newer, incompatible file format. */
+    /** The file's format cannot be read by this library: a newer format, or
+     *  an older one opened read-only (an older format is upgraded in place
+     *  by the first read-write open; see docs/FORMAT.md). */
     COFFER_ERR_FORMAT_VERSION = 18,
     /** The file is truncated or its structure is damaged. */
     COFFER_ERR_CORRUPTED = 19,
@@ -540,11 +542,15 @@ typedef uint32_t coffer_property_id;
 
 /** Opens (and creates, unless read-only) the database `config` describes.
  *  Opening a file that is already open in this process shares its storage.
- *  The caller owns `*out` and closes it with coffer_close().
+ *  A file of an older format is upgraded in place by a read-write open, in
+ *  a write transaction of its own (docs/FORMAT.md). The caller owns `*out`
+ *  and closes it with coffer_close().
  *
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_NOT_FOUND (read-only and
  *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO;
- *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION; COFFER_ERR_CORRUPTED;
+ *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
+ *  an older one opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
+ *  finds a damaged index entry; the file is left as it was);
  *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
  *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);
  *  COFFER_ERR_MIGRATION_REQUIRED (schema differs at the same version, or

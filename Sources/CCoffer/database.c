@@ -58,10 +58,11 @@ static coffer_status init_header(coffer_txn *txn, const char *label)
 }
 
 /* Reads and checks the header: a Coffer file, a format we read, the key. */
-static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new)
+static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new, uint32_t *format_out)
 {
     coffer_db *db = txn->db;
     *is_new = 0;
+    *format_out = CF_FORMAT_VERSION;
     int rc = mdb_dbi_open(txn->mdb, "0", 0, &db->meta_dbi);
     if (rc == MDB_NOTFOUND) {
         MDB_stat ms;
@@ -101,6 +102,7 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
         if (!cf_equal_ct(check, h + 16 + CF_FILE_ID_SIZE, CF_KEY_CHECK_SIZE))
             return cf_error(COFFER_ERR_WRONG_KEY, "the encryption key given does not open '%s'", label);
     }
+    *format_out = format;
     return COFFER_OK;
 }
 
@@ -118,6 +120,55 @@ static coffer_status read_schema(coffer_txn *txn, cf_schema **out)
     else if (st == COFFER_OK)
         st = cf_schema_decode(data, len, out);
     free(buf);
+    return st;
+}
+
+/* Brings a file of an older format to the current one in a write
+ * transaction of its own: format 1 kept one plain index key per entry, and
+ * every class's index is rewritten duplicate-sorted. A failure leaves the
+ * file as it was. */
+static coffer_status upgrade_pass(coffer_db *db, const char *label)
+{
+    coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = 1, .active = 1};
+    coffer_status st = cf_env_txn_begin(db->env, 1, &txn.mdb);
+    if (st != COFFER_OK)
+        return st;
+    int is_new;
+    uint32_t format;
+    cf_schema *stored = NULL;
+    st = read_header(&txn, label, &is_new, &format);
+    if (st == COFFER_OK && !is_new && format < CF_FORMAT_VERSION) {
+        st = read_schema(&txn, &stored);
+        for (size_t i = 0; st == COFFER_OK && stored && i < stored->nclasses; i++) {
+            char number[16];
+            snprintf(number, sizeof number, "%u", 2 * stored->classes[i].table + 1);
+            st = cf_index_upgrade(txn.mdb, number, CF_SCRATCH_DBI_NAME);
+        }
+        MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
+        int rc = st == COFFER_OK ? mdb_get(txn.mdb, db->meta_dbi, &k, &v) : 0;
+        if (st == COFFER_OK && rc == 0) {
+            uint8_t h[HEADER_SIZE];
+            memcpy(h, v.mv_data, HEADER_SIZE); /* read_header checked its size */
+            put_le32(h + 8, CF_FORMAT_VERSION);
+            v = (MDB_val){HEADER_SIZE, h};
+            rc = mdb_put(txn.mdb, db->meta_dbi, &k, &v, 0);
+        }
+        if (rc != 0)
+            st = cf_error_mdb(rc, "cannot write the upgraded file header");
+        if (st != COFFER_OK)
+            cf_error_prefix("upgrading '%s' from file format %u to %u", label, format, CF_FORMAT_VERSION);
+    }
+    if (st == COFFER_OK) {
+        int rc = mdb_txn_commit(txn.mdb);
+        if (rc == MDB_MAP_FULL)
+            st = cf_env_map_full(db->env, label);
+        else if (rc != 0)
+            st = cf_error_mdb(rc, label);
+    } else {
+        mdb_txn_abort(txn.mdb);
+    }
+    cf_env_txn_end(db->env, 1);
+    cf_schema_free(stored);
     return st;
 }
 
@@ -208,7 +259,7 @@ static coffer_status open_graph(coffer_txn *txn, const coffer_config *config, MD
  * finds the file new or its schema to change sets *needs_write instead, so
  * that opening an unchanged file never waits for the writer. */
 static coffer_status open_pass(const coffer_config *config, coffer_db *db, const char *label, int write, int *needs_write,
-                               int *needs_reset, char *reason, size_t reason_size)
+                               int *needs_reset, int *needs_upgrade, char *reason, size_t reason_size)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = write, .active = 1};
     coffer_status st = cf_env_txn_begin(db->env, write, &txn.mdb);
@@ -220,15 +271,26 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     MDB_dbi *opened = NULL;
     uint32_t *numbers = NULL;
     size_t nopened = 0;
-    st = read_header(&txn, label, &is_new);
+    uint32_t format;
+    st = read_header(&txn, label, &is_new, &format);
     if (st != COFFER_OK)
         *needs_reset = 0; /* a wrong key or a foreign file is never deleted */
-    if (st == COFFER_OK && !is_new)
+    if (st == COFFER_OK && format < CF_FORMAT_VERSION) {
+        if (config->read_only)
+            st = cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u, which this library (%s) upgrades to format %u "
+                          "when the file is opened read-write; it cannot be read as it is", label, format,
+                          COFFER_VERSION_STRING, CF_FORMAT_VERSION);
+        else
+            *needs_upgrade = 1;
+    }
+    if (st == COFFER_OK && !is_new && !*needs_upgrade)
         st = read_schema(&txn, &stored);
     if (st == COFFER_OK)
         st = cf_schema_plan(stored, config->schema, config->schema_version, (const char *const *)config->subset,
                             config->nsubset, &plan);
-    if (config->delete_if_migration_needed && stored && config->schema &&
+    if (*needs_upgrade) {
+        /* stop here: nothing is opened */
+    } else if (config->delete_if_migration_needed && stored && config->schema &&
         (st == COFFER_ERR_SCHEMA_VERSION || st == COFFER_ERR_MIGRATION_REQUIRED ||
          (st == COFFER_OK && stored->version != config->schema_version))) {
         if (st != COFFER_OK)
@@ -242,9 +304,9 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         *needs_reset = 1;
         *needs_write = 1; /* stop here: nothing is opened */
     }
-    int migrating = st == COFFER_OK && !*needs_reset && cf_migration_applies(config, stored);
+    int migrating = st == COFFER_OK && !*needs_reset && !*needs_upgrade && cf_migration_applies(config, stored);
     int prepared = 0;
-    if (st == COFFER_OK && !write && (is_new || plan.changed)) {
+    if (st == COFFER_OK && !write && !*needs_upgrade && (is_new || plan.changed)) {
         if (config->read_only)
             st = is_new ? cf_error(COFFER_ERR_NOT_A_DATABASE, "'%s' is empty, not a Coffer database, and cannot be initialised read-only", label)
                         : cf_error(COFFER_ERR_READ_ONLY, "'%s' is opened read-only, but its schema would have to change: %s", label,
@@ -256,7 +318,7 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
             prepared = st == COFFER_OK;
         }
     }
-    if (st == COFFER_OK && !*needs_write) {
+    if (st == COFFER_OK && !*needs_write && !*needs_upgrade) {
         size_t n = plan.view->nclasses;
         db->object_dbis = calloc(n + 1, sizeof *db->object_dbis);
         db->index_dbis = calloc(n + 1, sizeof *db->index_dbis);
@@ -279,7 +341,7 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     }
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);
-    if (st == COFFER_OK && (!*needs_write || prepared)) {
+    if (st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared)) {
         int rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
         if (rc == MDB_MAP_FULL)
             st = cf_env_map_full(db->env, label);
@@ -289,12 +351,12 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         mdb_txn_abort(txn.mdb);
     }
     cf_env_txn_end(db->env, write);
-    if (st == COFFER_OK && (!*needs_write || prepared)) {
+    if (st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared)) {
         cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
         for (size_t i = 0; i < nopened; i++)
             cf_env_remember_dbi(db->env, numbers[i], opened[i]);
     }
-    if (st == COFFER_OK && !*needs_write) {
+    if (st == COFFER_OK && !*needs_write && !*needs_upgrade) {
         plan.view = NULL; /* now db->schema */
     } else {
         db->schema = NULL;
@@ -330,12 +392,18 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
         st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
         if (st != COFFER_OK)
             return st;
-        int needs_write = 0, needs_reset = 0;
+        int needs_write = 0, needs_reset = 0, needs_upgrade = 0;
         char reason[1024] = "";
-        st = open_pass(config, db, label, 0, &needs_write, &needs_reset, reason, sizeof reason);
+        st = open_pass(config, db, label, 0, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
+        if (st == COFFER_OK && needs_upgrade) {
+            st = upgrade_pass(db, label);
+            needs_upgrade = 0;
+            if (st == COFFER_OK)
+                st = open_pass(config, db, label, 0, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
+        }
         if (st == COFFER_OK && needs_write && !needs_reset) {
             needs_write = 0;
-            st = open_pass(config, db, label, 1, &needs_write, &needs_reset, reason, sizeof reason);
+            st = open_pass(config, db, label, 1, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
         }
         if (st != COFFER_OK || !needs_reset)
             return st;

@@ -33,7 +33,7 @@ COFFER_API const char *coffer_strerror(coffer_status status)
     case COFFER_ERR_MAP_FULL: return "map full; retry the write transaction";
     case COFFER_ERR_FILE_TOO_LARGE: return "maximum file size reached";
     case COFFER_ERR_NOT_A_DATABASE: return "file is not a Coffer database";
-    case COFFER_ERR_FORMAT_VERSION: return "file format is newer than this library";
+    case COFFER_ERR_FORMAT_VERSION: return "file format not readable by this library";
     case COFFER_ERR_CORRUPTED: return "file is corrupted";
     case COFFER_ERR_INTEGRITY: return "integrity check failed";
     case COFFER_ERR_KEY_REQUIRED: return "file is encrypted and no key was given";

@@ -73,30 +73,33 @@ size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p,
     return n + CF_INDEX_HASH_SIZE;
 }
 
-static size_t entry_key(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
-                        coffer_object_key key, uint8_t *out)
+/* The key of the entries of value `v` and the duplicate of object `key`. */
+static void entry(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v, coffer_object_key key,
+                  uint8_t *k, MDB_val *mk, uint8_t *d, MDB_val *md)
 {
     int hashed;
-    size_t n = cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, out, &hashed);
-    cf_put_be64(out + n, key);
-    return n + 8;
+    *mk = (MDB_val){cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, k, &hashed), k};
+    cf_put_be64(d, key);
+    *md = (MDB_val){8, d};
 }
 
 coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                            coffer_object_key key)
 {
-    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k}, mv = {0, (void *)""};
-    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
+    uint8_t k[CF_INDEX_PREFIX_MAX], d[8];
+    MDB_val mk, md;
+    entry(txn, cls, p, v, key, k, &mk, d, &md);
+    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &md, 0);
     return rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
 }
 
 coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                               coffer_object_key key)
 {
-    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k};
-    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
+    uint8_t k[CF_INDEX_PREFIX_MAX], d[8];
+    MDB_val mk, md;
+    entry(txn, cls, p, v, key, k, &mk, d, &md);
+    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, &md);
     if (rc == MDB_NOTFOUND)
         return COFFER_OK; /* an index built after the object was written */
     return rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
@@ -105,18 +108,17 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
 coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found)
 {
-    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    memcpy(k, prefix, plen);
-    cf_put_be64(k + plen, from);
-    MDB_val mk = {plen + 8, k}, mv;
-    int rc = mdb_cursor_get(cur, &mk, &mv, MDB_SET_RANGE);
+    uint8_t d[8];
+    cf_put_be64(d, from);
+    MDB_val mk = {plen, (void *)prefix}, md = {8, d};
+    int rc = mdb_cursor_get(cur, &mk, &md, MDB_GET_BOTH_RANGE);
     if (rc == MDB_NOTFOUND)
         return COFFER_DONE;
     if (rc != 0)
         return cf_error_mdb(rc, "cannot read an index");
-    if (mk.mv_size != plen + 8 || memcmp(mk.mv_data, prefix, plen) != 0)
-        return COFFER_DONE;
-    *found = cf_get_be64((const uint8_t *)mk.mv_data + plen);
+    if (md.mv_size != 8)
+        return cf_error(COFFER_ERR_CORRUPTED, "an index entry holds %zu bytes instead of an object key", md.mv_size);
+    *found = cf_get_be64(md.mv_data);
     return COFFER_OK;
 }
 
@@ -139,7 +141,7 @@ coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column
             rc = MDB_NOTFOUND;
             break;
         }
-        rc = mdb_cursor_del(cur, 0);
+        rc = mdb_cursor_del(cur, MDB_NODUPDATA); /* the value's every object */
         if (rc != 0)
             break;
     }
@@ -147,4 +149,59 @@ coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column
     if (rc != 0 && rc != MDB_NOTFOUND)
         return cf_txn_write_error(txn, rc, "cannot drop an index");
     return COFFER_OK;
+}
+
+/* Puts every entry of `from` into `to`; `split` turns a format-1 key into
+ * key and duplicate, else entries are copied as they are. */
+static int move_entries(MDB_txn *txn, MDB_dbi from, MDB_dbi to, int split)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, from, &cur);
+    if (rc != 0)
+        return rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (split) {
+            if (k.mv_size < 2 + 1 + 8 || v.mv_size != 0) {
+                rc = MDB_CORRUPTED;
+                break;
+            }
+            v = (MDB_val){8, (uint8_t *)k.mv_data + k.mv_size - 8};
+            k.mv_size -= 8;
+        }
+        if ((rc = mdb_put(txn, to, &k, &v, 0)) != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+coffer_status cf_index_upgrade(MDB_txn *txn, const char *number, const char *scratch)
+{
+    MDB_dbi old, tmp, fresh;
+    unsigned flags;
+    int rc = mdb_dbi_open(txn, number, 0, &old);
+    if (rc == MDB_NOTFOUND)
+        return COFFER_OK; /* a class whose sub-databases a later open creates */
+    if (rc == 0)
+        rc = mdb_dbi_flags(txn, old, &flags);
+    if (rc == 0 && (flags & MDB_DUPSORT))
+        return COFFER_OK;
+    /* LMDB cannot rename a sub-database: move the entries out, recreate
+     * it with the new layout, move them back. */
+    if (rc == 0)
+        rc = mdb_dbi_open(txn, scratch, MDB_CREATE | CF_INDEX_DBI_FLAGS, &tmp);
+    if (rc == 0)
+        rc = move_entries(txn, old, tmp, 1);
+    if (rc == 0)
+        rc = mdb_drop(txn, old, 1);
+    if (rc == 0)
+        rc = mdb_dbi_open(txn, number, MDB_CREATE | CF_INDEX_DBI_FLAGS, &fresh);
+    if (rc == 0)
+        rc = move_entries(txn, tmp, fresh, 0);
+    if (rc == 0)
+        rc = mdb_drop(txn, tmp, 1);
+    if (rc == MDB_CORRUPTED)
+        return cf_error(COFFER_ERR_CORRUPTED, "index sub-database %s holds an entry that is not a format-1 index entry", number);
+    return rc ? cf_error_mdb(rc, "cannot upgrade an index to file format 2") : COFFER_OK;
 }

@@ -74,12 +74,23 @@ static const char *type_label(coffer_type t, int is_link_cls, const binder *b, c
     return coffer_type_name(t);
 }
 
-/* "'owner.address.city'" for messages, in the arena. */
+/* Appends `part` to the label being built, truncating at the buffer's end. */
+static void label_put(char *buf, size_t cap, size_t *n, const char *part, size_t len)
+{
+    if (len > cap - 1 - *n)
+        len = cap - 1 - *n;
+    memcpy(buf + *n, part, len);
+    *n += len;
+}
+
+/* "'owner.address.city'" for messages, in the arena. Built for every path
+ * bound, so plain property names are copied without formatting. */
 static const char *path_label(binder *b, const cf_qpath *path)
 {
     char buf[512];
     size_t n = 0;
-    for (size_t i = 0; i < path->count && n + 2 < sizeof buf; i++) {
+    label_put(buf, sizeof buf, &n, "'", 1);
+    for (size_t i = 0; i < path->count; i++) {
         const cf_qpath_elem *e = &path->elems[i];
         const char *part = NULL;
         char tmp[160];
@@ -101,15 +112,12 @@ static const char *path_label(binder *b, const cf_qpath *path)
         case CF_QK_VALUES: part = "@values"; break;
         case CF_QK_TYPE: part = "@type"; break;
         }
-        int w = snprintf(buf + n, sizeof buf - n, "%s%s", i && part[0] != '[' ? "." : "", part);
-        if (w < 0)
-            break;
-        n += (size_t)w < sizeof buf - n ? (size_t)w : sizeof buf - n - 1;
+        if (i && part[0] != '[')
+            label_put(buf, sizeof buf, &n, ".", 1);
+        label_put(buf, sizeof buf, &n, part, strlen(part));
     }
-    buf[n] = 0;
-    char *out = cf_qarena_alloc(b->arena, n + 3);
-    if (out)
-        snprintf(out, n + 3, "'%s'", buf);
+    label_put(buf, sizeof buf, &n, "'", 1);
+    char *out = cf_qarena_strndup(b->arena, buf, n);
     return out ? out : "a key path";
 }
 

@@ -31,10 +31,10 @@ coffer_status cf_qlex_no_memory(cf_qlexer *lx)
 
 bool cf_qlex_word_is(const char *text, size_t len, const char *word)
 {
-    size_t n = strlen(word);
-    if (len != n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
+    /* Called for every keyword a word might be: stop at the first
+     * difference rather than measure `word` first. */
+    size_t i = 0;
+    for (; i < len && word[i]; i++) {
         char c = text[i];
         if (c >= 'A' && c <= 'Z')
             c = (char)(c - 'A' + 'a');
@@ -44,7 +44,7 @@ bool cf_qlex_word_is(const char *text, size_t len, const char *word)
         if (c != w)
             return false;
     }
-    return true;
+    return i == len && word[i] == '\0';
 }
 
 static int peek(const cf_qlexer *lx, size_t ahead)

@@ -2,6 +2,7 @@
  * primary-key or a secondary index for ==, IN (and, in plain files, ranges
  * and BEGINSWITH, whose index keys keep the values' order), picking the
  * conjunct whose index gives the fewest candidates; otherwise a scan. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +61,11 @@ typedef struct index_walk {
     const cf_prop *prop;
     int range;                 /* else: the constants' prefixes */
     int starts_with;           /* BEGINSWITH: the string is a prefix of the value */
-    uint8_t lo[CF_INDEX_PREFIX_MAX], hi[CF_INDEX_PREFIX_MAX];
     size_t lolen, hilen;
     int has_lo, has_hi, lo_incl, hi_incl;
     int recheck;               /* hashed keys: the conjunct must be evaluated too */
+    /* Last, and never cleared or copied as a whole: they are large. */
+    uint8_t lo[CF_INDEX_PREFIX_MAX], hi[CF_INDEX_PREFIX_MAX];
 } index_walk;
 
 static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
@@ -75,25 +77,53 @@ static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
-/* Walks entries from `start` while `keep` says so, counting (and collecting
- * into `keys` when not NULL) until more than `limit`. */
+static status index_error(int rc) { return cf_error_mdb(rc, "query: cannot read an index"); }
+
+/* Adds the objects of the index entry `cur` is on to *count, and to `keys`
+ * when not NULL: counting needs no visit (the entry knows how many
+ * duplicates it has), collecting reads them a page at a time. */
+static status take_objects(MDB_cursor *cur, cf_keylist *keys, size_t *count)
+{
+    size_t n;
+    int rc = mdb_cursor_count(cur, &n);
+    if (rc != 0)
+        return index_error(rc);
+    *count += n;
+    if (!keys)
+        return COFFER_OK;
+    MDB_val k, v;
+    /* A value with one object has no page of duplicates to get. */
+    int op = n == 1 ? MDB_GET_CURRENT : MDB_GET_MULTIPLE;
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0; rc = n == 1 ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE)) {
+        if (v.mv_size % 8 != 0)
+            return cf_error(COFFER_ERR_CORRUPTED, "query: an index entry holds %zu bytes, not object keys", v.mv_size);
+        for (size_t i = 0; i < v.mv_size; i += 8)
+            if (cf_keylist_push(keys, cf_get_be64((const uint8_t *)v.mv_data + i)) != COFFER_OK)
+                return COFFER_ERR_NO_MEMORY;
+    }
+    return rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
+}
+
+/* The objects whose value is `p` exactly (`exact`) or starts with it,
+ * counted until more than `limit`. */
 static status walk_prefix(MDB_cursor *cur, const uint8_t *p, size_t plen, int exact, cf_keylist *keys, size_t limit,
                           size_t *count)
 {
     MDB_val k = {plen, (void *)p}, v;
-    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    while (rc == 0) {
-        if (k.mv_size < plen + 8 || memcmp(k.mv_data, p, plen) != 0)
-            break;
-        if (!exact || k.mv_size == plen + 8) {
-            if (++*count > limit)
-                return COFFER_OK;
-            if (keys && cf_keylist_push(keys, cf_get_be64((const uint8_t *)k.mv_data + k.mv_size - 8)) != COFFER_OK)
-                return COFFER_ERR_NO_MEMORY;
-        }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    if (exact) {
+        int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+        return rc == MDB_NOTFOUND ? COFFER_OK : rc != 0 ? index_error(rc) : take_objects(cur, keys, count);
     }
-    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : cf_error_mdb(rc, "query: cannot read an index");
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && *count <= limit) {
+        if (k.mv_size < plen || memcmp(k.mv_data, p, plen) != 0)
+            break;
+        status st = take_objects(cur, keys, count);
+        if (st != COFFER_OK)
+            return st;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP);
+    }
+    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
 }
 
 static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *column, cf_keylist *keys, size_t limit,
@@ -103,25 +133,23 @@ static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *co
     uint8_t nonnull[3] = {column[0], column[1], 1};
     MDB_val k = w->has_lo ? (MDB_val){w->lolen, (void *)w->lo} : (MDB_val){3, nonnull}, v;
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    while (rc == 0) {
+    while (rc == 0 && *count <= limit) {
         const uint8_t *e = k.mv_data;
-        if (k.mv_size < 3 + 8 || memcmp(e, nonnull, 3) != 0)
+        if (k.mv_size < 3 || memcmp(e, nonnull, 3) != 0)
             break;
-        size_t vlen = k.mv_size - 8;
         if (w->has_hi) {
-            int c = bytes_cmp(e, vlen, w->hi, w->hilen);
+            int c = bytes_cmp(e, k.mv_size, w->hi, w->hilen);
             if (c > 0 || (c == 0 && !w->hi_incl))
                 break;
         }
-        if (!w->has_lo || w->lo_incl || bytes_cmp(e, vlen, w->lo, w->lolen) != 0) {
-            if (++*count > limit)
-                return COFFER_OK;
-            if (keys && cf_keylist_push(keys, cf_get_be64(e + vlen)) != COFFER_OK)
-                return COFFER_ERR_NO_MEMORY;
+        if (!w->has_lo || w->lo_incl || bytes_cmp(e, k.mv_size, w->lo, w->lolen) != 0) {
+            status st = take_objects(cur, keys, count);
+            if (st != COFFER_OK)
+                return st;
         }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP);
     }
-    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : cf_error_mdb(rc, "query: cannot read an index");
+    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
 }
 
 static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf_keylist *keys, size_t limit,
@@ -164,7 +192,7 @@ static int exact_type(const cf_prop *p, const coffer_value *v)
 /* Fills `w` if conjunct `p` can be answered by an index; 0 otherwise. */
 static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, index_walk *w)
 {
-    memset(w, 0, sizeof *w);
+    memset(w, 0, offsetof(index_walk, lo));
     if (p->kind != CF_BP_COMPARE || p->left.kind != CF_BO_PATH || p->left.var >= 0 || p->left.nsteps != 1 ||
         p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0)
         return 0;
@@ -374,20 +402,23 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     /* The conjunct whose index yields the fewest candidates (counting them
      * is only needed when there is a choice). */
     size_t best = SIZE_MAX, best_count = SIZE_MAX, nindexable = 0;
-    index_walk best_walk, w;
+    index_walk walks[2], *best_walk = NULL, *w = &walks[0];
     st = COFFER_OK;
     for (size_t i = 0; i < n; i++)
-        if (indexable(txn, bq, conj[i], &w) && nindexable++ == 0) {
+        if (indexable(txn, bq, conj[i], w) && nindexable++ == 0) {
             best_walk = w;
             best = i;
+            w = &walks[1];
         }
     for (size_t i = 0; i < n && st == COFFER_OK && nindexable > 1; i++) {
-        if (!indexable(txn, bq, conj[i], &w))
+        if (!indexable(txn, bq, conj[i], w))
             continue;
         size_t count = 0;
-        st = walk(txn, bq->cls, &w, NULL, best_count, &count);
+        st = walk(txn, bq->cls, w, NULL, best_count, &count);
         if (st == COFFER_OK && count < best_count) {
+            index_walk *was = best_walk;
             best_walk = w;
+            w = was;
             best = i;
             best_count = count;
         }
@@ -406,11 +437,11 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     }
     cf_keylist cand = {0};
     size_t count;
-    st = walk(txn, bq->cls, &best_walk, &cand, SIZE_MAX, &count);
+    st = walk(txn, bq->cls, best_walk, &cand, SIZE_MAX, &count);
     /* One exact prefix yields keys in key order already. */
-    if (best_walk.range || best_walk.starts_with || best_walk.pred->right.nconsts > 1)
+    if (best_walk->range || best_walk->starts_with || best_walk->pred->right.nconsts > 1)
         sort_unique(&cand);
-    size_t skip = best_walk.recheck ? SIZE_MAX : best;
+    size_t skip = best_walk->recheck ? SIZE_MAX : best;
     if (st == COFFER_OK && n == 1 && skip == best) {
         free(out->k);
         *out = cand; /* the index answers it all */
