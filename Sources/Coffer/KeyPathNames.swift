@@ -92,14 +92,26 @@ final class KeyPathRecorder {
         return box.unmanagedValue
     }
 
-    /// True when `keyPath`, which read one stored property, goes on past it
+    /// True when `keyPath` goes on past the last stored property it reads
     /// (`\Person.lastName.localizedUppercase`), so that its value is not the
-    /// property's. Key paths through links are not checked: Swift cannot
-    /// rebuild one with optional chaining to compare.
+    /// property's. A computed value of the property's own type is caught only
+    /// for a property of the key path's root class itself: Swift cannot rebuild
+    /// a key path through links or from a superclass to compare.
     func endsInComputedValue(of keyPath: AnyKeyPath) -> Bool {
+        if let last = properties.last, !yieldsValue(of: last.valueType, keyPath) {
+            return true
+        }
         guard propertyKeyPaths.count == 1, let read = propertyKeyPaths.first,
               type(of: read).rootType == type(of: keyPath).rootType
         else { return false }
         return read != keyPath
+    }
+
+    /// True if `keyPath` gives a value of the property's type, or an optional
+    /// of it when it goes through optional links. Catches the computed values
+    /// of another type (`\.name.count`) whatever class declares the property.
+    private func yieldsValue<Value: _Persistable>(of property: Value.Type, _ keyPath: AnyKeyPath) -> Bool {
+        let given = type(of: keyPath).valueType
+        return given == Value.self || given == Value?.self
     }
 }
