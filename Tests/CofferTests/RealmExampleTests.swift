@@ -38,8 +38,11 @@ import Testing
         let books = db.objects(Book.self)
         #expect(books.map(\.title) == ["The Hobbit", "Dune"])
         #expect(books[1].price == 9.99, "the initial value of price")
+        #expect(books.where { $0.title == "Dune" }.map(\.price) == [9.99], "an equality the index answers")
         try db.write { books[1].title = "Dune Messiah" }
         #expect(db.objects(Book.self)[1].title == "Dune Messiah")
+        #expect(books.where { $0.title == "Dune" }.isEmpty, "the index follows the change")
+        #expect(try books.filter("title IN %@", ["Dune Messiah", "Emma"]).count == 1)
     }
 
     @Test(arguments: Storage.allCases)
