@@ -3,6 +3,15 @@
 // CMake library, and the Swift overlay on top of it (`import Coffer`).
 import PackageDescription
 
+// Debian's libutf8proc.pc adds -DUTF8PROC_EXPORTS (which only matters on
+// Windows), and SwiftPM warns that it drops it. On Linux the header and library
+// are in the default paths, so pkg-config is not needed there.
+#if os(Linux)
+let utf8procPkgConfig: String? = nil
+#else
+let utf8procPkgConfig: String? = "libutf8proc"
+#endif
+
 let package = Package(
     name: "Coffer",
     products: [
@@ -21,13 +30,11 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
-        // Debian's libutf8proc.pc adds -DUTF8PROC_EXPORTS, which SwiftPM drops
-        // with a warning; the define only matters on Windows.
         .systemLibrary(
             name: "CUTF8Proc",
             path: "Sources/CUTF8Proc",
-            pkgConfig: "libutf8proc",
-            providers: [.apt(["libutf8proc-dev"])]
+            pkgConfig: utf8procPkgConfig,
+            providers: [.apt(["libutf8proc-dev"]), .brew(["utf8proc"])]
         ),
         // Rooted at the package so that include/coffer.h is the public header;
         // `sources` keeps SwiftPM from compiling anything but the core.

@@ -64,6 +64,11 @@ extension Database {
         return object
     }
 
+    /// The ``Results`` element for the stored object `key`: the object, or a projection of it.
+    func makeElement<Element: _ResultsElement>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64) -> Element {
+        Element._cofferElement(for: makeObject(Element._cofferRootType, binding, key))
+    }
+
     /// The C handle of a stored object, to be released by the caller.
     /// - Throws: `.notFound` saying the object was deleted.
     func objectHandle(_ txn: OpaquePointer, _ binding: ClassBinding, _ key: UInt64) throws(CofferError) -> OpaquePointer {

@@ -1,19 +1,21 @@
 internal import CCoffer
 
 extension Database {
-    /// Every object of `type`, in creation order, as a live ``Results``.
+    /// Every object of `type`, in creation order, as a live ``Results``; for a
+    /// ``Projection`` class, a projection of every object of its root class.
     ///
     /// ```swift
     /// let dogs = db.objects(Dog.self)
     /// print(dogs.count, dogs.first?.name ?? "none")
+    /// let people: Results<PersonProjection> = db.objects(PersonProjection.self)
     /// ```
     ///
     /// As in Realm, a class that the database does not have (not in
     /// ``Configuration/objectTypes`` or the file) stops the program with a message
     /// naming it, as does a call from another thread.
-    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+    public func objects<Element: _ResultsElement>(_ type: Element.Type) -> Results<Element> {
         do {
-            return Results(database: self, binding: try binding(for: type))
+            return Results(database: self, binding: try binding(for: type._cofferRootType))
         } catch {
             fail(error)
         }

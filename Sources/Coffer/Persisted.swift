@@ -96,7 +96,7 @@ public struct Persisted<Value: _Persistable> {
         get {
             let box = object[keyPath: storageKeyPath].box
             if let recorder = object.keyPathRecorder {
-                return recorder.record(box, in: object, storage: storageKeyPath)
+                return recorder.record(box, in: object, wrapped: wrappedKeyPath, storage: storageKeyPath)
             }
             guard let managed = object.managedState else {
                 return box.unmanagedValue

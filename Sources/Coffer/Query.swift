@@ -57,8 +57,9 @@ public struct Query<T> {
 
     // MARK: Members
 
-    /// A property of the object.
-    public subscript<V>(dynamicMember member: KeyPath<T, V>) -> Query<V> where T: Object {
+    /// A property of the object, or of the projection (which stands for the
+    /// stored property its `@Projected` key path reads).
+    public subscript<V>(dynamicMember member: KeyPath<T, V>) -> Query<V> where T: _ResultsElement {
         members(KeyPathNames.properties(of: member, from: T.self))
     }
 }

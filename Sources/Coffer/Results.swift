@@ -2,7 +2,7 @@ internal import CCoffer
 
 /// Objects of one class, as a live, lazy collection: every object of the class,
 /// or the objects of a ``List`` or ``LinkingObjects``, narrowed and ordered by
-/// queries.
+/// queries. `Results` of a ``Projection`` class hold a projection of each object.
 ///
 /// `Results` reads the database when it is used, not when it is made. Its
 /// queries run in the C core on the database's current snapshot the first time
@@ -22,7 +22,7 @@ internal import CCoffer
 /// ```
 ///
 /// `Results` is not `Sendable`: it belongs to its database's thread.
-public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomStringConvertible {
     /// The database the objects are read from.
     public let database: Database
     let binding: ClassBinding
@@ -72,7 +72,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let keys = currentKeys()
         precondition(keys.indices.contains(position),
                      "Coffer: index \(position) is out of range for Results<\(Element.self)> of \(keys.count) objects")
-        return database.makeObject(Element.self, binding, keys[position])
+        return database.makeElement(Element.self, binding, keys[position])
     }
 
     /// An iterator over the objects present now.
@@ -91,7 +91,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         public mutating func next() -> Element? {
             guard position < keys.count else { return nil }
             defer { position += 1 }
-            return database.makeObject(Element.self, binding, keys[position])
+            return database.makeElement(Element.self, binding, keys[position])
         }
     }
 

@@ -110,4 +110,31 @@ enum QuickStart {
         #expect(chess.map(\.name) == ["Ada"])
         #expect(friendOfAda.map(\.name) == ["Bob"])
     }
+
+    @Test func readmeProjections() throws {
+        typealias Person = QuickStart.Person
+        let dir = TemporaryDirectory()
+        let db = try Database(configuration: Database.Configuration(
+            fileURL: dir.file("projection.coffer"), objectTypes: [Person.self, QuickStart.Address.self]))
+        try db.write {
+            let ada = Person(value: ["name": "Ada", "address": ["city": "London"]])
+            ada.friends.append(Person(value: ["name": "Bob"]))
+            try db.add(ada)
+        }
+
+        let people = db.objects(QuickStart.PersonProjection.self).where { $0.homeCity == "London" }.sorted(by: \.firstName)
+        #expect(people.map(\.caps) == ["ADA"])
+        #expect(people.first.map { Array($0.friendNames) } == ["Bob"])
+        try db.write { people.first?.firstName = "Augusta" }
+        #expect(db.objects(Person.self).map(\.name) == ["Augusta", "Bob"])
+    }
+}
+
+extension QuickStart {
+    final class PersonProjection: Projection<Person> {
+        @Projected(\Person.name) var firstName
+        @Projected(\Person.name.localizedUppercase) var caps
+        @Projected(\Person.address?.city) var homeCity
+        @Projected(\Person.friends.projectTo.name) var friendNames: ProjectedCollection<String>
+    }
 }

@@ -38,8 +38,11 @@ import Testing
         let books = db.objects(Book.self)
         #expect(books.map(\.title) == ["The Hobbit", "Dune"])
         #expect(books[1].price == 9.99, "the initial value of price")
+        #expect(books.where { $0.title == "Dune" }.map(\.price) == [9.99], "an equality the index answers")
         try db.write { books[1].title = "Dune Messiah" }
         #expect(db.objects(Book.self)[1].title == "Dune Messiah")
+        #expect(books.where { $0.title == "Dune" }.isEmpty, "the index follows the change")
+        #expect(try books.filter("title IN %@", ["Dune Messiah", "Emma"]).count == 1)
     }
 
     @Test(arguments: Storage.allCases)
@@ -103,5 +106,53 @@ import Testing
         #expect(jo.friends.first?.address?.country == "Egypt")
         #expect(jo.friends.first?.friends.first?.isSameObject(as: jo) == true)
         #expect(jo.dogs.first?.owners.map(\.name) == ["Jo"])
+    }
+}
+
+/// The model of Coffer's own overview: a dog with an ObjectId key, an indexed
+/// name, an optional breed and an owner, and owners that know their dogs.
+enum Kennel {
+    final class Dog: Object {
+        @Persisted(primaryKey: true) var id: ObjectId
+        @Persisted(indexed: true) var name = ""
+        @Persisted var breed: String?
+        @Persisted var owner: Person?
+    }
+
+    final class Person: Object {
+        @Persisted var name = ""
+        @Persisted(originProperty: "owner") var dogs: LinkingObjects<Dog>
+    }
+
+    static let types: [Object.Type] = [Dog.self, Person.self]
+}
+
+@Suite struct OverviewExampleTests {
+    @Test(arguments: Storage.allCases)
+    func dogsWithOwners(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(storage, Kennel.types, in: dir)
+        let db = try Database(configuration: config)
+        let ali = Kennel.Person(value: ["name": "Ali"])
+        try db.write {
+            try db.add(Kennel.Dog(value: ["name": "Rex", "breed": "Beagle", "owner": ali]))
+            try db.add(Kennel.Dog(value: ["name": "Fido", "owner": ali]))
+            try db.add(Kennel.Dog(value: ["name": "Rover"]))
+        }
+        let puppies = db.objects(Kennel.Dog.self).where { $0.name.starts(with: "R") }.sorted(by: \.name)
+        #expect(puppies.map(\.name) == ["Rex", "Rover"])
+        #expect(puppies.first?.owner?.name == "Ali")
+        #expect(puppies.last?.owner == nil)
+        #expect(ali.dogs.map(\.name).sorted() == ["Fido", "Rex"])
+        #expect(db.objects(Kennel.Dog.self).where { $0.owner.name == "Ali" && $0.breed == nil }.map(\.name) == ["Fido"])
+        let rex = try #require(puppies.first)
+        #expect(db.object(ofType: Kennel.Dog.self, forPrimaryKey: rex.id)?.isSameObject(as: rex) == true)
+
+        expectCofferError(.primaryKeyExists, containing: "Dog") {
+            try db.write { try db.add(Kennel.Dog(value: ["id": rex.id, "name": "Copy"])) }
+        }
+        #expect(db.objects(Kennel.Dog.self).count == 3, "the failed write added nothing")
+        try db.write { try db.delete(ali) }
+        #expect(rex.owner == nil, "deleting the owner clears the link")
     }
 }

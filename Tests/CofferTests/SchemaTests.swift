@@ -37,7 +37,44 @@ func storedPropertyNames(_ className: String, in url: URL) throws -> [String] {
     return (0..<schema.pointee.property_count).map { String(cString: schema.pointee.properties[$0].name) }
 }
 
+/// The flags (`COFFER_PROPERTY_*`) of each stored property of `className` in the file at `url`.
+func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UInt32] {
+    var config: OpaquePointer?
+    #expect(coffer_config_new(&config) == COFFER_OK)
+    defer { coffer_config_free(config) }
+    #expect(coffer_config_set_path(config, url.path) == COFFER_OK)
+    var db: OpaquePointer?
+    let status = coffer_open(config, &db)
+    try #require(status == COFFER_OK, "\(String(cString: coffer_last_error()))")
+    defer { coffer_close(db) }
+    var cls: coffer_class_id = 0
+    try #require(coffer_db_find_class(db, className, &cls) == COFFER_OK)
+    let schema = try #require(coffer_db_class_schema(db, cls))
+    var flags: [String: UInt32] = [:]
+    for index in 0..<schema.pointee.property_count {
+        let property = schema.pointee.properties[index]
+        flags[String(cString: property.name)] = property.flags
+    }
+    return flags
+}
+
 @Suite struct SchemaTests {
+    @Test func indexesAndPrimaryKeysReachTheFile() throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(.plain, [Book.self] + Kennel.types, in: dir)
+        do { _ = try Database(configuration: config) }
+        let indexed = UInt32(COFFER_PROPERTY_INDEXED), primaryKey = UInt32(COFFER_PROPERTY_PRIMARY_KEY)
+        let optional = UInt32(COFFER_PROPERTY_OPTIONAL)
+        let book = try storedPropertyFlags("Book", in: dir.file("test.coffer"))
+        #expect(book["title"] == indexed)
+        #expect(book["price"] == 0)
+        let dog = try storedPropertyFlags("Dog", in: dir.file("test.coffer"))
+        #expect(dog["id"].map { $0 & primaryKey != 0 } == true)
+        #expect(dog["name"] == indexed)
+        #expect(dog["breed"] == optional)
+        #expect(dog["owner"] == optional)
+    }
+
     @Test func propertiesWithoutPersistedAreIgnored() throws {
         let dir = TemporaryDirectory()
         let config = configuration(.plain, [Dog.self], in: dir)

@@ -92,3 +92,27 @@ func expectCofferError(_ code: CofferError.Code, containing fragments: String...
 func errorOutput(_ result: ExitTest.Result?) -> String {
     String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
+
+/// A thread that makes a value, then stays alive until ``finish()``, so that a
+/// `Database` opened there has an owner thread unlike any other, also when
+/// used from a task on the cooperative pool.
+final class OwnerThread<Value>: @unchecked Sendable {
+    private let made = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private var made_: Value?
+
+    init(_ make: @escaping @Sendable () -> Value) {
+        Thread { [self] in
+            made_ = make()
+            made.signal()
+            finished.wait()
+        }.start()
+        made.wait()
+    }
+
+    var value: Value { made_! }
+
+    func finish() {
+        finished.signal()
+    }
+}

@@ -42,6 +42,50 @@ import Testing
         #expect(db.objects(Dog.self).count == 1)
     }
 
+    /// Every throwing call of a database, its results and objects, made from a
+    /// detached task, throws `.misuse` and changes nothing.
+    @Test func aDetachedTaskGetsMisuseFromEveryThrowingCall() async throws {
+        let dir = TemporaryDirectory()
+        let config = configuration(.encrypted, [Dog.self], in: dir)
+        let owner = OwnerThread { () -> (Database, Results<Dog>, Dog) in
+            let db = try! Database(configuration: config)
+            let rex = try! db.write { try db.create(Dog.self, value: ["name": "Rex", "age": 3]) }
+            return (db, db.objects(Dog.self), rex)
+        }
+        defer { owner.finish() }
+        let copy = dir.file("copy.coffer")
+        let errors = await _Concurrency.Task.detached { () -> [String: CofferError] in
+            let (db, dogs, rex) = owner.value
+            var errors: [String: CofferError] = [:]
+            func record(_ call: String, _ body: () throws -> Void) {
+                do { try body() } catch let error as CofferError { errors[call] = error } catch {}
+            }
+            record("write") { try db.write { try db.add(Dog()) } }
+            record("beginWrite") { try db.beginWrite() }
+            record("cancelWrite") { try db.cancelWrite() }
+            record("add") { try db.add(Dog()) }
+            record("create") { _ = try db.create(Dog.self, value: ["name": "Fido"]) }
+            record("delete") { try db.delete(rex) }
+            record("deleteAll") { try db.deleteAll() }
+            record("writeCopy") { try db.writeCopy(toFile: copy) }
+            record("filter") { _ = try dogs.filter("name == %@", "Rex") }
+            record("sorted") { _ = try dogs.sorted(byKeyPath: "age") }
+            record("distinct") { _ = try dogs.distinct(by: ["name"]) }
+            record("min") { _ = try dogs.min(ofProperty: "age") as Int? }
+            return errors
+        }.value
+        let calls = ["write", "beginWrite", "cancelWrite", "add", "create", "delete", "deleteAll",
+                     "writeCopy", "filter", "sorted", "distinct", "min"]
+        #expect(Set(errors.keys) == Set(calls), "every call threw a CofferError")
+        for (call, error) in errors {
+            #expect(error.code == .misuse, "\(call): \(error)")
+            #expect(error.message.contains("opened on another thread"), "\(call): \(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: copy.path))
+        let db = try Database(configuration: config)
+        #expect(db.objects(Dog.self).map(\.name) == ["Rex"], "nothing was written")
+    }
+
     @Test func readingAManagedObjectOnAnotherThreadStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "threads", objectTypes: [Dog.self]))
