@@ -381,7 +381,7 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
 static const char *lmdb_plan(bench_op op)
 {
     switch (op) {
-    case BENCH_OP_QUERY_INDEXED_EQ: return "index walk, count of keys";
+    case BENCH_OP_QUERY_INDEXED_EQ: return "index lookup, count of duplicates";
     case BENCH_OP_SCAN_FILTER: return "record scan, one column";
     case BENCH_OP_QUERY_PREFIX: return "index range walk";
     case BENCH_OP_DELETE_ALL: return "mdb_drop";

@@ -1179,6 +1179,18 @@ typedef struct coffer_results coffer_results;
 COFFER_API coffer_status coffer_query_compile(coffer_db *db, coffer_class_id cls, const char *text, size_t len,
                                               const coffer_value *args, size_t arg_count, coffer_query **out);
 
+/** Compiles `query` again with other arguments, without parsing its text
+ *  again: the prepared-statement way to run one query with many values.
+ *  `args` and `arg_count` are as for coffer_query_compile() and checked the
+ *  same way; `query` is unchanged and may be freed before or after `*out`.
+ *  Its database must not have been closed: a query does not keep its
+ *  database open. The caller frees `*out` with coffer_query_free().
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL pointers, not a query);
+ *  COFFER_ERR_MISUSE (db closed); COFFER_ERR_QUERY (a missing or mistyped
+ *  argument, named); COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_query_rebind(const coffer_query *query, const coffer_value *args, size_t arg_count,
+                                             coffer_query **out);
+
 /** Frees a query. Results computed from it stay usable. NULL is a no-op. */
 COFFER_API void coffer_query_free(coffer_query *query);
 

@@ -625,6 +625,82 @@ static void test_results_api(void **state)
     coffer_query_free(NULL);
 }
 
+/* The ids of what `q` matches in `txn`, in result order. */
+static const char *ids_of(coffer_txn *txn, coffer_query *q)
+{
+    static char buf[256];
+    coffer_results *r;
+    uint64_t n;
+    assert_ok(coffer_query_run(txn, q, &r));
+    assert_ok(coffer_results_count(r, &n));
+    buf[0] = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        coffer_object *o;
+        assert_ok(coffer_results_get(r, i, &o));
+        size_t len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, "%s%" PRId64, i ? "," : "", ts_get_int(o, P_ID));
+        coffer_object_release(o);
+    }
+    coffer_results_free(r);
+    return buf;
+}
+
+static void test_rebind(void **state)
+{
+    ts_env *env = *state;
+    fill(env);
+    coffer_txn *txn = read_txn(env);
+    coffer_value age = coffer_value_int(25), level = coffer_value_int(1);
+    coffer_value args[2] = {age, level};
+    coffer_query *q = compile(env->db, "age == $0 AND level != $1 SORT(id DESC)", args, 2);
+    assert_string_equal(ids_of(txn, q), "4");
+
+    /* Other values, the same text: indexed and unindexed conjuncts alike. */
+    coffer_query *r;
+    coffer_value other[2] = {coffer_value_int(25), coffer_value_int(0)}; /* ids 2 and 4 are 25, on levels 1 and 0 */
+    assert_ok(coffer_query_rebind(q, other, 2, &r));
+    assert_string_equal(ids_of(txn, r), "2");
+    assert_string_equal(coffer_query_description(r), coffer_query_description(q));
+    assert_string_equal(ids_of(txn, q), "4"); /* the original is unchanged */
+
+    /* A rebound query outlives the one it came from, and rebinds again. */
+    coffer_query_free(q);
+    coffer_query *r2;
+    coffer_value third[2] = {coffer_value_int(40), coffer_value_int(7)};
+    assert_ok(coffer_query_rebind(r, third, 2, &r2));
+    assert_string_equal(ids_of(txn, r), "2");
+    coffer_query_free(r);
+    assert_string_equal(ids_of(txn, r2), "5");
+    assert_non_null(strstr(coffer_query_description(r2), "SORT(id DESC)"));
+    coffer_query_free(r2);
+
+    /* A list for IN, on the primary key's index. */
+    coffer_value one[1] = {coffer_value_int(1)};
+    q = compile(env->db, "id IN $0", one, 1);
+    assert_string_equal(ids_of(txn, q), "1");
+    coffer_value several[3] = {coffer_value_int(5), coffer_value_int(3), coffer_value_int(9)};
+    coffer_value list = coffer_value_list(several, 3);
+    assert_ok(coffer_query_rebind(q, &list, 1, &r));
+    assert_string_equal(ids_of(txn, r), "3,5");
+    coffer_query_free(r);
+
+    /* Arguments are checked as when compiling, and name the culprit. */
+    r = (coffer_query *)1;
+    assert_status(coffer_query_rebind(q, NULL, 0, &r), COFFER_ERR_QUERY);
+    assert_error_contains("$0");
+    assert_null(r);
+    coffer_value text = str("x");
+    assert_status(coffer_query_rebind(q, &text, 1, &r), COFFER_ERR_QUERY);
+    assert_error_contains("argument $0");
+    assert_status(coffer_query_rebind(q, NULL, 1, &r), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("args is NULL");
+    assert_status(coffer_query_rebind(q, one, 1, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_query_rebind(NULL, one, 1, &r), COFFER_ERR_INVALID_ARGUMENT);
+    assert_string_equal(ids_of(txn, q), "1");
+    coffer_query_free(q);
+    coffer_txn_free(txn);
+}
+
 static void test_rerun_and_delete(void **state)
 {
     ts_env *env = *state;
@@ -820,6 +896,7 @@ int main(void)
         QUERY_TEST(test_sort_distinct_limit),
         QUERY_TEST(test_planner_matches_scan),
         QUERY_TEST(test_results_api),
+        QUERY_TEST(test_rebind),
         QUERY_TEST(test_rerun_and_delete),
         QUERY_TEST(test_errors),
         QUERY_TEST(test_query_after_close_is_freed),

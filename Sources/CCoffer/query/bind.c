@@ -919,19 +919,20 @@ static status bind_post(binder *b, const cf_query *q, cf_bquery *bq)
     return COFFER_OK;
 }
 
-coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, const coffer_value *args, size_t nargs,
-                            cf_bquery **out)
+/* Binds tree `q` into `arena`. */
+static status bind_into(coffer_db *db, coffer_class_id cls, const cf_query *q, cf_qarena *arena, const coffer_value *args,
+                        size_t nargs, cf_bquery **out)
 {
     *out = NULL;
     binder bind;
     binder *b = &bind;
     memset(b, 0, offsetof(binder, vars)); /* vars are set as SUBQUERYs declare them */
-    cf_bquery *bq = cf_qarena_alloc(q->arena, sizeof *bq);
+    cf_bquery *bq = cf_qarena_alloc(arena, sizeof *bq);
     if (!bq)
         return no_memory();
     b->db = db;
     b->schema = db->schema;
-    b->arena = q->arena;
+    b->arena = arena;
     b->cls = cls;
     b->args = args;
     b->nargs = nargs;
@@ -940,7 +941,7 @@ coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, con
         st = bind_post(b, q, bq);
     if (st != COFFER_OK)
         return st;
-    bq->arena = q->arena;
+    bq->arena = arena;
     bq->parsed = q;
     bq->db = db;
     bq->cls = cls;
@@ -951,12 +952,35 @@ coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, con
     return COFFER_OK;
 }
 
+coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, const coffer_value *args, size_t nargs,
+                            cf_bquery **out)
+{
+    return bind_into(db, cls, q, q->arena, args, nargs, out);
+}
+
+coffer_status cf_query_rebind(cf_bquery *from, const coffer_value *args, size_t nargs, cf_bquery **out)
+{
+    cf_qarena *arena = cf_qarena_new();
+    if (!arena)
+        return no_memory();
+    status st = bind_into(from->db, from->cls, from->parsed, arena, args, nargs, out);
+    if (st != COFFER_OK) {
+        cf_qarena_free(arena);
+        return st;
+    }
+    cf_bquery_retain(from);
+    (*out)->source = from;
+    return COFFER_OK;
+}
+
 void cf_bquery_retain(cf_bquery *bq) { __atomic_add_fetch(&bq->refs, 1, __ATOMIC_RELAXED); }
 
 void cf_bquery_free(cf_bquery *bq)
 {
     if (!bq || __atomic_sub_fetch(&bq->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    cf_bquery *source = bq->source;
     free(bq->text);
     cf_qarena_free(bq->arena); /* which holds bq */
+    cf_bquery_free(source);
 }

@@ -130,7 +130,8 @@ typedef struct cf_bquery {
     size_t npost;
     int npatterns;   /* text pattern slots used by `where` */
     int max_var;     /* deepest SUBQUERY variable + 1 */
-    const cf_query *parsed; /* the syntax tree, in the arena */
+    const cf_query *parsed; /* the syntax tree: in the arena, or in `source`'s */
+    struct cf_bquery *source; /* a rebound query: the query whose tree it uses (held) */
     char *text;      /* canonical text, made on first request (malloc'ed) */
     int refs;        /* results that may rerun it hold a reference */
 } cf_bquery;
@@ -141,6 +142,9 @@ typedef struct cf_bquery {
  * naming the culprit. */
 coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, const coffer_value *args, size_t nargs,
                             cf_bquery **out);
+/* Binds the tree of `from` again with other arguments, into an arena of
+ * its own; the new bound query holds a reference to `from`. */
+coffer_status cf_query_rebind(cf_bquery *from, const coffer_value *args, size_t nargs, cf_bquery **out);
 /* Reference counting: a new bound query has one reference. */
 void cf_bquery_retain(cf_bquery *bq);
 void cf_bquery_free(cf_bquery *bq);

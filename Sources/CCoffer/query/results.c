@@ -74,6 +74,35 @@ COFFER_API coffer_status coffer_query_compile(coffer_db *db, coffer_class_id cls
     return COFFER_OK;
 }
 
+COFFER_API coffer_status coffer_query_rebind(const coffer_query *query, const coffer_value *args, size_t arg_count,
+                                             coffer_query **out)
+{
+    if (out)
+        *out = NULL;
+    status st = check_query(query);
+    if (st == COFFER_OK)
+        st = check_db(query->bq->db);
+    if (st != COFFER_OK)
+        return st;
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_query_rebind: out is NULL");
+    if (arg_count && !args)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_query_rebind: args is NULL but arg_count is %zu", arg_count);
+    cf_bquery *bq;
+    st = cf_query_rebind(query->bq, args, arg_count, &bq);
+    if (st != COFFER_OK)
+        return st;
+    coffer_query *q = cf_qarena_alloc(bq->arena, sizeof *q);
+    if (!q) {
+        cf_bquery_free(bq);
+        return no_memory();
+    }
+    q->magic = CF_QUERY_MAGIC;
+    q->bq = bq;
+    *out = q;
+    return COFFER_OK;
+}
+
 COFFER_API void coffer_query_free(coffer_query *q)
 {
     if (!q || q->magic != CF_QUERY_MAGIC)
