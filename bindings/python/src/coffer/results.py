@@ -188,13 +188,14 @@ class Results(Sequence[T]):
         argument."""
         return self._then(query, args)
 
-    def sorted(self, key_path: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
-        """These objects sorted by `key_path` ("age", or "owner.name" through
-        links), or by a list of key paths and (key_path, ascending) pairs,
-        the first deciding and the next breaking ties. The sort is stable:
-        objects with equal keys keep their order, so sorting again by
-        another key makes the earlier sort a tie-breaker."""
-        return self._then(sort_text(key_path, ascending), ())
+    def sorted(self, prop: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
+        """These objects sorted by property `prop` ("age", or a key path
+        such as "owner.name" through links), or by a list of key paths and
+        (key_path, ascending) pairs, the first deciding and the next
+        breaking ties. The sort is stable: objects with equal keys keep
+        their order, so sorting again by another key makes the earlier sort
+        a tie-breaker."""
+        return self._then(sort_text(prop, ascending), ())
 
     def distinct(self, *key_paths: str) -> "Results[T]":
         """The first object of each distinct combination of values at
