@@ -217,5 +217,6 @@ class Reader:
         if info is None:
             raise NotFoundError(f"{where}: the value links to an object of a class this handle does not open "
                                 "(see class_subset)")
-        return info.make(self.db, key)
+        obj: Object = info.make(self.db, key)
+        return obj
 

@@ -127,7 +127,8 @@ class CollectionSource(KeySource):
         return len(self.collection)
 
     def keys(self, txn: _capi.TxnP) -> List[int]:
-        return self.collection._link_keys()
+        keys: List[int] = self.collection._link_keys()
+        return keys
 
 
 def _keys_of(handle: _capi.ResultsP) -> List[int]:
@@ -304,7 +305,8 @@ class Results(Sequence[T]):
             raise IndexError(f"index {index} is out of range for {len(keys)} {self._info.name} objects") from None
         except TypeError:
             raise TypeError(f"Results indices must be integers or slices, not {type(index).__name__}") from None
-        return self._info.make(self._db, key)
+        obj: T = self._info.make(self._db, key)
+        return obj
 
     def __iter__(self) -> Iterator[T]:
         for key in list(self._snapshot()):
