@@ -555,7 +555,9 @@ typedef uint32_t coffer_property_id;
  *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);
  *  COFFER_ERR_MIGRATION_REQUIRED (schema differs at the same version, or
  *  differs in a way that needs a migration at a higher one); COFFER_ERR_READ_ONLY
- *  (read-only and the schema would have to be written); COFFER_ERR_BUSY. */
+ *  (read-only and the schema would have to be written); COFFER_ERR_BUSY;
+ *  COFFER_ERR_SCHEMA (a class subset or a schema that leaves out a class
+ *  able to link into it, see coffer_migration_delete_data()). */
 COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out);
 
 /** Closes a database handle. Transactions still open on it are aborted and
@@ -689,7 +691,21 @@ COFFER_API coffer_status coffer_migration_rename_property(coffer_migration *migr
 /** Deletes every object of class `class_name`, with the cascades of
  *  coffer_object_delete(). If the new schema no longer has the class, it is
  *  also removed from the file's schema, so that a later schema may add a
- *  class by that name afresh. COFFER_ERR_NOT_FOUND if neither schema has it. */
+ *  class by that name afresh. COFFER_ERR_NOT_FOUND if neither schema has it.
+ *
+ *  Removing a model class: a class the new schema leaves out is normally
+ *  kept in the file, untouched. One that can link to the classes the new
+ *  schema keeps (through a link or a mixed property) cannot stay unseen,
+ *  since deleting an object must reach every link to it: after the callback
+ *  returns (or, without a callback, once the new schema is applied) it is
+ *  dropped from the file if it has no objects (deleted here, or empty all
+ *  along); if it still has objects, coffer_open() fails with
+ *  COFFER_ERR_SCHEMA naming the class, and the file is left as it was.
+ *  Likewise a class cannot leave the file while a class staying in it has a
+ *  property that names it (COFFER_ERR_SCHEMA naming both): delete the data
+ *  of both. A class subset (coffer_config_set_class_subset()) and an open
+ *  at the same schema version are not migrations and are checked before
+ *  anything runs. */
 COFFER_API coffer_status coffer_migration_delete_data(coffer_migration *migration, const char *class_name);
 
 /** Deletes the file (with its lock file) and creates it afresh with the

@@ -334,6 +334,8 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
             st = apply_plan(&txn, &plan, opened, numbers, &nopened, migrating);
         if (st == COFFER_OK && migrating && !*needs_write)
             st = cf_migration_run(config, &txn, &plan, stored, label);
+        if (st == COFFER_OK && write && !*needs_write && stored && config->schema && config->schema_version > stored->version)
+            st = cf_migration_drop_left_out(&txn, &plan, label);
         if (st == COFFER_OK && plan.changed)
             st = write_schema(&txn, plan.stored);
         if (st == COFFER_OK && txn.failed)

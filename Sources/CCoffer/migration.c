@@ -350,3 +350,66 @@ coffer_status cf_migration_run(const coffer_config *config, coffer_txn *txn, cf_
     old_view_close(&m);
     return st;
 }
+
+/* ---- classes the new schema leaves out ------------------------------------ */
+
+static coffer_status count_stored(coffer_txn *txn, const cf_class *c, uint64_t *out)
+{
+    MDB_dbi dbi;
+    coffer_status st = cf_env_dbi(txn->db->env, txn->mdb, 2 * c->table, 0, &dbi);
+    if (st == COFFER_ERR_NOT_FOUND)
+        return cf_error(COFFER_ERR_CORRUPTED, "the objects of class '%s' are missing from the file", c->name);
+    if (st != COFFER_OK)
+        return st;
+    MDB_stat ms;
+    int rc = mdb_stat(txn->mdb, dbi, &ms);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot count objects");
+    *out = ms.ms_entries;
+    return COFFER_OK;
+}
+
+coffer_status cf_migration_drop_left_out(coffer_txn *txn, cf_plan *plan, const char *label)
+{
+    cf_schema *s = plan->stored;
+    /* Every left-out class must be empty before any goes: a refusal then
+     * names the first one in the file's order, whatever the others hold. */
+    for (size_t i = 0; i < plan->nleft_out; i++) {
+        int k = cf_schema_find(s, plan->left_out[i].name);
+        if (k < 0)
+            continue; /* the migration deleted its data */
+        uint64_t n = 0;
+        coffer_status st = count_stored(txn, &s->classes[k], &n);
+        if (st != COFFER_OK)
+            return st;
+        if (n)
+            return cf_error(COFFER_ERR_SCHEMA,
+                            "the schema of version %" PRIu64 " leaves out class '%s' of %s, which still has %" PRIu64
+                            " object%s and whose property '%s' can link to the classes kept; delete its data in the "
+                            "migration (coffer_migration_delete_data) or keep '%s' in the schema; nothing was changed",
+                            s->version, plan->left_out[i].name, label, n, n == 1 ? "" : "s", plan->left_out[i].via,
+                            plan->left_out[i].name);
+    }
+    for (size_t i = 0; i < plan->nleft_out; i++) {
+        int k = cf_schema_find(s, plan->left_out[i].name);
+        if (k >= 0) {
+            cf_schema_remove_class(s, (size_t)k);
+            plan->changed = 1;
+        }
+    }
+    /* A class that stays (left out too, but unable to link to the classes
+     * kept) cannot keep naming one that went. */
+    for (size_t i = 0; i < s->nclasses; i++) {
+        const cf_class *c = &s->classes[i];
+        for (size_t j = 0; j < c->nprops; j++) {
+            const char *target = c->props[j].object_class;
+            if (target && cf_schema_find(s, target) < 0)
+                return cf_error(COFFER_ERR_SCHEMA,
+                                "class '%s' cannot leave %s: class '%s', which stays in the file, refers to it through "
+                                "property '%s'; delete the data of '%s' in the migration too, or keep '%s' in the schema; "
+                                "nothing was changed",
+                                target, label, c->name, c->props[j].name, c->name, target);
+        }
+    }
+    return COFFER_OK;
+}

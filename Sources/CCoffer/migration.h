@@ -23,4 +23,10 @@ coffer_status cf_migration_prepare(coffer_txn *txn, const cf_schema *stored, MDB
 coffer_status cf_migration_run(const coffer_config *config, coffer_txn *txn, cf_plan *plan, const cf_schema *stored,
                                const char *label);
 
+/* In the write pass of a higher schema version, after the callback (if
+ * any): drops the classes of plan->left_out the migration emptied, refuses
+ * (COFFER_ERR_SCHEMA) one that still has objects, and checks that no class
+ * staying in the file refers to a class that left it. */
+coffer_status cf_migration_drop_left_out(coffer_txn *txn, cf_plan *plan, const char *label);
+
 #endif

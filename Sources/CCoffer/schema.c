@@ -740,20 +740,51 @@ static int in_subset(const char *name, const char *const *subset, size_t n)
     return 0;
 }
 
+/* The first property of `c` that can link to a class of `view`, or NULL. */
+static const cf_prop *link_into(const cf_class *c, const cf_schema *view)
+{
+    for (size_t j = 0; j < c->nprops; j++) {
+        const cf_prop *p = &c->props[j];
+        if (p->type == COFFER_TYPE_MIXED || (p->type == COFFER_TYPE_LINK && cf_schema_find(view, p->object_class) >= 0))
+            return p;
+    }
+    return NULL;
+}
+
+static coffer_status note_left_out(cf_plan *plan, const cf_class *c, const cf_prop *via)
+{
+    cf_left_out *grown = realloc(plan->left_out, (plan->nleft_out + 1) * sizeof *grown);
+    if (!grown)
+        return oom();
+    plan->left_out = grown;
+    cf_left_out *l = &grown[plan->nleft_out];
+    l->name = strdup(c->name);
+    l->via = strdup(via->name);
+    plan->nleft_out++;
+    return l->name && l->via ? COFFER_OK : oom();
+}
+
 /* A class left out of a subset must not be able to link into it: deleting
- * an object has to reach every link to it. */
-static coffer_status check_subset_closed(const cf_schema *all, const cf_schema *view)
+ * an object has to reach every link to it. A class a higher schema version
+ * leaves out (`given` lacks it) is only noted: the migration may empty it. */
+static coffer_status check_subset_closed(const cf_schema *all, const cf_schema *view, const cf_schema *given, int higher,
+                                         cf_plan *plan)
 {
     for (size_t i = 0; i < all->nclasses; i++) {
         const cf_class *c = &all->classes[i];
         if (cf_schema_find(view, c->name) >= 0)
             continue;
-        for (size_t j = 0; j < c->nprops; j++) {
-            const cf_prop *p = &c->props[j];
-            if (p->type == COFFER_TYPE_MIXED || (p->type == COFFER_TYPE_LINK && cf_schema_find(view, p->object_class) >= 0))
-                return cf_error(COFFER_ERR_SCHEMA, "the class subset leaves out class '%s', whose property '%s' can link to the "
-                                "classes it opens; include '%s'", c->name, p->name, c->name);
+        const cf_prop *p = link_into(c, view);
+        if (!p)
+            continue;
+        if (higher && cf_schema_find(given, c->name) < 0) {
+            coffer_status st = note_left_out(plan, c, p);
+            if (st != COFFER_OK)
+                return st;
+            continue;
         }
+        return cf_error(COFFER_ERR_SCHEMA, "the class subset leaves out class '%s', whose property '%s' can link to the "
+                        "classes it opens; include '%s'", c->name, p->name, c->name);
     }
     return COFFER_OK;
 }
@@ -842,6 +873,7 @@ coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, ui
     /* The view: given classes in the given order (or the stored ones), with
      * properties in the given order and the stored columns. */
     const cf_schema *order = given ? given : ns;
+    int higher = stored && given && given_version > stored->version;
     plan->view = schema_alloc(order->nclasses);
     if (!plan->view) {
         cf_plan_free(plan);
@@ -859,7 +891,7 @@ coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, ui
             return COFFER_ERR_NO_MEMORY;
         }
     }
-    if ((st = cf_schema_resolve(plan->view)) != COFFER_OK || (st = check_subset_closed(ns, plan->view)) != COFFER_OK ||
+    if ((st = cf_schema_resolve(plan->view)) != COFFER_OK || (st = check_subset_closed(ns, plan->view, given, higher, plan)) != COFFER_OK ||
         (st = cf_schema_publish(plan->view)) != COFFER_OK) {
         cf_plan_free(plan);
         return st;
@@ -904,5 +936,10 @@ void cf_plan_free(cf_plan *plan)
     }
     free(plan->actions);
     free(plan->differences);
+    for (size_t i = 0; i < plan->nleft_out; i++) {
+        free(plan->left_out[i].name);
+        free(plan->left_out[i].via);
+    }
+    free(plan->left_out);
     memset(plan, 0, sizeof *plan);
 }

@@ -94,6 +94,14 @@ typedef struct cf_action {
     int skip;        /* cancelled by a migration (a renamed property keeps its contents) */
 } cf_action;
 
+/* A stored class a higher schema version leaves out although it can link
+ * to the classes kept (through property `via`): it may go only once the
+ * migration has emptied it, which cf_migration_drop_left_out checks. */
+typedef struct cf_left_out {
+    char *name;
+    char *via;
+} cf_left_out;
+
 typedef struct cf_plan {
     cf_schema *stored;   /* the schema to store (new or unchanged) */
     cf_schema *view;     /* what the handle sees, in the given order */
@@ -102,10 +110,15 @@ typedef struct cf_plan {
     int changed;         /* the stored schema must be written */
     int needs_migration; /* differences that need a migration at the same version */
     char *differences;   /* human-readable list of them, "; "-separated */
+    cf_left_out *left_out;
+    size_t nleft_out;
 } cf_plan;
 
 /* Plans opening: `stored` may be NULL (new file), `given` NULL (use the
- * stored schema). `subset` limits the view to those class names. Returns
+ * stored schema). `subset` limits the view to those class names. A class
+ * left out of the subset, or of a schema at the same version, must not be
+ * able to link into the view (COFFER_ERR_SCHEMA); one left out of a schema
+ * at a higher version is listed in plan->left_out instead. Returns
  * COFFER_ERR_SCHEMA_VERSION, COFFER_ERR_MIGRATION_REQUIRED or
  * COFFER_ERR_NOT_FOUND (unknown subset class) with a message. */
 coffer_status cf_schema_plan(const cf_schema *stored, const cf_schema *given, uint64_t given_version,

@@ -444,6 +444,194 @@ static void test_delete_if_migration_needed(void **state)
     coffer_close(db);
 }
 
+/* ---- classes a higher version leaves out --------------------------------- */
+
+/* Version 2 without Dog, which links to Person: Dog may go once it is empty. */
+static const coffer_property_schema person_alone[] = {P("id", COFFER_TYPE_INT, COFFER_PROPERTY_PRIMARY_KEY)};
+static const coffer_class_schema schema_without_dog[] = {
+    {.name = "Person", .properties = person_alone, .property_count = 1},
+    {.name = "Toy", .properties = toy_v1, .property_count = 1},
+};
+
+static coffer_status count_calls(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)m;
+    (void)old_version;
+    (void)new_version;
+    ++*(int *)ctx;
+    return COFFER_OK;
+}
+
+static coffer_status delete_dogs(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)old_version;
+    (void)new_version;
+    ++*(int *)ctx;
+    return coffer_migration_delete_data(m, "Dog");
+}
+
+static void assert_file_unchanged(const ts_env *env, const unsigned char *before, size_t before_size)
+{
+    size_t after_size;
+    unsigned char *after = ts_read_file(env->path, &after_size);
+    assert_non_null(after);
+    assert_int_equal(before_size, after_size);
+    assert_memory_equal(before, after, before_size);
+    free(after);
+}
+
+static void test_left_out_class_with_objects_is_refused(void **state)
+{
+    ts_env *env = *state;
+    fill_v1(env);
+    size_t size;
+    unsigned char *before = ts_read_file(env->path, &size);
+    assert_non_null(before);
+    coffer_db *db = NULL;
+    /* Without a callback, and with one that leaves the dogs in place. */
+    assert_status(open_with(env, schema_without_dog, 2, 2, NULL, NULL, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("leaves out class 'Dog'");
+    assert_error_contains("still has 3 objects");
+    assert_error_contains("property 'owner'");
+    assert_error_contains("delete its data in the migration");
+    assert_error_contains("keep 'Dog' in the schema");
+    assert_null(db);
+    int calls = 0;
+    assert_status(open_with(env, schema_without_dog, 2, 2, count_calls, &calls, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("leaves out class 'Dog'");
+    assert_int_equal(calls, 1);
+    assert_file_unchanged(env, before, size);
+    free(before);
+    /* Everything is still there at the old version. */
+    assert_ok(ts_env_open(env, schema_v1, 3, 1, &db));
+    assert_int_equal(coffer_db_schema_version(db), 1);
+    assert_int_equal(ts_count_of(db, "Dog"), 3);
+    coffer_close(db);
+}
+
+static void test_left_out_class_emptied_by_migration_is_dropped(void **state)
+{
+    ts_env *env = *state;
+    fill_v1(env);
+    int calls = 0;
+    coffer_db *db = NULL;
+    assert_ok(open_with(env, schema_without_dog, 2, 2, delete_dogs, &calls, &db));
+    assert_int_equal(calls, 1);
+    assert_int_equal(coffer_db_schema_version(db), 2);
+    assert_int_equal(ts_count_of(db, "Person"), 2);
+    assert_int_equal(ts_count_of(db, "Toy"), 1);
+    /* The dogs' links went with them. */
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
+    coffer_object *p1;
+    uint64_t n;
+    assert_ok(coffer_object_get(txn, ts_class(db, "Person"), 1, &p1));
+    assert_ok(coffer_object_backlink_count_all(p1, &n));
+    assert_int_equal(n, 0);
+    coffer_txn_free(txn);
+    coffer_close(db);
+    /* Dog is gone from the file: the stored schema opens alone, and the
+     * same schema opens again without a migration. */
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    coffer_class_id dog;
+    assert_status(coffer_db_find_class(db, "Dog", &dog), COFFER_ERR_NOT_FOUND);
+    assert_int_equal(coffer_db_class_count(db), 2);
+    coffer_close(db);
+    assert_ok(open_with(env, schema_without_dog, 2, 2, delete_dogs, &calls, &db));
+    assert_int_equal(calls, 1);
+    coffer_close(db);
+}
+
+static void test_left_out_empty_class_is_dropped_without_callback(void **state)
+{
+    ts_env *env = *state;
+    coffer_db *db = NULL;
+    assert_ok(ts_env_open(env, schema_v1, 3, 1, &db));
+    add_person(db, 5);
+    coffer_close(db);
+    assert_ok(open_with(env, schema_without_dog, 2, 2, NULL, NULL, &db));
+    assert_int_equal(ts_count_of(db, "Person"), 1);
+    coffer_close(db);
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    assert_int_equal(coffer_db_class_count(db), 2);
+    coffer_close(db);
+}
+
+/* Not a migration: the same version, or an explicit subset, is refused
+ * before anything runs. */
+static void test_left_out_class_refused_without_migration(void **state)
+{
+    ts_env *env = *state;
+    fill_v1(env);
+    coffer_db *db = NULL;
+    int calls = 0;
+    assert_status(open_with(env, schema_without_dog, 2, 1, count_calls, &calls, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("the class subset leaves out class 'Dog'");
+    coffer_config *cfg = ts_env_config(env);
+    static const char *const no_dog[] = {"Person", "Toy"};
+    const coffer_class_schema with_dog[] = {schema_without_dog[0], schema_without_dog[1], schema_v1[0]};
+    assert_ok(coffer_config_set_schema(cfg, with_dog, 3, 2));
+    assert_ok(coffer_config_set_migration(cfg, delete_dogs, &calls));
+    assert_ok(coffer_config_set_class_subset(cfg, no_dog, 2));
+    assert_status(coffer_open(cfg, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("the class subset leaves out class 'Dog'");
+    coffer_config_free(cfg);
+    assert_int_equal(calls, 0);
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    assert_int_equal(coffer_db_schema_version(db), 1);
+    assert_int_equal(ts_count_of(db, "Dog"), 3);
+    coffer_close(db);
+}
+
+/* Owner <- Pet <- Tag: leaving out Pet and Tag, Pet can go only with Tag,
+ * which names it. */
+static const coffer_property_schema owner_props[] = {P("name", COFFER_TYPE_STRING, 0)};
+static const coffer_property_schema pet_props[] = {LINK("owner", "Owner")};
+static const coffer_property_schema tag_props[] = {LINK("pet", "Pet")};
+static const coffer_class_schema schema_pets[] = {
+    {.name = "Owner", .properties = owner_props, .property_count = 1},
+    {.name = "Pet", .properties = pet_props, .property_count = 1},
+    {.name = "Tag", .properties = tag_props, .property_count = 1},
+};
+
+static coffer_status delete_named(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)old_version;
+    (void)new_version;
+    coffer_status st = COFFER_OK;
+    for (const char *const *name = ctx; st == COFFER_OK && *name; name++)
+        st = coffer_migration_delete_data(m, *name);
+    return st;
+}
+
+static void test_left_out_class_named_by_another_stays(void **state)
+{
+    ts_env *env = *state;
+    coffer_db *db = NULL;
+    assert_ok(ts_env_open(env, schema_pets, 3, 1, &db));
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_field owner = ts_field(0, ts_str("Ann")), pet = ts_field(0, coffer_value_link(ts_class(db, "Owner"), 1)),
+                 tag = ts_field(0, coffer_value_link(ts_class(db, "Pet"), 1));
+    assert_ok(coffer_object_create(txn, ts_class(db, "Owner"), &owner, 1, COFFER_UPDATE_ERROR, NULL));
+    assert_ok(coffer_object_create(txn, ts_class(db, "Pet"), &pet, 1, COFFER_UPDATE_ERROR, NULL));
+    assert_ok(coffer_object_create(txn, ts_class(db, "Tag"), &tag, 1, COFFER_UPDATE_ERROR, NULL));
+    ts_commit(txn);
+    coffer_close(db);
+    static const char *const pets_only[] = {"Pet", NULL};
+    assert_status(open_with(env, schema_pets, 1, 2, delete_named, (void *)pets_only, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("class 'Pet' cannot leave");
+    assert_error_contains("class 'Tag'");
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    assert_int_equal(ts_count_of(db, "Pet"), 1);
+    coffer_close(db);
+    static const char *const both[] = {"Tag", "Pet", NULL};
+    assert_ok(open_with(env, schema_pets, 1, 2, delete_named, (void *)both, &db));
+    coffer_close(db);
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    assert_int_equal(coffer_db_class_count(db), 1);
+    assert_int_equal(ts_count_of(db, "Owner"), 1);
+    coffer_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +641,11 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_migration_rename_errors, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_migration_not_called_without_version_change, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_delete_if_migration_needed, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_left_out_class_with_objects_is_refused, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_left_out_class_emptied_by_migration_is_dropped, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_left_out_empty_class_is_dropped_without_callback, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_left_out_class_refused_without_migration, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_left_out_class_named_by_another_stays, ts_setup_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+import ast
 import os
 import re
 import subprocess
@@ -58,3 +59,39 @@ def test_bundled_library_is_used_without_the_variable():
                      COFFER_LIBRARY=None)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [bundled, coffer.library_version()]
+
+
+SOURCES = sorted((Path(__file__).resolve().parents[1] / "src" / "coffer").glob("*.py"))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_sources_parse_as_python_3_9(source):
+    # The package supports Python 3.9: no syntax from later versions.
+    ast.parse(source.read_text(encoding="utf-8"), filename=str(source), feature_version=(3, 9))
+
+
+USER_CODE = '''
+from typing import List, Optional
+import coffer
+
+class Dog(coffer.Object):
+    name: str = coffer.indexed("")
+    age: Optional[int] = None
+
+with coffer.open(None, schema=[Dog]) as db:
+    dogs: coffer.Results[Dog] = db.objects(Dog).filter("age > $0", 2).sorted("name", ascending=False)
+    first: Dog = dogs[0]
+    names: List[str] = [d.name for d in dogs]
+    found: Optional[coffer.Object] = db.object_for_primary_key("Person", 1)
+    total = dogs.sum("age")
+'''
+
+
+def test_package_and_user_code_type_check_strictly(tmp_path):
+    mypy = pytest.importorskip("mypy.api")
+    user = tmp_path / "user.py"
+    user.write_text(USER_CODE, encoding="utf-8")
+    src = Path(__file__).resolve().parents[1] / "src"
+    out, err, status = mypy.run(["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
+                                 str(src / "coffer"), str(user)])
+    assert status == 0, out + err

@@ -42,6 +42,26 @@ def test_nested_create_makes_linked_objects(db):
     assert ann.best.owner is None
 
 
+def test_nested_positional_lists_make_linked_objects(db):
+    with db.write():
+        ann = db.create("Owner", ["Ann", [["Rex"], ("Fido", None)], ["Bo"]])
+        ann.address = ["Main"]
+        ann.addresses = [["North", "Bergen"]]
+        bob = db.create("Owner", {"name": "Bob", "best": ("Max", ann)})
+    assert [p.name for p in ann.pets] == ["Rex", "Fido"] and ann.best.name == "Bo"
+    assert (ann.address.street, ann.address.city) == ("Main", "Oslo")
+    assert [(a.street, a.city) for a in ann.addresses] == [("North", "Bergen")]
+    assert bob.best.owner == ann and len(db.objects("Pet")) == 4
+    # Too many values for the linked class, or a set (which has no order), are refused.
+    with pytest.raises(coffer.InvalidArgumentError, match="class 'Pet' has 3 properties, got 4 values"):
+        with db.write():
+            db.create("Owner", {"name": "Cy", "best": ["Rex", None, [], "extra"]})
+    with pytest.raises(coffer.PropertyTypeError, match="property 'best': expected a Pet object, a dict or list"):
+        with db.write():
+            db.create("Owner", {"name": "Cy", "best": {"Rex"}})
+    assert len(db.objects("Owner")) == 2 and len(db.objects("Pet")) == 4
+
+
 def test_link_assignment_accepts_object_none_and_dict(db):
     with db.write():
         ann = db.create("Owner", {"name": "Ann"})

@@ -238,3 +238,28 @@ def test_callback_is_kept_alive_and_not_called_without_a_version_change(tmp_path
 def test_migration_must_be_callable(tmp_path):
     with pytest.raises(TypeError, match="migration must be callable"):
         coffer.open(tmp_path / "x.coffer", schema=V1, migration="not a function")
+
+
+# Pet links to Person: leaving it out needs its data deleted; Tag, unlinked, may stay.
+WITHOUT_PET = [V1[0]]
+
+
+def test_leaving_out_a_linking_class_needs_its_data_deleted(v1_path, key):
+    calls = []
+    with pytest.raises(coffer.SchemaError) as info:
+        coffer.open(v1_path, schema=WITHOUT_PET, schema_version=2, encryption_key=key,
+                    migration=lambda migration, old: calls.append(old))
+    assert calls == [1]
+    assert info.value.status == coffer.Status.SCHEMA
+    assert "leaves out class 'Pet'" in info.value.message
+    assert "delete its data in the migration" in info.value.message
+    assert_untouched_v1(v1_path, key)
+
+    def migrate(migration, old_version):
+        migration.delete_data("Pet")
+
+    with coffer.open(v1_path, schema=WITHOUT_PET, schema_version=2, encryption_key=key, migration=migrate) as db:
+        assert [p.first for p in db.objects("Person")] == ["Ada", "Alan"]
+    with coffer.open(v1_path, encryption_key=key) as db:
+        assert sorted(c.name for c in db.schema) == ["Person", "Tag"]
+        assert len(db.objects("Tag")) == 1

@@ -4,6 +4,7 @@ and in-memory databases: arguments, errors, chaining, laziness, deletion."""
 import datetime
 import decimal
 import gc
+import inspect
 import uuid
 
 import pytest
@@ -82,6 +83,14 @@ def test_sorted(db):
     by_born_then_name = people.sorted("name", False).sorted("born")
     assert names(by_born_then_name) == ["Dee", "Bob", "Ann", "Cid"]
     assert names(people.filter("age != nil").sorted("age", False)) == ["Dee", "Ann", "Cid"]
+    assert names(people.sorted(prop="name", ascending=False)) == ["Dee", "Cid", "Bob", "Ann"]
+
+
+def test_sorted_signature():
+    for method in (coffer.Results.sorted, coffer.List.sorted, coffer.Set.sorted):
+        params = inspect.signature(method).parameters
+        assert list(params) == ["self", "prop", "ascending"]
+        assert params["ascending"].default is True
 
 
 def test_sorted_errors(db):

@@ -68,7 +68,8 @@ MAX_NESTING: int = _capi.MAX_NESTING
 
 def library_version() -> str:
     """The version of the loaded libcoffer, "MAJOR.MINOR.PATCH"."""
-    return _capi.coffer_version().decode("ascii")
+    version: bytes = _capi.coffer_version()
+    return version.decode("ascii")
 
 
 def library_path() -> str:

@@ -5,7 +5,7 @@ module touches the library object directly."""
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 from ctypes import (
     POINTER,
     Structure,
@@ -249,19 +249,19 @@ def last_error_message() -> str:
     return raw.decode("utf-8", "replace") if raw else ""
 
 
-def _check(result, func, args):
+def _check(result: int, func: Any, args: Any) -> int:
     if result != Status.OK:
         raise error_for(result, last_error_message())
     return result
 
 
-def _check_allow_done(result, func, args):
+def _check_allow_done(result: int, func: Any, args: Any) -> int:
     if result not in (Status.OK, Status.DONE):
         raise error_for(result, last_error_message())
     return result
 
 
-def _declare(name, restype, argtypes, errcheck=None):
+def _declare(name: str, restype: Any, argtypes: List[Any], errcheck: Optional[Callable[[int, Any, Any], int]] = None) -> Any:
     fn = getattr(lib, name)
     fn.restype = restype
     fn.argtypes = argtypes
@@ -270,7 +270,7 @@ def _declare(name, restype, argtypes, errcheck=None):
     return fn
 
 
-def _status(name, *argtypes):
+def _status(name: str, *argtypes: Any) -> Any:
     return _declare(name, c_int, list(argtypes), _check)
 
 
@@ -456,4 +456,5 @@ coffer_results_free = _declare("coffer_results_free", None, [ResultsP])
 
 
 def type_name(coffer_type: int) -> str:
-    return coffer_type_name(coffer_type).decode("ascii")
+    name: bytes = coffer_type_name(coffer_type)
+    return name.decode("ascii")

@@ -151,8 +151,8 @@ class Writer:
 
     def link(self, target: Optional[str], value: Any, out: _capi.coffer_value, where: str) -> None:
         """A link to an object of class `target`: a stored object (the C
-        library checks its class), or a dict or unmanaged object that
-        describes a new one."""
+        library checks its class), or a dict, a list or tuple positional in
+        schema order, or an unmanaged object that describes a new one."""
         assert target is not None
         if value is None:
             out.type = _capi.TYPE_NULL
@@ -162,10 +162,11 @@ class Writer:
             if type(value).__name__ != target:
                 raise PropertyTypeError(f"{where}: expected a {target} object, got a {type(value).__name__}")
             self.fields(self.db._class_info(target), value._values, out)
-        elif _is_mapping(value):
-            self.fields(self.db._class_info(target), value, out)
+        elif _is_mapping(value) or isinstance(value, (list, tuple)):
+            info = self.db._class_info(target)
+            self.fields(info, self.db._values_dict(info, value), out)
         else:
-            raise PropertyTypeError(f"{where}: expected a {target} object, a dict describing one, or None, "
+            raise PropertyTypeError(f"{where}: expected a {target} object, a dict or list describing one, or None, "
                                     f"got {type(value).__name__}")
 
     def fields(self, info: "_ClassInfo", given: Mapping[str, Any], out: _capi.coffer_value) -> None:
@@ -216,5 +217,6 @@ class Reader:
         if info is None:
             raise NotFoundError(f"{where}: the value links to an object of a class this handle does not open "
                                 "(see class_subset)")
-        return info.make(self.db, key)
+        obj: Object = info.make(self.db, key)
+        return obj
 

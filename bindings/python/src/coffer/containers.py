@@ -142,10 +142,10 @@ class _ObjectQueries:
         coffer.Results.filter), as coffer.Results in the collection's order."""
         return self._object_results().filter(query, *args)
 
-    def sorted(self, key_path: Any, ascending: bool = True) -> Any:
-        """The objects of this collection sorted by `key_path` (see
+    def sorted(self, prop: Any, ascending: bool = True) -> Any:
+        """The objects of this collection sorted by `prop` (see
         coffer.Results.sorted), as coffer.Results."""
-        return self._object_results().sorted(key_path, ascending)
+        return self._object_results().sorted(prop, ascending)
 
     def _link_keys(self) -> _PyList[int]:
         """The keys of the linked objects, without making Python objects."""

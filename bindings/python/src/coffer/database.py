@@ -603,8 +603,9 @@ class Database:
 
     def create(self, cls: Union[str, Type[T]], values: Any = None, update: Any = False) -> Any:
         """Creates an object of `cls` (a class name or model class) from a
-        dict, or a list positional in schema order, and returns it.
-        update=False makes a duplicate primary key an error; "all" updates
+        dict, or a list positional in schema order, and returns it. A dict
+        or list given for a link creates the linked object too (or, with a
+        primary key that exists and `update`, updates it). update=False makes a duplicate primary key an error; "all" updates
         the existing object with every given value, "modified" only with the
         values that differ."""
         info = self._class_info(cls)

@@ -9,7 +9,7 @@ same classes and the status C would have reported.
 from __future__ import annotations
 
 import enum
-from typing import Dict, Type
+from typing import Any, Dict, Tuple, Type
 
 
 class Status(enum.IntEnum):
@@ -66,7 +66,7 @@ class CofferError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):  # keeps (message, status) through pickling
+    def __reduce__(self) -> Tuple[Any, Tuple[str, int]]:  # keeps (message, status) through pickling
         return (type(self), (self.message, int(self.status)))
 
 

@@ -61,7 +61,8 @@ class OldObject:
 
     @property
     def class_name(self) -> str:
-        return self._object._class_name()
+        name: str = self._object._class_name()
+        return name
 
     def __repr__(self) -> str:
         return f"<old {self.class_name} {self._object._key}>"

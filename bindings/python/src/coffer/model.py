@@ -175,7 +175,8 @@ class Object:
 
     def _property_names(self) -> Sequence[str]:
         if self._info is not None:
-            return self._info.names
+            names: Sequence[str] = self._info.names
+            return names
         return list(type(self)._coffer_fields)
 
     def _unknown(self, name: Any) -> PropertyNotFoundError:
@@ -253,13 +254,14 @@ class Object:
         """False once the object was deleted (or its database closed)."""
         if self._db is None:
             return True
-        return self._db._object_exists(self._info, self._key)
+        return bool(self._db._object_exists(self._info, self._key))
 
     @property
     def object_schema(self) -> _schema.ObjectSchema:
         """The schema of the object's class."""
         if self._info is not None:
-            return self._info.schema
+            stored: _schema.ObjectSchema = self._info.schema
+            return stored
         return declared_class_of(type(self)).schema
 
     def linking_objects(self, origin_class: str, origin_property: str) -> Any:
@@ -273,7 +275,8 @@ class Object:
     def to_dict(self) -> Dict[str, Any]:
         """Every property value, in schema order."""
         if self._db is not None:
-            return self._db._read_object(self._info, self._key)
+            values: Dict[str, Any] = self._db._read_object(self._info, self._key)
+            return values
         return {name: self._get(name) for name in self._property_names()}
 
     def __repr__(self) -> str:
@@ -393,7 +396,7 @@ def declared_class_of(model: Type[Object], models: Optional[Dict[str, type]] = N
     """The schema and defaults a model class declares (computed once).
     `models` resolves string annotations that name other model classes."""
     cached = model.__dict__.get("_coffer_declared")
-    if cached is not None:
+    if isinstance(cached, _schema.DeclaredClass):
         return cached
     try:
         hints = typing.get_type_hints(model, localns=dict(models or {}))

@@ -127,7 +127,8 @@ class CollectionSource(KeySource):
         return len(self.collection)
 
     def keys(self, txn: _capi.TxnP) -> List[int]:
-        return self.collection._link_keys()
+        keys: List[int] = self.collection._link_keys()
+        return keys
 
 
 def _keys_of(handle: _capi.ResultsP) -> List[int]:
@@ -188,13 +189,14 @@ class Results(Sequence[T]):
         argument."""
         return self._then(query, args)
 
-    def sorted(self, key_path: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
-        """These objects sorted by `key_path` ("age", or "owner.name" through
-        links), or by a list of key paths and (key_path, ascending) pairs,
-        the first deciding and the next breaking ties. The sort is stable:
-        objects with equal keys keep their order, so sorting again by
-        another key makes the earlier sort a tie-breaker."""
-        return self._then(sort_text(key_path, ascending), ())
+    def sorted(self, prop: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
+        """These objects sorted by property `prop` ("age", or a key path
+        such as "owner.name" through links), or by a list of key paths and
+        (key_path, ascending) pairs, the first deciding and the next
+        breaking ties. The sort is stable: objects with equal keys keep
+        their order, so sorting again by another key makes the earlier sort
+        a tie-breaker."""
+        return self._then(sort_text(prop, ascending), ())
 
     def distinct(self, *key_paths: str) -> "Results[T]":
         """The first object of each distinct combination of values at
@@ -303,7 +305,8 @@ class Results(Sequence[T]):
             raise IndexError(f"index {index} is out of range for {len(keys)} {self._info.name} objects") from None
         except TypeError:
             raise TypeError(f"Results indices must be integers or slices, not {type(index).__name__}") from None
-        return self._info.make(self._db, key)
+        obj: T = self._info.make(self._db, key)
+        return obj
 
     def __iter__(self) -> Iterator[T]:
         for key in list(self._snapshot()):

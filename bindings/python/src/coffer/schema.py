@@ -207,7 +207,7 @@ def _property_from_spec(
     return dataclasses.replace(parsed, name=name, optional=optional, indexed=indexed), default
 
 
-def _class_from_dict(spec: Mapping, class_names: Sequence[str]) -> DeclaredClass:
+def _class_from_dict(spec: Mapping[str, Any], class_names: Sequence[str]) -> DeclaredClass:
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise SchemaError(f"a schema dict needs a non-empty 'name', got {name!r}")
