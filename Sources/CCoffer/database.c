@@ -123,6 +123,23 @@ static coffer_status read_schema(coffer_txn *txn, cf_schema **out)
     return st;
 }
 
+/* Ends the transaction of an opening pass: commits it when `commit`, else
+ * aborts it. Returns `st`, or the commit's failure. */
+static coffer_status end_pass(coffer_db *db, MDB_txn *mdb, int write, int commit, const char *label, coffer_status st)
+{
+    if (commit) {
+        int rc = mdb_txn_commit(mdb);
+        if (rc == MDB_MAP_FULL)
+            st = cf_env_map_full(db->env, label);
+        else if (rc != 0)
+            st = cf_error_mdb(rc, label);
+    } else {
+        mdb_txn_abort(mdb);
+    }
+    cf_env_txn_end(db->env, write);
+    return st;
+}
+
 /* Brings a file of an older format to the current one in a write
  * transaction of its own: format 1 kept one plain index key per entry, and
  * every class's index is rewritten duplicate-sorted. A failure leaves the
@@ -158,16 +175,7 @@ static coffer_status upgrade_pass(coffer_db *db, const char *label)
         if (st != COFFER_OK)
             cf_error_prefix("upgrading '%s' from file format %u to %u", label, format, CF_FORMAT_VERSION);
     }
-    if (st == COFFER_OK) {
-        int rc = mdb_txn_commit(txn.mdb);
-        if (rc == MDB_MAP_FULL)
-            st = cf_env_map_full(db->env, label);
-        else if (rc != 0)
-            st = cf_error_mdb(rc, label);
-    } else {
-        mdb_txn_abort(txn.mdb);
-    }
-    cf_env_txn_end(db->env, 1);
+    st = end_pass(db, txn.mdb, 1, st == COFFER_OK, label, st);
     cf_schema_free(stored);
     return st;
 }
@@ -343,16 +351,8 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     }
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);
-    if (st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared)) {
-        int rc = mdb_txn_commit(txn.mdb); /* a read-only commit keeps the sub-database handles */
-        if (rc == MDB_MAP_FULL)
-            st = cf_env_map_full(db->env, label);
-        else if (rc != 0)
-            st = cf_error_mdb(rc, label);
-    } else {
-        mdb_txn_abort(txn.mdb);
-    }
-    cf_env_txn_end(db->env, write);
+    /* A read-only commit keeps the sub-database handles. */
+    st = end_pass(db, txn.mdb, write, st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared), label, st);
     if (st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared)) {
         cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
         for (size_t i = 0; i < nopened; i++)
