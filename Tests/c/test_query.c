@@ -162,15 +162,12 @@ static void fill(ts_env *env)
     coffer_txn_free(txn);
 }
 
-/* The ids (primary keys) of the query's matches, in result order, as text:
- * "1,3,5". Fails the test if compiling or running fails. */
-static const char *ids_args(coffer_txn *txn, coffer_class_id cls, const char *text, const coffer_value *args,
-                            size_t nargs)
+/* The ids (primary keys; a Dog's name) of what `q` matches in `txn`, in
+ * result order, as text: "1,3,5". */
+static const char *ids_of(coffer_txn *txn, coffer_query *q)
 {
     static char buf[512];
-    coffer_query *q;
-    ts_check_status(coffer_query_compile(DB, cls, text, SIZE_MAX, args, nargs, &q), COFFER_OK, text, __FILE__,
-                    __LINE__);
+    coffer_class_id cls = coffer_query_class(q);
     coffer_results *r;
     assert_ok(coffer_query_run(txn, q, &r));
     uint64_t n;
@@ -189,8 +186,20 @@ static const char *ids_args(coffer_txn *txn, coffer_class_id cls, const char *te
         coffer_object_release(o);
     }
     coffer_results_free(r);
-    coffer_query_free(q);
     return buf;
+}
+
+/* ids_of() the query `text` compiled with `args`. Fails the test if
+ * compiling or running fails. */
+static const char *ids_args(coffer_txn *txn, coffer_class_id cls, const char *text, const coffer_value *args,
+                            size_t nargs)
+{
+    coffer_query *q;
+    ts_check_status(coffer_query_compile(DB, cls, text, SIZE_MAX, args, nargs, &q), COFFER_OK, text, __FILE__,
+                    __LINE__);
+    const char *ids = ids_of(txn, q);
+    coffer_query_free(q);
+    return ids;
 }
 
 static const char *ids(coffer_txn *txn, const char *text) { return ids_args(txn, PERSON, text, NULL, 0); }
@@ -623,26 +632,6 @@ static void test_results_api(void **state)
     coffer_query_free(none);
     coffer_query_free(dq);
     coffer_query_free(NULL);
-}
-
-/* The ids of what `q` matches in `txn`, in result order. */
-static const char *ids_of(coffer_txn *txn, coffer_query *q)
-{
-    static char buf[256];
-    coffer_results *r;
-    uint64_t n;
-    assert_ok(coffer_query_run(txn, q, &r));
-    assert_ok(coffer_results_count(r, &n));
-    buf[0] = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        coffer_object *o;
-        assert_ok(coffer_results_get(r, i, &o));
-        size_t len = strlen(buf);
-        snprintf(buf + len, sizeof buf - len, "%s%" PRId64, i ? "," : "", ts_get_int(o, P_ID));
-        coffer_object_release(o);
-    }
-    coffer_results_free(r);
-    return buf;
 }
 
 static void test_rebind(void **state)
