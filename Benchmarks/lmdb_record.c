@@ -108,13 +108,16 @@ int lmdb_record_decode(const uint8_t *rec, size_t size, bench_entity *e)
     return 0;
 }
 
-size_t lmdb_index_int_key(unsigned column, int64_t value, uint8_t *out)
+size_t lmdb_index_int_key(unsigned column, int64_t value, uint64_t object_key, uint8_t *out)
 {
     out[0] = (uint8_t)(column >> 8);
     out[1] = (uint8_t)column;
     out[2] = 1; /* not null */
     lmdb_put_be64(out + 3, (uint64_t)value ^ (1ull << 63));
-    return 11;
+    if (!object_key)
+        return 11;
+    lmdb_put_be64(out + 11, object_key);
+    return 19;
 }
 
 size_t lmdb_index_name_prefix(const char *prefix, size_t len, uint8_t *out)
@@ -126,9 +129,17 @@ size_t lmdb_index_name_prefix(const char *prefix, size_t len, uint8_t *out)
     return 3 + len;
 }
 
-size_t lmdb_index_name_key(const char *name, size_t len, uint8_t *out)
+size_t lmdb_index_name_key(const char *name, size_t len, uint64_t object_key, uint8_t *out)
 {
     size_t n = lmdb_index_name_prefix(name, len, out);
     out[n++] = 0; /* end of a short string */
-    return n;
+    if (!object_key)
+        return n;
+    lmdb_put_be64(out + n, object_key);
+    return n + 8;
+}
+
+uint64_t lmdb_index_object_key(const uint8_t *key, size_t size)
+{
+    return size >= 8 ? lmdb_get_be64(key + size - 8) : 0;
 }

@@ -188,20 +188,21 @@ static void lmdb_index_keys_sort_by_value(void **state)
     static const int64_t values[] = {INT64_MIN, -5, -1, 0, 3, 1000, INT64_MAX};
     uint8_t a[LMDB_INDEX_KEY_MAX], b[LMDB_INDEX_KEY_MAX];
     for (size_t i = 0; i + 1 < sizeof values / sizeof values[0]; i++) {
-        size_t an = lmdb_index_int_key(LMDB_COLUMN_GROUP, values[i], a);
-        size_t bn = lmdb_index_int_key(LMDB_COLUMN_GROUP, values[i + 1], b);
+        size_t an = lmdb_index_int_key(LMDB_COLUMN_GROUP, values[i], 99, a);
+        size_t bn = lmdb_index_int_key(LMDB_COLUMN_GROUP, values[i + 1], 1, b);
         assert_true(compare_keys(a, an, b, bn) < 0);
+        assert_int_equal(lmdb_index_object_key(a, an), 99);
     }
-    /* A name's key starts with the prefix of every prefix of the name. */
-    size_t kn = lmdb_index_name_key("abcdef", 6, a);
+    /* A name's entries start with the prefix of every prefix of the name. */
+    size_t kn = lmdb_index_name_key("abcdef", 6, 42, a);
     size_t pn = lmdb_index_name_prefix("ab", 2, b);
-    assert_int_equal(kn, 2 + 1 + 6 + 1);
     assert_int_equal(memcmp(a, b, pn), 0);
     pn = lmdb_index_name_prefix("ac", 2, b);
     assert_true(memcmp(a, b, pn) < 0);
-    /* Equal values in different columns never share a key. */
-    size_t gn = lmdb_index_int_key(LMDB_COLUMN_GROUP, 7, a);
-    size_t in = lmdb_index_int_key(LMDB_COLUMN_ID, 7, b);
+    assert_int_equal(lmdb_index_object_key(a, kn), 42);
+    /* Equal values in different columns never share a prefix. */
+    size_t gn = lmdb_index_int_key(LMDB_COLUMN_GROUP, 7, 0, a);
+    size_t in = lmdb_index_int_key(LMDB_COLUMN_ID, 7, 0, b);
     assert_int_equal(gn, in);
     assert_true(memcmp(a, b, gn) != 0);
 }

@@ -116,8 +116,8 @@ typedef enum coffer_status {
     /** The file is not a Coffer database. */
     COFFER_ERR_NOT_A_DATABASE = 17,
     /** The file's format cannot be read by this library: a newer format, or
-     *  an older one opened read-only (an older format is upgraded in place
-     *  by the first read-write open; see docs/FORMAT.md). */
+     *  format 2 opened read-only (format 2 is rewritten in place by the first
+     *  read-write open; see docs/FORMAT.md). */
     COFFER_ERR_FORMAT_VERSION = 18,
     /** The file is truncated or its structure is damaged. */
     COFFER_ERR_CORRUPTED = 19,
@@ -549,7 +549,7 @@ typedef uint32_t coffer_property_id;
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_NOT_FOUND (read-only and
  *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO;
  *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
- *  an older one opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
+ *  format 2 opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
  *  finds a damaged index entry; the file is left as it was);
  *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
  *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);

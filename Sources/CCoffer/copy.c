@@ -155,7 +155,7 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
         MDB_dbi index;
         char name[16];
         snprintf(name, sizeof name, "%u", 2 * t + 1);
-        if (st == COFFER_OK && (rc = mdb_dbi_open(c.txn.mdb, name, MDB_CREATE | cf_env_dbi_flags(2 * t + 1), &index)) != 0)
+        if (st == COFFER_OK && (rc = mdb_dbi_open(c.txn.mdb, name, MDB_CREATE, &index)) != 0)
             st = cf_error_mdb(rc, "cannot create a sub-database of the copy");
     }
     if (c.txn.mdb) {

@@ -141,9 +141,9 @@ static coffer_status end_pass(coffer_db *db, MDB_txn *mdb, int write, int commit
 }
 
 /* Brings a file of an older format to the current one in a write
- * transaction of its own: format 1 kept one plain index key per entry, and
- * every class's index is rewritten duplicate-sorted. A failure leaves the
- * file as it was. */
+ * transaction of its own: format 2 kept duplicate-sorted indexes, which are
+ * rewritten as plain keys; format 1 has the current layout and only its
+ * header changes. A failure leaves the file as it was. */
 static coffer_status upgrade_pass(coffer_db *db, const char *label)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = 1, .active = 1};
@@ -283,7 +283,9 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     st = read_header(&txn, label, &is_new, &format);
     if (st != COFFER_OK)
         *needs_reset = 0; /* a wrong key or a foreign file is never deleted */
-    if (st == COFFER_OK && format < CF_FORMAT_VERSION) {
+    /* Format 1 has format 3's layout: read as it is, its header is brought
+     * up to date by a read-write open. Format 2's indexes must be rewritten. */
+    if (st == COFFER_OK && format < CF_FORMAT_VERSION && (format == 2 || !config->read_only)) {
         if (config->read_only)
             st = cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u, which this library (%s) upgrades to format %u "
                           "when the file is opened read-write; it cannot be read as it is", label, format,

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "index.h"
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static cf_env *registry;
@@ -369,11 +368,6 @@ void cf_env_remember_dbi(cf_env *env, uint32_t number, MDB_dbi dbi)
     pthread_mutex_unlock(&env->lock);
 }
 
-unsigned cf_env_dbi_flags(uint32_t number)
-{
-    return number >= 3 && number % 2 == 1 ? CF_INDEX_DBI_FLAGS : 0;
-}
-
 coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create, MDB_dbi *out)
 {
     if (cf_env_known_dbi(env, number, out))
@@ -382,7 +376,7 @@ coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create,
         return cf_error(COFFER_ERR_LIMIT, "sub-database %u is beyond the limit of %u", number, CF_MAX_DBIS);
     char name[16];
     snprintf(name, sizeof name, "%u", number);
-    int rc = mdb_dbi_open(txn, name, create ? MDB_CREATE | cf_env_dbi_flags(number) : 0, out);
+    int rc = mdb_dbi_open(txn, name, create ? MDB_CREATE : 0, out);
     if (rc == MDB_NOTFOUND)
         return cf_error(COFFER_ERR_NOT_FOUND, "sub-database %u does not exist", number);
     if (rc == MDB_INCOMPATIBLE)

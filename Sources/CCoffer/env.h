@@ -13,14 +13,11 @@
 #include "coffer.h"
 
 /* Sub-database 0 holds metadata; class table t keeps its objects in 2t and
- * its index entries in 2t+1 (duplicate-sorted). One more handle than the
- * numbered ones is reserved for the scratch sub-database of an upgrade. */
+ * its index entries in 2t+1. One more handle than the numbered ones is
+ * reserved for the scratch sub-database of a format upgrade. */
 #define CF_META_DBI 0u
 #define CF_MAX_DBIS (2u * COFFER_MAX_CLASSES + 2u)
 #define CF_SCRATCH_DBI_NAME "upgrade"
-
-/* The flags sub-database `number` is created with. */
-unsigned cf_env_dbi_flags(uint32_t number);
 
 typedef struct cf_env {
     MDB_env *mdb;

@@ -23,7 +23,7 @@
 #define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
-#define CF_FORMAT_VERSION 2u
+#define CF_FORMAT_VERSION 3u
 
 struct coffer_db {
     uint32_t magic;

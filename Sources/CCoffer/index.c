@@ -73,33 +73,30 @@ size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p,
     return n + CF_INDEX_HASH_SIZE;
 }
 
-/* The key of the entries of value `v` and the duplicate of object `key`. */
-static void entry(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v, coffer_object_key key,
-                  uint8_t *k, MDB_val *mk, uint8_t *d, MDB_val *md)
+static size_t entry_key(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
+                        coffer_object_key key, uint8_t *out)
 {
     int hashed;
-    *mk = (MDB_val){cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, k, &hashed), k};
-    cf_put_be64(d, key);
-    *md = (MDB_val){8, d};
+    size_t n = cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, out, &hashed);
+    cf_put_be64(out + n, key);
+    return n + 8;
 }
 
 coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                            coffer_object_key key)
 {
-    uint8_t k[CF_INDEX_PREFIX_MAX], d[8];
-    MDB_val mk, md;
-    entry(txn, cls, p, v, key, k, &mk, d, &md);
-    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &md, 0);
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k}, mv = {0, (void *)""};
+    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
     return rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
 }
 
 coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                               coffer_object_key key)
 {
-    uint8_t k[CF_INDEX_PREFIX_MAX], d[8];
-    MDB_val mk, md;
-    entry(txn, cls, p, v, key, k, &mk, d, &md);
-    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, &md);
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k};
+    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
     if (rc == MDB_NOTFOUND)
         return COFFER_OK; /* an index built after the object was written */
     return rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
@@ -108,17 +105,18 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
 coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found)
 {
-    uint8_t d[8];
-    cf_put_be64(d, from);
-    MDB_val mk = {plen, (void *)prefix}, md = {8, d};
-    int rc = mdb_cursor_get(cur, &mk, &md, MDB_GET_BOTH_RANGE);
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    memcpy(k, prefix, plen);
+    cf_put_be64(k + plen, from);
+    MDB_val mk = {plen + 8, k}, mv;
+    int rc = mdb_cursor_get(cur, &mk, &mv, MDB_SET_RANGE);
     if (rc == MDB_NOTFOUND)
         return COFFER_DONE;
     if (rc != 0)
         return cf_error_mdb(rc, "cannot read an index");
-    if (md.mv_size != 8)
-        return cf_error(COFFER_ERR_CORRUPTED, "an index entry holds %zu bytes instead of an object key", md.mv_size);
-    *found = cf_get_be64(md.mv_data);
+    if (mk.mv_size != plen + 8 || memcmp(mk.mv_data, prefix, plen) != 0)
+        return COFFER_DONE;
+    *found = cf_get_be64((const uint8_t *)mk.mv_data + plen);
     return COFFER_OK;
 }
 
@@ -141,7 +139,7 @@ coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column
             rc = MDB_NOTFOUND;
             break;
         }
-        rc = mdb_cursor_del(cur, MDB_NODUPDATA); /* the value's every object */
+        rc = mdb_cursor_del(cur, 0);
         if (rc != 0)
             break;
     }
@@ -151,25 +149,29 @@ coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column
     return COFFER_OK;
 }
 
-/* Puts every entry of `from` into `to`; `split` turns a format-1 key into
- * key and duplicate, else entries are copied as they are. */
-static int move_entries(MDB_txn *txn, MDB_dbi from, MDB_dbi to, int split)
+/* Puts every entry of `from` into `to`; `join` turns a format-2 key and
+ * duplicate into one plain key, else entries are copied as they are (in
+ * order, so appended). */
+static int move_entries(MDB_txn *txn, MDB_dbi from, MDB_dbi to, int join)
 {
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn, from, &cur);
     if (rc != 0)
         return rc;
-    MDB_val k, v;
+    uint8_t buf[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val k, v, empty = {0, (void *)""};
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (split) {
-            if (k.mv_size < 2 + 1 + 8 || v.mv_size != 0) {
+        if (join) {
+            if (k.mv_size < 2 + 1 || k.mv_size > CF_INDEX_PREFIX_MAX || v.mv_size != 8) {
                 rc = MDB_CORRUPTED;
                 break;
             }
-            v = (MDB_val){8, (uint8_t *)k.mv_data + k.mv_size - 8};
-            k.mv_size -= 8;
+            memcpy(buf, k.mv_data, k.mv_size);
+            memcpy(buf + k.mv_size, v.mv_data, 8);
+            k = (MDB_val){k.mv_size + 8, buf};
+            v = empty;
         }
-        if ((rc = mdb_put(txn, to, &k, &v, 0)) != 0)
+        if ((rc = mdb_put(txn, to, &k, &v, join ? 0 : MDB_APPEND)) != 0)
             break;
     }
     mdb_cursor_close(cur);
@@ -185,23 +187,24 @@ coffer_status cf_index_upgrade(MDB_txn *txn, const char *number, const char *scr
         return COFFER_OK; /* a class whose sub-databases a later open creates */
     if (rc == 0)
         rc = mdb_dbi_flags(txn, old, &flags);
-    if (rc == 0 && (flags & MDB_DUPSORT))
+    if (rc == 0 && !(flags & MDB_DUPSORT))
         return COFFER_OK;
     /* LMDB cannot rename a sub-database: move the entries out, recreate
-     * it with the new layout, move them back. */
+     * it with plain keys, move them back. The duplicate-sorted one is only
+     * read, then dropped whole. */
     if (rc == 0)
-        rc = mdb_dbi_open(txn, scratch, MDB_CREATE | CF_INDEX_DBI_FLAGS, &tmp);
+        rc = mdb_dbi_open(txn, scratch, MDB_CREATE, &tmp);
     if (rc == 0)
         rc = move_entries(txn, old, tmp, 1);
     if (rc == 0)
         rc = mdb_drop(txn, old, 1);
     if (rc == 0)
-        rc = mdb_dbi_open(txn, number, MDB_CREATE | CF_INDEX_DBI_FLAGS, &fresh);
+        rc = mdb_dbi_open(txn, number, MDB_CREATE, &fresh);
     if (rc == 0)
         rc = move_entries(txn, tmp, fresh, 0);
     if (rc == 0)
         rc = mdb_drop(txn, tmp, 1);
     if (rc == MDB_CORRUPTED)
-        return cf_error(COFFER_ERR_CORRUPTED, "index sub-database %s holds an entry that is not a format-1 index entry", number);
-    return rc ? cf_error_mdb(rc, "cannot upgrade an index to file format 2") : COFFER_OK;
+        return cf_error(COFFER_ERR_CORRUPTED, "index sub-database %s holds an entry that is not a format-2 index entry", number);
+    return rc ? cf_error_mdb(rc, "cannot rewrite an index in file format 3") : COFFER_OK;
 }

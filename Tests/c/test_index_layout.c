@@ -1,8 +1,9 @@
 /*
- * test_index_layout.c — the duplicate-sorted index: many objects per value
- * (more than one page of duplicates), null and long-string values, changes
- * and rollbacks keeping the index exact, and the upgrade of a file written
- * in format 1 (one plain key per entry) on its first read-write open.
+ * test_index_layout.c — the index as plain keys: many objects per value
+ * (entries of one value across several pages), null and long-string values,
+ * changes and rollbacks keeping the index exact; files of older formats:
+ * format 2 (duplicate-sorted indexes) rewritten on the first read-write
+ * open, format 1 (today's layout) read as it is.
  */
 #include <lmdb.h>
 #include <stdio.h>
@@ -196,7 +197,7 @@ static void test_many_objects_per_value(void **state)
     coffer_txn_free(r);
 }
 
-/* ---- format 1 files ------------------------------------------------------ */
+/* ---- files of older formats --------------------------------------------- */
 
 /* The raw LMDB environment of a closed database file. */
 static MDB_env *open_raw(const char *path)
@@ -232,10 +233,11 @@ static void set_header_format(MDB_txn *txn, MDB_dbi meta, uint32_t format)
     assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
 }
 
-/* Rewrites the file as format 1 wrote it: the index as plain keys
- * column || value || object key with empty values, header format 1. With
- * `damage`, one index key too short to hold an object key is added. */
-static void make_format1(const char *path, int damage)
+/* Rewrites the file's header as format `format`; with `dupsort`, also its
+ * index as format 2 wrote it: duplicate-sorted, key column || value, the
+ * object key as the duplicate. With `damage`, a key too short to be an
+ * index key is added. */
+static void rewrite_as(const char *path, uint32_t format, int dupsort, int damage)
 {
     MDB_env *menv = open_raw(path);
     MDB_txn *txn;
@@ -245,7 +247,7 @@ static void make_format1(const char *path, int damage)
     assert_int_equal(mdb_dbi_open(txn, ITEM_INDEX_DBI, 0, &index), 0);
     unsigned flags;
     assert_int_equal(mdb_dbi_flags(txn, index, &flags), 0);
-    assert_true(flags & MDB_DUPSORT);
+    assert_false(flags & MDB_DUPSORT);
 
     size_t n = 0, cap = 3 * ITEMS; /* three indexed properties */
     uint8_t (*keys)[512] = malloc(cap * sizeof *keys);
@@ -257,26 +259,27 @@ static void make_format1(const char *path, int damage)
     assert_int_equal(mdb_cursor_open(txn, index, &cur), 0);
     for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         assert_true(n < cap);
-        assert_int_equal(v.mv_size, 8);
+        assert_int_equal(v.mv_size, 0);
         memcpy(keys[n], k.mv_data, k.mv_size);
-        memcpy(keys[n] + k.mv_size, v.mv_data, 8);
-        sizes[n++] = k.mv_size + 8;
+        sizes[n++] = k.mv_size;
     }
     mdb_cursor_close(cur);
     assert_int_equal(n, cap);
-    assert_int_equal(mdb_drop(txn, index, 1), 0);
-    assert_int_equal(mdb_dbi_open(txn, ITEM_INDEX_DBI, MDB_CREATE, &index), 0);
-    for (size_t i = 0; i < n; i++) {
-        k = (MDB_val){sizes[i], keys[i]};
-        v = (MDB_val){0, ""};
-        assert_int_equal(mdb_put(txn, index, &k, &v, 0), 0);
+    if (dupsort) {
+        assert_int_equal(mdb_drop(txn, index, 1), 0);
+        assert_int_equal(mdb_dbi_open(txn, ITEM_INDEX_DBI, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &index), 0);
+        for (size_t i = 0; i < n; i++) {
+            k = (MDB_val){sizes[i] - 8, keys[i]};
+            v = (MDB_val){8, keys[i] + sizes[i] - 8};
+            assert_int_equal(mdb_put(txn, index, &k, &v, 0), 0);
+        }
+        if (damage) {
+            k = (MDB_val){2, "\0\1"};
+            v = (MDB_val){8, "12345678"};
+            assert_int_equal(mdb_put(txn, index, &k, &v, 0), 0);
+        }
     }
-    if (damage) {
-        k = (MDB_val){4, "\0\1\1z"};
-        v = (MDB_val){0, ""};
-        assert_int_equal(mdb_put(txn, index, &k, &v, 0), 0);
-    }
-    set_header_format(txn, meta, 1);
+    set_header_format(txn, meta, format);
     assert_int_equal(mdb_txn_commit(txn), 0);
     mdb_env_close(menv);
     free(keys);
@@ -300,56 +303,85 @@ static void raw_state(const char *path, uint32_t *format, int *dupsort)
     mdb_env_close(menv);
 }
 
-static void test_upgrade_format1(void **state)
+static void test_rewrite_format2(void **state)
 {
     ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
-    make_format1(env->path, 0);
     uint32_t format;
     int dupsort;
     raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 1);
+    assert_int_equal(format, 3);
     assert_false(dupsort);
-
-    /* Read-only, the file cannot be upgraded and is not read as it is. */
-    coffer_db *db = NULL;
-    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db), COFFER_ERR_FORMAT_VERSION);
-    assert_error_contains("file format 1");
-    assert_error_contains("read-write");
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 1);
-
-    /* Read-write, it is upgraded in place and reads as before. */
-    ts_env_reopen(env, item_schema, 1, 1);
-    check_items(env->db, NULL);
-    ts_env_close(env);
+    rewrite_as(env->path, 2, 1, 0);
     raw_state(env->path, &format, &dupsort);
     assert_int_equal(format, 2);
     assert_true(dupsort);
 
-    /* Once upgraded, read-only opens work. */
+    /* Read-only, the file cannot be rewritten and is not read as it is. */
+    coffer_db *db = NULL;
+    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db), COFFER_ERR_FORMAT_VERSION);
+    assert_error_contains("file format 2");
+    assert_error_contains("read-write");
+    raw_state(env->path, &format, &dupsort);
+    assert_int_equal(format, 2);
+
+    /* Read-write, it is rewritten in place and reads as before. */
+    ts_env_reopen(env, item_schema, 1, 1);
+    check_items(env->db, NULL);
+    ts_env_close(env);
+    raw_state(env->path, &format, &dupsort);
+    assert_int_equal(format, 3);
+    assert_false(dupsort);
+
+    /* Once rewritten, read-only opens work. */
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db));
     check_items(db, NULL);
     coffer_close(db);
 }
 
-static void test_upgrade_damaged_index(void **state)
+static void test_rewrite_damaged_index(void **state)
 {
     ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
-    make_format1(env->path, 1);
+    rewrite_as(env->path, 2, 1, 1);
 
     coffer_db *db = NULL;
     assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 0, item_schema, 1, 1, &db), COFFER_ERR_CORRUPTED);
     assert_error_contains("upgrading");
-    assert_error_contains("not a format-1 index entry");
-    /* Nothing changed: still format 1, still the plain layout. */
+    assert_error_contains("not a format-2 index entry");
+    /* Nothing changed: still format 2, still duplicate-sorted. */
+    uint32_t format;
+    int dupsort;
+    raw_state(env->path, &format, &dupsort);
+    assert_int_equal(format, 2);
+    assert_true(dupsort);
+}
+
+static void test_format1_reads_as_is(void **state)
+{
+    ts_env *env = *state;
+    add_items(env->db);
+    ts_env_close(env);
+    rewrite_as(env->path, 1, 0, 0);
+
+    /* Format 1 has today's layout: read-only opens read it unchanged. */
+    coffer_db *db = NULL;
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db));
+    check_items(db, NULL);
+    coffer_close(db);
     uint32_t format;
     int dupsort;
     raw_state(env->path, &format, &dupsort);
     assert_int_equal(format, 1);
+
+    /* A read-write open brings the header up to date. */
+    ts_env_reopen(env, item_schema, 1, 1);
+    check_items(env->db, NULL);
+    ts_env_close(env);
+    raw_state(env->path, &format, &dupsort);
+    assert_int_equal(format, 3);
     assert_false(dupsort);
 }
 
@@ -357,8 +389,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES_SETUP(test_many_objects_per_value, setup),
-        TS_TEST_FILE_MODES_SETUP(test_upgrade_format1, setup),
-        TS_TEST_FILE_MODES_SETUP(test_upgrade_damaged_index, setup),
+        TS_TEST_FILE_MODES_SETUP(test_rewrite_format2, setup),
+        TS_TEST_FILE_MODES_SETUP(test_rewrite_damaged_index, setup),
+        TS_TEST_FILE_MODES_SETUP(test_format1_reads_as_is, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,49 +79,33 @@ static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 
 static status index_error(int rc) { return cf_error_mdb(rc, "query: cannot read an index"); }
 
-/* Adds the objects of the index entry `cur` is on to *count, and to `keys`
- * when not NULL: counting needs no visit (the entry knows how many
- * duplicates it has), collecting reads them a page at a time. */
-static status take_objects(MDB_cursor *cur, cf_keylist *keys, size_t *count)
+/* Counts the entry `cur` is on (key `k`, whose last 8 bytes are the object
+ * key), and collects it into `keys` when not NULL. */
+static status take_object(const MDB_val *k, cf_keylist *keys, size_t *count)
 {
-    size_t n;
-    int rc = mdb_cursor_count(cur, &n);
-    if (rc != 0)
-        return index_error(rc);
-    *count += n;
-    if (!keys)
-        return COFFER_OK;
-    MDB_val k, v;
-    /* A value with one object has no page of duplicates to get. */
-    int op = n == 1 ? MDB_GET_CURRENT : MDB_GET_MULTIPLE;
-    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0; rc = n == 1 ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE)) {
-        if (v.mv_size % 8 != 0)
-            return cf_error(COFFER_ERR_CORRUPTED, "query: an index entry holds %zu bytes, not object keys", v.mv_size);
-        for (size_t i = 0; i < v.mv_size; i += 8)
-            if (cf_keylist_push(keys, cf_get_be64((const uint8_t *)v.mv_data + i)) != COFFER_OK)
-                return COFFER_ERR_NO_MEMORY;
-    }
-    return rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
+    ++*count;
+    if (keys && cf_keylist_push(keys, cf_get_be64((const uint8_t *)k->mv_data + k->mv_size - 8)) != COFFER_OK)
+        return COFFER_ERR_NO_MEMORY;
+    return COFFER_OK;
 }
 
 /* The objects whose value is `p` exactly (`exact`) or starts with it,
- * counted until more than `limit`. */
+ * counted until more than `limit`. Entries of one value are adjacent, so
+ * the walk stops at the first key without the prefix. */
 static status walk_prefix(MDB_cursor *cur, const uint8_t *p, size_t plen, int exact, cf_keylist *keys, size_t limit,
                           size_t *count)
 {
     MDB_val k = {plen, (void *)p}, v;
-    if (exact) {
-        int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-        return rc == MDB_NOTFOUND ? COFFER_OK : rc != 0 ? index_error(rc) : take_objects(cur, keys, count);
-    }
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     while (rc == 0 && *count <= limit) {
-        if (k.mv_size < plen || memcmp(k.mv_data, p, plen) != 0)
+        if (k.mv_size < plen + 8 || memcmp(k.mv_data, p, plen) != 0)
             break;
-        status st = take_objects(cur, keys, count);
-        if (st != COFFER_OK)
-            return st;
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP);
+        if (!exact || k.mv_size == plen + 8) {
+            status st = take_object(&k, keys, count);
+            if (st != COFFER_OK)
+                return st;
+        }
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
 }
@@ -135,19 +119,20 @@ static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *co
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     while (rc == 0 && *count <= limit) {
         const uint8_t *e = k.mv_data;
-        if (k.mv_size < 3 || memcmp(e, nonnull, 3) != 0)
+        if (k.mv_size < 3 + 8 || memcmp(e, nonnull, 3) != 0)
             break;
+        size_t vlen = k.mv_size - 8;
         if (w->has_hi) {
-            int c = bytes_cmp(e, k.mv_size, w->hi, w->hilen);
+            int c = bytes_cmp(e, vlen, w->hi, w->hilen);
             if (c > 0 || (c == 0 && !w->hi_incl))
                 break;
         }
-        if (!w->has_lo || w->lo_incl || bytes_cmp(e, k.mv_size, w->lo, w->lolen) != 0) {
-            status st = take_objects(cur, keys, count);
+        if (!w->has_lo || w->lo_incl || bytes_cmp(e, vlen, w->lo, w->lolen) != 0) {
+            status st = take_object(&k, keys, count);
             if (st != COFFER_OK)
                 return st;
         }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP);
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
 }
