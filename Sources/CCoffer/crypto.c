@@ -41,6 +41,7 @@ coffer_status cf_keys_derive(const uint8_t *key, size_t size, cf_keys **out)
     derive(k->seal, key, "coffer.v1.seal");
     derive(k->index, key, "coffer.v1.index");
     derive(k->check, key, "coffer.v1.check");
+    crypto_generichash_init(&k->index_state, k->index, sizeof k->index, CF_INDEX_HASH_SIZE);
     *out = k;
     return COFFER_OK;
 }
@@ -79,7 +80,10 @@ void cf_index_hash(const cf_keys *keys, uint8_t out[CF_INDEX_HASH_SIZE], const v
                    const void *body, size_t bodylen)
 {
     crypto_generichash_state st;
-    crypto_generichash_init(&st, keys ? keys->index : NULL, keys ? sizeof keys->index : 0, CF_INDEX_HASH_SIZE);
+    if (keys)
+        st = keys->index_state;
+    else
+        crypto_generichash_init(&st, NULL, 0, CF_INDEX_HASH_SIZE);
     crypto_generichash_update(&st, head, headlen);
     if (bodylen)
         crypto_generichash_update(&st, body, bodylen);

@@ -3,6 +3,7 @@
 #ifndef COFFER_CRYPTO_H
 #define COFFER_CRYPTO_H
 
+#include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@
 
 /* Independent subkeys, kept in sodium_malloc'ed (locked, guarded) memory. */
 typedef struct cf_keys {
+    /* BLAKE2b keyed with `index`, before any input: every index hash
+     * starts from a copy instead of compressing the key block again. */
+    crypto_generichash_state index_state;
     unsigned char seal[32];
     unsigned char index[32];
     unsigned char check[32];

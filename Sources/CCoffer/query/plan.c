@@ -196,10 +196,13 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
     w->cls = c;
     w->prop = prop;
     if (p->op == CF_QC_EQ && !p->modifiers) {
-        /* Plain files hash only long strings; encrypted ones every value. */
+        /* A long string in a plain file is indexed by its first bytes and an
+         * unkeyed hash: its matches are checked against the stored value.
+         * An encrypted file's keyed 128-bit hash is taken as the value's
+         * identity (docs/ENCRYPTION.md), so counting opens no record. */
         for (size_t i = 0; i < p->right.nconsts; i++) {
             const coffer_value *v = &p->right.consts[i];
-            if (!plain || (v->type == COFFER_TYPE_STRING && v->u.string.size > CF_INDEX_STRING_PREFIX))
+            if (plain && v->type == COFFER_TYPE_STRING && v->u.string.size > CF_INDEX_STRING_PREFIX)
                 w->recheck = 1;
         }
         return 1;
