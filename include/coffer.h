@@ -1220,6 +1220,12 @@ COFFER_API coffer_class_id coffer_query_class(const coffer_query *query);
 /** Runs `query` in `txn` (read or write). The caller frees `*out` with
  *  coffer_results_free(), before or after the transaction ends; after it
  *  ends, every other call on the results gives COFFER_ERR_MISUSE.
+ *  The results are the state of the transaction at this call. In a read
+ *  transaction (whose snapshot never moves), a query an index answers alone
+ *  (one `==`, range or BEGINSWITH on an indexed property, without SORT,
+ *  DISTINCT or LIMIT) is only prepared here: coffer_results_count() reads
+ *  the count from the index and the first call that needs the objects'
+ *  keys computes them, so an unreadable index is then reported by that call.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (transaction
  *  ended, or of another database than the query); COFFER_ERR_CORRUPTED or
  *  COFFER_ERR_INTEGRITY (a stored object is damaged); COFFER_ERR_NO_MEMORY. */

@@ -160,6 +160,10 @@ struct coffer_results {
     coffer_class_id cls;
     uint64_t *keys;
     size_t count;
+    /* Not computed yet (a query of a read transaction that an index answers
+     * alone): counting reads the index, anything else computes the keys. A
+     * read transaction's snapshot does not move, so the answer is the same. */
+    int pending;
     struct cf_bquery **chain; /* applied in order to the base */
     size_t nchain;
     struct cf_bquery *first[1]; /* `chain` when it has one query */

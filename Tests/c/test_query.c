@@ -533,6 +533,77 @@ static coffer_query *compile(coffer_db *db, const char *text, const coffer_value
     return q;
 }
 
+/* Queries an index answers alone: counted from the index in a read
+ * transaction, their keys computed only when asked for; the same answers as
+ * computing them at once, in either order of asking. */
+static void test_index_only_answers(void **state)
+{
+    ts_env *env = *state;
+    add_people(env, 600, 3);
+    static const char *const texts[] = {"level == 4", "level BETWEEN {2, 9}", "level > 40", "code BEGINSWITH 'ab'",
+                                        "flag == true", "level IN {4, 4}", "level IN {4, 5, 4}", "code == 'zz'"};
+    coffer_txn *txn = read_txn(env);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char twin[128];
+        unindexed_twin(texts[i], twin, sizeof twin);
+        uint64_t *want, nwant, n;
+        keys_of(txn, twin, &want, &nwant);
+        coffer_query *q = compile(env->db, texts[i], NULL, 0);
+        coffer_results *counted, *listed;
+        assert_ok(coffer_query_run(txn, q, &counted));
+        assert_ok(coffer_query_run(txn, q, &listed));
+        assert_ok(coffer_results_count(counted, &n));
+        if (n != nwant)
+            fail_msg("\"%s\" counted %" PRIu64 ", \"%s\" found %" PRIu64, texts[i], n, twin, nwant);
+        uint64_t *got = malloc((nwant ? nwant : 1) * sizeof *got);
+        assert_ok(coffer_results_copy_keys(listed, 0, nwant, got)); /* keys first, */
+        assert_ok(coffer_results_count(listed, &n));                /* then the count */
+        assert_int_equal(n, nwant);
+        assert_true(nwant == 0 || memcmp(got, want, nwant * sizeof *got) == 0);
+        assert_ok(coffer_results_copy_keys(counted, 0, nwant, got));
+        assert_true(nwant == 0 || memcmp(got, want, nwant * sizeof *got) == 0);
+        free(got);
+        free(want);
+        coffer_results_free(counted);
+        coffer_results_free(listed);
+        coffer_query_free(q);
+    }
+    /* Results never asked for are detached with their transaction. */
+    coffer_query *q = compile(env->db, "level == 4", NULL, 0);
+    coffer_results *r;
+    assert_ok(coffer_query_run(txn, q, &r));
+    coffer_txn_free(txn);
+    uint64_t n;
+    coffer_object_key key;
+    assert_status(coffer_results_count(r, &n), COFFER_ERR_MISUSE);
+    assert_status(coffer_results_key(r, 0, &key), COFFER_ERR_MISUSE);
+    coffer_results_free(r);
+    /* In a write transaction, results are the state at the run, whatever is
+     * written after it. */
+    coffer_txn *w;
+    assert_ok(coffer_txn_begin(env->db, COFFER_TXN_WRITE, &w));
+    assert_ok(coffer_query_run(w, q, &r));
+    coffer_results *before;
+    assert_ok(coffer_query_run(w, q, &before));
+    uint64_t was;
+    assert_ok(coffer_results_count(before, &was));
+    coffer_field f[] = {{P_ID, coffer_value_int(100000)}, {P_NAME, str("new")}, {P_LEVEL, coffer_value_int(4)}};
+    coffer_object *o;
+    assert_ok(coffer_object_create(w, PERSON, f, 3, COFFER_UPDATE_ERROR, &o));
+    coffer_object_release(o);
+    assert_ok(coffer_results_count(r, &n));
+    assert_int_equal(n, was);
+    coffer_results_free(r);
+    coffer_results_free(before);
+    assert_ok(coffer_query_run(w, q, &r));
+    assert_ok(coffer_results_count(r, &n));
+    assert_int_equal(n, was + 1);
+    coffer_results_free(r);
+    assert_ok(coffer_txn_abort(w));
+    coffer_txn_free(w);
+    coffer_query_free(q);
+}
+
 static void test_results_api(void **state)
 {
     ts_env *env = *state;
@@ -884,6 +955,7 @@ int main(void)
         QUERY_TEST(test_paths),
         QUERY_TEST(test_sort_distinct_limit),
         QUERY_TEST(test_planner_matches_scan),
+        QUERY_TEST(test_index_only_answers),
         QUERY_TEST(test_results_api),
         QUERY_TEST(test_rebind),
         QUERY_TEST(test_rerun_and_delete),

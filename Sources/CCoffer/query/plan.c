@@ -370,6 +370,31 @@ static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
     return COFFER_OK;
 }
 
+/* Fills `w` when the index alone answers `bq` and each of its entries is a
+ * distinct match: one conjunct, no re-check, one value or one range (IN
+ * lists may repeat a value). */
+static int index_countable(coffer_txn *txn, const cf_bquery *bq, index_walk *w)
+{
+    if (bq->where->kind == CF_BP_TRUE || bq->where->kind == CF_BP_AND || !indexable(txn, bq, bq->where, w))
+        return 0;
+    return !w->recheck && (w->range || w->starts_with || w->pred->right.nconsts == 1);
+}
+
+int cf_query_index_countable(coffer_txn *txn, const cf_bquery *bq)
+{
+    index_walk w;
+    return index_countable(txn, bq, &w);
+}
+
+coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t *count)
+{
+    index_walk w;
+    *count = 0;
+    if (!index_countable(txn, bq, &w))
+        return cf_error(COFFER_ERR_INTERNAL, "query: counted through an index that does not answer it");
+    return walk(txn, bq->cls, &w, NULL, SIZE_MAX, count);
+}
+
 coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
                               cf_keylist *out)
 {

@@ -20,6 +20,13 @@ coffer_status cf_keylist_push(cf_keylist *keys, uint64_t key);
 coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
                               cf_keylist *out);
 
+/* 1 when an index answers `bq`'s predicate alone, one entry per match, so
+ * that its matches can be counted without collecting them. */
+int cf_query_index_countable(coffer_txn *txn, const cf_bquery *bq);
+/* The number of matches of a query cf_query_index_countable() accepts,
+ * read from the index; SORT/DISTINCT/LIMIT are not applied. */
+coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t *count);
+
 /* Applies the query's SORT, DISTINCT and LIMIT, in the order written, to
  * `keys` in place. */
 coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_keylist *keys);

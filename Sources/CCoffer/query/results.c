@@ -136,7 +136,7 @@ COFFER_API coffer_class_id coffer_query_class(const coffer_query *q)
 
 /* ---- results ------------------------------------------------------------- */
 
-static status check_results(const coffer_results *r, int write)
+static status check_handle(const coffer_results *r, int write)
 {
     if (!r || r->magic != CF_RESULTS_MAGIC)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "results handle is NULL or not a result");
@@ -144,6 +144,19 @@ static status check_results(const coffer_results *r, int write)
         return cf_error(COFFER_ERR_MISUSE, "the transaction of these results has ended; recompute them with "
                                            "coffer_results_rerun()");
     return cf_txn_check(r->txn, write);
+}
+
+static status compute(coffer_results *r);
+
+/* Checks the handle and computes its keys if that was put off. */
+static status check_results(coffer_results *r, int write)
+{
+    status st = check_handle(r, write);
+    if (st == COFFER_OK && r->pending) {
+        st = compute(r);
+        r->pending = st != COFFER_OK;
+    }
+    return st;
 }
 
 static status results_new(coffer_txn *txn, coffer_class_id cls, cf_bquery *const *chain, size_t nchain,
@@ -281,7 +294,9 @@ COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *q
     coffer_results *r = NULL;
     if (st == COFFER_OK)
         st = results_new(txn, q->bq->cls, &q->bq, 1, &r);
-    if (st == COFFER_OK && (st = compute(r)) != COFFER_OK) {
+    if (st == COFFER_OK && !txn->write && q->bq->npost == 0 && cf_query_index_countable(txn, q->bq)) {
+        r->pending = 1; /* perhaps only counted */
+    } else if (st == COFFER_OK && (st = compute(r)) != COFFER_OK) {
         coffer_results_free(r);
         return st;
     }
@@ -419,7 +434,9 @@ COFFER_API coffer_status coffer_results_count(coffer_results *r, uint64_t *out)
 {
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_results_count: out is NULL");
-    status st = check_results(r, 0);
+    status st = check_handle(r, 0);
+    if (st == COFFER_OK && r->pending)
+        st = cf_query_index_count(r->txn, r->chain[0], &r->count);
     if (st != COFFER_OK)
         return st;
     *out = r->count;
