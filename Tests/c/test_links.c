@@ -170,6 +170,7 @@ static int read_link_at(coffer_object *obj, coffer_property_id p, coffer_link *o
 {
     coffer_value v;
     memset(&v, 0, sizeof v);
+    *out = (coffer_link){0}; /* defined even on the failure paths */
     ts_check_status(coffer_object_get_value(obj, p, &v), COFFER_OK, "coffer_object_get_value", file, line);
     if (v.type == COFFER_TYPE_NULL)
         return 0;

@@ -143,7 +143,8 @@ void ts_remove_tree(const char *path)
 
 char *ts_join(char *out, const char *dir, const char *name)
 {
-    snprintf(out, TS_PATH_MAX, "%s/%s", dir, name);
+    int n = snprintf(out, TS_PATH_MAX, "%s/%s", dir, name);
+    assert_true(n > 0 && n < TS_PATH_MAX);
     return out;
 }
 
