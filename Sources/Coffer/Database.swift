@@ -47,8 +47,15 @@ public final class Database {
     let handle: OpaquePointer
     private let ownerThread: pthread_t
     private let openFilePath: String?
-    var readTransaction: OpaquePointer?
-    var writeTransaction: OpaquePointer?
+    var readTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    var writeTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    /// Changes whenever a transaction begins or ends, so that object handles
+    /// kept by managed objects are used only in the transaction that opened them.
+    private(set) var transactionSerial: UInt64 = 0
     var bindings: [ObjectIdentifier: ClassBinding] = [:]
     /// Changes whenever the snapshot changes or objects are created or deleted,
     /// so that ``Results`` know when their cached keys are stale.
@@ -156,7 +163,7 @@ public final class Database {
 
     // MARK: Threads
 
-    private var onOwnerThread: Bool {
+    var isOnOwnerThread: Bool {
         pthread_equal(ownerThread, pthread_self()) != 0
     }
 
@@ -166,14 +173,14 @@ public final class Database {
 
     /// Throws `.misuse` when called from another thread than the database's own.
     func checkThread() throws(CofferError) {
-        if !onOwnerThread {
+        if !isOnOwnerThread {
             throw CofferError(.misuse, wrongThreadMessage)
         }
     }
 
     /// Stops the program when called from another thread, for calls that cannot throw.
     func requireThread() {
-        if !onOwnerThread {
+        if !isOnOwnerThread {
             fatalError("Coffer: \(wrongThreadMessage)")
         }
     }
