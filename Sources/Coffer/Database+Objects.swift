@@ -34,7 +34,7 @@ extension Database {
     ///   database rejects. On error nothing of the object is written.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         let txn = try requireWriteTransaction(for: "add objects")
-        let className = type(of: object).className()
+        var className: String { type(of: object).className() }
         if let managed = object.managedState {
             guard managed.database === self else {
                 throw CofferError(.misuse, "the \(className) object is already managed by another Database")
@@ -52,14 +52,22 @@ extension Database {
         let values = FieldValues.storedValues(of: object, schema: binding.schema)
         // Properties holding objects are written once this object is managed,
         // so that objects linking back to it (friends of friends) find it.
-        let stored = values.enumerated().filter { binding.schema.properties[$0.offset].isStored }
-        let (key, created, handle) = try createObject(txn, binding, stored.filter { !$0.element.holdsObjects }.map { ($0.offset, $0.element) }, update)
-        let managed = ManagedState(database: self, binding: binding, key: key, handle: handle)
-        object.managedState = managed
-        if created {
-            addedInWrite.append(WeakObject(object: object))
+        var plain: [(Int, StoredValue)] = []
+        var linking: [(offset: Int, element: StoredValue)] = []
+        plain.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() where binding.isStored[index] {
+            if value.holdsObjects {
+                linking.append((index, value))
+            } else {
+                plain.append((index, value))
+            }
         }
-        let linking = stored.filter { $0.element.holdsObjects }
+        let (key, created, handle) = try createObject(txn, binding, plain, update)
+        let managed = ManagedState(database: self, binding: binding, key: key, handle: handle)
+        if created {
+            managed.addedIn = writeOutcome
+        }
+        object.managedState = managed
         if !linking.isEmpty {
             do {
                 try setFields(txn, binding, key, linking, update)
@@ -71,7 +79,6 @@ extension Database {
                         coffer_object_release(handle)
                     }
                     object.managedState = nil
-                    addedInWrite.removeAll { $0.object === object }
                 }
                 throw error
             }
@@ -121,7 +128,7 @@ extension Database {
         let (key, created, handle) = try createObject(txn, binding, fields, update)
         let object = makeObject(type, binding, key, handle: handle)
         if created {
-            addedInWrite.append(WeakObject(object: object))
+            object.managedState?.addedIn = writeOutcome
         }
         return object
     }
@@ -237,5 +244,15 @@ extension Database {
         let handle = try objectHandle(txn, binding, key)
         defer { coffer_object_release(handle) }
         try CofferError.check(coffer_object_set_fields(handle, fields, fields.count))
+    }
+
+    /// The outcome flag of the current write transaction, made on first use.
+    private var writeOutcome: WriteOutcome {
+        if let currentWriteOutcome {
+            return currentWriteOutcome
+        }
+        let outcome = WriteOutcome()
+        currentWriteOutcome = outcome
+        return outcome
     }
 }

@@ -142,10 +142,8 @@ extension Database {
         writeTransaction = nil
         contentVersion &+= 1
         if !committed {
-            for entry in addedInWrite {
-                entry.object?.managedState?.addWasCancelled = true
-            }
+            currentWriteOutcome?.cancelled = true
         }
-        addedInWrite.removeAll()
+        currentWriteOutcome = nil
     }
 }

@@ -60,8 +60,9 @@ public final class Database {
     /// Changes whenever the snapshot changes or objects are created or deleted,
     /// so that ``Results`` know when their cached keys are stale.
     var contentVersion: UInt64 = 0
-    /// Objects added in the current write transaction, invalidated if it is cancelled.
-    var addedInWrite: [WeakObject] = []
+    /// Shared by the objects added in the current write transaction, which are
+    /// invalidated if it is cancelled.
+    var currentWriteOutcome: WriteOutcome?
 
     /// Opens the database `configuration` describes, creating its file if needed
     /// (unless read-only).
@@ -191,7 +192,3 @@ public final class Database {
     }
 }
 
-/// A weak reference, so that the objects of a write transaction are not kept alive by it.
-struct WeakObject {
-    weak var object: Object?
-}

@@ -124,9 +124,12 @@ final class ManagedState {
     let database: Database
     let binding: ClassBinding
     let key: UInt64
-    /// Set when the write transaction that added the object was cancelled: its key
-    /// may then be given to another object, so it must not be used again.
-    var addWasCancelled = false
+    /// The write transaction that added the object, for objects added through
+    /// this state.
+    var addedIn: WriteOutcome?
+    /// True when the write transaction that added the object was cancelled: its
+    /// key may then be given to another object, so it must not be used again.
+    var addWasCancelled: Bool { addedIn?.cancelled ?? false }
     private var handle: OpaquePointer?
     /// ``Database/transactionSerial`` when `handle` was opened.
     private var handleSerial: UInt64 = 0
@@ -193,4 +196,10 @@ final class ManagedState {
             fatalError("Coffer: this \(binding.schema.className) object was added in a write transaction that was cancelled; it is invalidated")
         }
     }
+}
+
+/// Whether a write transaction was cancelled, shared by the objects added in
+/// it: one flag per transaction rather than a weak reference per object.
+final class WriteOutcome {
+    var cancelled = false
 }

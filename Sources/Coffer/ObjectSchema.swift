@@ -193,9 +193,9 @@ final class ObjectSchema: @unchecked Sendable {
     /// Tells the boxes of `object` (of this class) their schema positions, so
     /// that its getters and setters need not look them up.
     func assignIndexes(to object: Object) {
-        guard let boxes = boxes(of: object) else { return }
-        for (index, box) in boxes.enumerated() {
-            box.index = index
+        guard let layout, ObjectIdentifier(type(of: object)) == ObjectIdentifier(objectType) else { return }
+        for (index, offset) in layout.boxOffsets.enumerated() {
+            ObjectLayout.box(at: offset, in: object).index = index
         }
     }
 
