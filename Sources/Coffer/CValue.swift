@@ -71,12 +71,12 @@ final class ValueArena {
     /// The C form of `value`, valid while the arena lives.
     /// - Throws: ``CofferError`` `.type` for a date the C core cannot represent.
     func cValue(_ value: StoredValue) throws(CofferError) -> coffer_value {
+        if let plain = try value.plainCValue() {
+            return plain
+        }
         switch value {
-        case .null: return coffer_value_null()
-        case .bool(let v): return coffer_value_bool(v)
-        case .int(let v): return coffer_value_int(v)
-        case .float(let v): return coffer_value_float(v)
-        case .double(let v): return coffer_value_double(v)
+        case .null, .bool, .int, .float, .double, .date, .objectId, .uuid, .decimal128, .link:
+            throw CofferError(.internal, "\(value.summary) has a C form of its own")
         case .string(var v):
             let size = v.utf8.count
             let pointer = v.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
@@ -84,24 +84,9 @@ final class ValueArena {
         case .data(let v):
             let pointer = v.withUnsafeBytes { copy($0) }
             return coffer_value_binary(pointer, v.count)
-        case .date(let v):
-            guard let timestamp = v.cTimestamp else {
-                throw CofferError(.type, "the date \(v.timeIntervalSince1970) seconds since 1970 is out of range")
-            }
-            return coffer_value_date(timestamp.seconds, timestamp.nanoseconds)
-        case .objectId(let v):
-            var raw = v.cValue
-            return withUnsafeBytes(of: &raw.bytes) { coffer_value_object_id($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-        case .uuid(let v):
-            var bytes = v.uuid
-            return withUnsafeBytes(of: &bytes) { coffer_value_uuid($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-        case .decimal128(let v):
-            return coffer_value_decimal128(v.low, v.high)
         case .object(let v):
             // Database.prepared(_:) turns objects into links first.
             throw CofferError(.internal, "a \(type(of: v).className()) object reached the C core without being resolved to a link")
-        case .link(let classId, let key):
-            return coffer_value_link(classId, key)
         case .fields(_, let fields):
             let items = allocate(coffer_field.self, fields.count)
             for (i, field) in fields.enumerated() {
@@ -124,5 +109,68 @@ final class ValueArena {
             }
             return coffer_value_map(items, entries.count)
         }
+    }
+}
+
+extension StoredValue {
+    /// The C form of a value that owns no bytes (numbers, dates, ids, links), or
+    /// nil for strings, bytes, new objects and collections, which need an arena.
+    /// - Throws: ``CofferError`` `.type` for a date the C core cannot represent.
+    func plainCValue() throws(CofferError) -> coffer_value? {
+        switch self {
+        case .null: return coffer_value_null()
+        case .bool(let v): return coffer_value_bool(v)
+        case .int(let v): return coffer_value_int(v)
+        case .float(let v): return coffer_value_float(v)
+        case .double(let v): return coffer_value_double(v)
+        case .date(let v):
+            guard let timestamp = v.cTimestamp else {
+                throw CofferError(.type, "the date \(v.timeIntervalSince1970) seconds since 1970 is out of range")
+            }
+            return coffer_value_date(timestamp.seconds, timestamp.nanoseconds)
+        case .objectId(let v):
+            var raw = v.cValue
+            return withUnsafeBytes(of: &raw.bytes) { coffer_value_object_id($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        case .uuid(let v):
+            var bytes = v.uuid
+            return withUnsafeBytes(of: &bytes) { coffer_value_uuid($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        case .decimal128(let v):
+            return coffer_value_decimal128(v.low, v.high)
+        case .link(let classId, let key):
+            return coffer_value_link(classId, key)
+        case .string, .data, .object, .fields, .list, .set, .map:
+            return nil
+        }
+    }
+
+    /// Runs `body` with the C form of the value, for one call into the C core:
+    /// strings and bytes are lent rather than copied, and only nested values
+    /// go through a ``ValueArena``.
+    /// - Throws: what ``ValueArena/cValue(_:)`` throws.
+    func withCValue<Result>(_ body: (inout coffer_value) -> Result) throws(CofferError) -> Result {
+        if var plain = try plainCValue() {
+            return body(&plain)
+        }
+        switch self {
+        case .string(var v):
+            let lent: Result? = v.withUTF8 { bytes in
+                guard let base = bytes.baseAddress else { return nil }
+                var value = coffer_value_string(UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), bytes.count)
+                return body(&value)
+            }
+            if let lent { return lent }
+        case .data(let v):
+            let lent: Result? = v.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress else { return nil }
+                var value = coffer_value_binary(base, bytes.count)
+                return body(&value)
+            }
+            if let lent { return lent }
+        default:
+            break
+        }
+        let arena = ValueArena()
+        var value = try arena.cValue(self)
+        return withExtendedLifetime(arena) { body(&value) }
     }
 }

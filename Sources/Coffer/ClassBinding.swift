@@ -6,11 +6,23 @@ final class ClassBinding {
     let schema: ObjectSchema
     let classId: coffer_class_id
     let propertyIds: [coffer_property_id]
+    /// Per property: true if it holds a value of its own (not backlinks).
+    let isStored: [Bool]
+    /// Per property: true for a link to an embedded class, whose objects become
+    /// managed views of their stored copies once written.
+    let linksEmbedded: [Bool]
 
     init(schema: ObjectSchema, classId: coffer_class_id, propertyIds: [coffer_property_id]) {
         self.schema = schema
         self.classId = classId
         self.propertyIds = propertyIds
+        isStored = schema.properties.map(\.isStored)
+        linksEmbedded = schema.properties.map { $0.kind == .link && $0.objectType is EmbeddedObject.Type }
+    }
+
+    /// The error for an object of this class that is gone.
+    var deletedError: CofferError {
+        CofferError(.notFound, "the \(schema.className) object has been deleted or invalidated")
     }
 }
 
@@ -58,9 +70,10 @@ extension Database {
     }
 
     /// A managed object of `type` for the stored object `key`.
-    func makeObject<Element: Object>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64) -> Element {
+    func makeObject<Element: Object>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64,
+                                     handle: OpaquePointer? = nil) -> Element {
         let object = type.init()
-        object.managedState = ManagedState(database: self, binding: binding, key: key)
+        object.managedState = ManagedState(database: self, binding: binding, key: key, handle: handle)
         return object
     }
 
@@ -75,41 +88,28 @@ extension Database {
         var object: OpaquePointer?
         let status = coffer_object_get(txn, binding.classId, key, &object)
         if status == COFFER_ERR_NOT_FOUND {
-            throw CofferError(.notFound, "the \(binding.schema.className) object has been deleted or invalidated")
+            throw binding.deletedError
         }
         try CofferError.check(status)
         return object!
     }
 
-    func objectExists(_ binding: ClassBinding, _ key: UInt64) -> Bool {
-        do {
-            let txn = try currentTransaction()
-            var object: OpaquePointer?
-            let status = coffer_object_get(txn, binding.classId, key, &object)
-            if status == COFFER_ERR_NOT_FOUND {
-                return false
-            }
-            try CofferError.check(status)
-            coffer_object_release(object)
-            return true
-        } catch {
-            fail(error)
-        }
-    }
-
-    /// The value of a property of a stored object; stops the program on failure,
+    /// The value of a property of a managed object; stops the program on failure,
     /// for property getters, which cannot throw.
-    func readValue(_ binding: ClassBinding, _ key: UInt64, _ index: Int) -> StoredValue {
-        do {
-            let txn = try currentTransaction()
-            let object = try objectHandle(txn, binding, key)
-            defer { coffer_object_release(object) }
-            let propertyId = binding.propertyIds[index]
-            if !binding.schema.properties[index].isStored {
+    func readValue(_ managed: ManagedState, _ index: Int) -> StoredValue {
+        do throws(CofferError) {
+            let binding = managed.binding
+            let object = try managed.objectHandle()
+            if !binding.isStored[index] {
                 return .null
             }
+            let propertyId = binding.propertyIds[index]
             var value = coffer_value()
-            try CofferError.check(coffer_object_get_value(object, propertyId, &value))
+            let status = coffer_object_get_value(object, propertyId, &value)
+            if status == COFFER_ERR_NOT_FOUND {
+                throw binding.deletedError
+            }
+            try CofferError.check(status)
             return try decoded(value, openList: { () throws(CofferError) in
                 var list: OpaquePointer?
                 try CofferError.check(coffer_object_get_list(object, propertyId, &list))
@@ -128,20 +128,25 @@ extension Database {
         }
     }
 
-    /// Sets a property of a stored object; stops the program outside a write
+    /// Sets a property of a managed object; stops the program outside a write
     /// transaction or on failure, for property setters, which cannot throw.
-    func writeValue(_ binding: ClassBinding, _ key: UInt64, _ index: Int, _ value: StoredValue) {
-        let property = binding.schema.properties[index]
+    func writeValue(_ managed: ManagedState, _ index: Int, _ value: StoredValue) {
+        let binding = managed.binding
         do {
-            let txn = try requireWriteTransaction(for: "modify \(binding.schema.className).\(property.name)")
+            _ = try requireWriteTransaction(for: "modify \(binding.schema.className).\(binding.schema.properties[index].name)")
             let resolved = try prepared(value, update: .error)
-            let object = try objectHandle(txn, binding, key)
-            defer { coffer_object_release(object) }
-            let arena = ValueArena()
-            var cValue = try arena.cValue(resolved)
-            try CofferError.check(coffer_object_set_value(object, binding.propertyIds[index], &cValue))
+            let object = try managed.objectHandle()
+            let status = try resolved.withCValue { (cValue: inout coffer_value) in
+                coffer_object_set_value(object, binding.propertyIds[index], &cValue)
+            }
+            if status == COFFER_ERR_NOT_FOUND {
+                throw binding.deletedError
+            }
+            try CofferError.check(status)
             contentVersion &+= 1
-            adoptEmbedded([index: value], owner: ManagedState(database: self, binding: binding, key: key))
+            if binding.linksEmbedded[index] {
+                adoptEmbedded([index: value], owner: managed)
+            }
         } catch let error as CofferError {
             fail(error)
         } catch {

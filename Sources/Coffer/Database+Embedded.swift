@@ -8,7 +8,7 @@ extension Database {
         for (index, value) in values {
             let property = schema.properties[index]
             guard property.kind == .link, property.objectType is EmbeddedObject.Type else { continue }
-            let stored = readValue(owner.binding, owner.key, index)
+            let stored = readValue(owner, index)
             for (original, copy) in Self.pairedObjects(value, stored) where original.managedState == nil {
                 guard let managed = copy.managedState else { continue }
                 let nested = FieldValues.storedValues(of: original, schema: managed.binding.schema)

@@ -34,7 +34,7 @@ extension Database {
     ///   database rejects. On error nothing of the object is written.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         let txn = try requireWriteTransaction(for: "add objects")
-        let className = type(of: object).className()
+        var className: String { type(of: object).className() }
         if let managed = object.managedState {
             guard managed.database === self else {
                 throw CofferError(.misuse, "the \(className) object is already managed by another Database")
@@ -52,14 +52,22 @@ extension Database {
         let values = FieldValues.storedValues(of: object, schema: binding.schema)
         // Properties holding objects are written once this object is managed,
         // so that objects linking back to it (friends of friends) find it.
-        let stored = values.enumerated().filter { binding.schema.properties[$0.offset].isStored }
-        let (key, created) = try createObject(txn, binding, stored.filter { !$0.element.holdsObjects }.map { ($0.offset, $0.element) }, update)
-        let managed = ManagedState(database: self, binding: binding, key: key)
-        object.managedState = managed
-        if created {
-            addedInWrite.append(WeakObject(object: object))
+        var plain: [(Int, StoredValue)] = []
+        var linking: [(offset: Int, element: StoredValue)] = []
+        plain.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() where binding.isStored[index] {
+            if value.holdsObjects {
+                linking.append((index, value))
+            } else {
+                plain.append((index, value))
+            }
         }
-        let linking = stored.filter { $0.element.holdsObjects }
+        let (key, created, handle) = try createObject(txn, binding, plain, update)
+        let managed = ManagedState(database: self, binding: binding, key: key, handle: handle)
+        if created {
+            managed.addedIn = writeOutcome
+        }
+        object.managedState = managed
         if !linking.isEmpty {
             do {
                 try setFields(txn, binding, key, linking, update)
@@ -71,7 +79,6 @@ extension Database {
                         coffer_object_release(handle)
                     }
                     object.managedState = nil
-                    addedInWrite.removeAll { $0.object === object }
                 }
                 throw error
             }
@@ -118,10 +125,10 @@ extension Database {
             fields = initial.enumerated().map { ($0, given[$0] ?? $1) }
         }
         fields = fields.filter { schema.properties[$0.0].isStored }
-        let (key, created) = try createObject(txn, binding, fields, update)
-        let object = makeObject(type, binding, key)
+        let (key, created, handle) = try createObject(txn, binding, fields, update)
+        let object = makeObject(type, binding, key, handle: handle)
         if created {
-            addedInWrite.append(WeakObject(object: object))
+            object.managedState?.addedIn = writeOutcome
         }
         return object
     }
@@ -143,9 +150,12 @@ extension Database {
         guard !managed.addWasCancelled else {
             throw CofferError(.misuse, "the \(className) object was added in a write transaction that was cancelled")
         }
-        let handle = try objectHandle(txn, managed.binding, managed.key)
-        defer { coffer_object_release(handle) }
-        try CofferError.check(coffer_object_delete(handle))
+        _ = txn
+        let status = coffer_object_delete(try managed.objectHandle())
+        if status == COFFER_ERR_NOT_FOUND {
+            throw managed.binding.deletedError
+        }
+        try CofferError.check(status)
         contentVersion &+= 1
     }
 
@@ -187,15 +197,20 @@ extension Database {
     }
 
     /// Creates (or, with an update policy, updates) a stored object from values by
-    /// property position; says whether a new object was created.
+    /// property position; says whether a new object was created, and gives its
+    /// handle, owned by the caller.
     private func createObject(_ txn: OpaquePointer, _ binding: ClassBinding, _ values: [(Int, StoredValue)],
-                              _ update: UpdatePolicy) throws -> (key: UInt64, created: Bool) {
+                              _ update: UpdatePolicy) throws -> (key: UInt64, created: Bool, handle: OpaquePointer) {
         if binding.schema.isEmbedded {
             throw CofferError(.invalidArgument, "class '\(binding.schema.className)' is embedded: its objects are created through a property or list of their parent")
         }
         let resolved = try values.map { ($0.0, try prepared($0.1, update: update)) }
+        // Without an update policy a call that succeeds has created the object;
+        // with one, the count says whether it created or updated.
         var before: UInt64 = 0
-        try CofferError.check(coffer_class_count(txn, binding.classId, &before))
+        if update != .error {
+            try CofferError.check(coffer_class_count(txn, binding.classId, &before))
+        }
         let arena = ValueArena()
         var fields: [coffer_field] = []
         fields.reserveCapacity(resolved.count)
@@ -205,11 +220,16 @@ extension Database {
         var object: OpaquePointer?
         try CofferError.check(coffer_object_create(txn, binding.classId, fields, fields.count, update.cValue, &object))
         let key = coffer_object_key_of(object)
-        coffer_object_release(object)
-        var after: UInt64 = 0
-        try CofferError.check(coffer_class_count(txn, binding.classId, &after))
+        var after: UInt64 = 1
+        if update != .error {
+            let status = coffer_class_count(txn, binding.classId, &after)
+            if status != COFFER_OK {
+                coffer_object_release(object)
+                throw CofferError.last(status)
+            }
+        }
         contentVersion &+= 1
-        return (key, after > before)
+        return (key, after > before, object!)
     }
 
     /// Writes properties of an existing object in one step, resolving objects to links.
@@ -224,5 +244,15 @@ extension Database {
         let handle = try objectHandle(txn, binding, key)
         defer { coffer_object_release(handle) }
         try CofferError.check(coffer_object_set_fields(handle, fields, fields.count))
+    }
+
+    /// The outcome flag of the current write transaction, made on first use.
+    private var writeOutcome: WriteOutcome {
+        if let currentWriteOutcome {
+            return currentWriteOutcome
+        }
+        let outcome = WriteOutcome()
+        currentWriteOutcome = outcome
+        return outcome
     }
 }

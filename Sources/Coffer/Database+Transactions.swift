@@ -113,10 +113,10 @@ extension Database {
     }
 
     /// The write transaction, or `.notInWriteTransaction` naming what needed it.
-    func requireWriteTransaction(for action: String) throws(CofferError) -> OpaquePointer {
+    func requireWriteTransaction(for action: @autoclosure () -> String) throws(CofferError) -> OpaquePointer {
         try checkThread()
         guard let writeTransaction else {
-            throw CofferError(.notInWriteTransaction, "cannot \(action) outside a write transaction; call write {} or beginWrite() first")
+            throw CofferError(.notInWriteTransaction, "cannot \(action()) outside a write transaction; call write {} or beginWrite() first")
         }
         return writeTransaction
     }
@@ -142,10 +142,8 @@ extension Database {
         writeTransaction = nil
         contentVersion &+= 1
         if !committed {
-            for entry in addedInWrite {
-                entry.object?.managedState?.addWasCancelled = true
-            }
+            currentWriteOutcome?.cancelled = true
         }
-        addedInWrite.removeAll()
+        currentWriteOutcome = nil
     }
 }

@@ -47,14 +47,22 @@ public final class Database {
     let handle: OpaquePointer
     private let ownerThread: pthread_t
     private let openFilePath: String?
-    var readTransaction: OpaquePointer?
-    var writeTransaction: OpaquePointer?
+    var readTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    var writeTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    /// Changes whenever a transaction begins or ends, so that object handles
+    /// kept by managed objects are used only in the transaction that opened them.
+    private(set) var transactionSerial: UInt64 = 0
     var bindings: [ObjectIdentifier: ClassBinding] = [:]
     /// Changes whenever the snapshot changes or objects are created or deleted,
     /// so that ``Results`` know when their cached keys are stale.
     var contentVersion: UInt64 = 0
-    /// Objects added in the current write transaction, invalidated if it is cancelled.
-    var addedInWrite: [WeakObject] = []
+    /// Shared by the objects added in the current write transaction, which are
+    /// invalidated if it is cancelled.
+    var currentWriteOutcome: WriteOutcome?
 
     /// Opens the database `configuration` describes, creating its file if needed
     /// (unless read-only).
@@ -156,7 +164,7 @@ public final class Database {
 
     // MARK: Threads
 
-    private var onOwnerThread: Bool {
+    var isOnOwnerThread: Bool {
         pthread_equal(ownerThread, pthread_self()) != 0
     }
 
@@ -166,14 +174,14 @@ public final class Database {
 
     /// Throws `.misuse` when called from another thread than the database's own.
     func checkThread() throws(CofferError) {
-        if !onOwnerThread {
+        if !isOnOwnerThread {
             throw CofferError(.misuse, wrongThreadMessage)
         }
     }
 
     /// Stops the program when called from another thread, for calls that cannot throw.
     func requireThread() {
-        if !onOwnerThread {
+        if !isOnOwnerThread {
             fatalError("Coffer: \(wrongThreadMessage)")
         }
     }
@@ -184,7 +192,3 @@ public final class Database {
     }
 }
 
-/// A weak reference, so that the objects of a write transaction are not kept alive by it.
-struct WeakObject {
-    weak var object: Object?
-}

@@ -63,9 +63,9 @@ enum FieldValues {
     /// Every property value of `object`, in schema order, from the database if it is managed.
     static func storedValues(of object: Object, schema: ObjectSchema) -> [StoredValue] {
         if let managed = object.managedState {
-            return schema.properties.indices.map { managed.database.readValue(managed.binding, managed.key, $0) }
+            return schema.properties.indices.map { managed.database.readValue(managed, $0) }
         }
-        return ObjectSchema.persistedChildren(of: object).map { $0.property.storedValue }
+        return schema.unmanagedValues(of: object)
     }
 
     private static func describe(_ value: Any) -> String {

@@ -89,7 +89,7 @@ final class KeyPathRecorder {
                 return value
             }
         }
-        return box.unmanagedValue
+        return box.value
     }
 
     /// True when `keyPath` goes on past the last stored property it reads

@@ -132,6 +132,7 @@ extension LinkingObjects: PersistedProperty {
     var valueType: any _Persistable.Type { LinkingObjects<Element>.self }
     var storedValue: StoredValue { .null }
     func setStoredValue(_ stored: StoredValue) -> Bool { false }
+    static var boxOffset: Int? { nil }
 }
 
 extension LinkingObjects: _Persistable {

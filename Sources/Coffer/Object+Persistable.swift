@@ -26,11 +26,7 @@ extension Object: _PersistableInsideOptional {
               let values = try? FieldValues.parse(value, for: schema)
         else { return nil }
         let object = Self()
-        let children = ObjectSchema.persistedChildren(of: object)
-        for (index, stored) in values where !children[index].property.setStoredValue(stored) {
-            return nil
-        }
-        return object
+        return schema.setUnmanagedValues(values, of: object) ? object : nil
     }
 
     public var _cofferEncoded: _StoredValue {

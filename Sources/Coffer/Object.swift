@@ -1,3 +1,5 @@
+internal import CCoffer
+
 /// The base class of stored models.
 ///
 /// Subclass it and mark the stored properties with ``Persisted``:
@@ -23,7 +25,9 @@ open class Object {
     /// The database and key of a managed object; nil while unmanaged.
     var managedState: ManagedState? {
         didSet {
-            if let managedState, managedState.binding.schema.hasPlainLinkingObjects {
+            guard let managedState else { return }
+            managedState.binding.schema.assignIndexes(to: self)
+            if managedState.binding.schema.hasPlainLinkingObjects {
                 for child in ObjectSchema.persistedChildren(of: self) {
                     (child.property as? any LinkOriginDescribing)?.attach(to: self)
                 }
@@ -57,10 +61,7 @@ open class Object {
         do {
             let schema = try ObjectSchema.of(type(of: self))
             let values = try FieldValues.parse(value, for: schema)
-            let children = ObjectSchema.persistedChildren(of: self)
-            for (index, stored) in values {
-                _ = children[index].property.setStoredValue(stored)
-            }
+            _ = schema.setUnmanagedValues(values, of: self)
         } catch {
             fatalError("Coffer: \(error)")
         }
@@ -113,27 +114,71 @@ open class Object {
 }
 
 /// What makes an ``Object`` managed: its database, its class there and its key.
+///
+/// It keeps the C handle of its object for the transaction it was opened in, so
+/// that reading ten properties opens (and, in an encrypted file, decrypts) the
+/// object once, not ten times. The C core reloads a handle's record after any
+/// write in its transaction, so the handle always reads current values; a
+/// handle of an ended transaction is never used again (the transaction freed it).
 final class ManagedState {
     let database: Database
     let binding: ClassBinding
     let key: UInt64
-    /// Set when the write transaction that added the object was cancelled: its key
-    /// may then be given to another object, so it must not be used again.
-    var addWasCancelled = false
+    /// The write transaction that added the object, for objects added through
+    /// this state.
+    var addedIn: WriteOutcome?
+    /// True when the write transaction that added the object was cancelled: its
+    /// key may then be given to another object, so it must not be used again.
+    var addWasCancelled: Bool { addedIn?.cancelled ?? false }
+    private var handle: OpaquePointer?
+    /// ``Database/transactionSerial`` when `handle` was opened.
+    private var handleSerial: UInt64 = 0
 
-    init(database: Database, binding: ClassBinding, key: UInt64) {
+    init(database: Database, binding: ClassBinding, key: UInt64, handle: OpaquePointer? = nil) {
         self.database = database
         self.binding = binding
         self.key = key
+        if let handle {
+            self.handle = handle
+            handleSerial = database.transactionSerial
+        }
+    }
+
+    deinit {
+        // Given back early so that long loops do not pile handles up in the
+        // transaction; from another thread (which only unchecked code can
+        // reach) it is left for the transaction to free.
+        if let handle, handleSerial == database.transactionSerial, database.isOnOwnerThread {
+            coffer_object_release(handle)
+        }
+    }
+
+    /// The object's C handle in the current transaction, opened on first use.
+    /// - Throws: `.notFound` saying the object was deleted.
+    func objectHandle() throws(CofferError) -> OpaquePointer {
+        let txn = try database.currentTransaction()
+        if let handle, handleSerial == database.transactionSerial {
+            return handle
+        }
+        let opened = try database.objectHandle(txn, binding, key)
+        handle = opened
+        handleSerial = database.transactionSerial
+        return opened
     }
 
     var exists: Bool {
-        database.objectExists(binding, key)
+        do {
+            return coffer_object_is_valid(try objectHandle()) != 0
+        } catch let error where error.code == .notFound {
+            return false
+        } catch {
+            database.fail(error)
+        }
     }
 
     func read<Value: _Persistable>(_ type: Value.Type, at index: Int) -> Value {
         requireUsable()
-        let stored = database.readValue(binding, key, index)
+        let stored = database.readValue(self, index)
         guard let value = Value._cofferDecode(_StoredValue(value: stored)) else {
             let property = binding.schema.properties[index]
             fatalError("Coffer: \(binding.schema.className).\(property.name) holds \(stored.summary), which is not a \(Value.self)")
@@ -143,7 +188,7 @@ final class ManagedState {
 
     func write<Value: _Persistable>(_ value: Value, at index: Int) {
         requireUsable()
-        database.writeValue(binding, key, index, value._cofferEncoded.value)
+        database.writeValue(self, index, value._cofferEncoded.value)
     }
 
     func requireUsable() {
@@ -151,4 +196,10 @@ final class ManagedState {
             fatalError("Coffer: this \(binding.schema.className) object was added in a write transaction that was cancelled; it is invalidated")
         }
     }
+}
+
+/// Whether a write transaction was cancelled, shared by the objects added in
+/// it: one flag per transaction rather than a weak reference per object.
+final class WriteOutcome {
+    var cancelled = false
 }

@@ -85,14 +85,18 @@ final class ObjectSchema: @unchecked Sendable {
     /// True if the class declares `LinkingObjects(fromType:property:)` without
     /// `@Persisted`; such instances are told their object when it becomes managed.
     let hasPlainLinkingObjects: Bool
+    /// Where instances keep their properties' boxes; nil if Mirror must find them.
+    let layout: ObjectLayout?
     private let indexByName: [String: Int]
     /// Which property a `Persisted` storage key path stands for.
     private let keyPathIndexes = LockedValue<[AnyKeyPath: Int]>([:])
 
     private static let discovered = LockedValue<[ObjectIdentifier: Result<ObjectSchema, CofferError>]>([:])
 
-    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool) {
+    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool,
+                 layout: ObjectLayout?) {
         self.objectType = objectType
+        self.layout = layout
         self.isEmbedded = objectType is EmbeddedObject.Type
         self.hasPlainLinkingObjects = hasPlainLinkingObjects
         self.className = className
@@ -161,6 +165,40 @@ final class ObjectSchema: @unchecked Sendable {
         return found
     }
 
+    /// The boxes of `object`'s properties, in schema order, read through the
+    /// layout; nil if the class has none or `object` is of another class.
+    private func boxes(of object: Object) -> [AnyPersistedBox]? {
+        guard let layout, ObjectIdentifier(type(of: object)) == ObjectIdentifier(objectType) else { return nil }
+        return layout.boxOffsets.map { ObjectLayout.box(at: $0, in: object) }
+    }
+
+    /// Every property value of unmanaged `object` (of this class), in schema order.
+    func unmanagedValues(of object: Object) -> [StoredValue] {
+        if let boxes = boxes(of: object) {
+            return boxes.map(\.storedValue)
+        }
+        return Self.persistedChildren(of: object).map { $0.property.storedValue }
+    }
+
+    /// Sets properties of unmanaged `object` (of this class) by schema position;
+    /// false at the first value that does not fit its property.
+    func setUnmanagedValues(_ values: [Int: StoredValue], of object: Object) -> Bool {
+        if let boxes = boxes(of: object) {
+            return values.allSatisfy { boxes[$0.key].setStoredValue($0.value) }
+        }
+        let children = Self.persistedChildren(of: object)
+        return values.allSatisfy { children[$0.key].property.setStoredValue($0.value) }
+    }
+
+    /// Tells the boxes of `object` (of this class) their schema positions, so
+    /// that its getters and setters need not look them up.
+    func assignIndexes(to object: Object) {
+        guard let layout, ObjectIdentifier(type(of: object)) == ObjectIdentifier(objectType) else { return }
+        for (index, offset) in layout.boxOffsets.enumerated() {
+            ObjectLayout.box(at: offset, in: object).index = index
+        }
+    }
+
     /// The `@Persisted` properties of `object`, superclasses first, in declaration order.
     static func persistedChildren(of object: Object) -> [(label: String, property: any PersistedProperty)] {
         var mirrors: [Mirror] = []
@@ -185,7 +223,9 @@ final class ObjectSchema: @unchecked Sendable {
         let mapping = type.propertiesMapping()
         var properties: [PropertySchema] = []
         var hasPlainLinkingObjects = false
-        for (label, property) in persistedChildren(of: type.init()) {
+        let instance = type.init()
+        let children = persistedChildren(of: instance)
+        for (label, property) in children {
             // Property wrappers store `name` as `_name`.
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
             let valueType = property.valueType
@@ -217,7 +257,8 @@ final class ObjectSchema: @unchecked Sendable {
             throw CofferError(.schema, "class '\(className)': propertiesMapping() maps '\(key)', which is not a @Persisted property")
         }
         let schema = ObjectSchema(objectType: type, className: className, properties: properties,
-                                  hasPlainLinkingObjects: hasPlainLinkingObjects)
+                                  hasPlainLinkingObjects: hasPlainLinkingObjects,
+                                  layout: ObjectLayout(of: instance, children: children))
         // Links and backlinks name other classes; those are checked when the
         // database opens with every class.
         if !properties.contains(where: { $0.objectType != nil }) {

@@ -20,50 +20,59 @@
 /// `@Persisted` can only be used in subclasses of ``Object``.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-    let box: PersistedBox<Value>
-    let isPrimaryKey: Bool
-    let isIndexed: Bool
+    // The initializers and the subscript are inlinable so that a model class
+    // creates its boxes with their concrete type and reaches them without a
+    // key path walk; everything else happens in ``PersistedBox``.
+    @usableFromInline let typedBox: PersistedBox<Value>
+    @usableFromInline let isPrimaryKey: Bool
+    @usableFromInline let isIndexed: Bool
 
     /// A property that starts as its type's default value.
+    @inlinable
     public init() {
-        box = PersistedBox(nil)
+        typedBox = PersistedBox(Value._cofferDefaultValue())
         isPrimaryKey = false
         isIndexed = false
     }
 
     /// A property that starts as `wrappedValue`.
+    @inlinable
     public init(wrappedValue: Value) {
-        box = PersistedBox(wrappedValue)
+        typedBox = PersistedBox(wrappedValue)
         isPrimaryKey = false
         isIndexed = false
     }
 
     /// The class's primary key when `primaryKey` is true: unique, indexed, and
     /// fixed once the object is added.
+    @inlinable
     public init(primaryKey: Bool) where Value: _PrimaryKey {
-        box = PersistedBox(nil)
+        typedBox = PersistedBox(Value._cofferDefaultValue())
         isPrimaryKey = primaryKey
         isIndexed = false
     }
 
     /// The class's primary key when `primaryKey` is true, starting as `wrappedValue`.
+    @inlinable
     public init(wrappedValue: Value, primaryKey: Bool) where Value: _PrimaryKey {
-        box = PersistedBox(wrappedValue)
+        typedBox = PersistedBox(wrappedValue)
         isPrimaryKey = primaryKey
         isIndexed = false
     }
 
     /// A property with an index when `indexed` is true, which makes equality
     /// lookups fast and writes a little slower.
+    @inlinable
     public init(indexed: Bool) where Value: _Indexable {
-        box = PersistedBox(nil)
+        typedBox = PersistedBox(Value._cofferDefaultValue())
         isPrimaryKey = false
         isIndexed = indexed
     }
 
     /// A property with an index when `indexed` is true, starting as `wrappedValue`.
+    @inlinable
     public init(wrappedValue: Value, indexed: Bool) where Value: _Indexable {
-        box = PersistedBox(wrappedValue)
+        typedBox = PersistedBox(wrappedValue)
         isPrimaryKey = false
         isIndexed = indexed
     }
@@ -73,8 +82,9 @@ public struct Persisted<Value: _Persistable> {
     /// ```swift
     /// @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
     /// ```
+    @inlinable
     public init<Origin: Object>(originProperty: String) where Value == LinkingObjects<Origin> {
-        box = PersistedBox(LinkingObjects(fromType: Origin.self, property: originProperty))
+        typedBox = PersistedBox(LinkingObjects(fromType: Origin.self, property: originProperty))
         isPrimaryKey = false
         isIndexed = false
     }
@@ -88,60 +98,99 @@ public struct Persisted<Value: _Persistable> {
 
     /// Reads and writes the property through its object: plain storage while the
     /// object is unmanaged, the database once it is managed.
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            let box = object[keyPath: storageKeyPath].box
-            if let recorder = object.keyPathRecorder {
-                return recorder.record(box, in: object, wrapped: wrappedKeyPath, storage: storageKeyPath)
-            }
-            guard let managed = object.managedState else {
-                return box.unmanagedValue
-            }
-            let index = box.schemaIndex(in: object, storage: storageKeyPath)
-            if let view = Value._cofferManagedView(_ManagedProperty(owner: managed, index: index)) {
-                return view
-            }
-            return managed.read(Value.self, at: index)
+            object[keyPath: storageKeyPath].typedBox.read(in: object, wrapped: wrappedKeyPath, storage: storageKeyPath)
         }
         set {
-            let box = object[keyPath: storageKeyPath].box
-            guard let managed = object.managedState else {
-                box.value = newValue
-                return
-            }
-            managed.write(newValue, at: box.schemaIndex(in: object, storage: storageKeyPath))
+            object[keyPath: storageKeyPath].typedBox.write(newValue, in: object, storage: storageKeyPath)
         }
+    }
+}
+
+/// The storage of one property of one object, without its value type: what code
+/// that walks every property of an object (adding it, copying it) works with.
+@usableFromInline
+class AnyPersistedBox {
+    /// The property's position in its class's ``ObjectSchema``; -1 until known.
+    final var index = -1
+
+    @usableFromInline
+    init() {}
+
+    /// The unmanaged value.
+    var storedValue: StoredValue {
+        fatalError("Coffer: AnyPersistedBox is abstract")
+    }
+
+    /// Sets the unmanaged value; false if `stored` does not fit the type.
+    func setStoredValue(_ stored: StoredValue) -> Bool {
+        fatalError("Coffer: AnyPersistedBox is abstract")
     }
 }
 
 /// The storage of one property of one object. A class, so that the copies Mirror
 /// hands out during schema discovery and `Object(value:)` share it.
-final class PersistedBox<Value: _Persistable> {
-    /// nil until read or written, when a property without initial value gets its default.
-    var value: Value?
-    /// The property's position in its class's ``ObjectSchema``, once looked up.
-    var index = -1
+///
+/// A property without initial value gets its default when the object is made,
+/// so that it stays the same (a generated ObjectId must not change between
+/// reads). The value is not optional: destroying a generic `Value?` asks the
+/// runtime for the `Optional<Value>` type each time, which cost more than the
+/// rest of an object's teardown.
+@usableFromInline
+final class PersistedBox<Value: _Persistable>: AnyPersistedBox {
+    /// The unmanaged value; unused once the object is managed.
+    var value: Value
 
-    init(_ value: Value?) {
+    @usableFromInline
+    init(_ value: Value) {
         self.value = value
     }
 
-    /// The value, fixing the default on first read so that it stays the same
-    /// (a generated ObjectId must not change between reads).
-    var unmanagedValue: Value {
-        if let value {
-            return value
-        }
-        let initial = Value._cofferDefaultValue()
-        value = initial
-        return initial
+    override var storedValue: StoredValue {
+        value._cofferEncoded.value
     }
 
-    func schemaIndex<O: Object>(in object: O, storage: AnyKeyPath) -> Int {
+    override func setStoredValue(_ stored: StoredValue) -> Bool {
+        guard let decoded = Value._cofferDecode(_StoredValue(value: stored)) else { return false }
+        value = decoded
+        return true
+    }
+
+    /// The getter of the property of `object` that this box stores.
+    @usableFromInline
+    func read(in object: Object, wrapped: AnyKeyPath, storage: AnyKeyPath) -> Value {
+        if let recorder = object.keyPathRecorder {
+            return recorder.record(self, in: object, wrapped: wrapped, storage: storage)
+        }
+        guard let managed = object.managedState else {
+            return value
+        }
+        let index = schemaIndex(in: object, storage: storage)
+        if let view = Value._cofferManagedView(_ManagedProperty(owner: managed, index: index)) {
+            return view
+        }
+        return managed.read(Value.self, at: index)
+    }
+
+    /// The setter of the property of `object` that this box stores.
+    @usableFromInline
+    func write(_ newValue: Value, in object: Object, storage: AnyKeyPath) {
+        guard let managed = object.managedState else {
+            value = newValue
+            return
+        }
+        managed.write(newValue, at: schemaIndex(in: object, storage: storage))
+    }
+
+    /// The position of the property in the schema of `object`'s class: set when
+    /// the object became managed, else looked up once per key path.
+    func schemaIndex(in object: Object, storage: AnyKeyPath) -> Int {
         if index < 0 {
             index = ObjectSchema.forObject(object).index(of: self, in: object, storage: storage)
         }
@@ -161,18 +210,18 @@ protocol PersistedProperty {
     var storedValue: StoredValue { get }
     /// Sets the unmanaged value; false if `stored` does not fit the type.
     func setStoredValue(_ stored: StoredValue) -> Bool
+    /// Where an ``AnyPersistedBox`` reference lies inside a value of this type,
+    /// for ``ObjectLayout``; nil for properties without a box.
+    static var boxOffset: Int? { get }
 }
 
 extension Persisted: PersistedProperty {
-    var boxIdentity: ObjectIdentifier { ObjectIdentifier(box) }
+    var boxIdentity: ObjectIdentifier { ObjectIdentifier(typedBox) }
     var valueType: any _Persistable.Type { Value.self }
     var linkOrigin: (type: Object.Type, property: String)? {
-        (box.unmanagedValue as? any LinkOriginDescribing)?.linkOrigin
+        (typedBox.value as? any LinkOriginDescribing)?.linkOrigin
     }
-    var storedValue: StoredValue { box.unmanagedValue._cofferEncoded.value }
-    func setStoredValue(_ stored: StoredValue) -> Bool {
-        guard let value = Value._cofferDecode(_StoredValue(value: stored)) else { return false }
-        box.value = value
-        return true
-    }
+    var storedValue: StoredValue { typedBox.storedValue }
+    func setStoredValue(_ stored: StoredValue) -> Bool { typedBox.setStoredValue(stored) }
+    static var boxOffset: Int? { MemoryLayout<Self>.offset(of: \Self.typedBox) }
 }

@@ -108,9 +108,16 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
             return cached
         }
         var results: OpaquePointer?
+        var filters = queries[...]
         switch source {
         case .all:
-            try CofferError.check(coffer_results_all(txn, binding.classId, &results))
+            if let first = filters.popFirst() {
+                // Run, not filter every object: the query engine can answer
+                // from an index.
+                try CofferError.check(coffer_query_run(txn, first.handle, &results))
+            } else {
+                try CofferError.check(coffer_results_all(txn, binding.classId, &results))
+            }
         case .keys(let read):
             let keys = read()
             let status = keys.withUnsafeBufferPointer {
@@ -118,7 +125,7 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
             }
             try CofferError.check(status)
         }
-        for query in queries {
+        for query in filters {
             var next: OpaquePointer?
             let status = coffer_results_filter(results, query.handle, &next)
             coffer_results_free(results)

@@ -152,7 +152,7 @@ struct MigrationAborted: Error, Equatable {
         config.objectTypes = [SchemaV2.Person.self, SchemaV1.Pet.self]
         config.schemaVersion = 2
         let visits = ResultSlot<Int>()
-        let errorSeen = ResultSlot<CofferError>()
+        let errorSeen = ResultSlot<Coffer.Error>()
         config.migrationBlock = { migration, _ in
             visits.value = 0
             migration.enumerateObjects(ofType: "Person") { _, newObject in

@@ -115,12 +115,12 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try todoDatabase(.plain, in: dir)
         let box = UncheckedBox(db.objects(Todo.Task.self))
-        let error = onAnotherThread { () -> CofferError? in
+        let error = onAnotherThread { () -> Coffer.Error? in
             do {
                 _ = try box.value.filter("priority > 1")
                 return nil
             } catch {
-                return error as? CofferError
+                return error as? Coffer.Error
             }
         }
         #expect(error?.code == .misuse)

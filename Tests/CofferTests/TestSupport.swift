@@ -71,20 +71,20 @@ final class ResultSlot<Value>: @unchecked Sendable {
     var value: Value?
 }
 
-/// Expects `body` to throw a ``CofferError`` with `code` whose message contains
+/// Expects `body` to throw a ``Coffer.Error`` with `code` whose message contains
 /// every one of `fragments`.
-func expectCofferError(_ code: CofferError.Code, containing fragments: String..., sourceLocation: SourceLocation = #_sourceLocation,
+func expectCofferError(_ code: Coffer.Error.Code, containing fragments: String..., sourceLocation: SourceLocation = #_sourceLocation,
                        _ body: () throws -> Void) {
     do {
         try body()
-        Issue.record("expected CofferError .\(code), but nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as CofferError {
+        Issue.record("expected Coffer.Error .\(code), but nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as Coffer.Error {
         #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
         for fragment in fragments {
             #expect(error.message.contains(fragment), "message '\(error.message)' lacks '\(fragment)'", sourceLocation: sourceLocation)
         }
     } catch {
-        Issue.record("expected CofferError .\(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected Coffer.Error .\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 

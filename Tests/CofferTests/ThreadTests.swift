@@ -8,10 +8,10 @@ import Testing
         let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
         try db.write { try db.add(Dog(value: ["name": "Rex"])) }
         let box = UncheckedBox(db)
-        let errors = onAnotherThread { () -> [CofferError?] in
+        let errors = onAnotherThread { () -> [Coffer.Error?] in
             let db = box.value
-            func error(_ body: () throws -> Void) -> CofferError? {
-                do { try body(); return nil } catch { return error as? CofferError }
+            func error(_ body: () throws -> Void) -> Coffer.Error? {
+                do { try body(); return nil } catch { return error as? Coffer.Error }
             }
             return [
                 error { try db.write {} },
@@ -33,8 +33,8 @@ import Testing
         try db.beginWrite()
         try db.add(Dog(value: ["name": "Rex"]))
         let box = UncheckedBox(db)
-        let code = onAnotherThread { () -> CofferError.Code? in
-            do { try box.value.commitWrite(); return nil } catch { return (error as? CofferError)?.code }
+        let code = onAnotherThread { () -> Coffer.Error.Code? in
+            do { try box.value.commitWrite(); return nil } catch { return (error as? Coffer.Error)?.code }
         }
         #expect(code == .misuse)
         #expect(db.isInWriteTransaction)
@@ -54,11 +54,11 @@ import Testing
         }
         defer { owner.finish() }
         let copy = dir.file("copy.coffer")
-        let errors = await _Concurrency.Task.detached { () -> [String: CofferError] in
+        let errors = await _Concurrency.Task.detached { () -> [String: Coffer.Error] in
             let (db, dogs, rex) = owner.value
-            var errors: [String: CofferError] = [:]
+            var errors: [String: Coffer.Error] = [:]
             func record(_ call: String, _ body: () throws -> Void) {
-                do { try body() } catch let error as CofferError { errors[call] = error } catch {}
+                do { try body() } catch let error as Coffer.Error { errors[call] = error } catch {}
             }
             record("write") { try db.write { try db.add(Dog()) } }
             record("beginWrite") { try db.beginWrite() }
@@ -76,7 +76,7 @@ import Testing
         }.value
         let calls = ["write", "beginWrite", "cancelWrite", "add", "create", "delete", "deleteAll",
                      "writeCopy", "filter", "sorted", "distinct", "min"]
-        #expect(Set(errors.keys) == Set(calls), "every call threw a CofferError")
+        #expect(Set(errors.keys) == Set(calls), "every call threw a Coffer.Error")
         for (call, error) in errors {
             #expect(error.code == .misuse, "\(call): \(error)")
             #expect(error.message.contains("opened on another thread"), "\(call): \(error)")

@@ -31,7 +31,7 @@ import Testing
         let json = try JSONEncoder().encode([id])
         #expect(String(decoding: json, as: UTF8.self) == "[\"\(id)\"]")
         #expect(try JSONDecoder().decode([ObjectId].self, from: json) == [id])
-        #expect(throws: CofferError.self) { try JSONDecoder().decode([ObjectId].self, from: Data("[\"nope\"]".utf8)) }
+        #expect(throws: Coffer.Error.self) { try JSONDecoder().decode([ObjectId].self, from: Data("[\"nope\"]".utf8)) }
     }
 }
 

@@ -97,6 +97,40 @@ class CofferEngine: Engine {
         return check
     }
 
+    // The queries as an application writes them: a typed `where` per query,
+    // counted. Each compiles its query text anew (the overlay has no prepared
+    // queries); the count runs in the C core without making objects.
+
+    func indexedEquality(_ w: Workload) throws -> UInt64 {
+        let all = db.objects(CofferEntity.self)
+        var check: UInt64 = 0
+        for q in 0..<w.queries {
+            let group = w.queryGroup(q)
+            check += UInt64(all.where { $0.group == group }.count)
+        }
+        return check
+    }
+
+    func filterScan(_ w: Workload) throws -> UInt64 {
+        let all = db.objects(CofferEntity.self)
+        var check: UInt64 = 0
+        for s in 0..<w.scans {
+            let threshold = w.scanThreshold(s)
+            check += UInt64(all.where { $0.i64 > threshold }.count)
+        }
+        return check
+    }
+
+    func stringPrefix(_ w: Workload) throws -> UInt64 {
+        let all = db.objects(CofferEntity.self)
+        var check: UInt64 = 0
+        for q in 0..<w.prefixQueries {
+            let prefix = w.queryPrefix(q)
+            check += UInt64(all.where { $0.name.starts(with: prefix) }.count)
+        }
+        return check
+    }
+
     func deleteAll(_ w: Workload) throws -> UInt64 {
         try db.write { try db.deleteAll() }
         return count

@@ -6,6 +6,9 @@ enum Operation: String, CaseIterable {
     case readByPrimaryKey = "read_by_primary_key"
     case updateAll = "update_all"
     case readAllInOrder = "read_all_in_order"
+    case indexedEquality = "indexed_equality_query"
+    case filterScan = "unindexed_filter_scan"
+    case stringPrefix = "string_prefix_query"
     case deleteAll = "delete_all"
     case singleWrites = "single_object_write_transactions"
 
@@ -15,14 +18,23 @@ enum Operation: String, CaseIterable {
         case .readByPrimaryKey: "read by primary key, all fields (objects/s)"
         case .updateAll: "update every object, one transaction (objects/s)"
         case .readAllInOrder: "read all in order, all fields (objects/s)"
+        case .indexedEquality: "indexed int equality query, count (queries/s)"
+        case .filterScan: "unindexed filter i64 > x, count (scans/s)"
+        case .stringPrefix: "indexed string prefix query, count (queries/s)"
         case .deleteAll: "delete all, one transaction (objects/s)"
         case .singleWrites: "single-object write transactions (commits/s)"
         }
     }
 
     /// How many units one run of the operation does.
-    func units(n: Int, singleWrites: Int) -> Int {
-        self == .singleWrites ? singleWrites : n
+    func units(_ o: Options) -> Int {
+        switch self {
+        case .indexedEquality: o.queries
+        case .filterScan: o.scans
+        case .stringPrefix: o.prefixQueries
+        case .singleWrites: o.singleWrites
+        default: o.n
+        }
     }
 }
 
@@ -40,6 +52,15 @@ protocol Engine {
     func updateAll(_ w: Workload) throws -> UInt64
     /// Reads every object in id order; returns Check.ordered of them.
     func readAllInOrder(_ w: Workload) throws -> UInt64
+    /// Counts the objects with group == w.queryGroup(q) for each query q;
+    /// returns the sum of the counts.
+    func indexedEquality(_ w: Workload) throws -> UInt64
+    /// Counts the objects with i64 > w.scanThreshold(s) for each scan s (the
+    /// values after the update); returns the sum of the counts.
+    func filterScan(_ w: Workload) throws -> UInt64
+    /// Counts the objects whose name starts with w.queryPrefix(q) for each
+    /// query q; returns the sum of the counts.
+    func stringPrefix(_ w: Workload) throws -> UInt64
     /// Deletes every object in one write transaction; returns the count after.
     func deleteAll(_ w: Workload) throws -> UInt64
     /// Inserts objects n..<n + singleWrites, one durable transaction each;
@@ -54,6 +75,9 @@ extension Engine {
         case .readByPrimaryKey: try readByPrimaryKey(w)
         case .updateAll: try updateAll(w)
         case .readAllInOrder: try readAllInOrder(w)
+        case .indexedEquality: try indexedEquality(w)
+        case .filterScan: try filterScan(w)
+        case .stringPrefix: try stringPrefix(w)
         case .deleteAll: try deleteAll(w)
         case .singleWrites: try singleWrites(w)
         }

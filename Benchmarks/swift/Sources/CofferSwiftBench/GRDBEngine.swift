@@ -107,6 +107,31 @@ final class GRDBEngine: Engine {
         }
     }
 
+    // The C harness's SQL, as cached (prepared once) statements.
+
+    private func countEach(_ sql: String, _ arguments: [DatabaseValueConvertible]) throws -> UInt64 {
+        try queue.read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            var check: UInt64 = 0
+            for argument in arguments {
+                check += UInt64(try Int.fetchOne(statement, arguments: [argument]) ?? 0)
+            }
+            return check
+        }
+    }
+
+    func indexedEquality(_ w: Workload) throws -> UInt64 {
+        try countEach("SELECT count(*) FROM entity WHERE grp = ?", (0..<w.queries).map(w.queryGroup))
+    }
+
+    func filterScan(_ w: Workload) throws -> UInt64 {
+        try countEach("SELECT count(*) FROM entity WHERE i64 > ?", (0..<w.scans).map(w.scanThreshold))
+    }
+
+    func stringPrefix(_ w: Workload) throws -> UInt64 {
+        try countEach("SELECT count(*) FROM entity WHERE name GLOB ?", (0..<w.prefixQueries).map { w.queryPrefix($0) + "*" })
+    }
+
     func deleteAll(_ w: Workload) throws -> UInt64 {
         _ = try queue.write { try EntityRecord.deleteAll($0) }
         return try count()

@@ -8,6 +8,10 @@ struct Options {
 
     var n = 100_000
     var singleWrites = 1_000
+    /// As in the C harness: indexed equality queries, filter scans, prefix queries.
+    var queries = 1_000
+    var scans = 10
+    var prefixQueries = 100
     var seed: UInt64 = 42
     var repeatCount = 3
     var engines: [String] = []
@@ -37,6 +41,9 @@ struct Options {
             switch args[i] {
             case "--n": o.n = try positive("--n")
             case "--single-writes": o.singleWrites = try positive("--single-writes", min: 0)
+            case "--queries": o.queries = try positive("--queries")
+            case "--scans": o.scans = try positive("--scans")
+            case "--prefix-queries": o.prefixQueries = try positive("--prefix-queries")
             case "--repeat": o.repeatCount = try positive("--repeat")
             case "--seed":
                 let text = try value()
@@ -66,6 +73,7 @@ struct Options {
     /// The arguments a child process gets to run `engine` once in `directory`.
     func childArguments(engine: String, directory: String) -> [String] {
         ["--child", engine, "--workdir", directory, "--n", String(n), "--single-writes", String(singleWrites),
+         "--queries", String(queries), "--scans", String(scans), "--prefix-queries", String(prefixQueries),
          "--seed", String(seed)]
     }
 }

@@ -16,7 +16,7 @@ struct RunResults {
         return Double(units(op)) / s
     }
 
-    func units(_ op: Operation) -> Int { op.units(n: options.n, singleWrites: options.singleWrites) }
+    func units(_ op: Operation) -> Int { op.units(options) }
 
     static let ratioPairs = [("coffer", "grdb"), ("coffer_encrypted", "coffer")]
 

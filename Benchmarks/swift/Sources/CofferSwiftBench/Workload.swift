@@ -47,21 +47,29 @@ struct SplitMix {
 /// The data set and the answers each operation must give, from (seed, n) alone.
 struct Workload {
     static let textAlphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ".utf8)
-    private enum Stream: UInt64 { case entity = 1, update, shuffle }
+    private enum Stream: UInt64 { case entity = 1, update, shuffle, groupQuery, scan, prefix }
+    /// The length of the prefixes of prefix queries (BENCH_PREFIX_LEN).
+    static let prefixLength = 2
 
     let seed: UInt64
     let n: Int
     let singleWrites: Int
+    let queries: Int
+    let scans: Int
+    let prefixQueries: Int
     /// Objects 0..<n + singleWrites; objects n... are the single-write ones.
     let entities: [Entity]
     /// The ids 1...n in the shuffled order reads and updates visit them.
     let order: [Int64]
 
-    init(seed: UInt64, n: Int, singleWrites: Int) {
+    init(seed: UInt64, n: Int, singleWrites: Int, queries: Int, scans: Int, prefixQueries: Int) {
         self.seed = seed
         self.n = n
         self.singleWrites = singleWrites
-        let groups = UInt64(n >= 10 ? n / 10 : 1)
+        self.queries = queries
+        self.scans = scans
+        self.prefixQueries = prefixQueries
+        let groups = Workload.groupCount(n: n)
         entities = (0..<(n + singleWrites)).map { Workload.makeEntity(seed: seed, index: UInt64($0), groups: groups) }
         var ids = (0..<n).map { Int64($0) + 1 }
         var rng = SplitMix(seed: seed, stream: Stream.shuffle.rawValue, index: 0)
@@ -92,6 +100,29 @@ struct Workload {
                       name: String(decoding: name, as: UTF8.self))
     }
 
+    /// How many distinct groups the objects fall in (bench_group_count).
+    var groupCount: UInt64 { Workload.groupCount(n: n) }
+    static func groupCount(n: Int) -> UInt64 { UInt64(n >= 10 ? n / 10 : 1) }
+
+    /// The group indexed equality query `q` looks for (bench_query_group).
+    func queryGroup(_ q: Int) -> Int64 {
+        var r = SplitMix(seed: seed, stream: Stream.groupQuery.rawValue, index: UInt64(q))
+        return Int64(r.below(groupCount))
+    }
+
+    /// The threshold of filter scan `s` (bench_scan_threshold).
+    func scanThreshold(_ s: Int) -> Int64 {
+        var r = SplitMix(seed: seed, stream: Stream.scan.rawValue, index: UInt64(s))
+        return Int64(bitPattern: r.next())
+    }
+
+    /// The prefix of prefix query `q`: two lowercase letters (bench_query_prefix).
+    func queryPrefix(_ q: Int) -> String {
+        var r = SplitMix(seed: seed, stream: Stream.prefix.rawValue, index: UInt64(q))
+        let letters = (0..<Workload.prefixLength).map { _ in UInt8(ascii: "a") + UInt8(r.below(26)) }
+        return String(decoding: letters, as: UTF8.self)
+    }
+
     /// The values the update writes into object `id`: i64 and d.
     func updatedValues(id: Int64) -> (i64: Int64, d: Double) {
         var r = SplitMix(seed: seed, stream: Stream.update.rawValue, index: UInt64(bitPattern: id))
@@ -104,14 +135,28 @@ struct Workload {
     func expectedChecks() -> [Operation: UInt64] {
         var byKey: UInt64 = 0
         var inOrder: UInt64 = 0
+        var groupSizes: [Int64: UInt64] = [:]
+        var prefixSizes: [Substring: UInt64] = [:]
+        var updatedI64: [Int64] = []
+        updatedI64.reserveCapacity(n)
         for (position, original) in entities.prefix(n).enumerated() {
             byKey = Check.add(byKey, original)
+            groupSizes[original.group, default: 0] += 1
+            prefixSizes[original.name.prefix(Workload.prefixLength), default: 0] += 1
             var updated = original
             (updated.i64, updated.d) = updatedValues(id: updated.id)
+            updatedI64.append(updated.i64)
             inOrder = Check.ordered(inOrder, position: UInt64(position), updated)
         }
+        let equality = (0..<queries).reduce(UInt64(0)) { $0 + (groupSizes[queryGroup($1)] ?? 0) }
+        let scanned = (0..<scans).reduce(UInt64(0)) { sum, s in
+            let threshold = scanThreshold(s)
+            return sum + UInt64(updatedI64.lazy.filter { $0 > threshold }.count)
+        }
+        let prefixed = (0..<prefixQueries).reduce(UInt64(0)) { $0 + (prefixSizes[Substring(queryPrefix($1))] ?? 0) }
         return [.insertBulk: UInt64(n), .readByPrimaryKey: byKey, .updateAll: UInt64(n),
-                .readAllInOrder: inOrder, .deleteAll: 0, .singleWrites: UInt64(singleWrites)]
+                .readAllInOrder: inOrder, .indexedEquality: equality, .filterScan: scanned,
+                .stringPrefix: prefixed, .deleteAll: 0, .singleWrites: UInt64(singleWrites)]
     }
 }
 

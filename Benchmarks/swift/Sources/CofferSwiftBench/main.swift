@@ -9,7 +9,8 @@ let engines: [(key: String, type: any Engine.Type)] = [
 ]
 
 let usage = """
-    usage: coffer-swift-bench [--n N] [--single-writes N] [--seed S] [--repeat R]
+    usage: coffer-swift-bench [--n N] [--single-writes N] [--queries Q] [--scans S]
+                              [--prefix-queries P] [--seed S] [--repeat R]
                               [--engines coffer,coffer_encrypted,grdb] [--workdir DIR]
                               [--json PATH] [--machine TEXT]
     """
@@ -19,7 +20,8 @@ do {
     if let child = options.child {
         // One engine, one run: report on stdout for the parent.
         let type = engines.first { $0.key == child }!.type
-        let w = Workload(seed: options.seed, n: options.n, singleWrites: options.singleWrites)
+        let w = Workload(seed: options.seed, n: options.n, singleWrites: options.singleWrites, queries: options.queries,
+                         scans: options.scans, prefixQueries: options.prefixQueries)
         print(try runEngine(type, w, in: URL(fileURLWithPath: options.workdir)).json)
         exit(0)
     }
