@@ -1,3 +1,5 @@
+import Foundation
+
 /// Objects are stored as links: `@Persisted var owner: Person?` or the elements
 /// of a `List<Person>`. A link property must be optional, as in Realm.
 extension Object: _PersistableInsideOptional {
@@ -5,9 +7,20 @@ extension Object: _PersistableInsideOptional {
         _ValueKind(kind: .link, objectType: self)
     }
 
-    /// Only reached for a required link, which schema discovery rejects.
+    /// Only reached for a required link, which schema discovery rejects with a
+    /// schema error. A class reached again while its own default is being made
+    /// (`@Persisted var next: Node`) would make objects without end: that stops
+    /// with a message naming the rule instead of overflowing the stack.
     public static func _cofferDefaultValue() -> Self {
-        Self()
+        let key = "Coffer.requiredLinkDefault.\(ObjectIdentifier(self))"
+        let thread = Thread.current.threadDictionary
+        if thread[key] != nil {
+            fatalError("class '\(self)': a link to \(self) must be optional (\(self)?), as in Realm; a required link "
+                       + "would create objects without end")
+        }
+        thread[key] = true
+        defer { thread.removeObject(forKey: key) }
+        return Self()
     }
 
     public static func _cofferDecode(_ stored: _StoredValue) -> Self? {

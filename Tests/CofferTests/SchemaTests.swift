@@ -17,6 +17,14 @@ final class LongPropertyName: Object {
     @Persisted var aPropertyNameThatIsFarTooLongForTheStorageEngineToAcceptAsItIsSeventyCharacters = 0
 }
 
+final class RequiredOwner: Object {
+    @Persisted var owner: Derived
+}
+
+final class RequiredSelfLink: Object {
+    @Persisted var next: RequiredSelfLink
+}
+
 final class Derived: Object {
     @Persisted var base = ""
 }
@@ -112,6 +120,9 @@ func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UI
         expectCofferError(.schema, containing: "aPropertyNameThatIsFarTooLong") {
             _ = try Database(configuration: configuration(.plain, [LongPropertyName.self], in: dir))
         }
+        expectCofferError(.schema, containing: "RequiredOwner", "'owner' must be optional", "Derived?") {
+            _ = try Database(configuration: configuration(.plain, [RequiredOwner.self, Derived.self], in: dir))
+        }
         #expect(!FileManager.default.fileExists(atPath: dir.file("test.coffer").path))
     }
 
@@ -136,5 +147,12 @@ func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UI
         }
         let message = errorOutput(result)
         #expect(message.contains("class 'Book' is not in this database"))
+    }
+
+    @Test func aRequiredLinkToItsOwnClassStopsWithAClearMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RequiredSelfLink()
+        }
+        #expect(errorOutput(result).contains("a link to RequiredSelfLink must be optional (RequiredSelfLink?)"))
     }
 }
