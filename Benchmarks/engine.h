@@ -19,6 +19,14 @@
  *   single_object_write_transactions
  *                           objects in the store afterwards: one durable
  *                           commit per object, objects n .. n + writes - 1
+ *   list_append             elements of the list afterwards (list_length):
+ *                           one owner object's list of links to Entity
+ *                           objects grows by one link per append, to the
+ *                           object with id w->list_targets[i], found by
+ *                           that id; one durable write transaction per
+ *                           BENCH_LIST_BATCH appends
+ *   list_read_in_order      bench_check_list() over the list in order, with
+ *                           the id read from the object each link leads to
  *
  * A NULL operation means the engine cannot do it; it is left out of the
  * results. Functions return 0, or -1 after bench_fail() said what went wrong.

@@ -20,8 +20,15 @@ static const coffer_property_schema entity_properties[PROP_COUNT] = {
     [PROP_NAME] = {.name = "name", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_INDEXED},
 };
 
+/* The list operations' owner: one object with a list of links to Entity. */
+static const coffer_property_schema owner_properties[] = {
+    [OWNER_PROP_ITEMS] = {.name = "items", .type = COFFER_TYPE_LINK, .collection = COFFER_COLLECTION_LIST,
+                          .object_class = "Entity"},
+};
+
 static const coffer_class_schema entity_schema[] = {
     {.name = "Entity", .properties = entity_properties, .property_count = PROP_COUNT},
+    {.name = "ListOwner", .properties = owner_properties, .property_count = 1},
 };
 
 
@@ -36,8 +43,7 @@ int coffer_bench_begin(coffer_bench *b, int mode, coffer_txn **txn)
     return st == COFFER_OK ? 0 : coffer_bench_fail("coffer_txn_begin", st);
 }
 
-/* Commits and frees; a failed commit is recorded. */
-static int commit(coffer_txn *txn)
+int coffer_bench_commit(coffer_txn *txn)
 {
     coffer_status st = coffer_txn_commit(txn);
     coffer_txn_free(txn);
@@ -57,14 +63,16 @@ static int open_store(const char *dir, int encrypted, void **state)
     snprintf(path, sizeof path, "%s/bench.coffer", dir);
     if ((st = coffer_config_new(&config)) != COFFER_OK ||
         (st = coffer_config_set_path(config, path)) != COFFER_OK ||
-        (st = coffer_config_set_schema(config, entity_schema, 1, 1)) != COFFER_OK ||
+        (st = coffer_config_set_schema(config, entity_schema, 2, 1)) != COFFER_OK ||
         (encrypted && (st = coffer_config_set_encryption_key(config, key, sizeof key)) != COFFER_OK) ||
         (st = coffer_open(config, &bench.db)) != COFFER_OK) {
         coffer_config_free(config);
         return coffer_bench_fail("opening the Coffer database", st);
     }
     coffer_config_free(config);
-    if ((st = coffer_db_find_class(bench.db, "Entity", &bench.cls)) != COFFER_OK) {
+    bench.has_owner = 0;
+    if ((st = coffer_db_find_class(bench.db, "Entity", &bench.cls)) != COFFER_OK ||
+        (st = coffer_db_find_class(bench.db, "ListOwner", &bench.owner_cls)) != COFFER_OK) {
         coffer_close(bench.db);
         return coffer_bench_fail("coffer_db_find_class", st);
     }
@@ -155,7 +163,7 @@ static int insert_bulk(void *state, const bench_workload *w, uint64_t *check)
             return coffer_bench_fail("coffer_object_create", st);
         }
     }
-    return commit(txn) || count_objects(b, check);
+    return coffer_bench_commit(txn) || count_objects(b, check);
 }
 
 static int read_by_pk(void *state, const bench_workload *w, uint64_t *check)
@@ -207,7 +215,7 @@ static int update_all(void *state, const bench_workload *w, uint64_t *check)
         coffer_object_release(obj);
         ++*check;
     }
-    return commit(txn);
+    return coffer_bench_commit(txn);
 }
 
 static int read_all(void *state, const bench_workload *w, uint64_t *check)
@@ -249,7 +257,7 @@ static int delete_all(void *state, const bench_workload *w, uint64_t *check)
         coffer_txn_free(txn);
         return coffer_bench_fail("coffer_class_clear", st);
     }
-    return commit(txn) || count_objects(b, check);
+    return coffer_bench_commit(txn) || count_objects(b, check);
 }
 
 static int single_writes(void *state, const bench_workload *w, uint64_t *check)
@@ -266,7 +274,7 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
             coffer_txn_free(txn);
             return coffer_bench_fail("coffer_object_create", st);
         }
-        if (commit(txn))
+        if (coffer_bench_commit(txn))
             return -1;
     }
     return count_objects(b, check);
@@ -283,6 +291,8 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
         [BENCH_OP_QUERY_PREFIX] = coffer_bench_query_prefix,    \
         [BENCH_OP_DELETE_ALL] = delete_all,                     \
         [BENCH_OP_SINGLE_WRITES] = single_writes,               \
+        [BENCH_OP_LIST_APPEND] = coffer_bench_list_append,      \
+        [BENCH_OP_LIST_READ] = coffer_bench_list_read,          \
     }
 
 const bench_engine bench_engine_coffer = {
