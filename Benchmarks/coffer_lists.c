@@ -9,6 +9,12 @@
  */
 #include "coffer_engine.h"
 
+int coffer_bench_prepare(void *state, const bench_workload *w, bench_op op)
+{
+    (void)w;
+    return op == BENCH_OP_LIST_APPEND ? coffer_bench_add_list_class(state) : 0;
+}
+
 /* Opens the owner's list in `txn`, creating the owner on first use. */
 static int open_list(coffer_bench *b, coffer_txn *txn, coffer_list **list)
 {
@@ -57,7 +63,7 @@ static int append_batch(coffer_bench *b, const bench_workload *w, uint64_t first
 /* Begins a read transaction and opens the list; says so if there is none. */
 static int begin_reading(coffer_bench *b, coffer_txn **txn, coffer_list **list)
 {
-    if (!b->has_owner)
+    if (!b->has_list_class || !b->has_owner)
         return bench_fail("there is no list to read: list_append did not run");
     if (coffer_bench_begin(b, COFFER_TXN_READ, txn))
         return -1;
@@ -73,6 +79,8 @@ int coffer_bench_list_append(void *state, const bench_workload *w, uint64_t *che
     coffer_bench *b = state;
     coffer_txn *txn;
     coffer_list *list;
+    if (!b->has_list_class)
+        return bench_fail("the schema has no list class: the list operations were not prepared");
     for (uint64_t first = 0; first < w->list_length; first += BENCH_LIST_BATCH) {
         uint64_t end = w->list_length - first > BENCH_LIST_BATCH ? first + BENCH_LIST_BATCH : w->list_length;
         if (append_batch(b, w, first, end))

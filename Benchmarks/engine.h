@@ -47,6 +47,10 @@ struct bench_engine {
     int (*open)(const char *dir, void **state);
     void (*close)(void *state);
     bench_op_fn ops[BENCH_OP_COUNT];
+    /* Untimed setup before an operation, or NULL: what the operation needs
+     * that must not slow the operations before it (the list's class, the
+     * list table's foreign key). */
+    int (*prepare)(void *state, const bench_workload *w, bench_op op);
     /* How the engine answers an operation when it is not the obvious way
      * (e.g. "scan via C API"), or NULL. Shown in the table and the JSON. */
     const char *(*plan)(bench_op op);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <ftw.h>
 
+#include "coffer_engine.h"
 #include "lmdb_record.h"
 #include "results.h"
 
@@ -346,6 +347,7 @@ static int run_list_ops(const bench_engine *engine, const bench_workload *w, uin
     assert_int_equal(engine->ops[BENCH_OP_SINGLE_WRITES](state, w, &written), 0);
     assert_int_equal(written, w->single_writes);
     *append = *read = 0;
+    assert_int_equal(engine->prepare(state, w, BENCH_OP_LIST_APPEND), 0);
     int rc = engine->ops[BENCH_OP_LIST_APPEND](state, w, append);
     rc |= engine->ops[BENCH_OP_LIST_READ](state, w, read);
     engine->close(state);
@@ -396,6 +398,40 @@ static void coffer_list_ops_answer_like_the_oracle(void **state)
     assert_non_null(strstr(bench_failure(), "appending a link"));
 }
 
+/* Until the list operations are prepared, Entity is no link target, so
+ * that delete_all clears it in one step; the list refuses to run then. */
+static void coffer_adds_the_list_class_when_prepared(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bench-selftest-XXXXXX";
+    void *engine_state;
+    coffer_class_id cls;
+    uint64_t check = 0;
+    bench_workload w = small_workload(50);
+    assert_int_equal(bench_workload_prepare(&w), 0);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(bench_engine_coffer.open(dir, &engine_state), 0);
+    coffer_bench *b = engine_state;
+    assert_int_equal(coffer_db_find_class(b->db, "ListOwner", &cls), COFFER_ERR_NOT_FOUND);
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_LIST_APPEND](engine_state, &w, &check), -1);
+    assert_non_null(strstr(bench_failure(), "not prepared"));
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_LIST_READ](engine_state, &w, &check), -1);
+    assert_non_null(strstr(bench_failure(), "no list to read"));
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_SINGLE_WRITES](engine_state, &w, &check), 0);
+    assert_int_equal(bench_engine_coffer.prepare(engine_state, &w, BENCH_OP_LIST_APPEND), 0);
+    assert_int_equal(coffer_db_find_class(b->db, "ListOwner", &cls), COFFER_OK);
+    /* The objects written before the schema grew are still there. */
+    uint64_t count = 0;
+    coffer_txn *txn;
+    assert_int_equal(coffer_txn_begin(b->db, COFFER_TXN_READ, &txn), COFFER_OK);
+    assert_int_equal(coffer_class_count(txn, b->cls, &count), COFFER_OK);
+    coffer_txn_free(txn);
+    assert_int_equal(count, w.single_writes);
+    bench_engine_coffer.close(engine_state);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    bench_workload_release(&w);
+}
+
 static void coffer_encrypted_list_ops_answer_like_the_oracle(void **state)
 {
     (void)state;
@@ -423,6 +459,7 @@ int main(void)
         cmocka_unit_test(ratios_divide_rates),
         cmocka_unit_test(repeated_runs_keep_the_fastest),
         cmocka_unit_test(coffer_list_ops_answer_like_the_oracle),
+        cmocka_unit_test(coffer_adds_the_list_class_when_prepared),
         cmocka_unit_test(coffer_encrypted_list_ops_answer_like_the_oracle),
         cmocka_unit_test(sqlite_list_ops_answer_like_the_oracle),
     };
