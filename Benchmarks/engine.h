@@ -19,6 +19,14 @@
  *   single_object_write_transactions
  *                           objects in the store afterwards: one durable
  *                           commit per object, objects n .. n + writes - 1
+ *   list_append             elements of the list afterwards (list_length):
+ *                           one owner object's list of links to Entity
+ *                           objects grows by one link per append, to the
+ *                           object with id w->list_targets[i], found by
+ *                           that id; one durable write transaction per
+ *                           BENCH_LIST_BATCH appends
+ *   list_read_in_order      bench_check_list() over the list in order, with
+ *                           the id read from the object each link leads to
  *
  * A NULL operation means the engine cannot do it; it is left out of the
  * results. Functions return 0, or -1 after bench_fail() said what went wrong.
@@ -39,6 +47,10 @@ struct bench_engine {
     int (*open)(const char *dir, void **state);
     void (*close)(void *state);
     bench_op_fn ops[BENCH_OP_COUNT];
+    /* Untimed setup before an operation, or NULL: what the operation needs
+     * that must not slow the operations before it (the list's class, the
+     * list table's foreign key). */
+    int (*prepare)(void *state, const bench_workload *w, bench_op op);
     /* How the engine answers an operation when it is not the obvious way
      * (e.g. "scan via C API"), or NULL. Shown in the table and the JSON. */
     const char *(*plan)(bench_op op);

@@ -20,8 +20,18 @@ static const coffer_property_schema entity_properties[PROP_COUNT] = {
     [PROP_NAME] = {.name = "name", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_INDEXED},
 };
 
-static const coffer_class_schema entity_schema[] = {
+/* The list operations' owner: one object with a list of links to Entity.
+ * The class joins the schema (version 2) only when the list operations
+ * start: a class that others can link to is cleared object by object, so
+ * that links to its objects follow, and delete_all would time that. */
+static const coffer_property_schema owner_properties[] = {
+    [OWNER_PROP_ITEMS] = {.name = "items", .type = COFFER_TYPE_LINK, .collection = COFFER_COLLECTION_LIST,
+                          .object_class = "Entity"},
+};
+
+static const coffer_class_schema bench_schema[] = {
     {.name = "Entity", .properties = entity_properties, .property_count = PROP_COUNT},
+    {.name = "ListOwner", .properties = owner_properties, .property_count = 1},
 };
 
 
@@ -36,38 +46,59 @@ int coffer_bench_begin(coffer_bench *b, int mode, coffer_txn **txn)
     return st == COFFER_OK ? 0 : coffer_bench_fail("coffer_txn_begin", st);
 }
 
-/* Commits and frees; a failed commit is recorded. */
-static int commit(coffer_txn *txn)
+int coffer_bench_commit(coffer_txn *txn)
 {
     coffer_status st = coffer_txn_commit(txn);
     coffer_txn_free(txn);
     return st == COFFER_OK ? 0 : coffer_bench_fail("coffer_txn_commit", st);
 }
 
-static int open_store(const char *dir, int encrypted, void **state)
+/* Opens b->path with the first `classes` classes of the schema, whose
+ * version is that count. */
+static int open_schema(coffer_bench *b, size_t classes)
 {
-    static coffer_bench bench;
     /* A fixed key: the benchmark measures the cipher, not key management. */
     unsigned char key[COFFER_ENCRYPTION_KEY_SIZE];
-    char path[4096];
     for (size_t i = 0; i < sizeof key; i++)
         key[i] = (unsigned char)(i * 37 + 11);
     coffer_config *config = NULL;
     coffer_status st;
-    snprintf(path, sizeof path, "%s/bench.coffer", dir);
     if ((st = coffer_config_new(&config)) != COFFER_OK ||
-        (st = coffer_config_set_path(config, path)) != COFFER_OK ||
-        (st = coffer_config_set_schema(config, entity_schema, 1, 1)) != COFFER_OK ||
-        (encrypted && (st = coffer_config_set_encryption_key(config, key, sizeof key)) != COFFER_OK) ||
-        (st = coffer_open(config, &bench.db)) != COFFER_OK) {
+        (st = coffer_config_set_path(config, b->path)) != COFFER_OK ||
+        (st = coffer_config_set_schema(config, bench_schema, classes, classes)) != COFFER_OK ||
+        (b->encrypted && (st = coffer_config_set_encryption_key(config, key, sizeof key)) != COFFER_OK) ||
+        (st = coffer_open(config, &b->db)) != COFFER_OK) {
         coffer_config_free(config);
+        b->db = NULL;
         return coffer_bench_fail("opening the Coffer database", st);
     }
     coffer_config_free(config);
-    if ((st = coffer_db_find_class(bench.db, "Entity", &bench.cls)) != COFFER_OK) {
-        coffer_close(bench.db);
+    if ((st = coffer_db_find_class(b->db, "Entity", &b->cls)) != COFFER_OK ||
+        (classes > 1 && (st = coffer_db_find_class(b->db, "ListOwner", &b->owner_cls)) != COFFER_OK)) {
+        coffer_close(b->db);
+        b->db = NULL;
         return coffer_bench_fail("coffer_db_find_class", st);
     }
+    b->has_list_class = classes > 1;
+    return 0;
+}
+
+int coffer_bench_add_list_class(coffer_bench *b)
+{
+    if (b->has_list_class)
+        return 0;
+    coffer_close(b->db);
+    return open_schema(b, 2);
+}
+
+static int open_store(const char *dir, int encrypted, void **state)
+{
+    static coffer_bench bench;
+    memset(&bench, 0, sizeof bench);
+    bench.encrypted = encrypted;
+    snprintf(bench.path, sizeof bench.path, "%s/bench.coffer", dir);
+    if (open_schema(&bench, 1))
+        return -1;
     *state = &bench;
     return 0;
 }
@@ -77,7 +108,7 @@ static int open_encrypted(const char *dir, void **state) { return open_store(dir
 
 static void close_store(void *state)
 {
-    coffer_close(((coffer_bench *)state)->db);
+    coffer_close(((coffer_bench *)state)->db); /* NULL (a failed reopen) is a no-op */
 }
 
 static void entity_fields(const bench_entity *e, coffer_field f[PROP_COUNT])
@@ -155,7 +186,7 @@ static int insert_bulk(void *state, const bench_workload *w, uint64_t *check)
             return coffer_bench_fail("coffer_object_create", st);
         }
     }
-    return commit(txn) || count_objects(b, check);
+    return coffer_bench_commit(txn) || count_objects(b, check);
 }
 
 static int read_by_pk(void *state, const bench_workload *w, uint64_t *check)
@@ -207,7 +238,7 @@ static int update_all(void *state, const bench_workload *w, uint64_t *check)
         coffer_object_release(obj);
         ++*check;
     }
-    return commit(txn);
+    return coffer_bench_commit(txn);
 }
 
 static int read_all(void *state, const bench_workload *w, uint64_t *check)
@@ -249,7 +280,7 @@ static int delete_all(void *state, const bench_workload *w, uint64_t *check)
         coffer_txn_free(txn);
         return coffer_bench_fail("coffer_class_clear", st);
     }
-    return commit(txn) || count_objects(b, check);
+    return coffer_bench_commit(txn) || count_objects(b, check);
 }
 
 static int single_writes(void *state, const bench_workload *w, uint64_t *check)
@@ -266,7 +297,7 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
             coffer_txn_free(txn);
             return coffer_bench_fail("coffer_object_create", st);
         }
-        if (commit(txn))
+        if (coffer_bench_commit(txn))
             return -1;
     }
     return count_objects(b, check);
@@ -283,11 +314,14 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
         [BENCH_OP_QUERY_PREFIX] = coffer_bench_query_prefix,    \
         [BENCH_OP_DELETE_ALL] = delete_all,                     \
         [BENCH_OP_SINGLE_WRITES] = single_writes,               \
+        [BENCH_OP_LIST_APPEND] = coffer_bench_list_append,      \
+        [BENCH_OP_LIST_READ] = coffer_bench_list_read,          \
     }
 
 const bench_engine bench_engine_coffer = {
-    .key = "coffer", .open = open_plain, .close = close_store, .ops = COFFER_OPS, .plan = coffer_bench_plan};
+    .key = "coffer", .open = open_plain, .close = close_store, .ops = COFFER_OPS, .plan = coffer_bench_plan,
+    .prepare = coffer_bench_prepare};
 
 const bench_engine bench_engine_coffer_encrypted = {
     .key = "coffer_encrypted", .open = open_encrypted, .close = close_store, .ops = COFFER_OPS,
-    .plan = coffer_bench_plan};
+    .plan = coffer_bench_plan, .prepare = coffer_bench_prepare};

@@ -2,7 +2,9 @@
  * engine_sqlite.c — SQLite as a user would tune it for this job: one table
  * with the same columns, indexes on `group` and `name`, WAL journal,
  * synchronous=FULL (every commit durable, as in LMDB), prepared statements
- * and the same transaction boundaries as the other engines.
+ * and the same transaction boundaries as the other engines. The list is a
+ * table of (owner, position, target) rows keyed by owner and position, its
+ * target a foreign key of entity.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -12,8 +14,12 @@
 
 enum {
     ST_BEGIN, ST_COMMIT, ST_INSERT, ST_SELECT_ID, ST_UPDATE, ST_SELECT_ALL,
-    ST_COUNT_GROUP, ST_COUNT_I64, ST_COUNT_PREFIX, ST_DELETE_ALL, ST_COUNT, ST_N
+    ST_COUNT_GROUP, ST_COUNT_I64, ST_COUNT_PREFIX, ST_DELETE_ALL, ST_COUNT,
+    ST_LIST_END, ST_LIST_INSERT, ST_LIST_COUNT, ST_LIST_READ, ST_N
 };
+
+/* The one list of the list operations. */
+#define LIST_OWNER 1
 
 static const char *const statement_sql[ST_N] = {
     [ST_BEGIN] = "BEGIN",
@@ -29,6 +35,14 @@ static const char *const statement_sql[ST_N] = {
     [ST_COUNT_PREFIX] = "SELECT count(*) FROM entity WHERE name GLOB ?1",
     [ST_DELETE_ALL] = "DELETE FROM entity",
     [ST_COUNT] = "SELECT count(*) FROM entity",
+    /* Where the list ends: read once per write transaction, as Coffer reads
+     * the list's header once per transaction. */
+    [ST_LIST_END] = "SELECT coalesce(max(position) + 1, 0) FROM list_item WHERE owner = ?1",
+    [ST_LIST_INSERT] = "INSERT INTO list_item (owner, position, target) VALUES (?1, ?2, ?3)",
+    [ST_LIST_COUNT] = "SELECT count(*) FROM list_item WHERE owner = ?1",
+    /* Following each link to its object, as Coffer opens each linked object. */
+    [ST_LIST_READ] = ("SELECT entity.id FROM list_item JOIN entity ON entity.id = list_item.target"
+                      " WHERE list_item.owner = ?1 ORDER BY list_item.position"),
 };
 
 typedef struct sqlite_bench {
@@ -72,7 +86,9 @@ static int sqlite_open(const char *dir, void **state)
         " i64 INTEGER NOT NULL, f REAL NOT NULL, d REAL NOT NULL, text TEXT NOT NULL, blob BLOB NOT NULL,"
         " grp INTEGER NOT NULL, name TEXT NOT NULL);"
         "CREATE INDEX entity_grp ON entity (grp);"
-        "CREATE INDEX entity_name ON entity (name);";
+        "CREATE INDEX entity_name ON entity (name);"
+        "CREATE TABLE list_item (owner INTEGER NOT NULL, position INTEGER NOT NULL,"
+        " target INTEGER NOT NULL REFERENCES entity (id), PRIMARY KEY (owner, position)) WITHOUT ROWID;";
     char path[4096];
     snprintf(path, sizeof path, "%s/bench.sqlite", dir);
     memset(&bench, 0, sizeof bench);
@@ -304,12 +320,78 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
     return count_objects(state, check);
 }
 
+/* Appends links first .. end - 1 of the workload's targets in one write
+ * transaction, each at the position after the list's end. */
+static int append_batch(sqlite_bench *b, const bench_workload *w, uint64_t first, uint64_t end)
+{
+    sqlite3_stmt *s = b->st[ST_LIST_INSERT];
+    uint64_t position = 0;
+    if (exec(b, ST_BEGIN))
+        return -1;
+    sqlite3_bind_int64(b->st[ST_LIST_END], 1, LIST_OWNER);
+    if (exec_count(b, ST_LIST_END, &position))
+        return rollback(b);
+    sqlite3_bind_int64(s, 1, LIST_OWNER);
+    for (uint64_t i = first; i < end; i++) {
+        sqlite3_bind_int64(s, 2, (int64_t)position++);
+        sqlite3_bind_int64(s, 3, w->list_targets[i]);
+        if (exec(b, ST_LIST_INSERT))
+            return rollback(b);
+    }
+    return exec(b, ST_COMMIT) ? rollback(b) : 0;
+}
+
+static int list_append(void *state, const bench_workload *w, uint64_t *check)
+{
+    sqlite_bench *b = state;
+    for (uint64_t first = 0; first < w->list_length; first += BENCH_LIST_BATCH) {
+        uint64_t end = w->list_length - first > BENCH_LIST_BATCH ? first + BENCH_LIST_BATCH : w->list_length;
+        if (append_batch(b, w, first, end))
+            return -1;
+    }
+    *check = 0;
+    sqlite3_bind_int64(b->st[ST_LIST_COUNT], 1, LIST_OWNER);
+    return exec_count(b, ST_LIST_COUNT, check);
+}
+
+static int list_read(void *state, const bench_workload *w, uint64_t *check)
+{
+    (void)w;
+    sqlite_bench *b = state;
+    sqlite3_stmt *s = b->st[ST_LIST_READ];
+    uint64_t position = 0;
+    int rc;
+    sqlite3_bind_int64(s, 1, LIST_OWNER);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        *check = bench_check_list(*check, position++, sqlite3_column_int64(s, 0));
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : fail(b, "reading the list");
+}
+
+/* A link must lead to an object, as in Coffer: with foreign keys enforced
+ * each insert into list_item checks that its target exists. Enabled before
+ * the list operations, not at open: a table that other tables reference
+ * loses DELETE's truncate optimization, which would slow delete_all, as
+ * Coffer adds the list's class only then. */
+static int sqlite_prepare(void *state, const bench_workload *w, bench_op op)
+{
+    (void)w;
+    sqlite_bench *b = state;
+    if (op != BENCH_OP_LIST_APPEND)
+        return 0;
+    return sqlite3_exec(b->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : fail(b, "PRAGMA foreign_keys = ON");
+}
+
 static const char *sqlite_plan(bench_op op)
 {
     switch (op) {
     case BENCH_OP_QUERY_INDEXED_EQ: return "count(*) on index";
     case BENCH_OP_SCAN_FILTER: return "count(*), table scan";
     case BENCH_OP_QUERY_PREFIX: return "count(*), GLOB on index";
+    case BENCH_OP_LIST_APPEND: return "INSERT (owner, position, target), foreign key checked";
+    case BENCH_OP_LIST_READ: return "list_item range JOIN entity";
     default: return NULL;
     }
 }
@@ -329,6 +411,9 @@ const bench_engine bench_engine_sqlite = {
             [BENCH_OP_QUERY_PREFIX] = query_prefix,
             [BENCH_OP_DELETE_ALL] = delete_all,
             [BENCH_OP_SINGLE_WRITES] = single_writes,
+            [BENCH_OP_LIST_APPEND] = list_append,
+            [BENCH_OP_LIST_READ] = list_read,
         },
     .plan = sqlite_plan,
+    .prepare = sqlite_prepare,
 };

@@ -26,6 +26,7 @@ static void usage(FILE *f)
             "  --scans S           unindexed filter scans (default 10)\n"
             "  --prefix-queries P  string prefix queries (default 100)\n"
             "  --single-writes K   single-object write transactions (default 1000)\n"
+            "  --list-length L     links appended to the list (default: n, at most 100000)\n"
             "  --repeat R          runs of every engine, taking each operation's fastest (default 3)\n"
             "  --seed S            seed of the data set (default 42)\n"
             "  --engines LIST      comma-separated subset of: coffer,coffer_encrypted,lmdb,sqlite\n"
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
                         .single_writes = 1000};
     const bench_engine *engines[ENGINE_COUNT];
     size_t engine_count = ENGINE_COUNT;
-    uint64_t repeat = 3;
+    uint64_t repeat = 3, list_length = 0;
     const char *json = NULL, *workdir = ".", *machine = NULL;
     memcpy(engines, all_engines, sizeof engines);
 
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
             bad = parse_count(opt, val, 1, 1000000, &w.prefix_queries);
         else if (strcmp(opt, "--single-writes") == 0)
             bad = parse_count(opt, val, 1, 10000000, &w.single_writes);
+        else if (strcmp(opt, "--list-length") == 0)
+            bad = parse_count(opt, val, 1, 10000000, &list_length);
         else if (strcmp(opt, "--repeat") == 0)
             bad = parse_count(opt, val, 1, 100, &repeat);
         else if (strcmp(opt, "--seed") == 0)
@@ -132,6 +135,8 @@ int main(int argc, char **argv)
         if (bad)
             return 2;
     }
+
+    w.list_length = list_length ? list_length : w.n < BENCH_LIST_MAX ? w.n : BENCH_LIST_MAX;
 
     char dir[4096], machine_text[512], date[32];
     snprintf(dir, sizeof dir, "%s/coffer-bench-XXXXXX", workdir);

@@ -214,6 +214,10 @@ def figures_markdown(data, svg_name):
     if missed:
         lines += ["", "Targets missed:", ""]
         lines += [f"- {t['target']}: {t['operation']} at {ratio_cell(t['ratio'])}" for t in missed]
+    for e in engines:
+        absent = [title_of(data, op) for op, rates in data["operations"].items() if e not in rates]
+        if absent:
+            lines += ["", f"Left out where it cannot do the same work: {LABELS.get(e, e)} ({'; '.join(absent)})."]
     for e, why in data.get("unavailable", {}).items():
         lines += ["", f"Not measured: {LABELS.get(e, e)} ({why})."]
     lines.append(end)

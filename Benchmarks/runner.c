@@ -93,6 +93,11 @@ static void run_child(const bench_engine *engine, bench_workload w, const char *
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
         if (!engine->ops[op])
             continue;
+        if (engine->prepare && engine->prepare(state, &w, op)) {
+            snprintf(r->error, sizeof r->error, "preparing %s: %s", bench_op_key(op), bench_failure());
+            engine->close(state);
+            return;
+        }
         double start = now();
         int rc = engine->ops[op](state, &w, &r->check[op]);
         r->seconds[op] = now() - start;

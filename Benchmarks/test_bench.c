@@ -2,7 +2,9 @@
  * test_bench.c — the harness's own checks: the data set is deterministic and
  * within its stated ranges, the oracle agrees with a brute-force count, the
  * raw LMDB engine's records round-trip and refuse damage, its index keys sort
- * in value order, and a wrong answer from any engine fails verification.
+ * in value order, a wrong answer from any engine fails verification, and the
+ * list operations of Coffer and SQLite give the oracle's answer, a different
+ * one for a list in another order, and refuse a link to a missing object.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -13,13 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <ftw.h>
 
+#include "coffer_engine.h"
 #include "lmdb_record.h"
 #include "results.h"
 
 static bench_workload small_workload(uint64_t n)
 {
-    return (bench_workload){.seed = 7, .n = n, .queries = 40, .scans = 5, .prefix_queries = 30, .single_writes = 9};
+    return (bench_workload){.seed = 7, .n = n, .queries = 40, .scans = 5, .prefix_queries = 30, .single_writes = 9,
+                            .list_length = 250};
 }
 
 static void entities_are_deterministic_and_in_range(void **state)
@@ -96,7 +101,7 @@ static void oracle_matches_brute_force(void **state)
 {
     (void)state;
     bench_workload w = small_workload(3000);
-    uint64_t expected[BENCH_OP_COUNT], by_pk = 0, ordered = 0, eq = 0, scan = 0, prefix = 0;
+    uint64_t expected[BENCH_OP_COUNT], by_pk = 0, ordered = 0, eq = 0, scan = 0, prefix = 0, list = 0;
     assert_int_equal(bench_expected_checks(&w, expected), 0);
     assert_int_equal(bench_workload_prepare(&w), 0);
     for (uint64_t i = 0; i < w.n; i++) {
@@ -122,6 +127,21 @@ static void oracle_matches_brute_force(void **state)
     assert_int_equal(expected[BENCH_OP_QUERY_PREFIX], prefix);
     assert_int_equal(expected[BENCH_OP_DELETE_ALL], 0);
     assert_int_equal(expected[BENCH_OP_SINGLE_WRITES], w.single_writes);
+    /* The list links the single-write objects, the ones left when it runs;
+     * the prepared targets are the generator's. */
+    int linked[9] = {0};
+    for (uint64_t i = 0; i < w.list_length; i++) {
+        assert_int_equal(w.list_targets[i], bench_list_target(&w, i));
+        assert_true(w.list_targets[i] > (int64_t)w.n && w.list_targets[i] <= (int64_t)(w.n + w.single_writes));
+        linked[w.list_targets[i] - (int64_t)w.n - 1] = 1;
+        list += bench_mix((uint64_t)w.list_targets[i]) * (2 * i + 1);
+    }
+    for (int k = 0; k < 9; k++)
+        assert_true(linked[k]);
+    assert_int_equal(expected[BENCH_OP_LIST_APPEND], w.list_length);
+    assert_int_equal(expected[BENCH_OP_LIST_READ], list);
+    assert_int_equal(bench_op_count(&w, BENCH_OP_LIST_APPEND), w.list_length);
+    assert_int_equal(bench_op_count(&w, BENCH_OP_LIST_READ), w.list_length);
     /* Non-trivial answers: queries hit something, scans split the set. */
     assert_true(eq > 0 && prefix > 0 && scan > 0 && scan < w.scans * w.n);
     /* The single-write objects follow the bulk set's ids. */
@@ -242,11 +262,19 @@ static void verification_names_a_wrong_answer(void **state)
 
     r[1].check[BENCH_OP_SCAN_FILTER] += 1;
     r[0].check[BENCH_OP_READ_ALL] ^= 1;
+    /* The list read back with its first two (different) links swapped. */
+    uint64_t swapped = 0, second = 1;
+    while (bench_list_target(&w, second) == bench_list_target(&w, 0))
+        second++;
+    for (uint64_t i = 0; i < w.list_length; i++)
+        swapped = bench_check_list(swapped, i, bench_list_target(&w, i == 0 ? second : i == second ? 0 : i));
+    r[1].check[BENCH_OP_LIST_READ] = swapped;
     err = open_memstream(&text, &len);
-    assert_int_equal(bench_verify(r, 2, expected, err), 2);
+    assert_int_equal(bench_verify(r, 2, expected, err), 3);
     fclose(err);
     assert_non_null(strstr(text, "sqlite, unindexed_filter_scan"));
     assert_non_null(strstr(text, "lmdb, read_all_in_order"));
+    assert_non_null(strstr(text, "sqlite, list_read_in_order"));
     free(text);
 
     /* An operation an engine does not support is not checked. */
@@ -300,6 +328,123 @@ static void repeated_runs_keep_the_fastest(void **state)
     assert_string_equal(best.error, "update_all: disk full");
 }
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+/* Runs the single-object writes (the objects the list links) and then the
+ * list operations of `engine` on a fresh store; returns the list
+ * operations' status, with their checks in `append` and `read`. */
+static int run_list_ops(const bench_engine *engine, const bench_workload *w, uint64_t *append, uint64_t *read)
+{
+    char dir[] = "/tmp/bench-selftest-XXXXXX";
+    void *state;
+    uint64_t written = 0;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(engine->open(dir, &state), 0);
+    assert_int_equal(engine->ops[BENCH_OP_SINGLE_WRITES](state, w, &written), 0);
+    assert_int_equal(written, w->single_writes);
+    *append = *read = 0;
+    assert_int_equal(engine->prepare(state, w, BENCH_OP_LIST_APPEND), 0);
+    int rc = engine->ops[BENCH_OP_LIST_APPEND](state, w, append);
+    rc |= engine->ops[BENCH_OP_LIST_READ](state, w, read);
+    engine->close(state);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return rc;
+}
+
+static void list_ops_answer_like_the_oracle(const bench_engine *engine)
+{
+    bench_workload w = small_workload(50);
+    w.list_length = 2 * BENCH_LIST_BATCH + 500; /* three transactions, the last one partial */
+    uint64_t expected[BENCH_OP_COUNT], append, read;
+    assert_int_equal(bench_expected_checks(&w, expected), 0);
+    assert_int_equal(bench_workload_prepare(&w), 0);
+    assert_int_equal(run_list_ops(engine, &w, &append, &read), 0);
+    assert_int_equal(append, expected[BENCH_OP_LIST_APPEND]);
+    assert_int_equal(read, expected[BENCH_OP_LIST_READ]);
+
+    /* The same links in another order read back to another answer. */
+    uint64_t last = w.list_length - 1;
+    while (w.list_targets[last] == w.list_targets[0])
+        last--;
+    int64_t t = w.list_targets[0];
+    w.list_targets[0] = w.list_targets[last];
+    w.list_targets[last] = t;
+    assert_int_equal(run_list_ops(engine, &w, &append, &read), 0);
+    assert_int_equal(append, expected[BENCH_OP_LIST_APPEND]);
+    assert_true(read != expected[BENCH_OP_LIST_READ]);
+    w.list_targets[last] = w.list_targets[0];
+    w.list_targets[0] = t;
+
+    /* A link to an object that does not exist fails its transaction; the
+     * transactions committed before it keep their links. */
+    w.list_targets[BENCH_LIST_BATCH + 10] = (int64_t)(w.n + w.single_writes + 1);
+    assert_int_equal(run_list_ops(engine, &w, &append, &read), -1);
+    assert_true(strlen(bench_failure()) > 0);
+    uint64_t first_batch = 0;
+    for (uint64_t i = 0; i < BENCH_LIST_BATCH; i++)
+        first_batch = bench_check_list(first_batch, i, w.list_targets[i]);
+    assert_int_equal(read, first_batch);
+    bench_workload_release(&w);
+}
+
+static void coffer_list_ops_answer_like_the_oracle(void **state)
+{
+    (void)state;
+    list_ops_answer_like_the_oracle(&bench_engine_coffer);
+    assert_non_null(strstr(bench_failure(), "appending a link"));
+}
+
+/* Until the list operations are prepared, Entity is no link target, so
+ * that delete_all clears it in one step; the list refuses to run then. */
+static void coffer_adds_the_list_class_when_prepared(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bench-selftest-XXXXXX";
+    void *engine_state;
+    coffer_class_id cls;
+    uint64_t check = 0;
+    bench_workload w = small_workload(50);
+    assert_int_equal(bench_workload_prepare(&w), 0);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(bench_engine_coffer.open(dir, &engine_state), 0);
+    coffer_bench *b = engine_state;
+    assert_int_equal(coffer_db_find_class(b->db, "ListOwner", &cls), COFFER_ERR_NOT_FOUND);
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_LIST_APPEND](engine_state, &w, &check), -1);
+    assert_non_null(strstr(bench_failure(), "not prepared"));
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_LIST_READ](engine_state, &w, &check), -1);
+    assert_non_null(strstr(bench_failure(), "no list to read"));
+    assert_int_equal(bench_engine_coffer.ops[BENCH_OP_SINGLE_WRITES](engine_state, &w, &check), 0);
+    assert_int_equal(bench_engine_coffer.prepare(engine_state, &w, BENCH_OP_LIST_APPEND), 0);
+    assert_int_equal(coffer_db_find_class(b->db, "ListOwner", &cls), COFFER_OK);
+    /* The objects written before the schema grew are still there. */
+    uint64_t count = 0;
+    coffer_txn *txn;
+    assert_int_equal(coffer_txn_begin(b->db, COFFER_TXN_READ, &txn), COFFER_OK);
+    assert_int_equal(coffer_class_count(txn, b->cls, &count), COFFER_OK);
+    coffer_txn_free(txn);
+    assert_int_equal(count, w.single_writes);
+    bench_engine_coffer.close(engine_state);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    bench_workload_release(&w);
+}
+
+static void coffer_encrypted_list_ops_answer_like_the_oracle(void **state)
+{
+    (void)state;
+    list_ops_answer_like_the_oracle(&bench_engine_coffer_encrypted);
+}
+
+static void sqlite_list_ops_answer_like_the_oracle(void **state)
+{
+    (void)state;
+    list_ops_answer_like_the_oracle(&bench_engine_sqlite);
+    assert_non_null(strstr(bench_failure(), "FOREIGN KEY constraint failed"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +458,10 @@ int main(void)
         cmocka_unit_test(verification_names_a_wrong_answer),
         cmocka_unit_test(ratios_divide_rates),
         cmocka_unit_test(repeated_runs_keep_the_fastest),
+        cmocka_unit_test(coffer_list_ops_answer_like_the_oracle),
+        cmocka_unit_test(coffer_adds_the_list_class_when_prepared),
+        cmocka_unit_test(coffer_encrypted_list_ops_answer_like_the_oracle),
+        cmocka_unit_test(sqlite_list_ops_answer_like_the_oracle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

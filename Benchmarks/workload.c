@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* Streams keep the values of different purposes independent. */
-enum { STREAM_ENTITY = 1, STREAM_UPDATE, STREAM_SHUFFLE, STREAM_GROUP_QUERY, STREAM_SCAN, STREAM_PREFIX };
+enum { STREAM_ENTITY = 1, STREAM_UPDATE, STREAM_SHUFFLE, STREAM_GROUP_QUERY, STREAM_SCAN, STREAM_PREFIX, STREAM_LIST };
 
 static const char text_alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
 
@@ -148,17 +148,32 @@ int64_t *bench_shuffled_ids(const bench_workload *w)
     return ids;
 }
 
+int64_t bench_list_target(const bench_workload *w, uint64_t i)
+{
+    bench_rng r;
+    bench_rng_init(&r, w->seed, STREAM_LIST, i);
+    return (int64_t)(w->n + 1 + bench_rng_below(&r, w->single_writes ? w->single_writes : 1));
+}
+
+uint64_t bench_check_list(uint64_t check, uint64_t position, int64_t id)
+{
+    return check + bench_mix((uint64_t)id) * (2 * position + 1);
+}
+
 int bench_workload_prepare(bench_workload *w)
 {
     uint64_t total = w->n + w->single_writes;
     w->entities = malloc((total ? total : 1) * sizeof *w->entities);
     w->order = bench_shuffled_ids(w);
-    if (!w->entities || !w->order) {
+    w->list_targets = malloc((w->list_length ? w->list_length : 1) * sizeof *w->list_targets);
+    if (!w->entities || !w->order || !w->list_targets) {
         bench_workload_release(w);
         return -1;
     }
     for (uint64_t i = 0; i < total; i++)
         bench_entity_make(w, i, &w->entities[i]);
+    for (uint64_t i = 0; i < w->list_length; i++)
+        w->list_targets[i] = bench_list_target(w, i);
     return 0;
 }
 
@@ -166,8 +181,10 @@ void bench_workload_release(bench_workload *w)
 {
     free(w->entities);
     free(w->order);
+    free(w->list_targets);
     w->entities = NULL;
     w->order = NULL;
+    w->list_targets = NULL;
 }
 
 int64_t bench_query_group(const bench_workload *w, uint64_t q)
@@ -211,6 +228,8 @@ static const struct {
     [BENCH_OP_QUERY_PREFIX] = {"string_prefix_query", "indexed string prefix query, count (queries/s)"},
     [BENCH_OP_DELETE_ALL] = {"delete_all", "delete all, one transaction (objects/s)"},
     [BENCH_OP_SINGLE_WRITES] = {"single_object_write_transactions", "single-object write transactions (commits/s)"},
+    [BENCH_OP_LIST_APPEND] = {"list_append", "list append, 1,000 per transaction (links/s)"},
+    [BENCH_OP_LIST_READ] = {"list_read_in_order", "list read in order, following links (links/s)"},
 };
 
 const char *bench_op_key(bench_op op)
@@ -230,6 +249,8 @@ uint64_t bench_op_count(const bench_workload *w, bench_op op)
     case BENCH_OP_SCAN_FILTER: return w->scans;
     case BENCH_OP_QUERY_PREFIX: return w->prefix_queries;
     case BENCH_OP_SINGLE_WRITES: return w->single_writes;
+    case BENCH_OP_LIST_APPEND:
+    case BENCH_OP_LIST_READ: return w->list_length;
     default: return w->n;
     }
 }
@@ -273,6 +294,9 @@ int bench_expected_checks(const bench_workload *w, uint64_t expected[BENCH_OP_CO
     }
     expected[BENCH_OP_DELETE_ALL] = 0;
     expected[BENCH_OP_SINGLE_WRITES] = w->single_writes;
+    expected[BENCH_OP_LIST_APPEND] = w->list_length;
+    for (uint64_t i = 0; i < w->list_length; i++)
+        expected[BENCH_OP_LIST_READ] = bench_check_list(expected[BENCH_OP_LIST_READ], i, bench_list_target(w, i));
     free(group_sizes);
     free(prefix_sizes);
     free(updated_i64);

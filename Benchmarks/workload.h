@@ -16,6 +16,8 @@
 #define BENCH_TEXT_MAX 99   /* the free text and the bytes are 0..99 long */
 #define BENCH_NAME_LEN 6    /* the indexed string: 6 lowercase letters */
 #define BENCH_PREFIX_LEN 2  /* prefix queries use the first 2 letters (the oracle counts 26 * 26 prefixes) */
+#define BENCH_LIST_MAX 100000  /* the list grows to min(n, this) links by default */
+#define BENCH_LIST_BATCH 1000  /* list appends per write transaction */
 
 /* One object. Field order matches the Coffer schema's property ids. */
 typedef struct bench_entity {
@@ -41,11 +43,14 @@ typedef struct bench_workload {
     uint64_t scans;          /* unindexed filter scans */
     uint64_t prefix_queries; /* string prefix queries */
     uint64_t single_writes;  /* single-object write transactions */
+    uint64_t list_length;    /* links appended to the list */
     /* Filled by bench_workload_prepare(), so that generating objects is not
-     * timed: objects 0 .. n + single_writes - 1, and the ids 1..n in the
-     * shuffled order reads and updates visit them. */
+     * timed: objects 0 .. n + single_writes - 1, the ids 1..n in the
+     * shuffled order reads and updates visit them, and the ids the list's
+     * links point to, in list order. */
     bench_entity *entities;
     int64_t *order;
+    int64_t *list_targets;
 } bench_workload;
 
 /* Generates the objects and the shuffled order. 0, or -1 if out of memory. */
@@ -82,6 +87,14 @@ uint64_t bench_check_ordered(uint64_t check, uint64_t position, const bench_enti
  * order). Caller frees. NULL if out of memory. */
 int64_t *bench_shuffled_ids(const bench_workload *w);
 
+/* The id of the object that list append number i (0-based) links: one of
+ * the objects the single-object write transactions inserted (ids n + 1 ..
+ * n + single_writes), the only ones left when the list operations run. */
+int64_t bench_list_target(const bench_workload *w, uint64_t i);
+/* The read check of the list: each linked object's id weighted by its
+ * position, so that order matters. */
+uint64_t bench_check_list(uint64_t check, uint64_t position, int64_t id);
+
 /* Parameters of query number q. */
 int64_t bench_query_group(const bench_workload *w, uint64_t q);
 int64_t bench_scan_threshold(const bench_workload *w, uint64_t s);
@@ -101,6 +114,8 @@ typedef enum bench_op {
     BENCH_OP_QUERY_PREFIX,
     BENCH_OP_DELETE_ALL,
     BENCH_OP_SINGLE_WRITES,
+    BENCH_OP_LIST_APPEND,
+    BENCH_OP_LIST_READ,
     BENCH_OP_COUNT
 } bench_op;
 
