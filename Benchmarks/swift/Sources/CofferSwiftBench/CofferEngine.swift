@@ -101,34 +101,31 @@ class CofferEngine: Engine {
     // counted. Each compiles its query text anew (the overlay has no prepared
     // queries); the count runs in the C core without making objects.
 
-    func indexedEquality(_ w: Workload) throws -> UInt64 {
+    /// Adds up the counts of `runs` queries, the i-th made by `query(i)`.
+    private func countEach(_ runs: Int, _ query: (Results<CofferEntity>, Int) -> Results<CofferEntity>) -> UInt64 {
         let all = db.objects(CofferEntity.self)
-        var check: UInt64 = 0
-        for q in 0..<w.queries {
+        return (0..<runs).reduce(0) { $0 + UInt64(query(all, $1).count) }
+    }
+
+    func indexedEquality(_ w: Workload) throws -> UInt64 {
+        countEach(w.queries) { all, q in
             let group = w.queryGroup(q)
-            check += UInt64(all.where { $0.group == group }.count)
+            return all.where { $0.group == group }
         }
-        return check
     }
 
     func filterScan(_ w: Workload) throws -> UInt64 {
-        let all = db.objects(CofferEntity.self)
-        var check: UInt64 = 0
-        for s in 0..<w.scans {
+        countEach(w.scans) { all, s in
             let threshold = w.scanThreshold(s)
-            check += UInt64(all.where { $0.i64 > threshold }.count)
+            return all.where { $0.i64 > threshold }
         }
-        return check
     }
 
     func stringPrefix(_ w: Workload) throws -> UInt64 {
-        let all = db.objects(CofferEntity.self)
-        var check: UInt64 = 0
-        for q in 0..<w.prefixQueries {
+        countEach(w.prefixQueries) { all, q in
             let prefix = w.queryPrefix(q)
-            check += UInt64(all.where { $0.name.starts(with: prefix) }.count)
+            return all.where { $0.name.starts(with: prefix) }
         }
-        return check
     }
 
     func deleteAll(_ w: Workload) throws -> UInt64 {
