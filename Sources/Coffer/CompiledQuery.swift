@@ -10,7 +10,10 @@ final class CompiledQuery {
     /// - Throws: ``CofferError`` `.query` with the C core's message (the offset
     ///   of a syntax error, the property or type at fault), or naming an
     ///   argument that cannot be compared (an object of another database).
-    init(_ database: Database, _ binding: ClassBinding, text: String, arguments: [StoredValue]) throws(CofferError) {
+    ///
+    /// The text is parsed once per database: a text seen before is rebound to
+    /// the new arguments (`coffer_query_rebind`), as a prepared statement is.
+    convenience init(_ database: Database, _ binding: ClassBinding, text: String, arguments: [StoredValue]) throws(CofferError) {
         let resolved = try arguments.enumerated().map { (index, value) throws(CofferError) in
             try database.queryArgument(value, at: index)
         }
@@ -20,14 +23,29 @@ final class CompiledQuery {
             values.append(try arena.cValue(value))
         }
         var query: OpaquePointer?
-        let status = text.withCString { cText in
-            values.withUnsafeBufferPointer { buffer in
-                coffer_query_compile(database.handle, binding.classId, cText, text.utf8.count,
-                                     buffer.baseAddress, buffer.count, &query)
+        let key = PreparedQueries.Key(classId: binding.classId, text: text)
+        let status: coffer_status
+        if let prepared = database.preparedQueries[key] {
+            status = values.withUnsafeBufferPointer { buffer in
+                coffer_query_rebind(prepared.handle, buffer.baseAddress, buffer.count, &query)
+            }
+        } else {
+            status = text.withCString { cText in
+                values.withUnsafeBufferPointer { buffer in
+                    coffer_query_compile(database.handle, binding.classId, cText, text.utf8.count,
+                                         buffer.baseAddress, buffer.count, &query)
+                }
             }
         }
         try CofferError.check(status)
-        handle = query!
+        self.init(handle: query!)
+        if database.preparedQueries[key] == nil {
+            database.preparedQueries[key] = self
+        }
+    }
+
+    private init(handle: OpaquePointer) {
+        self.handle = handle
     }
 
     deinit {
@@ -94,5 +112,28 @@ enum QueryArgument {
             return .list(try set.map { (item) throws(CofferError) in try stored(item.base, at: index) })
         }
         throw CofferError(.query, "argument \(index) is a \(type(of: unwrapped)), which a query cannot compare")
+    }
+}
+
+/// The queries a database has compiled, by class and text, so that running one
+/// again with other arguments rebinds it instead of parsing it again. Bounded:
+/// it starts afresh when full. Used only on the database's own thread.
+struct PreparedQueries {
+    struct Key: Hashable {
+        let classId: UInt32
+        let text: String
+    }
+
+    private static let capacity = 64
+    private var queries: [Key: CompiledQuery] = [:]
+
+    subscript(key: Key) -> CompiledQuery? {
+        get { queries[key] }
+        set {
+            if newValue != nil && queries.count >= Self.capacity {
+                queries.removeAll(keepingCapacity: true)
+            }
+            queries[key] = newValue
+        }
     }
 }

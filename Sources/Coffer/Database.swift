@@ -57,6 +57,8 @@ public final class Database {
     /// kept by managed objects are used only in the transaction that opened them.
     private(set) var transactionSerial: UInt64 = 0
     var bindings: [ObjectIdentifier: ClassBinding] = [:]
+    /// Compiled queries by class and text, rebound for new arguments.
+    var preparedQueries = PreparedQueries()
     /// Changes whenever the snapshot changes or objects are created or deleted,
     /// so that ``Results`` know when their cached keys are stale.
     var contentVersion: UInt64 = 0

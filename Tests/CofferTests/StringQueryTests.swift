@@ -35,6 +35,26 @@ import Testing
         #expect(try tasks.where { $0.isComplete }.filter("priority > 1").names == ["Write docs"])
     }
 
+    /// A query text runs again with other arguments without being parsed again;
+    /// each run still checks its own arguments, and many texts stay correct.
+    @Test(arguments: Storage.allCases)
+    func aQueryRunAgainWithOtherArgumentsIsCheckedAndCorrect(storage: Storage) throws {
+        let dir = TemporaryDirectory()
+        let db = try todoDatabase(storage, in: dir)
+        let tasks = db.objects(Todo.Task.self)
+        #expect(try tasks.filter("priority == $0", 10).names == ["Fix bug"])
+        #expect(try tasks.filter("priority == $0", 5).names == ["Review"])
+        #expect(tasks.where { $0.priority == 1 }.names == ["Zoë's café"])
+        #expect(tasks.where { $0.priority == 10 }.names == ["Fix bug"])
+        expectCofferError(.query, containing: "$0") { _ = try tasks.filter("priority == $0", "ten") }
+        #expect(try tasks.filter("priority == $0", 5).names == ["Review"], "a refused argument changes nothing")
+        for limit in 0..<100 {
+            let text = "priority > $0 LIMIT(\(limit + 1))"
+            #expect(try tasks.filter(text, 0).count == min(limit + 1, 4))
+        }
+        #expect(try tasks.filter("priority == $0", 10).names == ["Fix bug"])
+    }
+
     @Test(arguments: Storage.allCases)
     func swiftNamesOfMappedPropertiesAreTranslated(storage: Storage) throws {
         let dir = TemporaryDirectory()

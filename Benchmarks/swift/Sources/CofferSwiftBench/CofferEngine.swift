@@ -98,8 +98,8 @@ class CofferEngine: Engine {
     }
 
     // The queries as an application writes them: a typed `where` per query,
-    // counted. Each compiles its query text anew (the overlay has no prepared
-    // queries); the count runs in the C core without making objects.
+    // counted. The overlay parses a query text once per database and rebinds
+    // it for new arguments; the count runs in the C core without making objects.
 
     /// Adds up the counts of `runs` queries, the i-th made by `query(i)`.
     private func countEach(_ runs: Int, _ query: (Results<CofferEntity>, Int) -> Results<CofferEntity>) -> UInt64 {
