@@ -179,7 +179,7 @@ class Writer:
         """The fields of a new object (or an upsert): given values, and the
         declared defaults unless the object exists and is being updated."""
         values = dict(given)
-        if not self._updates_existing(info, values):
+        if not info.defaults.keys() <= values.keys() and not self._updates_existing(info, values):
             for name, default in info.defaults.items():
                 values.setdefault(name, default)
         packed = packing.object_fields(self, info, values)
