@@ -942,6 +942,22 @@ COFFER_API coffer_class_id coffer_object_class(const coffer_object *obj);
  *  damaged; nothing is returned). */
 COFFER_API coffer_status coffer_object_get_value(coffer_object *obj, coffer_property_id prop, coffer_value *out);
 
+/** Reads `count` properties of the object in one call: property `props[i]`
+ *  into `out[i]`, each exactly as coffer_object_get_value() reads it, with
+ *  the same lifetime for borrowed strings and binaries. For bindings whose
+ *  cost is per call (ctypes): a whole object costs one crossing instead of
+ *  one per property. A property id may appear more than once. All or
+ *  nothing: every id is checked before anything is read, and on any error
+ *  every `out[i]` is null. `count` 0 reads nothing (props and out may then
+ *  be NULL).
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL or released handle, NULL props
+ *  or out with count > 0, a bad property id, naming its position and the
+ *  class); COFFER_ERR_MISUSE (transaction ended); COFFER_ERR_NOT_FOUND (the
+ *  object was deleted); COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY (the
+ *  stored record is damaged). */
+COFFER_API coffer_status coffer_object_get_values(coffer_object *obj, const coffer_property_id *props, size_t count,
+                                                  coffer_value *out);
+
 /** Sets property `prop` of the object, keeping indexes in step.
  *  Errors: as coffer_object_create(); COFFER_ERR_IMMUTABLE for the primary
  *  key (naming class and property); COFFER_ERR_NOT_FOUND if the object was

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The Python benchmark: Coffer's binding (plain and encrypted) against
-sqlite3 (standard library), py-lmdb and ObjectBox on the CRUD workload.
+sqlite3 (standard library), py-lmdb and ObjectBox on the CRUD workload and
+its queries.
 
   python3 Benchmarks/python/bench.py [--n N] [--single-writes N] [--seed S]
+      [--queries Q] [--scans S] [--prefix-queries P]
       [--repeat R] [--engines coffer,coffer_encrypted,sqlite3,lmdb,objectbox]
       [--workdir DIR] [--json PATH] [--machine TEXT] [--library libcoffer.so.0]
 
@@ -61,6 +63,9 @@ def parse(argv):
     p.add_argument("--n", type=positive, default=100_000)
     p.add_argument("--single-writes", type=lambda t: positive(t, 0), default=1_000)
     p.add_argument("--seed", type=lambda t: positive(t, 0), default=42)
+    p.add_argument("--queries", type=positive, default=1_000, help="indexed equality queries")
+    p.add_argument("--scans", type=positive, default=10, help="unindexed filter scans")
+    p.add_argument("--prefix-queries", type=positive, default=100, help="string prefix queries")
     p.add_argument("--repeat", type=positive, default=3)
     p.add_argument("--engines", type=engines, default=list(ENGINES))
     p.add_argument("--workdir", default=os.path.join(ROOT, "build-bench"))
@@ -108,7 +113,7 @@ def directory_size(path):
 def run_child(args):
     sys.path.insert(0, HERE)
     from workload import OPERATIONS, Workload
-    w = Workload(args.seed, args.n, args.single_writes)
+    w = Workload(args.seed, args.n, args.single_writes, args.queries, args.scans, args.prefix_queries)
     expected = w.expected_checks()
     harness = peak_rss()
     module, name = ENGINES[args.child]
@@ -162,7 +167,9 @@ def run_all(args, unavailable):
             print(f"run {run}/{args.repeat}: {engine}", file=sys.stderr, flush=True)
             child = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", engine,
                                     "--workdir", directory, "--n", str(args.n),
-                                    "--single-writes", str(args.single_writes), "--seed", str(args.seed)],
+                                    "--single-writes", str(args.single_writes), "--seed", str(args.seed),
+                                    "--queries", str(args.queries), "--scans", str(args.scans),
+                                    "--prefix-queries", str(args.prefix_queries)],
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             shutil.rmtree(directory, ignore_errors=True)
             sys.stderr.write(child.stderr)
@@ -195,8 +202,8 @@ def engine_versions(engines):
 
 def results(args, machine, best, unavailable, date, load_before):
     sys.path.insert(0, HERE)
-    from workload import OPERATIONS
-    units = {op: args.single_writes if op == "single_object_write_transactions" else args.n for op, _ in OPERATIONS}
+    from workload import OPERATIONS, operation_counts
+    units = operation_counts(args.n, args.single_writes, args.queries, args.scans, args.prefix_queries)
     engines = [e for e in args.engines if e in best]
     operations = {op: {e: round(units[op] / best[e]["seconds"][op], 1) for e in engines
                        if best[e]["seconds"][op] > 0} for op, _ in OPERATIONS}

@@ -74,6 +74,20 @@ class CofferEngine:
             check = check_ordered(check, position, _entity(obj.to_dict()))
         return check
 
+    # Each query is a filter of the class's results, compiled from its text
+    # and counted by the C library (no object is read).
+    def indexed_equality_query(self, w: Workload) -> int:
+        entities = self.db.objects(CofferEntity)
+        return sum(len(entities.filter("group == $0", group)) for group in w.query_groups)
+
+    def unindexed_filter_scan(self, w: Workload) -> int:
+        entities = self.db.objects(CofferEntity)
+        return sum(len(entities.filter("i64 > $0", threshold)) for threshold in w.scan_thresholds)
+
+    def string_prefix_query(self, w: Workload) -> int:
+        entities = self.db.objects(CofferEntity)
+        return sum(len(entities.filter("name BEGINSWITH $0", prefix)) for prefix in w.prefixes)
+
     def delete_all(self, w: Workload) -> int:
         with self.db.write():
             self.db.delete(self.db.objects(CofferEntity))

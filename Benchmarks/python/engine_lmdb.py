@@ -11,6 +11,7 @@ from workload import Entity, Workload, check_add, check_ordered
 _ID = struct.Struct(">q")
 _FIXED = struct.Struct("<q?iqfd")
 _GROUP = struct.Struct(">q")
+_I64 = struct.Struct("<13xq")  # i64 in a record: after the id, flag and i32 of _FIXED
 
 
 def encode(e: Entity) -> bytes:
@@ -88,6 +89,37 @@ class LmdbEngine:
             for position, record in enumerate(txn.cursor(db=self.records).iternext(keys=False)):
                 check = check_ordered(check, position, decode(record))
         return check
+
+    def indexed_equality_query(self, w: Workload) -> int:
+        total = 0
+        with self.env.begin() as txn:
+            cursor = txn.cursor(db=self.by_group)
+            for group in w.query_groups:
+                if cursor.set_key(_GROUP.pack(group)):
+                    total += cursor.count()
+        return total
+
+    def unindexed_filter_scan(self, w: Workload) -> int:
+        total = 0
+        with self.env.begin() as txn:
+            for threshold in w.scan_thresholds:
+                for record in txn.cursor(db=self.records).iternext(keys=False):
+                    if _I64.unpack_from(record)[0] > threshold:
+                        total += 1
+        return total
+
+    def string_prefix_query(self, w: Workload) -> int:
+        # The index keys of the prefix, each counted with its duplicates.
+        total = 0
+        with self.env.begin() as txn:
+            cursor = txn.cursor(db=self.by_name)
+            for prefix in w.prefixes:
+                start = prefix.encode()
+                found = cursor.set_range(start)
+                while found and cursor.key().startswith(start):
+                    total += cursor.count()
+                    found = cursor.next_nodup()
+        return total
 
     def delete_all(self, w: Workload) -> int:
         with self.env.begin(write=True) as txn:

@@ -62,6 +62,23 @@ class SqliteEngine:
             check = check_ordered(check, position, self._entity(row))
         return check
 
+    def _counts(self, sql: str, arguments: list) -> int:
+        # One read transaction; sqlite3 keeps the statement prepared between calls.
+        self.db.execute("BEGIN")
+        total = sum(self.db.execute(sql, (argument,)).fetchone()[0] for argument in arguments)
+        self.db.execute("COMMIT")
+        return total
+
+    def indexed_equality_query(self, w: Workload) -> int:
+        return self._counts("SELECT count(*) FROM entity WHERE grp = ?", w.query_groups)
+
+    def unindexed_filter_scan(self, w: Workload) -> int:
+        return self._counts("SELECT count(*) FROM entity WHERE i64 > ?", w.scan_thresholds)
+
+    def string_prefix_query(self, w: Workload) -> int:
+        # GLOB is case-sensitive like a prefix match and can use the index.
+        return self._counts("SELECT count(*) FROM entity WHERE name GLOB ?", [p + "*" for p in w.prefixes])
+
     def delete_all(self, w: Workload) -> int:
         self.db.execute("BEGIN")
         self.db.execute("DELETE FROM entity")

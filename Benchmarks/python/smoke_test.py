@@ -16,7 +16,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "bench.py")
 REPORT = os.path.join(os.path.dirname(HERE), "report.py")
-SIZES = ["--n", "300", "--single-writes", "5", "--seed", "7"]
+SIZES = ["--n", "300", "--single-writes", "5", "--seed", "7", "--queries", "20", "--scans", "2", "--prefix-queries", "10"]
 
 
 def run(*args, expect=0):
@@ -40,7 +40,7 @@ def main(work):
     for engine in engines:
         with tempfile.TemporaryDirectory(dir=work) as data:
             report = json.loads(run(BENCH, "--child", engine, "--workdir", data, *SIZES).stdout)
-            assert len(report["seconds"]) == 6, report
+            assert len(report["seconds"]) == 9, report
             assert report["file_size_bytes"] > 0 and report["peak_rss_bytes"] > 0, report
 
     # A wrong answer is an error naming the operation: the oracle of another
@@ -54,6 +54,9 @@ def main(work):
         engine.insert_bulk(w)
         assert engine.read_by_primary_key(w) == w.expected_checks()["read_by_primary_key"]
         assert engine.read_by_primary_key(w) != other.expected_checks()["read_by_primary_key"]
+        for query in ("indexed_equality_query", "string_prefix_query"):
+            assert getattr(engine, query)(w) == w.expected_checks()[query]
+            assert getattr(engine, query)(other) != other.expected_checks()[query], query
         engine.close()
 
     # Bad options name what was wrong.

@@ -11,6 +11,7 @@ import hashlib
 import random
 import string
 import struct
+from collections import Counter
 from typing import Dict, List, NamedTuple, Tuple
 
 TEXT_ALPHABET = string.ascii_letters + string.digits + " "
@@ -19,6 +20,9 @@ OPERATIONS = [
     ("read_by_primary_key", "read by primary key, all fields (objects/s)"),
     ("update_all", "update every object, one transaction (objects/s)"),
     ("read_all_in_order", "read all in order, all fields (objects/s)"),
+    ("indexed_equality_query", "indexed int equality query, count (queries/s)"),
+    ("unindexed_filter_scan", "unindexed filter i64 > x, count (scans/s)"),
+    ("string_prefix_query", "indexed string prefix query, count (queries/s)"),
     ("delete_all", "delete all, one transaction (objects/s)"),
     ("single_object_write_transactions", "single-object write transactions (commits/s)"),
 ]
@@ -62,12 +66,23 @@ def check_ordered(check: int, position: int, e: Entity) -> int:
     return (check + entity_hash(e) * (2 * position + 1)) & MASK
 
 
+PREFIX_LEN = 2  # prefix queries ask for the first 2 letters of `name`
+
+
 class Workload:
-    def __init__(self, seed: int, n: int, single_writes: int) -> None:
+    def __init__(self, seed: int, n: int, single_writes: int, queries: int = 1000, scans: int = 10,
+                 prefix_queries: int = 100) -> None:
         self.seed, self.n, self.single_writes = seed, n, single_writes
         rng = random.Random(f"{seed}/entities")
         groups = max(n // 10, 1)
         self.entities: List[Entity] = [self._make(rng, i + 1, groups) for i in range(n + single_writes)]
+        # The arguments of the queries: a group for each equality query, an
+        # i64 threshold for each scan, a two-letter prefix for each prefix query.
+        arguments = random.Random(f"{seed}/queries")
+        self.query_groups = [arguments.randrange(groups) for _ in range(queries)]
+        self.scan_thresholds = [arguments.getrandbits(64) - (1 << 63) for _ in range(scans)]
+        self.prefixes = ["".join(arguments.choices(string.ascii_lowercase, k=PREFIX_LEN))
+                         for _ in range(prefix_queries)]
         self.order = list(range(1, n + 1))
         random.Random(f"{seed}/order").shuffle(self.order)
         updates = random.Random(f"{seed}/updates")
@@ -91,13 +106,36 @@ class Workload:
         )
 
     def units(self, op: str) -> int:
-        return self.single_writes if op == "single_object_write_transactions" else self.n
+        return operation_counts(self.n, self.single_writes, len(self.query_groups), len(self.scan_thresholds),
+                                len(self.prefixes))[op]
 
     def expected_checks(self) -> Dict[str, int]:
+        """What each operation returns: objects written or counted, hashes
+        of what was read, and for the queries the sum of their counts."""
         by_key = in_order = 0
+        group_sizes: Counter[int] = Counter()
+        prefix_sizes: Counter[str] = Counter()
+        updated_i64 = []
         for position, e in enumerate(self.entities[:self.n]):
             by_key = check_add(by_key, e)
             i64, d = self.updates[e.id]
             in_order = check_ordered(in_order, position, e._replace(i64=i64, d=d))
+            group_sizes[e.group] += 1
+            prefix_sizes[e.name[:PREFIX_LEN]] += 1
+            updated_i64.append(i64)
+        # The queries run after the update: the scan sees the new i64 values.
+        scanned = sum(sum(1 for v in updated_i64 if v > t) for t in self.scan_thresholds)
         return {"insert_bulk": self.n, "read_by_primary_key": by_key, "update_all": self.n,
-                "read_all_in_order": in_order, "delete_all": 0, "single_object_write_transactions": self.single_writes}
+                "read_all_in_order": in_order,
+                "indexed_equality_query": sum(group_sizes[g] for g in self.query_groups),
+                "unindexed_filter_scan": scanned,
+                "string_prefix_query": sum(prefix_sizes[p] for p in self.prefixes),
+                "delete_all": 0, "single_object_write_transactions": self.single_writes}
+
+
+def operation_counts(n: int, single_writes: int, queries: int, scans: int, prefix_queries: int) -> Dict[str, int]:
+    """How many operations one run of each performs (objects, queries, scans, commits)."""
+    counts = dict.fromkeys((op for op, _ in OPERATIONS), n)
+    counts.update(indexed_equality_query=queries, unindexed_filter_scan=scans, string_prefix_query=prefix_queries,
+                  single_object_write_transactions=single_writes)
+    return counts

@@ -1630,3 +1630,28 @@ coffer_status cf_object_drop_graph_column_from(coffer_txn *txn, coffer_class_id 
     free(props);
     return st == COFFER_DONE ? COFFER_OK : st;
 }
+
+/* ---- batch reads ---------------------------------------------------------- */
+
+COFFER_API coffer_status coffer_object_get_values(coffer_object *obj, const coffer_property_id *props, size_t count,
+                                                  coffer_value *out)
+{
+    if (out && count)
+        memset(out, 0, count * sizeof *out);
+    coffer_status st = check_obj(obj, 0);
+    if (st != COFFER_OK)
+        return st;
+    if (count && (!props || !out))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_object_get_values: %s is NULL", props ? "out" : "props");
+    const cf_class *c = class_of(obj->txn, obj->cls);
+    for (size_t i = 0; i < count; i++)
+        if (props[i] >= c->nprops)
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu), at position %zu",
+                            c->name, props[i], c->nprops, i);
+    st = obj_load(obj);
+    for (size_t i = 0; st == COFFER_OK && i < count; i++)
+        st = obj_read(obj, &c->props[props[i]], &out[i]);
+    if (st != COFFER_OK && count)
+        memset(out, 0, count * sizeof *out); /* all or nothing */
+    return st;
+}

@@ -450,6 +450,39 @@ static void test_tamper_flip(void **state)
     coffer_close(db);
 }
 
+/* A record damaged under an open handle: the handle reads its record again
+ * after a write elsewhere in the transaction, and a batch read then reports
+ * the damage and returns nothing. */
+static void test_tamper_under_batch_read(void **state)
+{
+    ts_env *env = *state;
+    char path[TS_PATH_MAX];
+    write_secrets(path, env->dir, "batch.coffer", ts_key);
+    raw_loc l3;
+    assert_int_equal(raw_find(path, "2", 3, &l3, NULL), 0);
+
+    coffer_db *db = NULL;
+    assert_ok(open_path(path, ts_key, 0, &db));
+    coffer_class_id cls = ts_class(db, "SecretClassName");
+    coffer_class_id other = ts_class(db, "OtherSecretClass");
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_get(w, cls, 3, &obj));
+    const coffer_property_id props[] = {0, 1, 2, 3};
+    coffer_value out[4];
+    assert_ok(coffer_object_get_values(obj, props, 4, out));
+    assert_int_equal(out[2].u.integer, 1002);
+
+    coffer_field g[] = {ts_field(0, ts_str("written elsewhere"))};
+    assert_ok(coffer_object_create(w, other, g, 1, COFFER_UPDATE_ERROR, NULL));
+    flip_byte(path, l3.offset + (long long)l3.size / 2);
+    assert_status(coffer_object_get_values(obj, props, 4, out), COFFER_ERR_INTEGRITY);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(out[i].type, COFFER_TYPE_NULL);
+    coffer_txn_free(w);
+    coffer_close(db);
+}
+
 static void test_tamper_moved_record(void **state)
 {
     ts_env *env = *state;
@@ -636,6 +669,7 @@ int main(void)
         TS_TEST_EMPTY(test_key_errors),
         TS_TEST_EMPTY(test_layout_as_documented),
         TS_TEST_EMPTY(test_tamper_flip),
+        TS_TEST_EMPTY(test_tamper_under_batch_read),
         TS_TEST_EMPTY(test_tamper_moved_record),
         TS_TEST_EMPTY(test_tamper_record_from_other_file),
         TS_TEST_EMPTY(test_plain_flip_never_crashes),

@@ -369,6 +369,9 @@ coffer_object_key_of = _declare("coffer_object_key_of", c_uint64, [ObjectP])
 coffer_object_get_value = _status(
     "coffer_object_get_value", ObjectP, c_uint32, POINTER(coffer_value)
 )
+coffer_object_get_values = _status(
+    "coffer_object_get_values", ObjectP, POINTER(c_uint32), c_size_t, POINTER(coffer_value)
+)
 coffer_object_set_value = _status(
     "coffer_object_set_value", ObjectP, c_uint32, POINTER(coffer_value)
 )

@@ -10,7 +10,7 @@ import decimal
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
-from . import _capi
+from . import _capi, packing
 from .errors import InvalidArgumentError, LimitError, NotFoundError, PropertyTypeError
 from .model import Object
 from .objectid import ObjectId
@@ -69,7 +69,7 @@ class Writer:
     def property_value(self, info: "_ClassInfo", prop: "_PropInfo", value: Any, out: _capi.coffer_value) -> None:
         """`value` for the whole property: a collection for a collection
         property, else one element."""
-        where = info.where(prop.name)
+        where = prop.where
         if prop.collection == _capi.COLLECTION_MAP:
             if not _is_mapping(value):
                 raise PropertyTypeError(f"{where}: expected a dict, got {type(value).__name__}")
@@ -84,7 +84,7 @@ class Writer:
 
     def element(self, info: "_ClassInfo", prop: "_PropInfo", value: Any, out: _capi.coffer_value, depth: int) -> None:
         """One value of the property's type (an element of its collection)."""
-        where = info.where(prop.name)
+        where = prop.where
         if prop.type == _capi.TYPE_LINK:
             self.link(prop.target, value, out, where)
         elif prop.type == _capi.TYPE_MIXED:
@@ -179,9 +179,12 @@ class Writer:
         """The fields of a new object (or an upsert): given values, and the
         declared defaults unless the object exists and is being updated."""
         values = dict(given)
-        if not self._updates_existing(info, values):
+        if not info.defaults.keys() <= values.keys() and not self._updates_existing(info, values):
             for name, default in info.defaults.items():
                 values.setdefault(name, default)
+        packed = packing.object_fields(self, info, values)
+        if packed is not None:
+            return packed
         array = (_capi.coffer_field * max(len(values), 1))()
         self.keep.append(array)
         for i, (name, value) in enumerate(values.items()):

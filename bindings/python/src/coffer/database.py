@@ -25,7 +25,7 @@ from typing import (
     overload,
 )
 
-from . import _capi
+from . import _capi, packing
 from .errors import (
     CofferError,
     DatabaseClosedError,
@@ -61,11 +61,13 @@ _UPDATE_POLICIES = {"all": _capi.UPDATE_ALL, "modified": _capi.UPDATE_MODIFIED}
 
 
 class _PropInfo:
-    __slots__ = ("id", "name", "type", "optional", "collection", "target", "origin")
+    __slots__ = ("id", "name", "type", "optional", "collection", "target", "origin", "where")
 
-    def __init__(self, prop_id: int, prop: PropertySchema) -> None:
+    def __init__(self, prop_id: int, prop: PropertySchema, class_name: str) -> None:
         self.id = prop_id
         self.name = prop.name
+        # What error messages about the property start with.
+        self.where = f"class '{class_name}', property '{prop.name}'"
         self.type = TYPE_CODES[prop.type]
         self.optional = prop.optional
         self.collection = COLLECTION_CODES[prop.collection]
@@ -84,12 +86,19 @@ class _ClassInfo:
         self.name = schema.name
         self.names = [p.name for p in schema.properties]
         self.properties = {
-            p.name: _PropInfo(i, p) for i, p in enumerate(schema.properties)
+            p.name: _PropInfo(i, p, schema.name) for i, p in enumerate(schema.properties)
         }
         pk = schema.primary_key
         self.primary_key = self.properties[pk] if pk is not None else None
         self.model: Optional[Type[Object]] = declared.model if declared is not None else None
         self.defaults = dict(declared.defaults) if declared is not None else {}
+        self._reader: Optional[packing.ObjectReader] = None
+
+    def reader(self) -> packing.ObjectReader:
+        """What reads whole objects of the class, made on first use."""
+        if self._reader is None:
+            self._reader = packing.ObjectReader(self)
+        return self._reader
 
     def where(self, prop: str) -> str:
         return f"class '{self.name}', property '{prop}'"
@@ -570,7 +579,8 @@ class Database:
         assert info.primary_key is not None
         value = _capi.coffer_value()
         keep: List[Any] = []
-        to_c(info.primary_key.type, pk, value, keep, info.where(info.primary_key.name))
+        if not packing.scalar_value(info.primary_key.type, pk, value):
+            to_c(info.primary_key.type, pk, value, keep, info.primary_key.where)
         handle = _capi.ObjectP()
         try:
             _capi.coffer_object_find(txn, info.class_id, ctypes.byref(value), ctypes.byref(handle))
@@ -709,16 +719,20 @@ class Database:
     def _read_object(self, info: _ClassInfo, key: int) -> Dict[str, Any]:
         handle = self._handle(self._txn(), info, key)
         try:
-            return {name: self._value_of(handle, info, key, info.properties[name]) for name in info.names}
+            return info.reader().read(self, handle, key)
         finally:
             _capi.coffer_object_release(handle)
 
     def _write_property(self, info: _ClassInfo, key: int, name: str, value: Any) -> None:
         prop = info.prop(name)
-        txn = self._write_txn(f"setting {info.name}.{name}")
+        txn = self._handles.write_txn
+        if txn is None or self._migration_role == "old" or threading.get_ident() != self._thread:
+            txn = self._write_txn(f"setting {info.name}.{name}")
         c_value = _capi.coffer_value()
+        # `writer` keeps the buffers c_value points into until the call returns.
         writer = Writer(self, _capi.UPDATE_ALL)
-        writer.property_value(info, prop, value, c_value)
+        if prop.collection or not packing.scalar_value(prop.type, value, c_value):
+            writer.property_value(info, prop, value, c_value)
         handle = self._handle(txn, info, key)
         try:
             self._generation += 1

@@ -159,7 +159,8 @@ class Object:
     @classmethod
     def _managed(cls, db: "Database", info: "_ClassInfo", key: int) -> "Object":
         obj = cls.__new__(cls)
-        obj._bind(db, info, key)
+        # What _bind sets, without a call per attribute.
+        obj.__dict__.update(_db=db, _info=info, _key=key, _values=None)
         return obj
 
     def _bind(self, db: "Database", info: "_ClassInfo", key: int) -> None:
@@ -222,7 +223,9 @@ class Object:
         raise self._unknown(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_") or isinstance(getattr(type(self), name, None), _Property):
+        if isinstance(getattr(type(self), name, None), _Property):
+            self._set(name, value)  # what the descriptor's __set__ does
+        elif name.startswith("_"):
             object.__setattr__(self, name, value)
         elif self._info is not None and name in self._info.properties:
             self._set(name, value)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import collections.abc
 import ctypes
 import re
-import weakref
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
 
 from . import _capi
@@ -47,7 +46,14 @@ class CompiledQuery:
         _capi.coffer_query_compile(handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle))
         self.info = info
         self.handle = handle
-        self._finalizer = weakref.finalize(self, _capi.coffer_query_free, handle)
+
+    def __del__(self) -> None:
+        # A query handle holds no database resource, so freeing it when the
+        # object goes (or never, at interpreter exit) is always safe; a
+        # weakref.finalize would cost more than a short query's run.
+        handle = self.__dict__.get("handle")
+        if handle is not None:  # None when compiling failed
+            _capi.coffer_query_free(handle)
 
     @property
     def description(self) -> str:
@@ -79,11 +85,17 @@ def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.
     return values, writer.keep
 
 
-def _is_collection(value: Any) -> bool:
-    from .containers import List, Set
-    from .results import Results
+_COLLECTIONS: Tuple[type, ...] = ()
 
-    return isinstance(value, (list, tuple, set, frozenset, List, Set, Results))
+
+def _is_collection(value: Any) -> bool:
+    global _COLLECTIONS
+    if not _COLLECTIONS:
+        from .containers import List, Set
+        from .results import Results
+
+        _COLLECTIONS = (list, tuple, set, frozenset, List, Set, Results)
+    return isinstance(value, _COLLECTIONS)
 
 
 def _scalar(writer: Writer, value: Any, out: _capi.coffer_value, where: str) -> None:

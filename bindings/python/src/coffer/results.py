@@ -216,13 +216,19 @@ class Results(Sequence[T]):
             return "TRUEPREDICATE"
         return " then ".join(q.description for q in self._queries)
 
-    @contextlib.contextmanager
-    def _c_results(self, txn: _capi.TxnP) -> Iterator[_capi.ResultsP]:
-        """These results computed by the C library in `txn`, freed on exit."""
+    def _c_results_handle(self, txn: _capi.TxnP) -> _capi.ResultsP:
+        """These results computed by the C library in `txn`; the caller
+        frees them with coffer_results_free()."""
         first = self._queries[0] if self._queries else None
         handle = self._source.c_results(txn, first)
         for query in self._queries[1:]:
             handle = _filtered(handle, query)
+        return handle
+
+    @contextlib.contextmanager
+    def _c_results(self, txn: _capi.TxnP) -> Iterator[_capi.ResultsP]:
+        """These results computed by the C library in `txn`, freed on exit."""
+        handle = self._c_results_handle(txn)
         try:
             yield handle
         finally:
@@ -285,9 +291,17 @@ class Results(Sequence[T]):
         keys = self._fresh_keys()
         if keys is not None:
             return len(keys)
+        txn = self._db._txn()
         if self._queries:
-            return len(self._snapshot())
-        return self._source.count(self._db._txn())
+            # Counted by the C library: no key is copied out.
+            handle = self._c_results_handle(txn)
+            try:
+                n = ctypes.c_uint64()
+                _capi.coffer_results_count(handle, ctypes.byref(n))
+                return n.value
+            finally:
+                _capi.coffer_results_free(handle)
+        return self._source.count(txn)
 
     @overload
     def __getitem__(self, index: int) -> T: ...
