@@ -309,7 +309,31 @@ def test_compiled_queries_are_freed_with_their_results(db, monkeypatch):
     assert address not in freed and names(chained) == ["Cid", "Ann", "Dee"]
     del chained
     gc.collect()
-    assert address in freed and len(freed) == 2  # and the sort's own query
+    # Both queries (the filter's and the sort's) are kept to be rebound for
+    # their next arguments, until the database closes.
+    assert freed == []
+    db.close()
+    gc.collect()
+    assert address in freed and len(freed) == 2
+
+
+def test_a_query_text_is_parsed_once_and_rebound(db, monkeypatch):
+    fill(db)
+    compiled = []
+    compile_ = coffer._capi.coffer_query_compile
+    monkeypatch.setattr(coffer._capi, "coffer_query_compile",
+                        lambda *a: (compiled.append(a[2]), compile_(*a))[1])
+    people = db.objects("Person")
+    assert names(people.filter("age > $0", 18)) == ["Ann", "Cid", "Dee"]
+    assert names(people.filter("age > $0", 25)) == ["Ann", "Dee"]
+    assert compiled.count(b"age > $0") == 1
+    # Each run checks its own arguments; a refused one changes nothing.
+    with pytest.raises(coffer.QueryError, match=r"\$0"):
+        people.filter("age > $0", "old")
+    assert names(people.filter("age > $0", 18)) == ["Ann", "Cid", "Dee"]
+    # Many texts stay correct when the kept queries start afresh.
+    for limit in range(1, 100):
+        assert len(people.filter(f"age > $0 LIMIT({limit})", 0)) == min(limit, 3)
 
 
 def test_indexed_lookups_agree_with_scans(db):

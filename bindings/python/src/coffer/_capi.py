@@ -439,6 +439,7 @@ coffer_map_release = _declare("coffer_map_release", None, [MapP])
 coffer_query_compile = _status(
     "coffer_query_compile", DbP, c_uint32, c_char_p, c_size_t, POINTER(coffer_value), c_size_t, POINTER(QueryP)
 )
+coffer_query_rebind = _status("coffer_query_rebind", QueryP, POINTER(coffer_value), c_size_t, POINTER(QueryP))
 coffer_query_free = _declare("coffer_query_free", None, [QueryP])
 coffer_query_description = _declare("coffer_query_description", c_char_p, [QueryP])
 coffer_query_class = _declare("coffer_query_class", c_uint32, [QueryP])

@@ -18,6 +18,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    TYPE_CHECKING,
     Tuple,
     Type,
     TypeVar,
@@ -53,6 +54,9 @@ from .schema import (
     read_class_schema,
 )
 from .values import to_c
+
+if TYPE_CHECKING:
+    from .query import CompiledQuery
 
 T = TypeVar("T", bound=Object)
 PathType = Union[str, "os.PathLike[str]"]
@@ -361,6 +365,8 @@ class Database:
             schema = read_class_schema(_capi.coffer_db_class_schema(db, class_id).contents)
             self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
         self._classes_by_id = {info.class_id: info for info in self._classes.values()}
+        # Compiled queries by class and text, rebound for new arguments.
+        self._prepared_queries: Dict[Tuple[int, str], "CompiledQuery"] = {}
 
     # ---- lifetime ----------------------------------------------------------
 
@@ -372,6 +378,7 @@ class Database:
             if self._migration_role is not None:
                 raise MisuseError("the database of a running migration cannot be closed; coffer.open() returns it")
         self._finalizer()
+        self._prepared_queries.clear()
         self._generation += 1
 
     def __enter__(self) -> "Database":

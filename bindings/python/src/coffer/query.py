@@ -27,9 +27,20 @@ _KEY_PATH = re.compile(f"{_NAME}(?:\\.{_NAME})*")
 SortKey = Union[str, Tuple[str, bool]]
 
 
+# How many query texts a database keeps compiled for rebinding; it starts
+# afresh when full.
+_PREPARED_CAPACITY = 64
+
+
 class CompiledQuery:
     """One query compiled for class `info` of `db`. The C handle is freed
-    when the object is collected (the Results that use it hold it)."""
+    when the object is collected (the Results that use it hold it).
+
+    A text is parsed once per database: compiling a text seen before rebinds
+    that query to the new arguments (coffer_query_rebind), as a prepared
+    statement is."""
+
+    handle: "ctypes._Pointer[_capi._Query]"
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any]) -> None:
         if not isinstance(text, str):
@@ -43,9 +54,20 @@ class CompiledQuery:
         # (the C library copies the arguments).
         values, keep = arguments(db, args)
         handle = _capi.QueryP()
-        _capi.coffer_query_compile(handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle))
+        key = (info.class_id, text)
+        prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
+        if prepared is not None:
+            _capi.coffer_query_rebind(prepared.handle, values, len(args), ctypes.byref(handle))
+        else:
+            _capi.coffer_query_compile(
+                handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle)
+            )
         self.info = info
         self.handle = handle
+        if prepared is None:
+            if len(db._prepared_queries) >= _PREPARED_CAPACITY:
+                db._prepared_queries.clear()
+            db._prepared_queries[key] = self
 
     def __del__(self) -> None:
         # A query handle holds no database resource, so freeing it when the
