@@ -68,6 +68,12 @@ let package = Package(
             dependencies: ["Coffer", "CCoffer"],
             path: "Tests/CofferTests"
         ),
+        // The README's Swift blocks, written here by scripts/check-readme.
+        .testTarget(
+            name: "ReadmeTests",
+            dependencies: ["Coffer"],
+            path: "Tests/ReadmeTests"
+        ),
     ],
     swiftLanguageModes: [.v6],
     cLanguageStandard: .c11

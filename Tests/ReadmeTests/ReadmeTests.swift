@@ -1,0 +1,180 @@
+// The README's Swift blocks, compiled and run by `swift test`. This file is
+// written by scripts/check-readme from README.md and Tests/readme/ReadmeTests.swift:
+// edit those, then run `scripts/check-readme --write-swift`.
+import Coffer
+import Foundation
+
+enum Status: String, PersistableEnum { case open, done }
+
+final class Dog: Object {
+    @Persisted(primaryKey: true) var id: ObjectId      // generated for each new Dog
+    @Persisted(indexed: true) var name = ""
+    @Persisted var breed: String?
+    @Persisted var status = Status.open
+    var nickname = ""                                  // not stored: no @Persisted
+}
+import Testing
+
+final class Address: EmbeddedObject {                  // lives inside its parent
+    @Persisted var city: String?
+}
+
+final class Person: Object {
+    @Persisted var name = ""
+    @Persisted var address: Address?                   // embedded
+    @Persisted var bestFriend: Person?                 // a link: always optional
+    @Persisted var friends: List<Person>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var scores: Map<String, Int>
+    @Persisted var extra: AnyValue                     // any value, nested lists/dictionaries
+    @Persisted(originProperty: "friends") var friendOf: LinkingObjects<Person>
+}
+
+final class PersonProjection: Projection<Person> {       // Person of the models above
+    @Projected(\Person.name) var firstName                // passed through, renamed
+    @Projected(\Person.name.localizedUppercase) var caps  // computed: read-only
+    @Projected(\Person.address?.city) var homeCity        // links are optional: `?.`
+    @Projected(\Person.friends.projectTo.name) var friendNames: ProjectedCollection<String>
+}
+
+/// Models for the migration block: version 2 of a Person that had first and last names.
+enum MigrationModels {
+    final class Person: Object {
+        @Persisted var firstName = ""
+        @Persisted var lastName = ""
+        @Persisted var fullName = ""
+    }
+}
+
+/// Version 1 of the migration block's Person.
+enum MigrationModelsVersion1 {
+    final class Person: Object {
+        @Persisted var firstName = ""
+        @Persisted var lastName = ""
+    }
+}
+
+/// Each README block of statements runs in a test of its own, in a fresh folder.
+@Suite final class ReadmeTests {
+    let dir: Foundation.URL
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("coffer-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    /// The README's relative paths name files in the folder a program runs in: here,
+    /// the test's own folder.
+    func URL(fileURLWithPath path: String) -> Foundation.URL {
+        dir.appendingPathComponent(path)
+    }
+
+    /// A database with every model of the README, for the blocks that use `db`.
+    func openAll() throws -> Database {
+        var config = Database.Configuration(fileURL: URL(fileURLWithPath: "all.coffer"))
+        config.objectTypes = [Dog.self, Person.self, Address.self]
+        return try Database(configuration: config)
+    }
+
+    @Test func quickStart() throws {
+        var config = Database.Configuration(fileURL: URL(fileURLWithPath: "dogs-swift.coffer"))
+        config.objectTypes = [Dog.self]                        // the classes the file stores
+        let db = try Database(configuration: config)
+
+        let rex = Dog(value: ["name": "Rex", "breed": "Beagle"])
+        try db.write {
+            try db.add(rex)                                    // rex is now managed and live
+        }
+        try db.write { rex.status = .done }                    // writes need a transaction
+
+        let dogs = db.objects(Dog.self)                        // a lazy, live collection
+        print(dogs.count, dogs.first?.name ?? "")
+        let same = db.object(ofType: Dog.self, forPrimaryKey: rex.id)
+        #expect(dogs.count == 1 && dogs.first?.name == "Rex")
+        #expect(same?.status == .done && same?.breed == "Beagle")
+    }
+
+    @Test func linksAndCollections() throws {
+        let db = try openAll()
+        let ada = Person(value: ["name": "Ada", "address": ["city": "London"]])
+        let bob = Person(value: ["name": "Bob"])
+        ada.friends.append(bob)                                // unmanaged: kept in memory
+        bob.bestFriend = ada
+        try db.write { try db.add(ada) }                       // writes ada, her address and bob
+        try db.write {
+            ada.tags.insert("math")                            // managed: live views
+            ada.scores["chess"] = 3
+            ada.extra = .dictionary(["languages": .list([.string("en"), .string("fr")])])
+        }
+        print(bob.friendOf.map(\.name))                        // ["Ada"]
+        #expect(bob.friendOf.map(\.name) == ["Ada"])
+        #expect(ada.tags.contains("math") && ada.scores["chess"] == 3)
+        #expect(ada.address?.city == "London" && db.objects(Person.self).count == 2)
+    }
+
+    @Test func queries() throws {
+        let db = try openAll()
+        try db.write {
+            try db.add(Dog(value: ["name": "rover", "breed": "Pug"]))
+            try db.add(Dog(value: ["name": "Rex", "breed": "Beagle", "status": Status.done]))
+            try db.add(Person(value: ["name": "Ada", "address": ["city": "London"],
+                                      "friends": [["name": "Bob"]], "scores": ["chess": 3]]))
+        }
+        let dogs = db.objects(Dog.self)                          // the models above
+        let open = dogs.where { $0.status == .open && $0.name.starts(with: "r", options: .caseInsensitive) }
+        let found = try dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])  // or $0, $1
+        let byName = open.sorted(by: \.name)                     // or try sorted(byKeyPath: "name")
+        let people = db.objects(Person.self)
+        let social = people.where { $0.friends.count > 0 || $0.address.city == "London" }
+        let chess = people.where { $0.scores["chess"] >= 3 && $0.friends.name.contains("Bo") }
+        let friendOfAda = try people.filter("ANY friendOf.name == %@", "Ada")
+        #expect(open.map(\.name) == ["rover"] && byName.count == 1)
+        #expect(found.count == 1 && found.first?.name == "Rex")
+        #expect(social.map(\.name) == ["Ada"] && chess.map(\.name) == ["Ada"])
+        #expect(friendOfAda.map(\.name) == ["Bob"])
+    }
+
+    @Test func projections() throws {
+        let db = try openAll()
+        try db.write { try db.add(Person(value: ["name": "Ada", "address": ["city": "London"]])) }
+        let people = db.objects(PersonProjection.self).where { $0.homeCity == "London" }.sorted(by: \.firstName)
+        try db.write { people.first?.firstName = "Augusta" }     // writes the Person
+        #expect(db.objects(Person.self).first?.name == "Augusta")
+        #expect(people.first?.caps == "AUGUSTA")
+    }
+
+    @Test func migration() throws {
+        typealias Person = MigrationModels.Person
+        let url = URL(fileURLWithPath: "people.coffer")
+        let backupURL = URL(fileURLWithPath: "backup.coffer")
+        let key = Data((0..<64).map { UInt8($0) })
+        do {
+            let version1 = Database.Configuration(
+                fileURL: url, schemaVersion: 1, objectTypes: [MigrationModelsVersion1.Person.self])
+            let old = try Database(configuration: version1)
+            try old.write {
+                try old.add(MigrationModelsVersion1.Person(value: ["firstName": "Ada", "lastName": "Lovelace"]))
+            }
+        }
+        var config = Database.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [Person.self])
+        config.migrationBlock = { migration, oldSchemaVersion in
+            migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
+                newObject!["fullName"] = "\(oldObject!["firstName"]!) \(oldObject!["lastName"]!)"
+            }
+        }
+        config.shouldCompactOnLaunch = { totalBytes, usedBytes in totalBytes > 2 * usedBytes }
+        config.maximumNumberOfActiveVersions = 8
+        let db = try Database(configuration: config)
+        try db.writeCopy(configuration: Database.Configuration(fileURL: backupURL, encryptionKey: key))
+        #expect(db.objects(Person.self).first?.fullName == "Ada Lovelace")
+        var copied = Database.Configuration(fileURL: backupURL, encryptionKey: key, objectTypes: [Person.self])
+        copied.schemaVersion = 2
+        let backup = try Database(configuration: copied)
+        #expect(backup.objects(Person.self).first?.fullName == "Ada Lovelace")
+    }
+}
