@@ -11,9 +11,10 @@ import ctypes
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, List as _PyList, Tuple, Union
 
 from . import _capi
-from .codec import Reader, Writer, map_key
+from .codec import Reader, Writer, accept_as_sequences, map_key
 from .errors import NotFoundError, PropertyTypeError
 from .model import brief
+from .results import CollectionSource, Results
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo, _PropInfo
@@ -125,8 +126,6 @@ class _ObjectQueries:
     coffer.Results over the objects it holds, in its order."""
 
     def _object_results(self) -> Any:
-        from .results import CollectionSource, Results
-
         coll: Any = self
         prop = coll._prop
         if prop.type != _capi.TYPE_LINK or coll._steps:
@@ -477,6 +476,10 @@ class Dictionary(_Managed, collections.abc.MutableMapping):  # type: ignore[type
 
     def _python(self) -> Any:
         return {k: _python_value(v) for k, v in self._entries()}
+
+
+# A managed List or Set may be given wherever a list or set value is taken.
+accept_as_sequences(List, Set)
 
 
 def managed(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", kind: int) -> Any:

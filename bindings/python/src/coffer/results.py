@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
 from . import _capi
 from .errors import Status
-from .query import CompiledQuery, SortKey, distinct_text, limit_text, sort_text
+from .model import Object
+from .query import CompiledQuery, SortKey, accept_as_argument_lists, distinct_text, limit_text, sort_text
 from .values import from_c
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo
-    from .model import Object
 
 T = TypeVar("T", bound="Object")
 
@@ -340,3 +340,7 @@ class Results(Sequence[T]):
             return
         with self._c_results(txn) as handle:
             _capi.coffer_results_delete_all(handle)
+
+
+# Results are list arguments of queries too (for IN).
+accept_as_argument_lists(Results)
