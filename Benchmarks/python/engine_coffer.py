@@ -1,9 +1,10 @@
 """Coffer through the Python binding (`import coffer`), plain and encrypted."""
 import os
+from typing import Optional
 
 import coffer
 
-from workload import Entity, Workload, check_add, check_ordered
+from workload import Entity, Workload, check_add, check_ordered, each_found
 
 # The same fixed 64-byte key as the C harness: the benchmark measures the
 # cipher, not key management.
@@ -47,22 +48,19 @@ class CofferEngine:
                 self.db.add(CofferEntity(**e._asdict()))
         return self._count()
 
+    def _get(self, id: int) -> Optional[CofferEntity]:
+        return self.db.object_for_primary_key(CofferEntity, id)
+
     def read_by_primary_key(self, w: Workload) -> int:
         check = 0
-        for id in w.order:
-            obj = self.db.object_for_primary_key(CofferEntity, id)
-            if obj is None:
-                raise LookupError(f"no object with id {id}")
+        for _, obj in each_found(w.order, self._get, "no object with id {id}"):
             check = check_add(check, _entity(obj.to_dict()))
         return check
 
     def update_all(self, w: Workload) -> int:
         updated = 0
         with self.db.write():
-            for id in w.order:
-                obj = self.db.object_for_primary_key(CofferEntity, id)
-                if obj is None:
-                    raise LookupError(f"no object with id {id} to update")
+            for id, obj in each_found(w.order, self._get, "no object with id {id} to update"):
                 obj.i64, obj.d = w.updates[id]
                 updated += 1
         return updated

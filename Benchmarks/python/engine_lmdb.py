@@ -6,7 +6,7 @@ import struct
 
 import lmdb
 
-from workload import Entity, Workload, check_add, check_ordered
+from workload import Entity, Workload, check_add, check_ordered, each_found
 
 _ID = struct.Struct(">q")
 _FIXED = struct.Struct("<q?iqfd")
@@ -60,26 +60,21 @@ class LmdbEngine:
     def read_by_primary_key(self, w: Workload) -> int:
         check = 0
         with self.env.begin() as txn:
-            for id in w.order:
-                record = txn.get(_ID.pack(id), db=self.records)
-                if record is None:
-                    raise LookupError(f"no record with id {id}")
+            get = lambda id: txn.get(_ID.pack(id), db=self.records)  # noqa: E731
+            for _, record in each_found(w.order, get, "no record with id {id}"):
                 check = check_add(check, decode(record))
         return check
 
     def update_all(self, w: Workload) -> int:
         updated = 0
         with self.env.begin(write=True) as txn:
-            for id in w.order:
-                key = _ID.pack(id)
-                old = txn.get(key, db=self.records)
-                if old is None:
-                    raise LookupError(f"no record with id {id} to update")
+            get = lambda id: txn.get(_ID.pack(id), db=self.records)  # noqa: E731
+            for id, old in each_found(w.order, get, "no record with id {id} to update"):
                 record = bytearray(old)
                 _, flag, i32, _, f, _ = _FIXED.unpack_from(record)
                 i64, d = w.updates[id]
                 _FIXED.pack_into(record, 0, id, flag, i32, i64, f, d)
-                txn.put(key, record, db=self.records)
+                txn.put(_ID.pack(id), record, db=self.records)
                 updated += 1
         return updated
 

@@ -5,7 +5,7 @@ import os
 
 from objectbox import Bool, Bytes, Entity as ObxEntity, Float32, Float64, Id, Index, Int32, Int64, Store, String
 
-from workload import Entity, Workload, check_add, check_ordered
+from workload import Entity, Workload, check_add, check_ordered, each_found
 
 PUT_LIMIT = 10_000
 
@@ -53,20 +53,14 @@ class ObjectBoxEngine:
     def read_by_primary_key(self, w: Workload) -> int:
         check = 0
         with self.store.read_tx():
-            for id in w.order:
-                obj = self.box.get(id)
-                if obj is None:
-                    raise LookupError(f"no object with id {id}")
+            for _, obj in each_found(w.order, self.box.get, "no object with id {id}"):
                 check = check_add(check, _entity(obj))
         return check
 
     def update_all(self, w: Workload) -> int:
         updated = 0
         with self.store.write_tx():
-            for id in w.order:
-                obj = self.box.get(id)
-                if obj is None:
-                    raise LookupError(f"no object with id {id} to update")
+            for id, obj in each_found(w.order, self.box.get, "no object with id {id} to update"):
                 obj.i64, obj.d = w.updates[id]
                 self.box.put(obj)
                 updated += 1

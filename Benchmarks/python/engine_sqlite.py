@@ -4,7 +4,7 @@ a 64 MiB page cache, the same transaction boundaries."""
 import os
 import sqlite3
 
-from workload import Entity, Workload, check_add, check_ordered
+from workload import Entity, Workload, check_add, check_ordered, each_found
 
 COLUMNS = "id, flag, i32, i64, f, d, text, blob, grp, name"
 
@@ -41,10 +41,8 @@ class SqliteEngine:
         check = 0
         select = f"SELECT {COLUMNS} FROM entity WHERE id = ?"
         self.db.execute("BEGIN")
-        for id in w.order:
-            row = self.db.execute(select, (id,)).fetchone()
-            if row is None:
-                raise LookupError(f"no row with id {id}")
+        get = lambda id: self.db.execute(select, (id,)).fetchone()  # noqa: E731
+        for _, row in each_found(w.order, get, "no row with id {id}"):
             check = check_add(check, self._entity(row))
         self.db.execute("COMMIT")
         return check

@@ -12,7 +12,7 @@ import random
 import string
 import struct
 from collections import Counter
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, TypeVar
 
 TEXT_ALPHABET = string.ascii_letters + string.digits + " "
 OPERATIONS = [
@@ -64,6 +64,20 @@ def check_add(check: int, e: Entity) -> int:
 def check_ordered(check: int, position: int, e: Entity) -> int:
     """Reads in order: each hash weighted by the position it was read at."""
     return (check + entity_hash(e) * (2 * position + 1)) & MASK
+
+
+Found = TypeVar("Found")
+
+
+def each_found(ids: List[int], get: Callable[[int], Optional[Found]], missing: str) -> Iterator[Tuple[int, Found]]:
+    """(id, get(id)) for each of `ids`, in order: the reads by key and the
+    updates of every engine. A LookupError (`missing`, with {id} filled in)
+    when get() finds nothing, so that no engine skips an object silently."""
+    for id in ids:
+        found = get(id)
+        if found is None:
+            raise LookupError(missing.format(id=id))
+        yield id, found
 
 
 PREFIX_LEN = 2  # prefix queries ask for the first 2 letters of `name`

@@ -69,6 +69,14 @@ def fill(db):
     return {"ann": ann, "bob": bob, "cid": cid, "rex": rex, "fido": fido, "spot": spot, "ola": ola, "kim": kim}
 
 
+def raises_each(cases):
+    """Table-driven error checks: for each (call, args, error, message) of
+    `cases`, call(*args) raises `error` with a message matching `message`."""
+    for call, args, error, message in cases:
+        with pytest.raises(error, match=message):
+            call(*args)
+
+
 def names(objects):
     return [o.name for o in objects]
 

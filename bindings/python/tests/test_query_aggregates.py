@@ -3,7 +3,7 @@
 import decimal
 
 import pytest
-from models_query import db, fill, kind, year  # noqa: F401 (fixtures)
+from models_query import db, fill, kind, raises_each, year  # noqa: F401 (fixtures)
 
 import coffer
 
@@ -67,15 +67,11 @@ def test_aggregates_follow_writes(db):
 def test_aggregate_errors(db):
     fill(db)
     people = db.objects("Person")
-    with pytest.raises(coffer.PropertyTypeError, match="cannot take the sum of 'Person.born': it holds date"):
-        people.sum("born")
-    with pytest.raises(coffer.PropertyTypeError, match="cannot take the minimum of 'Person.name': it holds string"):
-        people.min("name")
-    with pytest.raises(coffer.PropertyTypeError, match="'Person.dogs': it holds a collection of"):
-        people.max("dogs")
-    with pytest.raises(coffer.PropertyTypeError, match="'Dog.owners'"):
-        db.objects("Dog").average("owners")
-    with pytest.raises(coffer.PropertyNotFoundError, match="class 'Person' has no property named 'nope'"):
-        people.min("nope")
-    with pytest.raises(TypeError, match="aggregates take a property name, got int"):
-        people.sum(3)  # type: ignore[arg-type]
+    raises_each([
+        (people.sum, ("born",), coffer.PropertyTypeError, "cannot take the sum of 'Person.born': it holds date"),
+        (people.min, ("name",), coffer.PropertyTypeError, "cannot take the minimum of 'Person.name': it holds string"),
+        (people.max, ("dogs",), coffer.PropertyTypeError, "'Person.dogs': it holds a collection of"),
+        (db.objects("Dog").average, ("owners",), coffer.PropertyTypeError, "'Dog.owners'"),
+        (people.min, ("nope",), coffer.PropertyNotFoundError, "class 'Person' has no property named 'nope'"),
+        (people.sum, (3,), TypeError, "aggregates take a property name, got int"),
+    ])

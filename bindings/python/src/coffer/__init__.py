@@ -15,7 +15,7 @@
 """
 
 from . import _capi
-from .database import Database, default_path, open, set_default_path
+from .database import Database
 from .errors import (
     BusyError,
     CofferError,
@@ -55,6 +55,7 @@ from .containers import Dictionary, List, Set
 from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
 from .migration import Migration, OldObject
 from .objectid import ObjectId
+from .opening import default_path, open, set_default_path
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
 

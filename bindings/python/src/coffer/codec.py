@@ -36,10 +36,19 @@ MIXED_TYPES = (
 UINT32_MAX = 2**32 - 1
 
 
-def _is_sequence(value: Any) -> bool:
-    from .containers import List, Set
+# The Python types a list or set value may be given as. containers.py, a
+# layer up, adds its managed List and Set when it defines them.
+SEQUENCE_TYPES: Tuple[type, ...] = (list, tuple, set, frozenset)
 
-    return isinstance(value, (list, tuple, set, frozenset, List, Set))
+
+def accept_as_sequences(*types: type) -> None:
+    """Makes values of `types` acceptable as lists and sets of values."""
+    global SEQUENCE_TYPES
+    SEQUENCE_TYPES += types
+
+
+def is_sequence(value: Any) -> bool:
+    return isinstance(value, SEQUENCE_TYPES)
 
 
 def _is_mapping(value: Any) -> bool:
@@ -75,7 +84,7 @@ class Writer:
                 raise PropertyTypeError(f"{where}: expected a dict, got {type(value).__name__}")
             self.map_value(value, out, where, lambda v, o: self.element(info, prop, v, o, 1))
         elif prop.collection != _capi.COLLECTION_NONE:
-            if not _is_sequence(value):
+            if not is_sequence(value):
                 kind = "list" if prop.collection == _capi.COLLECTION_LIST else "set"
                 raise PropertyTypeError(f"{where}: expected a {kind} (or another iterable of values), got {type(value).__name__}")
             self.list_value(list(value), out, lambda v, o: self.element(info, prop, v, o, 1))
@@ -123,7 +132,7 @@ class Writer:
             out.type = _capi.TYPE_NULL
         elif isinstance(value, Object):
             self.stored_link(value, out, where)
-        elif _is_mapping(value) or _is_sequence(value):
+        elif _is_mapping(value) or is_sequence(value):
             if depth > _capi.MAX_NESTING:
                 # One level past the limit reaches the C library, which
                 # names the property; deeper ones stop here.

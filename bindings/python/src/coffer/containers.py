@@ -8,12 +8,13 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 import ctypes
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, List as _PyList, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List as _PyList, Tuple, Union
 
 from . import _capi
-from .codec import Reader, Writer, map_key
+from .codec import Reader, Writer, accept_as_sequences, map_key
 from .errors import NotFoundError, PropertyTypeError
 from .model import brief
+from .results import CollectionSource, Results
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo, _PropInfo
@@ -82,6 +83,22 @@ class _Managed:
                 _RELEASE[kind](handle)
             _capi.coffer_object_release(obj)
 
+    def _size(self, count_fn: Any) -> int:
+        with self._open() as handle:
+            return _count(count_fn, handle)
+
+    def _elements(self, count_fn: Any, get_fn: Any,
+                  read: Callable[[_capi.coffer_value, int], Any]) -> _PyList[Any]:
+        """Every element of a list or set (counted by count_fn, fetched by
+        get_fn), as read(value, index) makes it."""
+        with self._open() as handle:
+            value = _capi.coffer_value()
+            out = []
+            for i in range(_count(count_fn, handle)):
+                get_fn(handle, i, ctypes.byref(value))
+                out.append(read(value, i))
+            return out
+
     def _read(self, value: _capi.coffer_value, step: Union[int, str]) -> Any:
         return Reader(self._db).value(value, self._where, lambda kind: self._child(step, kind))
 
@@ -125,8 +142,6 @@ class _ObjectQueries:
     coffer.Results over the objects it holds, in its order."""
 
     def _object_results(self) -> Any:
-        from .results import CollectionSource, Results
-
         coll: Any = self
         prop = coll._prop
         if prop.type != _capi.TYPE_LINK or coll._steps:
@@ -152,15 +167,15 @@ class _ObjectQueries:
         coll: Any = self
         count_fn, get_fn = ((_capi.coffer_list_count, _capi.coffer_list_get) if isinstance(self, List)
                             else (_capi.coffer_set_count, _capi.coffer_set_get))
-        with coll._open() as handle:
-            n = ctypes.c_uint64()
-            count_fn(handle, ctypes.byref(n))
-            value = _capi.coffer_value()
-            keys = []
-            for i in range(n.value):
-                get_fn(handle, i, ctypes.byref(value))
-                keys.append(int(value.u.link.key))
-            return keys
+        keys: _PyList[int] = coll._elements(count_fn, get_fn, lambda value, i: int(value.u.link.key))
+        return keys
+
+
+def _count(count_fn: Any, handle: Any) -> int:
+    """The number of elements of a list, set or map handle."""
+    n = ctypes.c_uint64()
+    count_fn(handle, ctypes.byref(n))
+    return n.value
 
 
 def _open_child(handle: Any, kind: int, step: Union[int, str], child_kind: int) -> Any:
@@ -184,10 +199,7 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
     """A managed list. Indexes may be negative; slices read a Python list."""
 
     def __len__(self) -> int:
-        with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_list_count(handle, ctypes.byref(n))
-            return n.value
+        return self._size(_capi.coffer_list_count)
 
     def _index(self, index: Any, size: int, insert: bool = False) -> int:
         if isinstance(index, bool) or not isinstance(index, int):
@@ -200,23 +212,13 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
         return position
 
     def _all(self) -> _PyList[Any]:
-        with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_list_count(handle, ctypes.byref(n))
-            value = _capi.coffer_value()
-            out = []
-            for i in range(n.value):
-                _capi.coffer_list_get(handle, i, ctypes.byref(value))
-                out.append(self._read(value, i))
-            return out
+        return self._elements(_capi.coffer_list_count, _capi.coffer_list_get, self._read)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return self._all()[index]
         with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_list_count(handle, ctypes.byref(n))
-            position = self._index(index, n.value)
+            position = self._index(index, _count(_capi.coffer_list_count, handle))
             value = _capi.coffer_value()
             _capi.coffer_list_get(handle, position, ctypes.byref(value))
             return self._read(value, position)
@@ -229,18 +231,18 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
             raise TypeError(f"{self._where}: assign elements one at a time (slice assignment is not supported)")
         c_value, writer = self._c_value(value)
         with self._open(write=True) as handle:
-            _capi.coffer_list_set(handle, self._index(index, self._count(handle)), ctypes.byref(c_value))
+            _capi.coffer_list_set(handle, self._index(index, _count(_capi.coffer_list_count, handle)), ctypes.byref(c_value))
 
     def __delitem__(self, index: Any) -> None:
         if isinstance(index, slice):
             raise TypeError(f"{self._where}: delete elements one at a time (slice deletion is not supported)")
         with self._open(write=True) as handle:
-            _capi.coffer_list_remove(handle, self._index(index, self._count(handle)))
+            _capi.coffer_list_remove(handle, self._index(index, _count(_capi.coffer_list_count, handle)))
 
     def insert(self, index: int, value: Any) -> None:
         c_value, writer = self._c_value(value)
         with self._open(write=True) as handle:
-            _capi.coffer_list_insert(handle, self._index(index, self._count(handle), insert=True), ctypes.byref(c_value))
+            _capi.coffer_list_insert(handle, self._index(index, _count(_capi.coffer_list_count, handle), insert=True), ctypes.byref(c_value))
 
     def append(self, value: Any) -> None:
         c_value, writer = self._c_value(value)
@@ -261,20 +263,14 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
     def move(self, from_index: int, to_index: int) -> None:
         """Moves the element at from_index so that it ends up at to_index."""
         with self._open(write=True) as handle:
-            size = self._count(handle)
+            size = _count(_capi.coffer_list_count, handle)
             _capi.coffer_list_move(handle, self._index(from_index, size), self._index(to_index, size))
 
     def swap(self, a: int, b: int) -> None:
         """Swaps the elements at a and b."""
         with self._open(write=True) as handle:
-            size = self._count(handle)
+            size = _count(_capi.coffer_list_count, handle)
             _capi.coffer_list_swap(handle, self._index(a, size), self._index(b, size))
-
-    @staticmethod
-    def _count(handle: Any) -> int:
-        n = ctypes.c_uint64()
-        _capi.coffer_list_count(handle, ctypes.byref(n))
-        return n.value
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, List)):
@@ -291,21 +287,10 @@ class Set(_Managed, _ObjectQueries, collections.abc.MutableSet):  # type: ignore
     """A managed set (of a set property). Order is stable but unspecified."""
 
     def __len__(self) -> int:
-        with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_set_count(handle, ctypes.byref(n))
-            return n.value
+        return self._size(_capi.coffer_set_count)
 
     def _all(self) -> _PyList[Any]:
-        with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_set_count(handle, ctypes.byref(n))
-            value = _capi.coffer_value()
-            out = []
-            for i in range(n.value):
-                _capi.coffer_set_get(handle, i, ctypes.byref(value))
-                out.append(self._read(value, i))
-            return out
+        return self._elements(_capi.coffer_set_count, _capi.coffer_set_get, self._read)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._all())
@@ -345,38 +330,43 @@ class Set(_Managed, _ObjectQueries, collections.abc.MutableSet):  # type: ignore
             _capi.coffer_set_clear(handle)
 
     def update(self, *others: Iterable[Any]) -> None:
-        for other in others:
-            if not self._combine(_capi.coffer_set_union, other):
-                for value in list(other):
-                    self.add(value)
+        self._apply(_capi.coffer_set_union, others, self._add_all)
 
     def intersection_update(self, *others: Iterable[Any]) -> None:
-        for other in others:
-            if not self._combine(_capi.coffer_set_intersect, other):
-                keep = list(other)
-                for value in self._all():
-                    if value not in keep:
-                        self.discard(value)
+        self._apply(_capi.coffer_set_intersect, others, self._keep_only)
 
     def difference_update(self, *others: Iterable[Any]) -> None:
-        for other in others:
-            if not self._combine(_capi.coffer_set_subtract, other):
-                for value in list(other):
-                    self.discard(value)
+        self._apply(_capi.coffer_set_subtract, others, self._discard_all)
+
+    def _add_all(self, other: Iterable[Any]) -> None:
+        for value in list(other):
+            self.add(value)
+
+    def _keep_only(self, other: Iterable[Any]) -> None:
+        keep = list(other)
+        for value in self._all():
+            if value not in keep:
+                self.discard(value)
+
+    def _discard_all(self, other: Iterable[Any]) -> None:
+        for value in list(other):
+            self.discard(value)
 
     @classmethod
     def _from_iterable(cls, values: Iterable[Any]) -> Any:
         # `a | b`, `a & b`, `a - b` and `a ^ b` make a plain Python set.
         return set(values)
 
-    def _combine(self, fn: Any, other: Any) -> bool:
-        """Runs a C set operation when `other` is a managed set of the same
-        database; False when it is another iterable."""
-        if not isinstance(other, Set) or other._db is not self._db:
-            return False
-        with self._open(write=True) as handle, other._open() as other_handle:
-            fn(handle, other_handle)
-        return True
+    def _apply(self, fn: Any, others: Tuple[Iterable[Any], ...], fallback: Callable[[Iterable[Any]], None]) -> None:
+        """Runs the C set operation `fn` with each of `others` that is a
+        managed set of the same database, and fallback(other), in Python,
+        with any other iterable."""
+        for other in others:
+            if isinstance(other, Set) and other._db is self._db:
+                with self._open(write=True) as handle, other._open() as other_handle:
+                    fn(handle, other_handle)
+            else:
+                fallback(other)
 
     def __ior__(self, other: Any) -> "Set":  # type: ignore[misc]
         self.update(other)
@@ -401,19 +391,14 @@ class Dictionary(_Managed, collections.abc.MutableMapping):  # type: ignore[type
     order; an encrypted one in a stable, unspecified order."""
 
     def __len__(self) -> int:
-        with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_map_count(handle, ctypes.byref(n))
-            return n.value
+        return self._size(_capi.coffer_map_count)
 
     def _entries(self) -> _PyList[Tuple[str, Any]]:
         with self._open() as handle:
-            n = ctypes.c_uint64()
-            _capi.coffer_map_count(handle, ctypes.byref(n))
             key = _capi.coffer_bytes()
             value = _capi.coffer_value()
             out = []
-            for i in range(n.value):
+            for i in range(_count(_capi.coffer_map_count, handle)):
                 _capi.coffer_map_get_entry(handle, i, ctypes.byref(key), ctypes.byref(value))
                 name = ctypes.string_at(key.data, key.size).decode("utf-8")
                 out.append((name, self._read(value, name)))
@@ -477,6 +462,10 @@ class Dictionary(_Managed, collections.abc.MutableMapping):  # type: ignore[type
 
     def _python(self) -> Any:
         return {k: _python_value(v) for k, v in self._entries()}
+
+
+# A managed List or Set may be given wherever a list or set value is taken.
+accept_as_sequences(List, Set)
 
 
 def managed(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", kind: int) -> Any:

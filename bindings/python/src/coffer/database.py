@@ -1,5 +1,7 @@
-"""coffer.open() and Database: configuration, transactions, and the object
-operations (create, add, find, delete, property reads and writes)."""
+"""Database, an open handle: its C handles and their lifetime,
+transactions, classes, and the object operations (create, add, find,
+delete, property reads and writes) that objects, collections and results
+call back into. coffer.open(), which makes one, is in opening.py."""
 
 from __future__ import annotations
 
@@ -10,15 +12,12 @@ import threading
 import weakref
 from typing import (
     Any,
-    Callable,
     Dict,
     Iterable,
     Iterator,
     List,
     Mapping,
     Optional,
-    Sequence,
-    TYPE_CHECKING,
     Tuple,
     Type,
     TypeVar,
@@ -28,7 +27,6 @@ from typing import (
 
 from . import _capi, packing
 from .errors import (
-    CofferError,
     DatabaseClosedError,
     InvalidArgumentError,
     InvalidObjectError,
@@ -38,25 +36,20 @@ from .errors import (
     PropertyNotFoundError,
     ReadOnlyError,
 )
-from .model import Object
-from .results import ClassSource, Results
 from .codec import Reader, Writer
 from .containers import managed
-from .results import BacklinkSource
+from .model import Object
+from .query import CompiledQuery
+from .results import BacklinkSource, ClassSource, Results
 from .schema import (
     COLLECTION_CODES,
     TYPE_CODES,
-    CSchema,
     DeclaredClass,
     ObjectSchema,
     PropertySchema,
-    parse_schema,
     read_class_schema,
 )
 from .values import to_c
-
-if TYPE_CHECKING:
-    from .query import CompiledQuery
 
 T = TypeVar("T", bound=Object)
 PathType = Union[str, "os.PathLike[str]"]
@@ -169,18 +162,10 @@ def _release(handles: _Handles) -> None:
         _register(handles.file_id, -1)
 
 
-def _text(value: Any, what: str) -> bytes:
+def path_bytes(value: Any, what: str) -> bytes:
     if isinstance(value, (str, os.PathLike)):
         return os.fsencode(value)
     raise TypeError(f"{what} must be a str or a path, got {type(value).__name__}")
-
-
-def _count(value: Any, what: str, limit: int = 2**64 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
-    if not 0 <= value <= limit:
-        raise InvalidArgumentError(f"{what} must be between 0 and {limit}, got {value}")
-    return value
 
 
 def _update_policy(update: Any) -> int:
@@ -191,153 +176,11 @@ def _update_policy(update: Any) -> int:
     raise InvalidArgumentError(f"update must be False, 'modified' or 'all', got {update!r}")
 
 
-def _configure(
-    config: _capi.ConfigP,
-    path: Optional[PathType],
-    in_memory_identifier: Optional[str],
-    encryption_key: Optional[bytes],
-    read_only: bool,
-    seed_path: Optional[PathType],
-    classes: Optional[List[DeclaredClass]],
-    schema_version: int,
-    class_subset: Optional[Sequence[str]],
-    max_file_size: Optional[int],
-) -> None:
-    if in_memory_identifier is not None:
-        if not isinstance(in_memory_identifier, str):
-            raise TypeError(f"in_memory_identifier must be a str, got {type(in_memory_identifier).__name__}")
-        _capi.coffer_config_set_in_memory_identifier(config, in_memory_identifier.encode("utf-8"))
-    elif path is not None:
-        _capi.coffer_config_set_path(config, _text(path, "path"))
-    _capi.coffer_config_set_read_only(config, 1 if read_only else 0)
-    if seed_path is not None:
-        _capi.coffer_config_set_seed_path(config, _text(seed_path, "seed_path"))
-    if encryption_key is not None:
-        if not isinstance(encryption_key, (bytes, bytearray, memoryview)):
-            raise TypeError(f"encryption_key must be bytes, got {type(encryption_key).__name__}")
-        key = bytes(encryption_key)
-        buf = (ctypes.c_char * max(len(key), 1)).from_buffer_copy(key.ljust(1, b"\0"))
-        try:
-            _capi.coffer_config_set_encryption_key(config, buf, len(key))
-        finally:
-            ctypes.memset(buf, 0, ctypes.sizeof(buf))
-    if classes is not None:
-        c_schema = CSchema([c.schema for c in classes])
-        _capi.coffer_config_set_schema(config, c_schema.classes, c_schema.count, schema_version)
-    if class_subset is not None:
-        if isinstance(class_subset, (str, bytes)) or not all(isinstance(n, str) for n in class_subset):
-            raise TypeError("class_subset must be a list of class names")
-        names = [n.encode("utf-8") for n in class_subset]
-        array = (ctypes.c_char_p * max(len(names), 1))(*names)
-        _capi.coffer_config_set_class_subset(config, array, len(names))
-    if max_file_size is not None:
-        _capi.coffer_config_set_max_file_size(config, _count(max_file_size, "max_file_size"))
-
-
-def _key_buffer(key: Any, what: str) -> Any:
+def key_buffer(key: Any, what: str) -> Any:
     if not isinstance(key, (bytes, bytearray, memoryview)):
         raise TypeError(f"{what} must be bytes, got {type(key).__name__}")
     data = bytes(key)
     return (ctypes.c_char * max(len(data), 1)).from_buffer_copy(data.ljust(1, b"\0")), len(data)
-
-
-def open(
-    path: Optional[PathType] = None,
-    *,
-    schema: Optional[Sequence[Any]] = None,
-    in_memory_identifier: Optional[str] = None,
-    encryption_key: Optional[bytes] = None,
-    read_only: bool = False,
-    schema_version: int = 0,
-    migration: Optional[Callable[[Any, int], None]] = None,
-    delete_if_migration_needed: bool = False,
-    seed_path: Optional[PathType] = None,
-    class_subset: Optional[Sequence[str]] = None,
-    max_file_size: Optional[int] = None,
-    should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
-    max_active_versions: Optional[int] = None,
-) -> "Database":
-    """Opens (creating it unless read-only) a database and returns it.
-
-    path: the file; None means the default path (coffer.default_path()).
-    schema: a list of coffer.Object subclasses and Realm-JS-style dicts;
-        None uses the schema stored in the file.
-    in_memory_identifier: open an in-memory database shared by every handle
-        in this process with the same identifier (instead of a file).
-    encryption_key: 64 bytes; the file is encrypted with it.
-    read_only: open without writing; the file must exist.
-    schema_version: the version of `schema`; a higher one than the file's
-        applies the schema, a lower one is an error.
-    migration: called as f(migration, old_version) when schema_version is
-        higher than the file's, inside the write transaction that applies
-        the new schema (see coffer.Migration). Whatever it raises aborts the
-        open, leaves the file as it was, and is raised here, chained from
-        the CofferError of the open.
-    delete_if_migration_needed: delete the file and start empty when opening
-        would need a migration: the schema version differs from the file's,
-        or the schema differs at the same version. A file open elsewhere in
-        this process is never deleted (BusyError).
-    seed_path: a file copied to `path` when `path` does not exist yet.
-    class_subset: open only these classes of the file.
-    max_file_size: a cap on the file size in bytes.
-    should_compact_on_launch: called as f(total_bytes, used_bytes) when the
-        file is first opened in this process; a true result compacts the
-        file in place (unless another process has it open).
-    max_active_versions: a write transaction fails with LimitError when its
-        commit would keep more versions of the file alive than this.
-    """
-    if path is not None and in_memory_identifier is not None:
-        raise InvalidArgumentError("give either path or in_memory_identifier, not both")
-    if read_only and delete_if_migration_needed:
-        raise InvalidArgumentError("delete_if_migration_needed cannot be used with read_only")
-    version = _count(schema_version, "schema_version")
-    if schema is None and version:
-        # Without a schema the file's stored one is used as it is.
-        raise InvalidArgumentError("schema_version needs a schema")
-    classes = parse_schema(schema) if schema is not None else None
-
-    config = _capi.ConfigP()
-    _capi.coffer_config_new(ctypes.byref(config))
-    try:
-        _configure(config, path, in_memory_identifier, encryption_key, bool(read_only), seed_path,
-                   classes, version, class_subset, max_file_size)
-        _capi.coffer_config_set_delete_if_migration_needed(config, 1 if delete_if_migration_needed else 0)
-        if max_active_versions is not None:
-            _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
-        failures: List[BaseException] = []
-        migration_fn = None
-        if migration is not None:
-            from . import migration as _migration
-
-            migration_fn = _migration.install(config, migration, classes or [], failures)
-        compact_fn = None
-        if should_compact_on_launch is not None:
-            if not callable(should_compact_on_launch):
-                raise TypeError("should_compact_on_launch must be callable")
-
-            def ask(total: int, used: int, _ctx: Any) -> int:
-                try:
-                    return 1 if should_compact_on_launch(total, used) else 0
-                except BaseException as exc:  # re-raised once coffer_open returns
-                    failures.append(exc)
-                    return 0
-
-            compact_fn = _capi.SHOULD_COMPACT_FN(ask)
-            _capi.coffer_config_set_should_compact_on_launch(config, compact_fn, None)
-        db = _capi.DbP()
-        try:
-            _capi.coffer_open(config, ctypes.byref(db))
-        except CofferError as exc:
-            if failures:
-                # The callback's own exception, with the open's failure as its cause.
-                raise failures[0] from exc
-            raise
-        if failures:
-            _capi.coffer_close(db)
-            raise failures[0]
-    finally:
-        _capi.coffer_config_free(config)
-    return Database(db, classes or [])
 
 
 class Database:
@@ -366,7 +209,7 @@ class Database:
             self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
         self._classes_by_id = {info.class_id: info for info in self._classes.values()}
         # Compiled queries by class and text, rebound for new arguments.
-        self._prepared_queries: Dict[Tuple[int, str], "CompiledQuery"] = {}
+        self._prepared_queries: Dict[Tuple[int, str], CompiledQuery] = {}
 
     # ---- lifetime ----------------------------------------------------------
 
@@ -418,11 +261,11 @@ class Database:
         at `path` (which must not exist), encrypted with `encryption_key`
         (64 bytes) or plain when it is None, whatever this database uses."""
         handles = self._open_handles()
-        target = _text(path, "path")
+        target = path_bytes(path, "path")
         if encryption_key is None:
             _capi.coffer_db_write_copy(handles.db, target, None, 0)
             return
-        buf, size = _key_buffer(encryption_key, "encryption_key")
+        buf, size = key_buffer(encryption_key, "encryption_key")
         try:
             _capi.coffer_db_write_copy(handles.db, target, buf, size)
         finally:
@@ -713,6 +556,11 @@ class Database:
             return self._backlinks_from(info, key, prop.target, prop.origin)
         value = _capi.coffer_value()
         _capi.coffer_object_get_value(handle, prop.id, ctypes.byref(value))
+        return self._stored_value(info, key, prop, value)
+
+    def _stored_value(self, info: _ClassInfo, key: int, prop: _PropInfo, value: _capi.coffer_value) -> Any:
+        """The Python value of `value`, read from `prop` of object `key`: a
+        linked object, a managed collection, or a scalar."""
         return Reader(self).value(value, info.where(prop.name), lambda kind: managed(self, info, key, prop, kind))
 
     def _read_property(self, info: _ClassInfo, key: int, name: str) -> Any:
@@ -755,14 +603,3 @@ class Database:
         source = BacklinkSource(self, info, key, origin, prop.id)
         source.count(self._txn())  # the C library checks the property here, not at first use
         return Results(self, origin, source)
-
-
-def default_path() -> str:
-    """The path used when coffer.open() gets no path."""
-    return os.fsdecode(_capi.coffer_default_path())
-
-
-def set_default_path(path: Optional[PathType]) -> None:
-    """Changes the default path for this process; None restores
-    "default.coffer" in the current directory."""
-    _capi.coffer_set_default_path(None if path is None else _text(path, "path"))

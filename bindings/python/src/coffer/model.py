@@ -1,5 +1,6 @@
 """Model classes: coffer.Object, the primary_key() and indexed() markers,
-and how an annotated class becomes a schema."""
+how an annotated class becomes a schema, and parse_schema(), which reads
+the schema list coffer.open() takes (model classes and schema dicts)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import decimal
 import sys
 import typing
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 from . import schema as _schema
 from .errors import CofferError, DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
@@ -422,3 +423,27 @@ def declared_class_of(model: Type[Object], models: Optional[Dict[str, type]] = N
     declared = _schema.DeclaredClass(_schema.ObjectSchema(model.__name__, tuple(properties), embedded), defaults, model)
     model._coffer_declared = declared
     return declared
+
+
+def parse_schema(schema: Sequence[Any]) -> List[_schema.DeclaredClass]:
+    """The classes of a coffer.open(schema=...) list."""
+    if isinstance(schema, (str, bytes, Mapping)) or not isinstance(schema, Sequence):
+        raise SchemaError("schema must be a list of coffer.Object subclasses or schema dicts")
+    class_names = _schema.declared_class_names(schema)
+    models = {m.__name__: m for m in schema if isinstance(m, type)}
+    classes = []
+    for item in schema:
+        if isinstance(item, Mapping):
+            classes.append(_schema.class_from_dict(item, class_names))
+        elif isinstance(item, type) and issubclass(item, Object) and item is not Object:
+            classes.append(declared_class_of(item, models))
+        else:
+            raise SchemaError(
+                f"schema items must be coffer.Object subclasses or dicts, got {item!r}"
+            )
+    seen = set()
+    for declared in classes:
+        if declared.schema.name in seen:
+            raise SchemaError(f"class '{declared.schema.name}' appears twice in the schema")
+        seen.add(declared.schema.name)
+    return classes

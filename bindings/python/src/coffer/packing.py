@@ -22,7 +22,7 @@ from .values import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
     from .codec import Writer
-    from .database import Database, _ClassInfo
+    from .database import Database, _ClassInfo, _PropInfo
 
 # The layout the formats below assume: a 4-byte type tag, then a 16-byte
 # union at offset 8; a field is a 4-byte property id, then a value at
@@ -222,7 +222,7 @@ class ObjectReader:
                 self.plan.append((name, slot, fast, position))
                 position += 1 + _WIDTHS[fast]
         self.unpack = struct.Struct("".join(formats)).unpack_from
-        self.by_slot = stored
+        self.by_slot: List["_PropInfo"] = stored
 
     def read(self, db: "Database", handle: _capi.ObjectP, key: int) -> Dict[str, Any]:
         out = self.out
@@ -252,9 +252,6 @@ class ObjectReader:
         return values
 
     def _general(self, db: "Database", key: int, slot: int, name: str) -> Any:
-        """Slot `slot` of the last read, as codec.py reads any value."""
-        from .codec import Reader
-        from .containers import managed
-
-        info, prop = self.info, self.by_slot[slot]
-        return Reader(db).value(self.out[slot], info.where(name), lambda kind: managed(db, info, key, prop, kind))
+        """Slot `slot` of the last read, as codec.py reads any value (the
+        database reads it: a link or a collection needs its layer)."""
+        return db._stored_value(self.info, key, self.by_slot[slot], self.out[slot])

@@ -9,7 +9,7 @@ import ctypes
 import re
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
 
-from . import _capi
+from . import _capi, codec
 from .codec import MIXED_TYPES, Writer
 from .errors import CofferError, QueryError
 from .model import Object
@@ -107,17 +107,20 @@ def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.
     return values, writer.keep
 
 
-_COLLECTIONS: Tuple[type, ...] = ()
+# What else a list argument (for IN) may be: coffer.Results, defined a
+# layer up in results.py, adds itself.
+_ARGUMENT_LISTS: Tuple[type, ...] = ()
+
+
+def accept_as_argument_lists(*types: type) -> None:
+    """Makes values of `types` acceptable as list arguments, besides the
+    sequences codec.py accepts."""
+    global _ARGUMENT_LISTS
+    _ARGUMENT_LISTS += types
 
 
 def _is_collection(value: Any) -> bool:
-    global _COLLECTIONS
-    if not _COLLECTIONS:
-        from .containers import List, Set
-        from .results import Results
-
-        _COLLECTIONS = (list, tuple, set, frozenset, List, Set, Results)
-    return isinstance(value, _COLLECTIONS)
+    return codec.is_sequence(value) or isinstance(value, _ARGUMENT_LISTS)
 
 
 def _scalar(writer: Writer, value: Any, out: _capi.coffer_value, where: str) -> None:

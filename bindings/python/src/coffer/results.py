@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import _capi
 from .errors import Status
-from .query import CompiledQuery, SortKey, distinct_text, limit_text, sort_text
+from .model import Object
+from .query import CompiledQuery, SortKey, accept_as_argument_lists, distinct_text, limit_text, sort_text
 from .values import from_c
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo
-    from .model import Object
 
 T = TypeVar("T", bound="Object")
 
@@ -79,18 +80,20 @@ class KeySource:
             _capi.coffer_results_free(handle)
 
 
+@dataclasses.dataclass(eq=False)
 class BacklinkSource(KeySource):
-    """The objects of class `origin` that link to one object through
-    origin property `prop_id`, in order of origin key (an origin that links
-    n times appears n times)."""
+    """The objects of class `origin` that link to object `key` of class
+    `info` through origin property `prop_id`, in order of origin key (an
+    origin that links n times appears n times)."""
 
-    def __init__(self, db: "Database", info: "_ClassInfo", key: int, origin: "_ClassInfo", prop_id: int) -> None:
-        self.db = db
-        self.info = info
-        self.key = key
-        self.origin = origin
-        self.prop_id = prop_id
-        self.objects = origin
+    db: "Database"
+    info: "_ClassInfo"
+    key: int
+    origin: "_ClassInfo"
+    prop_id: int
+
+    def __post_init__(self) -> None:
+        self.objects = self.origin
 
     def count(self, txn: _capi.TxnP) -> int:
         n = ctypes.c_uint64()
@@ -340,3 +343,7 @@ class Results(Sequence[T]):
             return
         with self._c_results(txn) as handle:
             _capi.coffer_results_delete_all(handle)
+
+
+# Results are list arguments of queries too (for IN).
+accept_as_argument_lists(Results)

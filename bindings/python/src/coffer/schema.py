@@ -1,6 +1,7 @@
-"""Schemas: the property and class descriptions coffer.open() accepts
-(model classes and Realm-JS-style dicts), their conversion to the C schema
-arrays, and the schema read back from an open database."""
+"""Schemas: ObjectSchema and PropertySchema, classes declared as
+Realm-JS-style dicts, their conversion to the C schema arrays, and the
+schema read back from an open database. Model classes become schemas in
+model.py, a layer up, which also reads the whole schema list."""
 
 from __future__ import annotations
 
@@ -207,7 +208,9 @@ def _property_from_spec(
     return dataclasses.replace(parsed, name=name, optional=optional, indexed=indexed), default
 
 
-def _class_from_dict(spec: Mapping[str, Any], class_names: Sequence[str]) -> DeclaredClass:
+def class_from_dict(spec: Mapping[str, Any], class_names: Sequence[str]) -> DeclaredClass:
+    """A class declared as a Realm-JS-style dict; `class_names` are the
+    classes of the whole schema, which links may name."""
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise SchemaError(f"a schema dict needs a non-empty 'name', got {name!r}")
@@ -254,32 +257,6 @@ def declared_class_names(schema: Sequence[Any]) -> List[Any]:
         elif isinstance(item, type):
             names.append(item.__name__)
     return names
-
-
-def parse_schema(schema: Sequence[Any]) -> List[DeclaredClass]:
-    """The classes of a coffer.open(schema=...) list."""
-    from .model import Object, declared_class_of  # model imports this module
-
-    if isinstance(schema, (str, bytes, Mapping)) or not isinstance(schema, Sequence):
-        raise SchemaError("schema must be a list of coffer.Object subclasses or schema dicts")
-    class_names = declared_class_names(schema)
-    models = {m.__name__: m for m in schema if isinstance(m, type)}
-    classes = []
-    for item in schema:
-        if isinstance(item, Mapping):
-            classes.append(_class_from_dict(item, class_names))
-        elif isinstance(item, type) and issubclass(item, Object) and item is not Object:
-            classes.append(declared_class_of(item, models))
-        else:
-            raise SchemaError(
-                f"schema items must be coffer.Object subclasses or dicts, got {item!r}"
-            )
-    seen = set()
-    for declared in classes:
-        if declared.schema.name in seen:
-            raise SchemaError(f"class '{declared.schema.name}' appears twice in the schema")
-        seen.add(declared.schema.name)
-    return classes
 
 
 class CSchema:
