@@ -438,6 +438,25 @@ static int setup_common(void **state, int open_db)
     return 0;
 }
 
+const char *ts_env_shared_dir(ts_env *env)
+{
+    if (env->shared_dir[0] != '\0')
+        return env->shared_dir;
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    char tmpl[TS_PATH_MAX];
+    int n = snprintf(tmpl, sizeof tmpl, "%s/coffer-shared-XXXXXX", base);
+    assert_true(n > 0 && n < (int)sizeof tmpl);
+    assert_non_null(mkdtemp(tmpl));
+    /* canonical like env->dir; kept before anything can fail, for teardown */
+    if (realpath(tmpl, env->shared_dir) == NULL)
+        snprintf(env->shared_dir, sizeof env->shared_dir, "%s", tmpl);
+    /* mkdtemp makes it 0700: others may enter it */
+    assert_int_equal(chmod(env->shared_dir, 0755), 0);
+    return env->shared_dir;
+}
+
 int ts_setup(void **state) { return setup_common(state, 1); }
 int ts_setup_empty(void **state) { return setup_common(state, 0); }
 
@@ -448,6 +467,8 @@ int ts_teardown(void **state)
         return 0;
     ts_env_close(env);
     ts_remove_tree(env->dir);
+    if (env->shared_dir[0] != '\0')
+        ts_remove_tree(env->shared_dir);
     free(env);
     *state = NULL;
     return 0;

@@ -1,7 +1,8 @@
 /*
  * test_support.h — shared helpers for Coffer's C test suites (cmocka).
  *
- * - temporary directories (mkdtemp under the working directory) and their removal
+ * - temporary directories (mkdtemp under the working directory, or under
+ *   $TMPDIR for fixtures another user must reach) and their removal
  * - a standard schema with every scalar type, required and optional
  * - open helpers for plain, encrypted and in-memory databases (by path,
  *   identifier or test environment) and per-suite setups with own schemas
@@ -151,6 +152,7 @@ typedef struct ts_env {
     char dir[TS_PATH_MAX];   /* unique temporary directory */
     char path[TS_PATH_MAX];  /* dir/test.coffer (files) */
     char ident[256];         /* in-memory identifier (memory mode) */
+    char shared_dir[TS_PATH_MAX]; /* made by ts_env_shared_dir, or "" */
     coffer_db *db;           /* opened with the standard schema by ts_setup */
     coffer_class_id all_types;
     coffer_class_id person;
@@ -175,6 +177,11 @@ void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count
 /* In memory mode, a second handle on env's storage so that its data survives
  * closing env->db; NULL in the file modes. Close it with coffer_close. */
 coffer_db *ts_env_keep(const ts_env *env);
+
+/* A fresh directory (mode 0755) under $TMPDIR, or /tmp, for fixtures that
+ * another user must reach: the working tree may sit under a private (0700)
+ * home directory. Made on the first call, removed by ts_teardown. */
+const char *ts_env_shared_dir(ts_env *env);
 
 /* cmocka fixtures. The prestate is a pointer to an int mode (ts_mode_*).
  * ts_setup creates the directory and opens the standard schema at version 1;
