@@ -276,24 +276,21 @@ static void check_ints(coffer_list *list, const int64_t *want, size_t n, const c
 static coffer_object *new_holder(coffer_txn *txn, const char *name)
 {
     coffer_field f[] = {ts_field(H_NAME, ts_str(name))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.holder, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.holder, f, 1);
     return obj;
 }
 
 static coffer_object *holder_with(coffer_txn *txn, coffer_property_id p, coffer_value v)
 {
     coffer_field f[] = {ts_field(H_NAME, ts_str("h")), ts_field(p, v)};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.holder, f, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.holder, f, 2);
     return obj;
 }
 
 static coffer_object *new_item(coffer_txn *txn, int64_t n)
 {
     coffer_field f[] = {ts_field(I_N, coffer_value_int(n))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.item, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.item, f, 1);
     return obj;
 }
 
@@ -571,8 +568,7 @@ static void test_list_types(void **state)
     ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
 
     /* strings: UTF-8, empty, binary-looking */
     coffer_list *ls = open_list(h, H_STRINGS);
@@ -1285,8 +1281,7 @@ static void test_set_links(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *i1 = new_item(w, 1), *i2 = new_item(w, 2);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_set *s = open_set(h, H_SET_ITEMS);
     assert_int_equal(set_add(s, coffer_value_object(i1)), 1);
     assert_int_equal(set_add(s, coffer_value_object(i2)), 1);
@@ -1523,8 +1518,7 @@ static void test_map_types(void **state)
 
     coffer_map *ml = open_map(h, H_MAP_ITEMS);
     coffer_object *i1 = new_item(w, 1);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     mset(ml, "one", coffer_value_object(i1));
     mset(ml, "none", coffer_value_null());
     assert_map_item(ml, "one", coffer_value_link(C.item, coffer_object_key_of(i1)));
@@ -1646,8 +1640,7 @@ static void test_mixed_links(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *item = new_item(w, 1);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_value ilink = coffer_value_link(C.item, coffer_object_key_of(item));
     coffer_value olink = coffer_value_link(C.other, coffer_object_key_of(other));
 
@@ -2005,8 +1998,7 @@ static void test_mixed_max_nesting(void **state)
 
     /* alternating lists and maps */
     coffer_field f[] = {ts_field(H_ANY, build_nested(D, 0, 1, items, entries))};
-    coffer_object *alt = NULL;
-    assert_ok(coffer_object_create(w, C.holder, f, 1, COFFER_UPDATE_ERROR, &alt));
+    coffer_object *alt = ts_create(w, C.holder, f, 1);
     coffer_object_key ak = coffer_object_key_of(alt);
     walk_nested(alt, H_ANY, D, 0, 1, &ll, &lm);
     ts_commit(w);
@@ -2042,8 +2034,7 @@ static void test_mixed_link_to_hidden_class(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object_key hk = coffer_object_key_of(h);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_object *item = new_item(w, 1);
     coffer_object_key ik = coffer_object_key_of(item);
     coffer_value ol = coffer_value_object(other);
@@ -2323,8 +2314,7 @@ static coffer_object_key make_populated(ts_env *env)
         ts_field(H_MAP_INT, coffer_value_map(me, 1)),
         ts_field(H_ANY, coffer_value_list(nested, 2)),
     };
-    coffer_object *h = NULL;
-    assert_ok(coffer_object_create(w, C.holder, f, 5, COFFER_UPDATE_ERROR, &h));
+    coffer_object *h = ts_create(w, C.holder, f, 5);
     coffer_object_key hk = coffer_object_key_of(h);
     ts_commit(w);
     return hk;

@@ -27,8 +27,7 @@ static const char UTF8_TEXT[] = "h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\
 
 static coffer_object_key create_obj(coffer_txn *txn, coffer_class_id cls, const coffer_field *f, size_t n)
 {
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, cls, f, n, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, cls, f, n);
     assert_non_null(obj);
     assert_int_equal(coffer_object_class(obj), cls);
     return coffer_object_key_of(obj);
@@ -99,8 +98,7 @@ static coffer_object *create_sample(coffer_txn *txn, coffer_class_id cls)
     coffer_field fields[AT_COUNT];
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
         fields[p] = ts_field(p, sample_value(p));
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, cls, fields, AT_COUNT, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, cls, fields, AT_COUNT);
     return obj;
 }
 
@@ -225,8 +223,7 @@ static void roundtrip_values(ts_env *env, coffer_property_id p, const coffer_val
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (size_t i = 0; i < n; i++) {
         coffer_field f[] = {ts_field(p, vals[i])};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(txn, env->all_types, f, 1);
         keys[i] = coffer_object_key_of(obj);
         assert_value(obj, p, &vals[i]);
     }
@@ -276,8 +273,7 @@ static void test_float_special(void **state)
     /* -0 keeps its sign */
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field fl[] = {ts_field(AT_DOUBLE, coffer_value_double(-0.0))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, fl, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, fl, 1);
     double got = ts_get_double(obj, AT_DOUBLE);
     assert_true(got == 0.0 && signbit(got));
     ts_commit(txn);
@@ -447,8 +443,7 @@ static void test_wrong_types(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field ok[] = {ts_field(AT_INT, coffer_value_int(77))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, ok, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, ok, 1);
     coffer_object_key key = coffer_object_key_of(obj);
 
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
@@ -722,8 +717,7 @@ static void test_set_value_resizes(void **state)
 {
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, NULL, 0, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, NULL, 0);
     coffer_object_key key = coffer_object_key_of(obj);
     char *buf = malloc(70000);
     size_t sizes[] = {0, 10, 5000, 3, 65000, 0, 4097, 1};
@@ -756,8 +750,7 @@ static void test_set_fields(void **state)
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field init[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(AT_STRING, ts_str("one")),
                            ts_field(AT_DOUBLE, coffer_value_double(1.5))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, init, 3, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, init, 3);
     coffer_object_key key = coffer_object_key_of(obj);
 
     /* success: several fields at once */
@@ -931,8 +924,7 @@ static void test_keys_increase_never_reused(void **state)
     /* keys of different classes are independent; the first key of a class is 1 */
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(1))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(txn, env->person, f, 1, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(txn, env->person, f, 1);
     assert_int_equal(coffer_object_key_of(p), 1);
     ts_commit(txn);
 }
@@ -948,8 +940,7 @@ static void test_keys_after_clear(void **state)
     for (int i = 0; i < 5; i++)
         last = create_obj(txn, env->all_types, NULL, 0);
     coffer_field pf[] = {ts_field(PERSON_ID, coffer_value_int(1))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(txn, env->person, pf, 1, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(txn, env->person, pf, 1);
     coffer_object_key plast = coffer_object_key_of(p);
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1253,8 +1244,7 @@ static void test_handle_survives_writes(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(10)), ts_field(AT_STRING, ts_str("ten"))};
-    coffer_object *a = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, f, 2, COFFER_UPDATE_ERROR, &a));
+    coffer_object *a = ts_create(txn, env->all_types, f, 2);
     for (int i = 0; i < 300; i++) {
         char buf[64];
         snprintf(buf, sizeof buf, "filler %d", i);
@@ -1274,8 +1264,7 @@ static void test_object_release(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(99))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, f, 1);
     coffer_object_key key = coffer_object_key_of(obj);
     coffer_object_release(obj);
     coffer_object_release(NULL);
@@ -1306,8 +1295,7 @@ static void test_value_too_large(void **state)
     coffer_field f2[] = {ts_field(AT_OPT_BINARY, coffer_value_binary(huge, big))};
     assert_status(coffer_object_create(txn, env->all_types, f2, 1, COFFER_UPDATE_ERROR, NULL), COFFER_ERR_LIMIT);
     assert_error_contains("optBinaryValue");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, NULL, 0, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, NULL, 0);
     coffer_value v = coffer_value_binary(huge, big);
     assert_status(coffer_object_set_value(obj, AT_BINARY, &v), COFFER_ERR_LIMIT);
     assert_int_equal(ts_count(txn, env->all_types), 1);

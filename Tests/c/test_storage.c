@@ -473,16 +473,10 @@ static coffer_class_schema evolving_class(const coffer_property_schema *props, s
 
 static coffer_object_key write_evolving_v1(coffer_db *db)
 {
-    coffer_class_id cls = ts_class(db, "Evolving");
-    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(0, coffer_value_int(41)), ts_field(1, ts_str("to be removed")),
                         ts_field(2, coffer_value_int(7)), ts_field(3, ts_str("text")),
                         ts_field(4, coffer_value_int(9))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(w, cls, f, 5, COFFER_UPDATE_ERROR, &obj));
-    coffer_object_key key = coffer_object_key_of(obj);
-    ts_commit(w);
-    return key;
+    return ts_commit_object(db, ts_class(db, "Evolving"), f, 5);
 }
 
 static void test_schema_same_and_lower_version(void **state)

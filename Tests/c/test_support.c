@@ -629,6 +629,27 @@ void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const c
     ts_commit(w);
 }
 
+coffer_object *ts_create_at(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t n,
+                            const char *file, int line)
+{
+    coffer_object *obj = NULL;
+    ts_check_status(coffer_object_create(txn, cls, fields, n, COFFER_UPDATE_ERROR, &obj), COFFER_OK,
+                    "coffer_object_create", file, line);
+    if (obj == NULL) {
+        print_error("%s:%d: coffer_object_create gave no object\n", file, line);
+        _fail(file, line);
+    }
+    return obj;
+}
+
+coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const coffer_field *fields, size_t n)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object_key key = coffer_object_key_of(ts_create(w, cls, fields, n));
+    ts_commit(w);
+    return key;
+}
+
 coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag)
 {
     for (int attempt = 0; attempt < 3; attempt++) {

@@ -248,6 +248,16 @@ coffer_object_key ts_add_person(coffer_txn *txn, coffer_class_id person, int64_t
 /* ts_add_person in a write transaction of its own, committed. */
 void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const char *name);
 
+/* Creates an object of class `cls` with `n` fields (COFFER_UPDATE_ERROR) and
+ * returns it; fails the test, at the caller's line, unless that succeeds. */
+#define ts_create(txn, cls, fields, n) ts_create_at((txn), (cls), (fields), (n), __FILE__, __LINE__)
+coffer_object *ts_create_at(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t n,
+                            const char *file, int line);
+
+/* Creates an object of class `cls` with `n` fields in a write transaction of
+ * its own, committed; returns its key. */
+coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const coffer_field *fields, size_t n);
+
 /* Creates an object with a binary value of `size` bytes and AT_INT `tag`
  * (standard schema) in a write transaction of its own, retrying on
  * COFFER_ERR_MAP_FULL (three attempts in all). Returns the status; does not
