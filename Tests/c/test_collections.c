@@ -129,28 +129,13 @@ static void reopen(ts_env *env)
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const uint8_t OID_A[12] = {0x65, 0x4a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4};
-static const uint8_t OID_B[12] = {0xff, 0x00, 0xff, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-static const uint8_t UUID_A[16] = {0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3,
-                                   0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
-static const uint8_t UUID_B[16] = {0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
-                                   0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00};
 static const uint8_t BIN_A[] = {0x00, 0x01, 0x00, 0xff};
 static const uint8_t BIN_B[] = {0x00, 0x01, 0x00};
 static const char UTF8_TEXT[] = "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89";
 
-static coffer_decimal128 dec(const char *text)
-{
-    coffer_decimal128 d = {{0, 0}};
-    coffer_status st = coffer_decimal128_from_string(text, &d);
-    if (st != COFFER_OK)
-        fail_msg("decimal128_from_string(\"%s\") = %d: %s", text, (int)st, coffer_last_error());
-    return d;
-}
-
 static coffer_value decv(const char *text)
 {
-    coffer_decimal128 d = dec(text);
+    coffer_decimal128 d = ts_dec(text);
     return coffer_value_decimal128(d.w[0], d.w[1]);
 }
 

@@ -94,6 +94,13 @@ void ts_rand_bytes(void *buf, size_t n);
 extern const uint8_t ts_key[64];
 extern const uint8_t ts_other_key[64];
 
+/* Sample values shared by the value suites: two object ids and two UUIDs. */
+extern const uint8_t OID_A[12], OID_B[12];
+extern const uint8_t UUID_A[16], UUID_B[16];
+
+/* The decimal128 of a text; fails the test if it does not parse. */
+coffer_decimal128 ts_dec(const char *text);
+
 /* The key of a storage mode: ts_key when encrypted, NULL otherwise. */
 const uint8_t *ts_mode_key(int mode);
 
