@@ -56,6 +56,19 @@ struct bench_engine {
     const char *(*plan)(bench_op op);
 };
 
+/* The ops-table entries of the operations that every engine runs, for an
+ * engine whose static functions carry these names (lmdb, sqlite). */
+#define BENCH_CORE_OPS                                    \
+    [BENCH_OP_INSERT_BULK] = insert_bulk,                 \
+    [BENCH_OP_READ_BY_PK] = read_by_pk,                   \
+    [BENCH_OP_UPDATE_ALL] = update_all,                   \
+    [BENCH_OP_READ_ALL] = read_all,                       \
+    [BENCH_OP_QUERY_INDEXED_EQ] = query_indexed_eq,       \
+    [BENCH_OP_SCAN_FILTER] = scan_filter,                 \
+    [BENCH_OP_QUERY_PREFIX] = query_prefix,               \
+    [BENCH_OP_DELETE_ALL] = delete_all,                   \
+    [BENCH_OP_SINGLE_WRITES] = single_writes
+
 extern const bench_engine bench_engine_coffer;
 extern const bench_engine bench_engine_coffer_encrypted;
 extern const bench_engine bench_engine_lmdb;

@@ -171,21 +171,28 @@ static int count_objects(coffer_bench *b, uint64_t *count)
     return st == COFFER_OK ? 0 : coffer_bench_fail("coffer_class_count", st);
 }
 
+/* Creates the object of entity `e`; frees txn on failure. */
+static int create_entity(coffer_bench *b, coffer_txn *txn, const bench_entity *e)
+{
+    coffer_field fields[PROP_COUNT];
+    entity_fields(e, fields);
+    coffer_status st = coffer_object_create(txn, b->cls, fields, PROP_COUNT, COFFER_UPDATE_ERROR, NULL);
+    if (st != COFFER_OK) {
+        coffer_txn_free(txn);
+        return coffer_bench_fail("coffer_object_create", st);
+    }
+    return 0;
+}
+
 static int insert_bulk(void *state, const bench_workload *w, uint64_t *check)
 {
     coffer_bench *b = state;
     coffer_txn *txn;
-    coffer_field fields[PROP_COUNT];
     if (coffer_bench_begin(b, COFFER_TXN_WRITE, &txn))
         return -1;
-    for (uint64_t i = 0; i < w->n; i++) {
-        entity_fields(&w->entities[i], fields);
-        coffer_status st = coffer_object_create(txn, b->cls, fields, PROP_COUNT, COFFER_UPDATE_ERROR, NULL);
-        if (st != COFFER_OK) {
-            coffer_txn_free(txn);
-            return coffer_bench_fail("coffer_object_create", st);
-        }
-    }
+    for (uint64_t i = 0; i < w->n; i++)
+        if (create_entity(b, txn, &w->entities[i]))
+            return -1;
     return coffer_bench_commit(txn) || count_objects(b, check);
 }
 
@@ -286,18 +293,11 @@ static int delete_all(void *state, const bench_workload *w, uint64_t *check)
 static int single_writes(void *state, const bench_workload *w, uint64_t *check)
 {
     coffer_bench *b = state;
-    coffer_field fields[PROP_COUNT];
     for (uint64_t k = 0; k < w->single_writes; k++) {
         coffer_txn *txn;
         if (coffer_bench_begin(b, COFFER_TXN_WRITE, &txn))
             return -1;
-        entity_fields(&w->entities[w->n + k], fields);
-        coffer_status st = coffer_object_create(txn, b->cls, fields, PROP_COUNT, COFFER_UPDATE_ERROR, NULL);
-        if (st != COFFER_OK) {
-            coffer_txn_free(txn);
-            return coffer_bench_fail("coffer_object_create", st);
-        }
-        if (coffer_bench_commit(txn))
+        if (create_entity(b, txn, &w->entities[w->n + k]) || coffer_bench_commit(txn))
             return -1;
     }
     return count_objects(b, check);

@@ -162,6 +162,35 @@ static int get_by_id(lmdb_bench *b, MDB_txn *txn, MDB_cursor *index, int64_t id,
     return rc ? fail("reading an object", rc) : 0;
 }
 
+/* Begins a transaction (mdb_txn_begin flags) with a cursor on `dbi`. */
+static int begin_with_cursor(lmdb_bench *b, unsigned flags, MDB_dbi dbi, MDB_txn **txn, MDB_cursor **cur)
+{
+    int rc;
+    if (begin(b, flags, txn))
+        return -1;
+    if ((rc = mdb_cursor_open(*txn, dbi, cur))) {
+        mdb_txn_abort(*txn);
+        return fail("mdb_cursor_open", rc);
+    }
+    return 0;
+}
+
+/* Reads and decodes the object with primary key `id`; its object key goes
+ * to okey. Aborts txn on failure. */
+static int load_by_id(lmdb_bench *b, MDB_txn *txn, MDB_cursor *index, int64_t id, uint8_t okey[8], bench_entity *e)
+{
+    MDB_val rec;
+    if (get_by_id(b, txn, index, id, okey, &rec)) {
+        mdb_txn_abort(txn);
+        return -1;
+    }
+    if (lmdb_record_decode(rec.mv_data, rec.mv_size, e)) {
+        mdb_txn_abort(txn);
+        return bench_fail("object %lld: malformed record", (long long)id);
+    }
+    return 0;
+}
+
 static int insert_bulk(void *state, const bench_workload *w, uint64_t *check)
 {
     return insert_objects(state, w->entities, w->n) || count_objects(state, check);
@@ -173,24 +202,12 @@ static int read_by_pk(void *state, const bench_workload *w, uint64_t *check)
     MDB_txn *txn;
     MDB_cursor *index;
     bench_entity e;
-    int rc;
-    if (begin(b, MDB_RDONLY, &txn))
+    if (begin_with_cursor(b, MDB_RDONLY, b->index, &txn, &index))
         return -1;
-    if ((rc = mdb_cursor_open(txn, b->index, &index))) {
-        mdb_txn_abort(txn);
-        return fail("mdb_cursor_open", rc);
-    }
     for (uint64_t i = 0; i < w->n; i++) {
         uint8_t okey[8];
-        MDB_val rec;
-        if (get_by_id(b, txn, index, w->order[i], okey, &rec)) {
-            mdb_txn_abort(txn);
+        if (load_by_id(b, txn, index, w->order[i], okey, &e))
             return -1;
-        }
-        if (lmdb_record_decode(rec.mv_data, rec.mv_size, &e)) {
-            mdb_txn_abort(txn);
-            return bench_fail("object %lld: malformed record", (long long)w->order[i]);
-        }
         *check = bench_check_add(*check, &e);
     }
     mdb_txn_abort(txn);
@@ -204,23 +221,12 @@ static int update_all(void *state, const bench_workload *w, uint64_t *check)
     MDB_cursor *index;
     bench_entity e;
     int rc;
-    if (begin(b, 0, &txn))
+    if (begin_with_cursor(b, 0, b->index, &txn, &index))
         return -1;
-    if ((rc = mdb_cursor_open(txn, b->index, &index))) {
-        mdb_txn_abort(txn);
-        return fail("mdb_cursor_open", rc);
-    }
     for (uint64_t i = 0; i < w->n; i++) {
         uint8_t okey[8], buf[LMDB_RECORD_MAX];
-        MDB_val rec;
-        if (get_by_id(b, txn, index, w->order[i], okey, &rec)) {
-            mdb_txn_abort(txn);
+        if (load_by_id(b, txn, index, w->order[i], okey, &e))
             return -1;
-        }
-        if (lmdb_record_decode(rec.mv_data, rec.mv_size, &e)) {
-            mdb_txn_abort(txn);
-            return bench_fail("object %lld: malformed record", (long long)w->order[i]);
-        }
         bench_entity_apply_update(w, &e);
         MDB_val k = {8, okey}, v = {lmdb_record_encode(&e, buf), buf};
         if ((rc = mdb_put(txn, b->objects, &k, &v, 0))) {
@@ -250,13 +256,8 @@ static int index_walks(lmdb_bench *b, uint64_t count, size_t (*make_prefix)(cons
 {
     MDB_txn *txn;
     MDB_cursor *index;
-    int rc;
-    if (begin(b, MDB_RDONLY, &txn))
+    if (begin_with_cursor(b, MDB_RDONLY, b->index, &txn, &index))
         return -1;
-    if ((rc = mdb_cursor_open(txn, b->index, &index))) {
-        mdb_txn_abort(txn);
-        return fail("mdb_cursor_open", rc);
-    }
     for (uint64_t q = 0; q < count; q++) {
         uint8_t prefix[LMDB_INDEX_KEY_MAX];
         size_t plen = make_prefix(w, q, prefix);
@@ -301,12 +302,8 @@ static int walk_records(lmdb_bench *b, record_fn fn, const void *arg, uint64_t *
     MDB_val k, v;
     uint64_t position = 0;
     int rc;
-    if (begin(b, MDB_RDONLY, &txn))
+    if (begin_with_cursor(b, MDB_RDONLY, b->objects, &txn, &cur))
         return -1;
-    if ((rc = mdb_cursor_open(txn, b->objects, &cur))) {
-        mdb_txn_abort(txn);
-        return fail("mdb_cursor_open", rc);
-    }
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
         if (fn(&v, position++, arg, check)) {
             mdb_txn_abort(txn);
@@ -391,15 +388,7 @@ const bench_engine bench_engine_lmdb = {
     .close = lmdb_close,
     .ops =
         {
-            [BENCH_OP_INSERT_BULK] = insert_bulk,
-            [BENCH_OP_READ_BY_PK] = read_by_pk,
-            [BENCH_OP_UPDATE_ALL] = update_all,
-            [BENCH_OP_READ_ALL] = read_all,
-            [BENCH_OP_QUERY_INDEXED_EQ] = query_indexed_eq,
-            [BENCH_OP_SCAN_FILTER] = scan_filter,
-            [BENCH_OP_QUERY_PREFIX] = query_prefix,
-            [BENCH_OP_DELETE_ALL] = delete_all,
-            [BENCH_OP_SINGLE_WRITES] = single_writes,
+            BENCH_CORE_OPS,
         },
     .plan = lmdb_plan,
 };

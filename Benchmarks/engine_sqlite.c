@@ -259,30 +259,29 @@ static int read_all(void *state, const bench_workload *w, uint64_t *check)
     return rc == SQLITE_DONE ? 0 : fail(b, "reading all rows");
 }
 
-static int query_indexed_eq(void *state, const bench_workload *w, uint64_t *check)
+/* Runs the one-parameter count statement `st` `count` times in one read
+ * transaction, binding param(w, i) for run i, and adds up the counts. */
+static int count_runs(sqlite_bench *b, int st, uint64_t count, int64_t (*param)(const bench_workload *, uint64_t),
+                      const bench_workload *w, uint64_t *check)
 {
-    sqlite_bench *b = state;
     if (exec(b, ST_BEGIN))
         return -1;
-    for (uint64_t q = 0; q < w->queries; q++) {
-        sqlite3_bind_int64(b->st[ST_COUNT_GROUP], 1, bench_query_group(w, q));
-        if (exec_count(b, ST_COUNT_GROUP, check))
+    for (uint64_t i = 0; i < count; i++) {
+        sqlite3_bind_int64(b->st[st], 1, param(w, i));
+        if (exec_count(b, st, check))
             return rollback(b);
     }
     return exec(b, ST_COMMIT);
 }
 
+static int query_indexed_eq(void *state, const bench_workload *w, uint64_t *check)
+{
+    return count_runs(state, ST_COUNT_GROUP, w->queries, bench_query_group, w, check);
+}
+
 static int scan_filter(void *state, const bench_workload *w, uint64_t *check)
 {
-    sqlite_bench *b = state;
-    if (exec(b, ST_BEGIN))
-        return -1;
-    for (uint64_t s = 0; s < w->scans; s++) {
-        sqlite3_bind_int64(b->st[ST_COUNT_I64], 1, bench_scan_threshold(w, s));
-        if (exec_count(b, ST_COUNT_I64, check))
-            return rollback(b);
-    }
-    return exec(b, ST_COMMIT);
+    return count_runs(state, ST_COUNT_I64, w->scans, bench_scan_threshold, w, check);
 }
 
 static int query_prefix(void *state, const bench_workload *w, uint64_t *check)
@@ -402,15 +401,7 @@ const bench_engine bench_engine_sqlite = {
     .close = sqlite_close,
     .ops =
         {
-            [BENCH_OP_INSERT_BULK] = insert_bulk,
-            [BENCH_OP_READ_BY_PK] = read_by_pk,
-            [BENCH_OP_UPDATE_ALL] = update_all,
-            [BENCH_OP_READ_ALL] = read_all,
-            [BENCH_OP_QUERY_INDEXED_EQ] = query_indexed_eq,
-            [BENCH_OP_SCAN_FILTER] = scan_filter,
-            [BENCH_OP_QUERY_PREFIX] = query_prefix,
-            [BENCH_OP_DELETE_ALL] = delete_all,
-            [BENCH_OP_SINGLE_WRITES] = single_writes,
+            BENCH_CORE_OPS,
             [BENCH_OP_LIST_APPEND] = list_append,
             [BENCH_OP_LIST_READ] = list_read,
         },

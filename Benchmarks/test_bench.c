@@ -243,34 +243,46 @@ static void two_results(bench_result r[2], const uint64_t expected[BENCH_OP_COUN
     }
 }
 
+/* A 100-object workload, its oracle and two engines' results that agree
+ * with it. */
+typedef struct agreeing_pair {
+    bench_workload w;
+    uint64_t expected[BENCH_OP_COUNT];
+    bench_result r[2];
+} agreeing_pair;
+
+static void agreeing_results(agreeing_pair *t)
+{
+    t->w = small_workload(100);
+    assert_int_equal(bench_expected_checks(&t->w, t->expected), 0);
+    two_results(t->r, t->expected);
+}
+
 static void verification_names_a_wrong_answer(void **state)
 {
     (void)state;
-    bench_workload w = small_workload(100);
-    uint64_t expected[BENCH_OP_COUNT];
-    bench_result r[2];
+    agreeing_pair t;
     char *text = NULL;
     size_t len = 0;
-    assert_int_equal(bench_expected_checks(&w, expected), 0);
-    two_results(r, expected);
+    agreeing_results(&t);
 
     FILE *err = open_memstream(&text, &len);
-    assert_int_equal(bench_verify(r, 2, expected, err), 0);
+    assert_int_equal(bench_verify(t.r, 2, t.expected, err), 0);
     fclose(err);
     assert_int_equal(len, 0);
     free(text);
 
-    r[1].check[BENCH_OP_SCAN_FILTER] += 1;
-    r[0].check[BENCH_OP_READ_ALL] ^= 1;
+    t.r[1].check[BENCH_OP_SCAN_FILTER] += 1;
+    t.r[0].check[BENCH_OP_READ_ALL] ^= 1;
     /* The list read back with its first two (different) links swapped. */
     uint64_t swapped = 0, second = 1;
-    while (bench_list_target(&w, second) == bench_list_target(&w, 0))
+    while (bench_list_target(&t.w, second) == bench_list_target(&t.w, 0))
         second++;
-    for (uint64_t i = 0; i < w.list_length; i++)
-        swapped = bench_check_list(swapped, i, bench_list_target(&w, i == 0 ? second : i == second ? 0 : i));
-    r[1].check[BENCH_OP_LIST_READ] = swapped;
+    for (uint64_t i = 0; i < t.w.list_length; i++)
+        swapped = bench_check_list(swapped, i, bench_list_target(&t.w, i == 0 ? second : i == second ? 0 : i));
+    t.r[1].check[BENCH_OP_LIST_READ] = swapped;
     err = open_memstream(&text, &len);
-    assert_int_equal(bench_verify(r, 2, expected, err), 3);
+    assert_int_equal(bench_verify(t.r, 2, t.expected, err), 3);
     fclose(err);
     assert_non_null(strstr(text, "sqlite, unindexed_filter_scan"));
     assert_non_null(strstr(text, "lmdb, read_all_in_order"));
@@ -278,11 +290,11 @@ static void verification_names_a_wrong_answer(void **state)
     free(text);
 
     /* An operation an engine does not support is not checked. */
-    two_results(r, expected);
-    r[0].supported[BENCH_OP_DELETE_ALL] = 0;
-    r[0].check[BENCH_OP_DELETE_ALL] = 12345;
+    two_results(t.r, t.expected);
+    t.r[0].supported[BENCH_OP_DELETE_ALL] = 0;
+    t.r[0].check[BENCH_OP_DELETE_ALL] = 12345;
     err = open_memstream(&text, &len);
-    assert_int_equal(bench_verify(r, 2, expected, err), 0);
+    assert_int_equal(bench_verify(t.r, 2, t.expected, err), 0);
     fclose(err);
     free(text);
 }
@@ -290,40 +302,34 @@ static void verification_names_a_wrong_answer(void **state)
 static void ratios_divide_rates(void **state)
 {
     (void)state;
-    bench_workload w = small_workload(100);
-    uint64_t expected[BENCH_OP_COUNT];
-    bench_result r[2];
-    assert_int_equal(bench_expected_checks(&w, expected), 0);
-    two_results(r, expected);
+    agreeing_pair t;
+    agreeing_results(&t);
     /* lmdb took 0.5 s, sqlite 1 s: lmdb is twice as fast. */
-    assert_true(bench_ratio(r, 2, &w, BENCH_OP_INSERT_BULK, "lmdb", "sqlite") == 2.0);
-    assert_true(bench_ops_per_second(&r[0], &w, BENCH_OP_INSERT_BULK) == 200.0);
+    assert_true(bench_ratio(t.r, 2, &t.w, BENCH_OP_INSERT_BULK, "lmdb", "sqlite") == 2.0);
+    assert_true(bench_ops_per_second(&t.r[0], &t.w, BENCH_OP_INSERT_BULK) == 200.0);
     /* A missing engine or operation gives no ratio. */
-    assert_true(bench_ratio(r, 2, &w, BENCH_OP_INSERT_BULK, "coffer", "sqlite") == 0);
-    r[1].supported[BENCH_OP_UPDATE_ALL] = 0;
-    assert_true(bench_ratio(r, 2, &w, BENCH_OP_UPDATE_ALL, "lmdb", "sqlite") == 0);
+    assert_true(bench_ratio(t.r, 2, &t.w, BENCH_OP_INSERT_BULK, "coffer", "sqlite") == 0);
+    t.r[1].supported[BENCH_OP_UPDATE_ALL] = 0;
+    assert_true(bench_ratio(t.r, 2, &t.w, BENCH_OP_UPDATE_ALL, "lmdb", "sqlite") == 0);
 }
 
 static void repeated_runs_keep_the_fastest(void **state)
 {
     (void)state;
-    bench_workload w = small_workload(100);
-    uint64_t expected[BENCH_OP_COUNT];
-    bench_result r[2];
-    assert_int_equal(bench_expected_checks(&w, expected), 0);
-    two_results(r, expected); /* r[0] took 0.5 s per operation, r[1] 1 s */
-    r[0].peak_rss_bytes = 100;
-    r[1].peak_rss_bytes = 300;
-    r[1].seconds[BENCH_OP_READ_ALL] = 0.25;
-    bench_result best = r[0];
-    bench_keep_fastest(&best, &r[1]);
+    agreeing_pair t;
+    agreeing_results(&t); /* t.r[0] took 0.5 s per operation, t.r[1] 1 s */
+    t.r[0].peak_rss_bytes = 100;
+    t.r[1].peak_rss_bytes = 300;
+    t.r[1].seconds[BENCH_OP_READ_ALL] = 0.25;
+    bench_result best = t.r[0];
+    bench_keep_fastest(&best, &t.r[1]);
     assert_true(best.seconds[BENCH_OP_READ_ALL] == 0.25);
     assert_true(best.seconds[BENCH_OP_INSERT_BULK] == 0.5);
     assert_int_equal(best.peak_rss_bytes, 300);
     /* A failed run wins, so that its error is not lost. */
-    r[1].completed = 0;
-    snprintf(r[1].error, sizeof r[1].error, "update_all: disk full");
-    bench_keep_fastest(&best, &r[1]);
+    t.r[1].completed = 0;
+    snprintf(t.r[1].error, sizeof t.r[1].error, "update_all: disk full");
+    bench_keep_fastest(&best, &t.r[1]);
     assert_int_equal(best.completed, 0);
     assert_string_equal(best.error, "update_all: disk full");
 }

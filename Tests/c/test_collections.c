@@ -129,28 +129,13 @@ static void reopen(ts_env *env)
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const uint8_t OID_A[12] = {0x65, 0x4a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4};
-static const uint8_t OID_B[12] = {0xff, 0x00, 0xff, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-static const uint8_t UUID_A[16] = {0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3,
-                                   0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
-static const uint8_t UUID_B[16] = {0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
-                                   0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00};
 static const uint8_t BIN_A[] = {0x00, 0x01, 0x00, 0xff};
 static const uint8_t BIN_B[] = {0x00, 0x01, 0x00};
 static const char UTF8_TEXT[] = "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89";
 
-static coffer_decimal128 dec(const char *text)
-{
-    coffer_decimal128 d = {{0, 0}};
-    coffer_status st = coffer_decimal128_from_string(text, &d);
-    if (st != COFFER_OK)
-        fail_msg("decimal128_from_string(\"%s\") = %d: %s", text, (int)st, coffer_last_error());
-    return d;
-}
-
 static coffer_value decv(const char *text)
 {
-    coffer_decimal128 d = dec(text);
+    coffer_decimal128 d = ts_dec(text);
     return coffer_value_decimal128(d.w[0], d.w[1]);
 }
 
@@ -276,24 +261,21 @@ static void check_ints(coffer_list *list, const int64_t *want, size_t n, const c
 static coffer_object *new_holder(coffer_txn *txn, const char *name)
 {
     coffer_field f[] = {ts_field(H_NAME, ts_str(name))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.holder, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.holder, f, 1);
     return obj;
 }
 
 static coffer_object *holder_with(coffer_txn *txn, coffer_property_id p, coffer_value v)
 {
     coffer_field f[] = {ts_field(H_NAME, ts_str("h")), ts_field(p, v)};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.holder, f, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.holder, f, 2);
     return obj;
 }
 
 static coffer_object *new_item(coffer_txn *txn, int64_t n)
 {
     coffer_field f[] = {ts_field(I_N, coffer_value_int(n))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.item, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.item, f, 1);
     return obj;
 }
 
@@ -571,8 +553,7 @@ static void test_list_types(void **state)
     ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
 
     /* strings: UTF-8, empty, binary-looking */
     coffer_list *ls = open_list(h, H_STRINGS);
@@ -1285,8 +1266,7 @@ static void test_set_links(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *i1 = new_item(w, 1), *i2 = new_item(w, 2);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_set *s = open_set(h, H_SET_ITEMS);
     assert_int_equal(set_add(s, coffer_value_object(i1)), 1);
     assert_int_equal(set_add(s, coffer_value_object(i2)), 1);
@@ -1523,8 +1503,7 @@ static void test_map_types(void **state)
 
     coffer_map *ml = open_map(h, H_MAP_ITEMS);
     coffer_object *i1 = new_item(w, 1);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     mset(ml, "one", coffer_value_object(i1));
     mset(ml, "none", coffer_value_null());
     assert_map_item(ml, "one", coffer_value_link(C.item, coffer_object_key_of(i1)));
@@ -1646,8 +1625,7 @@ static void test_mixed_links(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *item = new_item(w, 1);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_value ilink = coffer_value_link(C.item, coffer_object_key_of(item));
     coffer_value olink = coffer_value_link(C.other, coffer_object_key_of(other));
 
@@ -2005,8 +1983,7 @@ static void test_mixed_max_nesting(void **state)
 
     /* alternating lists and maps */
     coffer_field f[] = {ts_field(H_ANY, build_nested(D, 0, 1, items, entries))};
-    coffer_object *alt = NULL;
-    assert_ok(coffer_object_create(w, C.holder, f, 1, COFFER_UPDATE_ERROR, &alt));
+    coffer_object *alt = ts_create(w, C.holder, f, 1);
     coffer_object_key ak = coffer_object_key_of(alt);
     walk_nested(alt, H_ANY, D, 0, 1, &ll, &lm);
     ts_commit(w);
@@ -2042,8 +2019,7 @@ static void test_mixed_link_to_hidden_class(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object_key hk = coffer_object_key_of(h);
-    coffer_object *other = NULL;
-    assert_ok(coffer_object_create(w, C.other, NULL, 0, COFFER_UPDATE_ERROR, &other));
+    coffer_object *other = ts_create(w, C.other, NULL, 0);
     coffer_object *item = new_item(w, 1);
     coffer_object_key ik = coffer_object_key_of(item);
     coffer_value ol = coffer_value_object(other);
@@ -2323,8 +2299,7 @@ static coffer_object_key make_populated(ts_env *env)
         ts_field(H_MAP_INT, coffer_value_map(me, 1)),
         ts_field(H_ANY, coffer_value_list(nested, 2)),
     };
-    coffer_object *h = NULL;
-    assert_ok(coffer_object_create(w, C.holder, f, 5, COFFER_UPDATE_ERROR, &h));
+    coffer_object *h = ts_create(w, C.holder, f, 5);
     coffer_object_key hk = coffer_object_key_of(h);
     ts_commit(w);
     return hk;

@@ -71,8 +71,7 @@ static void write_secrets(char *path, const char *dir, const char *name, const u
                             ts_field(1, ts_str(i == 4 ? lm : "ZebraMarker123")),
                             ts_field(2, coffer_value_int(1000 + i)),
                             ts_field(3, coffer_value_binary("BinaryMarkerXyz", 15))};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(w, cls, f, 4, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(w, cls, f, 4);
         assert_int_equal(coffer_object_key_of(obj), (coffer_object_key)i + 1);
     }
     coffer_field g[] = {ts_field(0, ts_str("OtherValueMarkerPlum"))};

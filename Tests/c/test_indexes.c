@@ -225,8 +225,7 @@ static void test_random_vs_scan(void **state)
         coffer_field f[IX_COUNT];
         random_fields(f);
         f[IX_PLAIN] = ts_field(IX_PLAIN, coffer_value_int(i));
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, g_cls, f, IX_COUNT, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(txn, g_cls, f, IX_COUNT);
         keys[i] = coffer_object_key_of(obj);
     }
     /* inside the write transaction, then committed */
@@ -318,8 +317,7 @@ static void test_update_moves_entry(void **state)
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(IX_STRING, ts_str("old name")), ts_field(IX_INT, coffer_value_int(5)),
                         ts_field(IX_OPT_STRING, ts_str("nick"))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, g_cls, f, 3, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, g_cls, f, 3);
     coffer_object_key key = coffer_object_key_of(obj);
     ts_commit(txn);
 

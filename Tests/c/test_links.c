@@ -131,8 +131,7 @@ static coffer_object *get_obj(coffer_txn *txn, coffer_class_id cls, coffer_objec
 static coffer_object *new_dog(coffer_txn *txn, const char *name, int64_t age)
 {
     coffer_field f[] = {ts_field(D_NAME, ts_str(name)), ts_field(D_AGE, coffer_value_int(age))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.dog, f, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.dog, f, 2);
     assert_non_null(obj);
     return obj;
 }
@@ -140,8 +139,7 @@ static coffer_object *new_dog(coffer_txn *txn, const char *name, int64_t age)
 static coffer_object *new_person(coffer_txn *txn, int64_t id, const char *name)
 {
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(id)), ts_field(P_NAME, ts_str(name))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, C.person, f, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, C.person, f, 2);
     assert_non_null(obj);
     return obj;
 }
@@ -371,12 +369,10 @@ static void test_link_roundtrip(void **state)
 
     /* by link value at create */
     coffer_field f1[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_DOG, coffer_value_link(C.dog, k1))};
-    coffer_object *p1 = NULL;
-    assert_ok(coffer_object_create(w, C.person, f1, 2, COFFER_UPDATE_ERROR, &p1));
+    coffer_object *p1 = ts_create(w, C.person, f1, 2);
     /* by object handle at create */
     coffer_field f2[] = {ts_field(P_ID, coffer_value_int(2)), ts_field(P_DOG, coffer_value_object(d2))};
-    coffer_object *p2 = NULL;
-    assert_ok(coffer_object_create(w, C.person, f2, 2, COFFER_UPDATE_ERROR, &p2));
+    coffer_object *p2 = ts_create(w, C.person, f2, 2);
     /* not set: null */
     coffer_object *p3 = new_person(w, 3, "three");
 
@@ -619,8 +615,7 @@ static void test_nested_create(void **state)
         ts_field(P_PETS, coffer_value_list(pets, 3)),
         ts_field(P_FRIENDS, coffer_value_list(friends, 2)),
     };
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 4, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(w, C.person, f, 4);
     assert_int_equal(ts_count(w, C.dog), 5);   /* Existing, Rex, A, B, Deep */
     assert_int_equal(ts_count(w, C.person), 3); /* 1, 10, 11 */
 
@@ -829,8 +824,7 @@ static void test_embedded_create_and_read(void **state)
     coffer_field gb[2], ab[3];
     coffer_value geo = geo_fields(gb, 52.5, 13.4);
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESS, addr_fields(ab, "Main St", "Berlin", &geo))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 2, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(w, C.person, f, 2);
     assert_int_equal(ts_count(w, C.address), 1);
     assert_int_equal(ts_count(w, C.geo), 1);
 
@@ -880,8 +874,7 @@ static void test_embedded_replace_and_null(void **state)
     coffer_field gb[2], ab[3];
     coffer_value geo = geo_fields(gb, 1, 2);
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESS, addr_fields(ab, "Old", "X", &geo))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 2, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(w, C.person, f, 2);
     coffer_object *other = new_person(w, 2, "other");
     set_prop(other, P_ADDRESS, addr_fields(ab, "Other", "Y", NULL));
     coffer_object_key old_addr = key_of_link(p, P_ADDRESS);
@@ -937,8 +930,7 @@ static void test_embedded_link_existing_rejected(void **state)
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field ab[3];
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESS, addr_fields(ab, "Main", "X", NULL))};
-    coffer_object *p1 = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 2, COFFER_UPDATE_ERROR, &p1));
+    coffer_object *p1 = ts_create(w, C.person, f, 2);
     coffer_object *p2 = new_person(w, 2, "two");
     coffer_object_key ak = key_of_link(p1, P_ADDRESS);
     coffer_object *addr = get_obj(w, C.address, ak);
@@ -996,8 +988,7 @@ static void test_embedded_in_collections(void **state)
     };
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESSES, coffer_value_list(addrs, 3)),
                         ts_field(P_PLACES, coffer_value_map(places, 2))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 3, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(w, C.person, f, 3);
     assert_int_equal(ts_count(w, C.address), 5);
     assert_int_equal(ts_count(w, C.geo), 1);
     coffer_object_key k[8];
@@ -1089,8 +1080,7 @@ static void test_delete_cascades_embedded(void **state)
     coffer_map_entry places[] = {{.key = {"k", 1}, .value = addr_fields(a4, "m1", "c", &geo3)}};
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESS, addr_fields(a1, "a", "c", &geo1)),
                         ts_field(P_ADDRESSES, coffer_value_list(addrs, 2)), ts_field(P_PLACES, coffer_value_map(places, 1))};
-    coffer_object *p1 = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 4, COFFER_UPDATE_ERROR, &p1));
+    ts_create(w, C.person, f, 4);
     coffer_object *p2 = new_person(w, 2, "keeps");
     set_prop(p2, P_ADDRESS, addr_fields(a5, "kept", "c", NULL));
     assert_int_equal(ts_count(w, C.address), 5);
@@ -1146,8 +1136,7 @@ static void test_delete_nullifies_links(void **state)
         ts_field(P_DOG_MAP, coffer_value_map(dmap, 2)), ts_field(P_ANY, link_to(d1)),
         ts_field(P_ADDRESS, coffer_value_fields(ab, 2)),
     };
-    coffer_object *p1 = NULL;
-    assert_ok(coffer_object_create(w, C.person, f, 7, COFFER_UPDATE_ERROR, &p1));
+    coffer_object *p1 = ts_create(w, C.person, f, 7);
     coffer_object_key pk1 = coffer_object_key_of(p1);
     coffer_object *p2 = new_person(w, 2, "two");
     coffer_object_key pk2 = coffer_object_key_of(p2);

@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint8_t OID_A[12] = {0x65, 0x4a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4};
-static const uint8_t OID_B[12] = {0xff, 0x00, 0xff, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-static const uint8_t UUID_A[16] = {0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3,
-                                   0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
-static const uint8_t UUID_B[16] = {0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
-                                   0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00};
 static const uint8_t BIN_WITH_NULS[] = {0x00, 0x01, 0x00, 0x00, 0xff, 0x00, 0x7f, 0x00};
 static const char UTF8_TEXT[] = "h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x8e\x89!";
 
@@ -27,8 +21,7 @@ static const char UTF8_TEXT[] = "h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\
 
 static coffer_object_key create_obj(coffer_txn *txn, coffer_class_id cls, const coffer_field *f, size_t n)
 {
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, cls, f, n, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, cls, f, n);
     assert_non_null(obj);
     assert_int_equal(coffer_object_class(obj), cls);
     return coffer_object_key_of(obj);
@@ -99,8 +92,7 @@ static coffer_object *create_sample(coffer_txn *txn, coffer_class_id cls)
     coffer_field fields[AT_COUNT];
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
         fields[p] = ts_field(p, sample_value(p));
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, cls, fields, AT_COUNT, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, cls, fields, AT_COUNT);
     return obj;
 }
 
@@ -225,8 +217,7 @@ static void roundtrip_values(ts_env *env, coffer_property_id p, const coffer_val
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (size_t i = 0; i < n; i++) {
         coffer_field f[] = {ts_field(p, vals[i])};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(txn, env->all_types, f, 1);
         keys[i] = coffer_object_key_of(obj);
         assert_value(obj, p, &vals[i]);
     }
@@ -276,8 +267,7 @@ static void test_float_special(void **state)
     /* -0 keeps its sign */
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field fl[] = {ts_field(AT_DOUBLE, coffer_value_double(-0.0))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, fl, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, fl, 1);
     double got = ts_get_double(obj, AT_DOUBLE);
     assert_true(got == 0.0 && signbit(got));
     ts_commit(txn);
@@ -447,8 +437,7 @@ static void test_wrong_types(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field ok[] = {ts_field(AT_INT, coffer_value_int(77))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, ok, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, ok, 1);
     coffer_object_key key = coffer_object_key_of(obj);
 
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
@@ -722,8 +711,7 @@ static void test_set_value_resizes(void **state)
 {
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, NULL, 0, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, NULL, 0);
     coffer_object_key key = coffer_object_key_of(obj);
     char *buf = malloc(70000);
     size_t sizes[] = {0, 10, 5000, 3, 65000, 0, 4097, 1};
@@ -756,8 +744,7 @@ static void test_set_fields(void **state)
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field init[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(AT_STRING, ts_str("one")),
                            ts_field(AT_DOUBLE, coffer_value_double(1.5))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, init, 3, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, init, 3);
     coffer_object_key key = coffer_object_key_of(obj);
 
     /* success: several fields at once */
@@ -931,8 +918,7 @@ static void test_keys_increase_never_reused(void **state)
     /* keys of different classes are independent; the first key of a class is 1 */
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(PERSON_ID, coffer_value_int(1))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(txn, env->person, f, 1, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(txn, env->person, f, 1);
     assert_int_equal(coffer_object_key_of(p), 1);
     ts_commit(txn);
 }
@@ -948,8 +934,7 @@ static void test_keys_after_clear(void **state)
     for (int i = 0; i < 5; i++)
         last = create_obj(txn, env->all_types, NULL, 0);
     coffer_field pf[] = {ts_field(PERSON_ID, coffer_value_int(1))};
-    coffer_object *p = NULL;
-    assert_ok(coffer_object_create(txn, env->person, pf, 1, COFFER_UPDATE_ERROR, &p));
+    coffer_object *p = ts_create(txn, env->person, pf, 1);
     coffer_object_key plast = coffer_object_key_of(p);
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1253,8 +1238,7 @@ static void test_handle_survives_writes(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(10)), ts_field(AT_STRING, ts_str("ten"))};
-    coffer_object *a = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, f, 2, COFFER_UPDATE_ERROR, &a));
+    coffer_object *a = ts_create(txn, env->all_types, f, 2);
     for (int i = 0; i < 300; i++) {
         char buf[64];
         snprintf(buf, sizeof buf, "filler %d", i);
@@ -1274,8 +1258,7 @@ static void test_object_release(void **state)
     ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(99))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, f, 1);
     coffer_object_key key = coffer_object_key_of(obj);
     coffer_object_release(obj);
     coffer_object_release(NULL);
@@ -1306,8 +1289,7 @@ static void test_value_too_large(void **state)
     coffer_field f2[] = {ts_field(AT_OPT_BINARY, coffer_value_binary(huge, big))};
     assert_status(coffer_object_create(txn, env->all_types, f2, 1, COFFER_UPDATE_ERROR, NULL), COFFER_ERR_LIMIT);
     assert_error_contains("optBinaryValue");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, env->all_types, NULL, 0, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, env->all_types, NULL, 0);
     coffer_value v = coffer_value_binary(huge, big);
     assert_status(coffer_object_set_value(obj, AT_BINARY, &v), COFFER_ERR_LIMIT);
     assert_int_equal(ts_count(txn, env->all_types), 1);

@@ -57,6 +57,7 @@ typedef struct pk_case {
     coffer_value keys[3];
     const char *marker;
     coffer_value wrong; /* a value of another type */
+    coffer_class_id id; /* the class in the database, set by case_in */
 } pk_case;
 
 static const uint8_t OID1[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -115,47 +116,53 @@ static pk_case make_case(int i)
     return c;
 }
 
+/* make_case(i) with its class looked up in db. */
+static pk_case case_in(coffer_db *db, int i)
+{
+    pk_case c = make_case(i);
+    c.id = ts_class(db, c.cls);
+    return c;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void test_create_find_each_type(void **state)
 {
     ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
-        pk_case c = make_case(i);
-        coffer_class_id cls = ts_class(env->db, c.cls);
+        pk_case c = case_in(env->db, i);
         coffer_property_id pk;
-        assert_ok(coffer_db_primary_key(env->db, cls, &pk));
+        assert_ok(coffer_db_primary_key(env->db, c.id, &pk));
         assert_int_equal(pk, K_PK);
 
         coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
         coffer_object_key keys[3];
         for (int j = 0; j < 3; j++) {
             coffer_field f[] = {ts_field(K_PK, c.keys[j]), ts_field(K_VALUE, coffer_value_int(j * 10))};
-            coffer_object *obj = NULL;
-            assert_ok(coffer_object_create(txn, cls, f, 2, COFFER_UPDATE_ERROR, &obj));
+            coffer_object *obj = ts_create(txn, c.id, f, 2);
             keys[j] = coffer_object_key_of(obj);
             assert_value(obj, K_PK, &c.keys[j]);
         }
         /* find inside the write transaction */
         for (int j = 0; j < 3; j++) {
             coffer_object *obj = NULL;
-            assert_ok(coffer_object_find(txn, cls, &c.keys[j], &obj));
+            assert_ok(coffer_object_find(txn, c.id, &c.keys[j], &obj));
             assert_int_equal(coffer_object_key_of(obj), keys[j]);
         }
         /* duplicate in the same transaction */
         coffer_field dup[] = {ts_field(K_PK, c.keys[0]), ts_field(K_VALUE, coffer_value_int(99))};
-        assert_status(coffer_object_create(txn, cls, dup, 2, COFFER_UPDATE_ERROR, NULL),
+        assert_status(coffer_object_create(txn, c.id, dup, 2, COFFER_UPDATE_ERROR, NULL),
                       COFFER_ERR_PRIMARY_KEY_EXISTS);
         assert_error_contains(c.cls);
         if (c.marker)
             assert_error_contains(c.marker);
-        assert_int_equal(ts_count(txn, cls), 3);
+        assert_int_equal(ts_count(txn, c.id), 3);
         ts_commit(txn);
 
         txn = ts_begin(env->db, COFFER_TXN_READ);
         for (int j = 0; j < 3; j++) {
             coffer_object *obj = NULL;
-            assert_ok(coffer_object_find(txn, cls, &c.keys[j], &obj));
+            assert_ok(coffer_object_find(txn, c.id, &c.keys[j], &obj));
             assert_int_equal(coffer_object_key_of(obj), keys[j]);
             assert_int_equal(ts_get_int(obj, K_VALUE), j * 10);
             assert_value(obj, K_PK, &c.keys[j]);
@@ -164,18 +171,18 @@ static void test_create_find_each_type(void **state)
 
         /* duplicate against a committed object */
         txn = ts_begin(env->db, COFFER_TXN_WRITE);
-        assert_status(coffer_object_create(txn, cls, dup, 2, COFFER_UPDATE_ERROR, NULL),
+        assert_status(coffer_object_create(txn, c.id, dup, 2, COFFER_UPDATE_ERROR, NULL),
                       COFFER_ERR_PRIMARY_KEY_EXISTS);
         assert_error_contains(c.cls);
         if (c.marker)
             assert_error_contains(c.marker);
         /* wrong type for the key */
         coffer_object *obj = NULL;
-        assert_status(coffer_object_find(txn, cls, &c.wrong, &obj), COFFER_ERR_TYPE);
+        assert_status(coffer_object_find(txn, c.id, &c.wrong, &obj), COFFER_ERR_TYPE);
         coffer_field wf[] = {ts_field(K_PK, c.wrong)};
-        assert_status(coffer_object_create(txn, cls, wf, 1, COFFER_UPDATE_ERROR, NULL), COFFER_ERR_TYPE);
+        assert_status(coffer_object_create(txn, c.id, wf, 1, COFFER_UPDATE_ERROR, NULL), COFFER_ERR_TYPE);
         assert_error_contains(c.pkname);
-        assert_int_equal(ts_count(txn, cls), 3);
+        assert_int_equal(ts_count(txn, c.id), 3);
         ts_commit(txn);
     }
 }
@@ -247,8 +254,7 @@ static void test_optional_null_key(void **state)
         coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
         /* not listed: the key is null */
         coffer_field f[] = {ts_field(K_VALUE, coffer_value_int(1))};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, cls, f, 1, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(txn, cls, f, 1);
         assert_true(ts_get_is_null(obj, K_PK));
         coffer_object_key nkey = coffer_object_key_of(obj);
         /* a second null key is a duplicate */
@@ -277,8 +283,7 @@ static void test_optional_null_key(void **state)
             /* the empty string is a different key from null */
             coffer_field e[] = {ts_field(K_PK, ts_str("")), ts_field(K_VALUE, coffer_value_int(3))};
             txn = ts_begin(env->db, COFFER_TXN_WRITE);
-            coffer_object *eo = NULL;
-            assert_ok(coffer_object_create(txn, cls, e, 2, COFFER_UPDATE_ERROR, &eo));
+            coffer_object *eo = ts_create(txn, cls, e, 2);
             assert_true(coffer_object_key_of(eo) != nkey);
             coffer_value ev = ts_str("");
             assert_ok(coffer_object_find(txn, cls, &ev, &obj));
@@ -322,21 +327,24 @@ static void test_missing_required_key(void **state)
     ts_commit(txn);
 }
 
+/* Creates an object with primary key `pk`, value 1 and a label in a write
+ * transaction of its own; returns its key. */
+static coffer_object_key commit_first(coffer_db *db, coffer_class_id cls, coffer_value pk, const char *label)
+{
+    coffer_field f[] = {ts_field(K_PK, pk), ts_field(K_VALUE, coffer_value_int(1)), ts_field(K_LABEL, ts_str(label))};
+    return ts_commit_object(db, cls, f, 3);
+}
+
 static void test_immutable(void **state)
 {
     ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
-        pk_case c = make_case(i);
-        coffer_class_id cls = ts_class(env->db, c.cls);
-        coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-        coffer_field f[] = {ts_field(K_PK, c.keys[0]), ts_field(K_VALUE, coffer_value_int(1)),
-                            ts_field(K_LABEL, ts_str("orig"))};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, cls, f, 3, COFFER_UPDATE_ERROR, &obj));
-        ts_commit(txn);
+        pk_case c = case_in(env->db, i);
+        commit_first(env->db, c.id, c.keys[0], "orig");
 
-        txn = ts_begin(env->db, COFFER_TXN_WRITE);
-        assert_ok(coffer_object_find(txn, cls, &c.keys[0], &obj));
+        coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+        coffer_object *obj = NULL;
+        assert_ok(coffer_object_find(txn, c.id, &c.keys[0], &obj));
         /* another value: immutable */
         assert_status(coffer_object_set_value(obj, K_PK, &c.keys[1]), COFFER_ERR_IMMUTABLE);
         assert_error_contains(c.cls);
@@ -361,9 +369,9 @@ static void test_immutable(void **state)
         ts_commit(txn);
 
         txn = ts_begin(env->db, COFFER_TXN_READ);
-        assert_ok(coffer_object_find(txn, cls, &c.keys[0], &obj));
+        assert_ok(coffer_object_find(txn, c.id, &c.keys[0], &obj));
         assert_int_equal(ts_get_int(obj, K_VALUE), 2);
-        assert_status(coffer_object_find(txn, cls, &c.keys[1], &obj), COFFER_ERR_NOT_FOUND);
+        assert_status(coffer_object_find(txn, c.id, &c.keys[1], &obj), COFFER_ERR_NOT_FOUND);
         coffer_txn_free(txn);
     }
 }
@@ -372,58 +380,52 @@ static void test_upsert_policies(void **state)
 {
     ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
-        pk_case c = make_case(i);
-        coffer_class_id cls = ts_class(env->db, c.cls);
-        coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-        coffer_field f[] = {ts_field(K_PK, c.keys[0]), ts_field(K_VALUE, coffer_value_int(1)),
-                            ts_field(K_LABEL, ts_str("first"))};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, cls, f, 3, COFFER_UPDATE_ERROR, &obj));
-        coffer_object_key key = coffer_object_key_of(obj);
-        ts_commit(txn);
+        pk_case c = case_in(env->db, i);
+        coffer_object_key key = commit_first(env->db, c.id, c.keys[0], "first");
 
         /* UPDATE_ALL updates the existing object: listed fields change, the
          * others stay */
-        txn = ts_begin(env->db, COFFER_TXN_WRITE);
+        coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+        coffer_object *obj = NULL;
         coffer_field u[] = {ts_field(K_PK, c.keys[0]), ts_field(K_VALUE, coffer_value_int(2))};
-        assert_ok(coffer_object_create(txn, cls, u, 2, COFFER_UPDATE_ALL, &obj));
+        assert_ok(coffer_object_create(txn, c.id, u, 2, COFFER_UPDATE_ALL, &obj));
         assert_int_equal(coffer_object_key_of(obj), key);
         assert_int_equal(ts_get_int(obj, K_VALUE), 2);
         assert_string_equal(ts_get_string(obj, K_LABEL, NULL), "first");
-        assert_int_equal(ts_count(txn, cls), 1);
+        assert_int_equal(ts_count(txn, c.id), 1);
         /* UPDATE_MODIFIED: the same */
         coffer_field m[] = {ts_field(K_LABEL, ts_str("second")), ts_field(K_PK, c.keys[0]),
                             ts_field(K_VALUE, coffer_value_int(2))};
-        assert_ok(coffer_object_create(txn, cls, m, 3, COFFER_UPDATE_MODIFIED, &obj));
+        assert_ok(coffer_object_create(txn, c.id, m, 3, COFFER_UPDATE_MODIFIED, &obj));
         assert_int_equal(coffer_object_key_of(obj), key);
         assert_int_equal(ts_get_int(obj, K_VALUE), 2);
         assert_string_equal(ts_get_string(obj, K_LABEL, NULL), "second");
-        assert_int_equal(ts_count(txn, cls), 1);
+        assert_int_equal(ts_count(txn, c.id), 1);
         /* with a new key, both policies create */
         coffer_field n1[] = {ts_field(K_PK, c.keys[1]), ts_field(K_VALUE, coffer_value_int(10))};
-        assert_ok(coffer_object_create(txn, cls, n1, 2, COFFER_UPDATE_ALL, &obj));
+        assert_ok(coffer_object_create(txn, c.id, n1, 2, COFFER_UPDATE_ALL, &obj));
         assert_true(coffer_object_key_of(obj) > key);
         coffer_field n2[] = {ts_field(K_PK, c.keys[2]), ts_field(K_VALUE, coffer_value_int(20))};
-        assert_ok(coffer_object_create(txn, cls, n2, 2, COFFER_UPDATE_MODIFIED, &obj));
-        assert_int_equal(ts_count(txn, cls), 3);
+        assert_ok(coffer_object_create(txn, c.id, n2, 2, COFFER_UPDATE_MODIFIED, &obj));
+        assert_int_equal(ts_count(txn, c.id), 3);
         /* an upsert with a wrong type changes nothing */
         coffer_field bad[] = {ts_field(K_PK, c.keys[0]), ts_field(K_VALUE, ts_str("x"))};
-        assert_status(coffer_object_create(txn, cls, bad, 2, COFFER_UPDATE_ALL, &obj), COFFER_ERR_TYPE);
+        assert_status(coffer_object_create(txn, c.id, bad, 2, COFFER_UPDATE_ALL, &obj), COFFER_ERR_TYPE);
         assert_error_contains("value");
         /* UPDATE_ERROR still refuses */
-        assert_status(coffer_object_create(txn, cls, u, 2, COFFER_UPDATE_ERROR, NULL),
+        assert_status(coffer_object_create(txn, c.id, u, 2, COFFER_UPDATE_ERROR, NULL),
                       COFFER_ERR_PRIMARY_KEY_EXISTS);
         ts_commit(txn);
 
         txn = ts_begin(env->db, COFFER_TXN_READ);
-        assert_int_equal(ts_count(txn, cls), 3);
-        assert_ok(coffer_object_find(txn, cls, &c.keys[0], &obj));
+        assert_int_equal(ts_count(txn, c.id), 3);
+        assert_ok(coffer_object_find(txn, c.id, &c.keys[0], &obj));
         assert_int_equal(coffer_object_key_of(obj), key);
         assert_int_equal(ts_get_int(obj, K_VALUE), 2);
         assert_string_equal(ts_get_string(obj, K_LABEL, NULL), "second");
-        assert_ok(coffer_object_find(txn, cls, &c.keys[1], &obj));
+        assert_ok(coffer_object_find(txn, c.id, &c.keys[1], &obj));
         assert_int_equal(ts_get_int(obj, K_VALUE), 10);
-        assert_ok(coffer_object_find(txn, cls, &c.keys[2], &obj));
+        assert_ok(coffer_object_find(txn, c.id, &c.keys[2], &obj));
         assert_int_equal(ts_get_int(obj, K_VALUE), 20);
         coffer_txn_free(txn);
     }
@@ -437,8 +439,7 @@ static void test_key_reusable_after_delete(void **state)
     coffer_value k = ts_str("recycled");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(K_PK, k), ts_field(K_VALUE, coffer_value_int(1))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, cls, f, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, cls, f, 2);
     coffer_object_key first = coffer_object_key_of(obj);
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -491,8 +492,7 @@ static void test_long_string_keys(void **state)
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (size_t i = 0; i < n; i++) {
         coffer_field fl[] = {ts_field(K_PK, ts_str(keys[i])), ts_field(K_VALUE, coffer_value_int((int64_t)i))};
-        coffer_object *obj = NULL;
-        assert_ok(coffer_object_create(txn, cls, fl, 2, COFFER_UPDATE_ERROR, &obj));
+        coffer_object *obj = ts_create(txn, cls, fl, 2);
         okeys[i] = coffer_object_key_of(obj);
     }
     /* duplicates of long keys are detected */
@@ -593,8 +593,7 @@ static void test_index_find_on_primary_key(void **state)
     coffer_class_id sk = ts_class(env->db, "StrKey");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(K_PK, ts_str("pk-one"))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, sk, f, 1, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, sk, f, 1);
     coffer_object_key key = coffer_object_key_of(obj);
     ts_commit(txn);
     txn = ts_begin(env->db, COFFER_TXN_READ);

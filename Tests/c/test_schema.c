@@ -454,8 +454,7 @@ static void test_max_classes_and_properties(void **state)
     coffer_field f[] = {ts_field(0, coffer_value_int(5))};
     assert_ok(coffer_object_create(txn, first, f, 1, COFFER_UPDATE_ERROR, NULL));
     coffer_field g[] = {ts_field((coffer_property_id)np - 1, ts_str("last property")), ts_field(0, coffer_value_int(1))};
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_create(txn, last, g, 2, COFFER_UPDATE_ERROR, &obj));
+    coffer_object *obj = ts_create(txn, last, g, 2);
     ts_commit(txn);
     coffer_close(db);
     db = NULL;

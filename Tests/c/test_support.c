@@ -285,6 +285,22 @@ const uint8_t ts_other_key[64] = {
     0x87, 0x78, 0x65, 0x56, 0x43, 0x34, 0x21, 0x12, 0xf0, 0x0f, 0x96, 0x69, 0xc3, 0x3c, 0xa5, 0x5a,
 };
 
+const uint8_t OID_A[12] = {0x65, 0x4a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4};
+const uint8_t OID_B[12] = {0xff, 0x00, 0xff, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+const uint8_t UUID_A[16] = {0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3,
+                                   0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
+const uint8_t UUID_B[16] = {0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
+                                   0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00};
+
+coffer_decimal128 ts_dec(const char *text)
+{
+    coffer_decimal128 d = {{0, 0}};
+    coffer_status st = coffer_decimal128_from_string(text, &d);
+    if (st != COFFER_OK)
+        fail_msg("decimal128_from_string(\"%s\") = %d: %s", text, (int)st, coffer_last_error());
+    return d;
+}
+
 const uint8_t *ts_mode_key(int mode) { return mode == TS_ENCRYPTED ? ts_key : NULL; }
 
 /* ------------------------------------------------------------------------ */
@@ -438,6 +454,25 @@ static int setup_common(void **state, int open_db)
     return 0;
 }
 
+const char *ts_env_shared_dir(ts_env *env)
+{
+    if (env->shared_dir[0] != '\0')
+        return env->shared_dir;
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    char tmpl[TS_PATH_MAX];
+    int n = snprintf(tmpl, sizeof tmpl, "%s/coffer-shared-XXXXXX", base);
+    assert_true(n > 0 && n < (int)sizeof tmpl);
+    assert_non_null(mkdtemp(tmpl));
+    /* canonical like env->dir; kept before anything can fail, for teardown */
+    if (realpath(tmpl, env->shared_dir) == NULL)
+        snprintf(env->shared_dir, sizeof env->shared_dir, "%s", tmpl);
+    /* mkdtemp makes it 0700: others may enter it */
+    assert_int_equal(chmod(env->shared_dir, 0755), 0);
+    return env->shared_dir;
+}
+
 int ts_setup(void **state) { return setup_common(state, 1); }
 int ts_setup_empty(void **state) { return setup_common(state, 0); }
 
@@ -448,6 +483,8 @@ int ts_teardown(void **state)
         return 0;
     ts_env_close(env);
     ts_remove_tree(env->dir);
+    if (env->shared_dir[0] != '\0')
+        ts_remove_tree(env->shared_dir);
     free(env);
     *state = NULL;
     return 0;
@@ -606,6 +643,27 @@ void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const c
     coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
     ts_add_person(w, person, id, name);
     ts_commit(w);
+}
+
+coffer_object *ts_create_at(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t n,
+                            const char *file, int line)
+{
+    coffer_object *obj = NULL;
+    ts_check_status(coffer_object_create(txn, cls, fields, n, COFFER_UPDATE_ERROR, &obj), COFFER_OK,
+                    "coffer_object_create", file, line);
+    if (obj == NULL) {
+        print_error("%s:%d: coffer_object_create gave no object\n", file, line);
+        _fail(file, line);
+    }
+    return obj;
+}
+
+coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const coffer_field *fields, size_t n)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object_key key = coffer_object_key_of(ts_create(w, cls, fields, n));
+    ts_commit(w);
+    return key;
 }
 
 coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag)

@@ -1,7 +1,8 @@
 /*
  * test_support.h — shared helpers for Coffer's C test suites (cmocka).
  *
- * - temporary directories (mkdtemp under the working directory) and their removal
+ * - temporary directories (mkdtemp under the working directory, or under
+ *   $TMPDIR for fixtures another user must reach) and their removal
  * - a standard schema with every scalar type, required and optional
  * - open helpers for plain, encrypted and in-memory databases (by path,
  *   identifier or test environment) and per-suite setups with own schemas
@@ -93,6 +94,13 @@ void ts_rand_bytes(void *buf, size_t n);
 extern const uint8_t ts_key[64];
 extern const uint8_t ts_other_key[64];
 
+/* Sample values shared by the value suites: two object ids and two UUIDs. */
+extern const uint8_t OID_A[12], OID_B[12];
+extern const uint8_t UUID_A[16], UUID_B[16];
+
+/* The decimal128 of a text; fails the test if it does not parse. */
+coffer_decimal128 ts_dec(const char *text);
+
 /* The key of a storage mode: ts_key when encrypted, NULL otherwise. */
 const uint8_t *ts_mode_key(int mode);
 
@@ -151,6 +159,7 @@ typedef struct ts_env {
     char dir[TS_PATH_MAX];   /* unique temporary directory */
     char path[TS_PATH_MAX];  /* dir/test.coffer (files) */
     char ident[256];         /* in-memory identifier (memory mode) */
+    char shared_dir[TS_PATH_MAX]; /* made by ts_env_shared_dir, or "" */
     coffer_db *db;           /* opened with the standard schema by ts_setup */
     coffer_class_id all_types;
     coffer_class_id person;
@@ -175,6 +184,11 @@ void ts_env_reopen(ts_env *env, const coffer_class_schema *classes, size_t count
 /* In memory mode, a second handle on env's storage so that its data survives
  * closing env->db; NULL in the file modes. Close it with coffer_close. */
 coffer_db *ts_env_keep(const ts_env *env);
+
+/* A fresh directory (mode 0755) under $TMPDIR, or /tmp, for fixtures that
+ * another user must reach: the working tree may sit under a private (0700)
+ * home directory. Made on the first call, removed by ts_teardown. */
+const char *ts_env_shared_dir(ts_env *env);
 
 /* cmocka fixtures. The prestate is a pointer to an int mode (ts_mode_*).
  * ts_setup creates the directory and opens the standard schema at version 1;
@@ -240,6 +254,16 @@ uint64_t ts_count_of(coffer_db *db, const char *cls);
 coffer_object_key ts_add_person(coffer_txn *txn, coffer_class_id person, int64_t id, const char *name);
 /* ts_add_person in a write transaction of its own, committed. */
 void ts_commit_person(coffer_db *db, coffer_class_id person, int64_t id, const char *name);
+
+/* Creates an object of class `cls` with `n` fields (COFFER_UPDATE_ERROR) and
+ * returns it; fails the test, at the caller's line, unless that succeeds. */
+#define ts_create(txn, cls, fields, n) ts_create_at((txn), (cls), (fields), (n), __FILE__, __LINE__)
+coffer_object *ts_create_at(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields, size_t n,
+                            const char *file, int line);
+
+/* Creates an object of class `cls` with `n` fields in a write transaction of
+ * its own, committed; returns its key. */
+coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const coffer_field *fields, size_t n);
 
 /* Creates an object with a binary value of `size` bytes and AT_INT `tag`
  * (standard schema) in a write transaction of its own, retrying on

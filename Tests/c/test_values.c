@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "coffer.h"
+#include "test_support.h"
 /* Internal helpers under test; a relative path, since the tests' include
  * path has only include/ and Tests/c/. */
 #include "../../Sources/CCoffer/decimal128.h"
@@ -38,15 +39,6 @@
             fail_msg("last error \"%s\" does not contain \"%s\"", msg_, (needle));        \
     } while (0)
 
-static coffer_decimal128 dec(const char *text)
-{
-    coffer_decimal128 d = {{0, 0}};
-    coffer_status st = coffer_decimal128_from_string(text, &d);
-    if (st != COFFER_OK)
-        fail_msg("decimal128_from_string(\"%s\") = %d: %s", text, (int)st, coffer_last_error());
-    return d;
-}
-
 static const char *dec_str(const coffer_decimal128 *d, char *buf)
 {
     coffer_decimal128_to_string(d, buf);
@@ -56,7 +48,7 @@ static const char *dec_str(const coffer_decimal128 *d, char *buf)
 static void check_round_trip(const char *in, const char *expected_out)
 {
     char buf[COFFER_DECIMAL128_STRING_SIZE];
-    coffer_decimal128 d = dec(in);
+    coffer_decimal128 d = ts_dec(in);
     dec_str(&d, buf);
     if (strcmp(buf, expected_out) != 0)
         fail_msg("\"%s\" formats as \"%s\", expected \"%s\"", in, buf, expected_out);
@@ -64,7 +56,7 @@ static void check_round_trip(const char *in, const char *expected_out)
 
 static void check_encoding(const char *in, uint64_t high, uint64_t low)
 {
-    coffer_decimal128 d = dec(in);
+    coffer_decimal128 d = ts_dec(in);
     if (d.w[1] != high || d.w[0] != low)
         fail_msg("\"%s\" encodes as %016llx %016llx, expected %016llx %016llx", in,
                  (unsigned long long)d.w[1], (unsigned long long)d.w[0], (unsigned long long)high,
@@ -275,8 +267,8 @@ static void test_value_equal(void **state)
     assert_false(eq(coffer_value_uuid(u1), coffer_value_uuid(u2)));
 
     /* Decimals compare by value: a cohort is equal, -0 == 0, NaN == NaN. */
-    coffer_decimal128 one = dec("1"), one0 = dec("1.0"), two = dec("2"), z = dec("0"), mz = dec("-0.00");
-    coffer_decimal128 nan1 = dec("NaN"), nan2 = {{0x12, 0xFE00000000000000ULL}};
+    coffer_decimal128 one = ts_dec("1"), one0 = ts_dec("1.0"), two = ts_dec("2"), z = ts_dec("0"), mz = ts_dec("-0.00");
+    coffer_decimal128 nan1 = ts_dec("NaN"), nan2 = {{0x12, 0xFE00000000000000ULL}};
     assert_true(eq(coffer_value_decimal128(one.w[0], one.w[1]), coffer_value_decimal128(one0.w[0], one0.w[1])));
     assert_false(eq(coffer_value_decimal128(one.w[0], one.w[1]), coffer_value_decimal128(two.w[0], two.w[1])));
     assert_true(eq(coffer_value_decimal128(z.w[0], z.w[1]), coffer_value_decimal128(mz.w[0], mz.w[1])));
@@ -635,7 +627,7 @@ static void test_decimal_corpus(void **state)
                      (unsigned long long)e->high, (unsigned long long)e->low, buf, e->canonical);
         /* string -> bytes */
         const char *in = e->input ? e->input : e->canonical;
-        coffer_decimal128 parsed = dec(in);
+        coffer_decimal128 parsed = ts_dec(in);
         if (!e->lossy)
             check_encoding(in, e->high, e->low);
         dec_str(&parsed, buf);
@@ -656,7 +648,7 @@ static void test_decimal_corpus_long(void **state)
     text[0] = '.';
     memset(text + 1, '0', 998);
     strcpy(text + 999, "1");
-    coffer_decimal128 d = dec(text);
+    coffer_decimal128 d = ts_dec(text);
     assert_true(d.w[1] == 0x2872000000000000ULL && d.w[0] == 1);
     assert_string_equal(dec_str(&d, buf), "1E-999");
 
@@ -664,7 +656,7 @@ static void test_decimal_corpus_long(void **state)
     text[0] = '1';
     memset(text + 1, '0', 999);
     text[1000] = '\0';
-    d = dec(text);
+    d = ts_dec(text);
     assert_true(d.w[1] == 0x37CC314DC6448D93ULL && d.w[0] == 0x38C15B0A00000000ULL);
     assert_string_equal(dec_str(&d, buf), "1.000000000000000000000000000000000E+999");
 
@@ -855,7 +847,7 @@ static void test_decimal_to_string_edges(void **state)
     for (size_t i = 0; i < sizeof longest / sizeof longest[0]; i++) {
         memset(buf, 0x7f, sizeof buf);
         check_round_trip(longest[i], longest[i]);
-        coffer_decimal128 d = dec(longest[i]);
+        coffer_decimal128 d = ts_dec(longest[i]);
         dec_str(&d, buf);
         assert_true(strlen(buf) < COFFER_DECIMAL128_STRING_SIZE);
     }
@@ -867,9 +859,9 @@ static void test_decimal_to_string_edges(void **state)
             char in[80];
             for (int neg = 0; neg < 2; neg++) {
                 snprintf(in, sizeof in, "%s%sE%d", neg ? "-" : "", coefs[k], exp);
-                coffer_decimal128 d = dec(in);
+                coffer_decimal128 d = ts_dec(in);
                 dec_str(&d, buf);
-                coffer_decimal128 back = dec(buf);
+                coffer_decimal128 back = ts_dec(buf);
                 if (back.w[0] != d.w[0] || back.w[1] != d.w[1])
                     fail_msg("\"%s\" -> \"%s\" does not parse back to the same bits", in, buf);
             }
@@ -888,7 +880,7 @@ static void test_decimal_to_string_edges(void **state)
     strcpy(buf, "x");
     coffer_decimal128_to_string(NULL, buf);
     assert_string_equal(buf, "");
-    coffer_decimal128 one = dec("1");
+    coffer_decimal128 one = ts_dec("1");
     coffer_decimal128_to_string(&one, NULL);
 }
 
@@ -943,7 +935,7 @@ static void test_decimal_compare(void **state)
         for (size_t m1 = 0; m1 < 4 && groups[g1][m1]; m1++)
             for (size_t g2 = 0; g2 < ngroups; g2++)
                 for (size_t m2 = 0; m2 < 4 && groups[g2][m2]; m2++) {
-                    coffer_decimal128 a = dec(groups[g1][m1]), b = dec(groups[g2][m2]);
+                    coffer_decimal128 a = ts_dec(groups[g1][m1]), b = ts_dec(groups[g2][m2]);
                     int want = g1 < g2 ? -1 : g1 > g2 ? 1 : 0;
                     int got = cf_decimal128_compare(&a, &b);
                     if (got != want)
@@ -952,7 +944,7 @@ static void test_decimal_compare(void **state)
                 }
 
     /* Signalling NaN and NaN with a payload are NaN too; non-canonical is 0. */
-    coffer_decimal128 snan = {{0x12, 0x7E00000000000000ULL}}, nan = dec("NaN"), zero = dec("0");
+    coffer_decimal128 snan = {{0x12, 0x7E00000000000000ULL}}, nan = ts_dec("NaN"), zero = ts_dec("0");
     coffer_decimal128 noncanon = {{0, 0x6C10000000000000ULL}};
     assert_int_equal(cf_decimal128_compare(&snan, &nan), 0);
     assert_int_equal(cf_decimal128_compare(&snan, &zero), -1);
@@ -982,25 +974,25 @@ static void test_decimal_to_double(void **state)
         {"9223372036854775807", 9223372036854775807.0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        coffer_decimal128 d = dec(cases[i].text);
+        coffer_decimal128 d = ts_dec(cases[i].text);
         double got = cf_decimal128_to_double(&d);
         if (got != cases[i].value)
             fail_msg("to_double(%s) = %.17g, expected %.17g", cases[i].text, got, cases[i].value);
     }
-    coffer_decimal128 d = dec("-0");
+    coffer_decimal128 d = ts_dec("-0");
     double v = cf_decimal128_to_double(&d);
     assert_true(v == 0.0 && signbit(v));
-    d = dec("1E+400");
+    d = ts_dec("1E+400");
     assert_true(isinf(cf_decimal128_to_double(&d)) && cf_decimal128_to_double(&d) > 0);
-    d = dec("-1E+400");
+    d = ts_dec("-1E+400");
     assert_true(isinf(cf_decimal128_to_double(&d)) && cf_decimal128_to_double(&d) < 0);
-    d = dec("Infinity");
+    d = ts_dec("Infinity");
     assert_true(isinf(cf_decimal128_to_double(&d)) && cf_decimal128_to_double(&d) > 0);
-    d = dec("-Infinity");
+    d = ts_dec("-Infinity");
     assert_true(isinf(cf_decimal128_to_double(&d)) && cf_decimal128_to_double(&d) < 0);
-    d = dec("NaN");
+    d = ts_dec("NaN");
     assert_true(isnan(cf_decimal128_to_double(&d)));
-    d = dec("-1E-400");
+    d = ts_dec("-1E-400");
     v = cf_decimal128_to_double(&d);
     assert_true(v == 0.0 && signbit(v));
 }
@@ -1083,7 +1075,7 @@ static void test_decimal_from_int64(void **state)
         {INT64_MIN, "-9223372036854775808"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        coffer_decimal128 d, parsed = dec(cases[i].text);
+        coffer_decimal128 d, parsed = ts_dec(cases[i].text);
         cf_decimal128_from_int64(cases[i].value, &d);
         assert_string_equal(dec_str(&d, buf), cases[i].text);
         assert_true(d.w[0] == parsed.w[0] && d.w[1] == parsed.w[1]);
