@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decimal128.h"
+#include "util/decimal128.h"
 #include "query/engine.h"
 
 static int sign(int64_t d) { return d < 0 ? -1 : d > 0; }

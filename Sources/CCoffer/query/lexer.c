@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/lexer.h"
 
 coffer_status cf_qlex_error(cf_qlexer *lx, size_t offset, const char *fmt, ...)

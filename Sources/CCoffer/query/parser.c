@@ -3,7 +3,7 @@
  * found; recursion is bounded by CF_QUERY_MAX_DEPTH. */
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/lexer.h"
 
 typedef struct parser {

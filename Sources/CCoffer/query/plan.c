@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "index.h"
-#include "object.h"
-#include "record.h"
+#include "util/error.h"
+#include "storage/index.h"
+#include "objects/object.h"
+#include "storage/record.h"
 #include "query/engine.h"
 #include "query/plan.h"
-#include "txn.h"
+#include "storage/txn.h"
 
 typedef coffer_status status;
 
