@@ -127,6 +127,25 @@ static coffer_status word(cf_qscan *sc, cf_qtoken *tok)
     return COFFER_OK;
 }
 
+/* Comparison and logical operators in every spelling, the two-character
+ * ones first. A single '&' or '|' is none. */
+static const struct {
+    char text[3];
+    cf_qtok_kind kind;
+} operators[] = {
+    {"==", CF_QT_EQ}, {"=<", CF_QT_LE}, {"=>", CF_QT_GE}, {"!=", CF_QT_NE}, {"<=", CF_QT_LE},
+    {"<>", CF_QT_NE}, {">=", CF_QT_GE}, {"&&", CF_QT_AND}, {"||", CF_QT_OR},
+    {"=", CF_QT_EQ}, {"!", CF_QT_BANG}, {"<", CF_QT_LT}, {">", CF_QT_GT},
+};
+
+static coffer_status operator(cf_qscan *sc, cf_qtoken *tok, int c, int d)
+{
+    for (size_t i = 0; i < sizeof operators / sizeof operators[0]; i++)
+        if (operators[i].text[0] == c && (operators[i].text[1] == '\0' || operators[i].text[1] == d))
+            return punct(sc, tok, operators[i].kind, operators[i].text[1] ? 2 : 1);
+    return cf_qscan_error(sc, sc->pos, "expected '%c%c', found a single '%c'", c, c, c);
+}
+
 static coffer_status lex(cf_qscan *sc, cf_qtoken *tok)
 {
     int c = peek(sc, 0), d = peek(sc, 1);
@@ -146,26 +165,11 @@ static coffer_status lex(cf_qscan *sc, cf_qtoken *tok)
         }
         return punct(sc, tok, CF_QT_DOT, 1);
     case '=':
-        if (d == '=') return punct(sc, tok, CF_QT_EQ, 2);
-        if (d == '<') return punct(sc, tok, CF_QT_LE, 2);
-        if (d == '>') return punct(sc, tok, CF_QT_GE, 2);
-        return punct(sc, tok, CF_QT_EQ, 1);
     case '!':
-        if (d == '=') return punct(sc, tok, CF_QT_NE, 2);
-        return punct(sc, tok, CF_QT_BANG, 1);
     case '<':
-        if (d == '=') return punct(sc, tok, CF_QT_LE, 2);
-        if (d == '>') return punct(sc, tok, CF_QT_NE, 2);
-        return punct(sc, tok, CF_QT_LT, 1);
     case '>':
-        if (d == '=') return punct(sc, tok, CF_QT_GE, 2);
-        return punct(sc, tok, CF_QT_GT, 1);
     case '&':
-        if (d == '&') return punct(sc, tok, CF_QT_AND, 2);
-        return cf_qscan_error(sc, sc->pos, "expected '&&', found a single '&'");
-    case '|':
-        if (d == '|') return punct(sc, tok, CF_QT_OR, 2);
-        return cf_qscan_error(sc, sc->pos, "expected '||', found a single '|'");
+    case '|': return operator(sc, tok, c, d);
     case '\'':
     case '"':
         tok->kind = CF_QT_VALUE;

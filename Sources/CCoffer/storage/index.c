@@ -149,13 +149,17 @@ coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column
     return COFFER_OK;
 }
 
-/* Puts every entry of `from` into `to`; `join` turns a format-2 key and
- * duplicate into one plain key, else entries are copied as they are (in
+/* Moves every entry of `from` into the sub-database `name` (created, plain
+ * keys) and drops `from`; `*to` is the new one. `join` turns a format-2 key
+ * and duplicate into one plain key, else entries are copied as they are (in
  * order, so appended). */
-static int move_entries(MDB_txn *txn, MDB_dbi from, MDB_dbi to, int join)
+static int move_entries(MDB_txn *txn, MDB_dbi from, const char *name, MDB_dbi *to_out, int join)
 {
+    MDB_dbi to;
     MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, from, &cur);
+    int rc = mdb_dbi_open(txn, name, MDB_CREATE, &to);
+    if (rc == 0)
+        rc = mdb_cursor_open(txn, from, &cur);
     if (rc != 0)
         return rc;
     uint8_t buf[CF_INDEX_PREFIX_MAX + 8];
@@ -175,12 +179,16 @@ static int move_entries(MDB_txn *txn, MDB_dbi from, MDB_dbi to, int join)
             break;
     }
     mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    if (rc == MDB_NOTFOUND)
+        rc = mdb_drop(txn, from, 1);
+    if (rc == 0 && to_out)
+        *to_out = to;
+    return rc;
 }
 
 coffer_status cf_index_upgrade(MDB_txn *txn, const char *number, const char *scratch)
 {
-    MDB_dbi old, tmp, fresh;
+    MDB_dbi old, tmp;
     unsigned flags;
     int rc = mdb_dbi_open(txn, number, 0, &old);
     if (rc == MDB_NOTFOUND)
@@ -193,17 +201,9 @@ coffer_status cf_index_upgrade(MDB_txn *txn, const char *number, const char *scr
      * it with plain keys, move them back. The duplicate-sorted one is only
      * read, then dropped whole. */
     if (rc == 0)
-        rc = mdb_dbi_open(txn, scratch, MDB_CREATE, &tmp);
+        rc = move_entries(txn, old, scratch, &tmp, 1);
     if (rc == 0)
-        rc = move_entries(txn, old, tmp, 1);
-    if (rc == 0)
-        rc = mdb_drop(txn, old, 1);
-    if (rc == 0)
-        rc = mdb_dbi_open(txn, number, MDB_CREATE, &fresh);
-    if (rc == 0)
-        rc = move_entries(txn, tmp, fresh, 0);
-    if (rc == 0)
-        rc = mdb_drop(txn, tmp, 1);
+        rc = move_entries(txn, tmp, number, NULL, 0);
     if (rc == MDB_CORRUPTED)
         return cf_error(COFFER_ERR_CORRUPTED, "index sub-database %s holds an entry that is not a format-2 index entry", number);
     return rc ? cf_error_mdb(rc, "cannot rewrite an index in file format 3") : COFFER_OK;

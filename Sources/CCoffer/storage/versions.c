@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buffer.h"
 #include "util/error.h"
 #include "storage/txn.h"
 
@@ -29,16 +30,12 @@ static int collect(const char *line, void *ctx)
     for (size_t i = 0; i < rv->n; i++)
         if (rv->ids[i] == id)
             return 0;
-    if (rv->n == rv->cap) {
-        size_t cap = rv->cap ? rv->cap * 2 : 16;
-        uint64_t *p = realloc(rv->ids, cap * sizeof *p);
-        if (!p) {
-            rv->oom = 1;
-            return 0;
-        }
-        rv->ids = p;
-        rv->cap = cap;
+    uint64_t *p = cf_grow(rv->ids, rv->n, &rv->cap, sizeof *p, 16);
+    if (!p) {
+        rv->oom = 1;
+        return 0;
     }
+    rv->ids = p;
     rv->ids[rv->n++] = id;
     return 0;
 }

@@ -1,4 +1,4 @@
-/* buffer — a growing byte buffer. */
+/* buffer — a growing byte buffer, and growing heap arrays. */
 #include "util/buffer.h"
 
 #include <stdlib.h>
@@ -29,4 +29,17 @@ void cf_buf_put(cf_buf *b, const void *src, size_t n)
         memcpy(b->p + b->len, src, n);
     b->len += n;
     b->p[b->len] = 0;
+}
+
+void *cf_grow(void *items, size_t n, size_t *cap, size_t elem, size_t first_cap)
+{
+    if (n < *cap)
+        return items;
+    size_t new_cap = *cap ? *cap * 2 : first_cap;
+    if (new_cap > SIZE_MAX / elem)
+        return NULL;
+    void *p = realloc(items, new_cap * elem);
+    if (p)
+        *cap = new_cap;
+    return p;
 }

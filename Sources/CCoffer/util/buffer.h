@@ -1,4 +1,5 @@
-/* buffer — a growing byte buffer for encoders and message builders. */
+/* buffer — growing memory: a byte buffer for encoders and message builders,
+ * and the doubling of heap arrays that grow one element at a time. */
 #ifndef COFFER_BUFFER_H
 #define COFFER_BUFFER_H
 
@@ -15,5 +16,11 @@ typedef struct cf_buf {
 
 /* Appends `n` bytes of `src`. */
 void cf_buf_put(cf_buf *b, const void *src, size_t n);
+
+/* Makes room for one more element in a heap array that holds `n` elements
+ * of `elem` bytes in `*cap` slots: returns the array, reallocated to twice
+ * its capacity (`first_cap` slots at the start) when it is full, and updates
+ * `*cap`. Returns NULL when out of memory; the array is then unchanged. */
+void *cf_grow(void *items, size_t n, size_t *cap, size_t elem, size_t first_cap);
 
 #endif
