@@ -42,6 +42,8 @@ let package = Package(
             name: "CCoffer",
             dependencies: ["CLMDB", "CSodium", "CUTF8Proc"],
             path: ".",
+            // The notes of a layer folder (changes/README.md) are not sources.
+            exclude: ["Sources/CCoffer/changes/README.md"],
             sources: ["Sources/CCoffer"],
             publicHeadersPath: "include",
             cSettings: [
@@ -49,6 +51,8 @@ let package = Package(
                 // Empty, like the core's own `#define _GNU_SOURCE`, so
                 // that it is not a redefinition.
                 .define("_GNU_SOURCE", to: ""),
+                // The one include root of the core, as in CMakeLists.txt:
+                // includes name a header by its layer folder ("storage/txn.h").
                 .headerSearchPath("Sources/CCoffer"),
             ],
             linkerSettings: [

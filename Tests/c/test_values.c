@@ -26,7 +26,7 @@
 #include "test_support.h"
 /* Internal helpers under test; a relative path, since the tests' include
  * path has only include/ and Tests/c/. */
-#include "../../Sources/CCoffer/decimal128.h"
+#include "../../Sources/CCoffer/util/decimal128.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */

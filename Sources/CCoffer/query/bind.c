@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decimal128.h"
-#include "error.h"
+#include "util/decimal128.h"
+#include "util/error.h"
 #include "query/engine.h"
 
 typedef coffer_status status;

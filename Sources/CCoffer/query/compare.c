@@ -5,7 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decimal128.h"
+#include "util/buffer.h"
+#include "util/decimal128.h"
 #include "query/engine.h"
 
 static int sign(int64_t d) { return d < 0 ? -1 : d > 0; }
@@ -194,14 +195,10 @@ int cf_qtype_name_matches(const coffer_value *v, const char *name, size_t len)
 
 int cf_qvals_push(cf_qvals *vals, const coffer_value *v)
 {
-    if (vals->n == vals->cap) {
-        size_t cap = vals->cap ? vals->cap * 2 : 16;
-        coffer_value *p = realloc(vals->v, cap * sizeof *p);
-        if (!p)
-            return -1;
-        vals->v = p;
-        vals->cap = cap;
-    }
+    coffer_value *p = cf_grow(vals->v, vals->n, &vals->cap, sizeof *p, 16);
+    if (!p)
+        return -1;
+    vals->v = p;
     vals->v[vals->n++] = *v;
     return 0;
 }

@@ -18,7 +18,7 @@
 #ifndef COFFER_QUERY_ENGINE_H
 #define COFFER_QUERY_ENGINE_H
 
-#include "handles.h"
+#include "storage/handles.h"
 #include "query/query.h"
 
 /* ---- bound key paths ----------------------------------------------------- */

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decimal128.h"
-#include "error.h"
+#include "util/decimal128.h"
+#include "util/buffer.h"
+#include "util/error.h"
 #include "query/engine.h"
 #include "query/text.h"
 
@@ -37,14 +38,10 @@ static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: ou
 
 static status track(cf_qrun *run, int kind, void *p)
 {
-    if (run->nopen == run->capopen) {
-        size_t cap = run->capopen ? run->capopen * 2 : 16;
-        opened *o = realloc(run->open, cap * sizeof *o);
-        if (!o)
-            return no_memory();
-        run->open = o;
-        run->capopen = cap;
-    }
+    opened *o = cf_grow(run->open, run->nopen, &run->capopen, sizeof *o, 16);
+    if (!o)
+        return no_memory();
+    run->open = o;
     run->open[run->nopen].kind = kind;
     run->open[run->nopen].p = p;
     run->nopen++;

@@ -1,33 +1,10 @@
 /* lexer — tokens of the query language: punctuation, operators in all their
  * spellings, names, @names, $arguments, $variables and decoded literals. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/lexer.h"
-
-coffer_status cf_qlex_error(cf_qlexer *lx, size_t offset, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* Characters, not bytes: UTF-8 continuation bytes do not count. */
-    size_t chars = 1;
-    for (size_t i = 0; i < offset && i < lx->len; i++)
-        if (((unsigned char)lx->src[i] & 0xC0) != 0x80)
-            chars++;
-    lx->error_offset = offset;
-    return cf_error(COFFER_ERR_INVALID_ARGUMENT, "query: at offset %zu: %s", chars, msg);
-}
-
-coffer_status cf_qlex_no_memory(cf_qlexer *lx)
-{
-    lx->error_offset = lx->pos;
-    return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory");
-}
+#include "query/literal.h"
 
 bool cf_qlex_word_is(const char *text, size_t len, const char *word)
 {
@@ -47,200 +24,204 @@ bool cf_qlex_word_is(const char *text, size_t len, const char *word)
     return i == len && word[i] == '\0';
 }
 
-static int peek(const cf_qlexer *lx, size_t ahead)
+static int peek(const cf_qscan *sc, size_t ahead)
 {
-    size_t i = lx->pos + ahead;
-    return i < lx->len ? (unsigned char)lx->src[i] : -1;
+    size_t i = sc->pos + ahead;
+    return i < sc->len ? (unsigned char)sc->src[i] : -1;
 }
 
-static size_t ident_end(const cf_qlexer *lx, size_t from)
+static size_t ident_end(const cf_qscan *sc, size_t from)
 {
-    while (from < lx->len && cf_qlex_is_ident_char((unsigned char)lx->src[from]))
+    while (from < sc->len && cf_qscan_is_ident_char((unsigned char)sc->src[from]))
         from++;
     return from;
 }
 
-static bool starts_with(const cf_qlexer *lx, const char *word)
+static bool starts_with(const cf_qscan *sc, const char *word)
 {
     size_t n = strlen(word);
-    return lx->len - lx->pos >= n && memcmp(lx->src + lx->pos, word, n) == 0;
+    return sc->len - sc->pos >= n && memcmp(sc->src + sc->pos, word, n) == 0;
 }
 
-static coffer_status punct(cf_qlexer *lx, cf_qtoken *tok, cf_qtok_kind kind, size_t len)
+static coffer_status punct(cf_qscan *sc, cf_qtoken *tok, cf_qtok_kind kind, size_t len)
 {
     tok->kind = kind;
-    lx->pos += len;
+    sc->pos += len;
     return COFFER_OK;
 }
 
 /* A sign or digit that starts a number, or a signed inf/infinity/nan. */
-static coffer_status signed_literal(cf_qlexer *lx, cf_qtoken *tok)
+static coffer_status signed_literal(cf_qscan *sc, cf_qtoken *tok)
 {
-    int next = peek(lx, 1);
-    if (cf_qlex_is_digit(next) || (next == '.' && cf_qlex_is_digit(peek(lx, 2)))) {
+    int next = peek(sc, 1);
+    if (cf_qscan_is_digit(next) || (next == '.' && cf_qscan_is_digit(peek(sc, 2)))) {
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_number(lx, &tok->value);
+        return cf_qlit_number(sc, &tok->value);
     }
-    size_t start = lx->pos, end = ident_end(lx, start + 1);
-    const char *word = lx->src + start + 1;
+    size_t start = sc->pos, end = ident_end(sc, start + 1);
+    const char *word = sc->src + start + 1;
     size_t n = end - start - 1;
     if (cf_qlex_word_is(word, n, "inf") || cf_qlex_word_is(word, n, "infinity") ||
         cf_qlex_word_is(word, n, "nan")) {
         tok->kind = CF_QT_VALUE;
-        lx->pos = end;
-        return cf_qlit_special_float(lx, start, lx->src[start] == '-',
+        sc->pos = end;
+        return cf_qlit_special_float(sc, sc->src[start] == '-',
                                      cf_qlex_word_is(word, n, "nan") ? "nan" : "inf", &tok->value);
     }
-    return cf_qlex_error(lx, start, "expected a number after '%c'", lx->src[start]);
+    return cf_qscan_error(sc, start, "expected a number after '%c'", sc->src[start]);
 }
 
-static coffer_status dollar(cf_qlexer *lx, cf_qtoken *tok)
+static coffer_status dollar(cf_qscan *sc, cf_qtoken *tok)
 {
-    size_t start = lx->pos;
-    if (cf_qlex_is_digit(peek(lx, 1))) {
+    size_t start = sc->pos;
+    if (cf_qscan_is_digit(peek(sc, 1))) {
         size_t i = start + 1, n = 0;
-        while (i < lx->len && cf_qlex_is_digit((unsigned char)lx->src[i])) {
-            n = n * 10 + (size_t)(lx->src[i] - '0');
+        while (i < sc->len && cf_qscan_is_digit((unsigned char)sc->src[i])) {
+            n = n * 10 + (size_t)(sc->src[i] - '0');
             if (n > 1000000)
-                return cf_qlex_error(lx, start, "argument number too large (at most $1000000)");
+                return cf_qscan_error(sc, start, "argument number too large (at most $1000000)");
             i++;
         }
-        if (i < lx->len && cf_qlex_is_ident_start((unsigned char)lx->src[i]))
-            return cf_qlex_error(lx, i, "unexpected character after argument $%zu", n);
+        if (i < sc->len && cf_qscan_is_ident_start((unsigned char)sc->src[i]))
+            return cf_qscan_error(sc, i, "unexpected character after argument $%zu", n);
         tok->kind = CF_QT_ARG;
         tok->arg = n;
-        lx->pos = i;
+        sc->pos = i;
         return COFFER_OK;
     }
-    if (cf_qlex_is_ident_start(peek(lx, 1))) {
+    if (cf_qscan_is_ident_start(peek(sc, 1))) {
         tok->kind = CF_QT_VAR;
-        lx->pos = ident_end(lx, start + 1);
+        sc->pos = ident_end(sc, start + 1);
         return COFFER_OK;
     }
-    return cf_qlex_error(lx, start, "expected an argument number or a variable name after '$'");
+    return cf_qscan_error(sc, start, "expected an argument number or a variable name after '$'");
 }
 
-static coffer_status word(cf_qlexer *lx, cf_qtoken *tok)
+static coffer_status word(cf_qscan *sc, cf_qtoken *tok)
 {
-    size_t start = lx->pos, end = ident_end(lx, start);
-    const char *w = lx->src + start;
+    size_t start = sc->pos, end = ident_end(sc, start);
+    const char *w = sc->src + start;
     size_t n = end - start;
     if (cf_qlex_word_is(w, n, "true") || cf_qlex_word_is(w, n, "false")) {
         tok->kind = CF_QT_VALUE;
         tok->value.kind = CF_QV_BOOL;
         tok->value.u.boolean = cf_qlex_word_is(w, n, "true");
-        lx->pos = end;
+        sc->pos = end;
         return COFFER_OK;
     }
     if (cf_qlex_word_is(w, n, "null") || cf_qlex_word_is(w, n, "nil")) {
         tok->kind = CF_QT_VALUE;
         tok->value.kind = CF_QV_NULL;
-        lx->pos = end;
+        sc->pos = end;
         return COFFER_OK;
     }
     if (cf_qlex_word_is(w, n, "inf") || cf_qlex_word_is(w, n, "infinity") ||
         cf_qlex_word_is(w, n, "nan")) {
         tok->kind = CF_QT_VALUE;
-        lx->pos = end;
-        return cf_qlit_special_float(lx, start, false,
+        sc->pos = end;
+        return cf_qlit_special_float(sc, false,
                                      cf_qlex_word_is(w, n, "nan") ? "nan" : "inf", &tok->value);
     }
     tok->kind = CF_QT_IDENT;
-    lx->pos = end;
+    sc->pos = end;
     return COFFER_OK;
 }
 
-static coffer_status lex(cf_qlexer *lx, cf_qtoken *tok)
+/* Comparison and logical operators in every spelling, the two-character
+ * ones first. A single '&' or '|' is none. */
+static const struct {
+    char text[3];
+    cf_qtok_kind kind;
+} operators[] = {
+    {"==", CF_QT_EQ}, {"=<", CF_QT_LE}, {"=>", CF_QT_GE}, {"!=", CF_QT_NE}, {"<=", CF_QT_LE},
+    {"<>", CF_QT_NE}, {">=", CF_QT_GE}, {"&&", CF_QT_AND}, {"||", CF_QT_OR},
+    {"=", CF_QT_EQ}, {"!", CF_QT_BANG}, {"<", CF_QT_LT}, {">", CF_QT_GT},
+};
+
+static coffer_status operator(cf_qscan *sc, cf_qtoken *tok, int c, int d)
 {
-    int c = peek(lx, 0), d = peek(lx, 1);
+    for (size_t i = 0; i < sizeof operators / sizeof operators[0]; i++)
+        if (operators[i].text[0] == c && (operators[i].text[1] == '\0' || operators[i].text[1] == d))
+            return punct(sc, tok, operators[i].kind, operators[i].text[1] ? 2 : 1);
+    return cf_qscan_error(sc, sc->pos, "expected '%c%c', found a single '%c'", c, c, c);
+}
+
+static coffer_status lex(cf_qscan *sc, cf_qtoken *tok)
+{
+    int c = peek(sc, 0), d = peek(sc, 1);
     switch (c) {
     case -1: tok->kind = CF_QT_END; return COFFER_OK;
-    case '(': return punct(lx, tok, CF_QT_LPAREN, 1);
-    case ')': return punct(lx, tok, CF_QT_RPAREN, 1);
-    case '{': return punct(lx, tok, CF_QT_LBRACE, 1);
-    case '}': return punct(lx, tok, CF_QT_RBRACE, 1);
-    case '[': return punct(lx, tok, CF_QT_LBRACKET, 1);
-    case ']': return punct(lx, tok, CF_QT_RBRACKET, 1);
-    case ',': return punct(lx, tok, CF_QT_COMMA, 1);
+    case '(': return punct(sc, tok, CF_QT_LPAREN, 1);
+    case ')': return punct(sc, tok, CF_QT_RPAREN, 1);
+    case '{': return punct(sc, tok, CF_QT_LBRACE, 1);
+    case '}': return punct(sc, tok, CF_QT_RBRACE, 1);
+    case '[': return punct(sc, tok, CF_QT_LBRACKET, 1);
+    case ']': return punct(sc, tok, CF_QT_RBRACKET, 1);
+    case ',': return punct(sc, tok, CF_QT_COMMA, 1);
     case '.':
-        if (cf_qlex_is_digit(d)) {
+        if (cf_qscan_is_digit(d)) {
             tok->kind = CF_QT_VALUE;
-            return cf_qlit_number(lx, &tok->value);
+            return cf_qlit_number(sc, &tok->value);
         }
-        return punct(lx, tok, CF_QT_DOT, 1);
+        return punct(sc, tok, CF_QT_DOT, 1);
     case '=':
-        if (d == '=') return punct(lx, tok, CF_QT_EQ, 2);
-        if (d == '<') return punct(lx, tok, CF_QT_LE, 2);
-        if (d == '>') return punct(lx, tok, CF_QT_GE, 2);
-        return punct(lx, tok, CF_QT_EQ, 1);
     case '!':
-        if (d == '=') return punct(lx, tok, CF_QT_NE, 2);
-        return punct(lx, tok, CF_QT_BANG, 1);
     case '<':
-        if (d == '=') return punct(lx, tok, CF_QT_LE, 2);
-        if (d == '>') return punct(lx, tok, CF_QT_NE, 2);
-        return punct(lx, tok, CF_QT_LT, 1);
     case '>':
-        if (d == '=') return punct(lx, tok, CF_QT_GE, 2);
-        return punct(lx, tok, CF_QT_GT, 1);
     case '&':
-        if (d == '&') return punct(lx, tok, CF_QT_AND, 2);
-        return cf_qlex_error(lx, lx->pos, "expected '&&', found a single '&'");
-    case '|':
-        if (d == '|') return punct(lx, tok, CF_QT_OR, 2);
-        return cf_qlex_error(lx, lx->pos, "expected '||', found a single '|'");
+    case '|': return operator(sc, tok, c, d);
     case '\'':
     case '"':
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_string(lx, &tok->value);
-    case '$': return dollar(lx, tok);
+        return cf_qlit_string(sc, &tok->value);
+    case '$': return dollar(sc, tok);
     case '@':
-        if (!cf_qlex_is_ident_start(d))
-            return cf_qlex_error(lx, lx->pos, "expected a name after '@'");
+        if (!cf_qscan_is_ident_start(d))
+            return cf_qscan_error(sc, sc->pos, "expected a name after '@'");
         tok->kind = CF_QT_AT;
-        lx->pos = ident_end(lx, lx->pos + 1);
+        sc->pos = ident_end(sc, sc->pos + 1);
         return COFFER_OK;
     case '+':
-    case '-': return signed_literal(lx, tok);
+    case '-': return signed_literal(sc, tok);
     default: break;
     }
-    if (cf_qlex_is_digit(c)) {
+    if (cf_qscan_is_digit(c)) {
         tok->kind = CF_QT_VALUE;
-        if (cf_qlit_looks_like_iso_date(lx, lx->pos))
-            return cf_qlit_iso_date(lx, &tok->value);
-        return cf_qlit_number(lx, &tok->value);
+        if (cf_qlit_looks_like_iso_date(sc, sc->pos))
+            return cf_qlit_iso_date(sc, &tok->value);
+        return cf_qlit_number(sc, &tok->value);
     }
-    if (c == 'T' && cf_qlit_looks_like_t_date(lx, lx->pos)) {
+    if (c == 'T' && cf_qlit_looks_like_t_date(sc, sc->pos)) {
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_t_date(lx, &tok->value);
+        return cf_qlit_t_date(sc, &tok->value);
     }
-    if (starts_with(lx, "B64\"") || starts_with(lx, "B64'")) {
+    if (starts_with(sc, "B64\"") || starts_with(sc, "B64'")) {
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_base64(lx, &tok->value);
+        return cf_qlit_base64(sc, &tok->value);
     }
-    if (starts_with(lx, "oid(")) {
+    if (starts_with(sc, "oid(")) {
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_object_id(lx, &tok->value);
+        return cf_qlit_object_id(sc, &tok->value);
     }
-    if (starts_with(lx, "uuid(")) {
+    if (starts_with(sc, "uuid(")) {
         tok->kind = CF_QT_VALUE;
-        return cf_qlit_uuid(lx, &tok->value);
+        return cf_qlit_uuid(sc, &tok->value);
     }
-    if (cf_qlex_is_ident_start(c))
-        return word(lx, tok);
+    if (cf_qscan_is_ident_start(c))
+        return word(sc, tok);
     char q[16];
-    return cf_qlex_error(lx, lx->pos, "unexpected character %s",
-                         cf_quote(q, sizeof q, lx->src + lx->pos, 1));
+    return cf_qscan_error(sc, sc->pos, "unexpected character %s",
+                         cf_quote(q, sizeof q, sc->src + sc->pos, 1));
 }
 
-coffer_status cf_qlex_next(cf_qlexer *lx, cf_qtoken *tok)
+coffer_status cf_qlex_next(cf_qscan *sc, cf_qtoken *tok)
 {
-    while (lx->pos < lx->len && strchr(" \t\r\n\f\v", lx->src[lx->pos]) && lx->src[lx->pos])
-        lx->pos++;
+    while (sc->pos < sc->len && strchr(" \t\r\n\f\v", sc->src[sc->pos]) && sc->src[sc->pos])
+        sc->pos++;
     memset(tok, 0, sizeof *tok);
-    tok->offset = lx->pos;
-    coffer_status st = lex(lx, tok);
-    tok->text = lx->src + tok->offset;
-    tok->len = lx->pos - tok->offset;
+    tok->offset = sc->pos;
+    coffer_status st = lex(sc, tok);
+    tok->text = sc->src + tok->offset;
+    tok->len = sc->pos - tok->offset;
     return st;
 }

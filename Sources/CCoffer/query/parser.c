@@ -3,11 +3,11 @@
  * found; recursion is bounded by CF_QUERY_MAX_DEPTH. */
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/lexer.h"
 
 typedef struct parser {
-    cf_qlexer lx;
+    cf_qscan lx;
     cf_qtoken tok;  /* the current token */
     cf_qtoken prev; /* the token before it, for "after '=='" */
     size_t depth;
@@ -47,7 +47,7 @@ static const char *describe(const cf_qtoken *t, char *buf, size_t size)
 static status expected(parser *p, const char *what)
 {
     char found[64];
-    return cf_qlex_error(&p->lx, p->tok.offset, "expected %s, found %s", what,
+    return cf_qscan_error(&p->lx, p->tok.offset, "expected %s, found %s", what,
                          describe(&p->tok, found, sizeof found));
 }
 
@@ -55,7 +55,7 @@ static status expected(parser *p, const char *what)
 static status expected_after(parser *p, const char *what)
 {
     char found[64], after[64];
-    return cf_qlex_error(&p->lx, p->tok.offset, "expected %s after %s, found %s", what,
+    return cf_qscan_error(&p->lx, p->tok.offset, "expected %s after %s, found %s", what,
                          describe(&p->prev, after, sizeof after),
                          describe(&p->tok, found, sizeof found));
 }
@@ -102,7 +102,7 @@ static status grow(parser *p, void **items, size_t count, size_t *cap, size_t el
     size_t new_cap = *cap ? *cap * 2 : 4;
     void *n = alloc(p, new_cap * elem);
     if (!n)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     if (count)
         memcpy(n, *items, count * elem);
     *items = n;
@@ -113,7 +113,7 @@ static status grow(parser *p, void **items, size_t count, size_t *cap, size_t el
 static status enter(parser *p)
 {
     if (p->depth >= CF_QUERY_MAX_DEPTH)
-        return cf_qlex_error(&p->lx, p->tok.offset,
+        return cf_qscan_error(&p->lx, p->tok.offset,
                              "the query nests parentheses, NOT and SUBQUERY deeper than %d levels",
                              CF_QUERY_MAX_DEPTH);
     p->depth++;
@@ -130,7 +130,7 @@ static status name_elem(parser *p, cf_qpath_elem *e, cf_qpath_elem_kind kind)
     e->name_size = p->tok.len;
     e->name = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
     if (!e->name)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     return advance(p);
 }
 
@@ -154,7 +154,7 @@ static status links_elem(parser *p, cf_qpath_elem *e, bool *needs_count)
         return expected_after(p, "the linking property of the class");
     e->property = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
     if (!e->property)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     return advance(p);
 }
 
@@ -186,7 +186,7 @@ static status at_elem(parser *p, cf_qpath_elem *e, path_state *state, bool *need
         return COFFER_OK;
     }
     char found[64];
-    return cf_qlex_error(&p->lx, p->tok.offset,
+    return cf_qscan_error(&p->lx, p->tok.offset,
                          "unknown key path operator %s (expected @count, @size, @sum, @avg, "
                          "@min, @max, @keys, @values, @type or @links)",
                          describe(&p->tok, found, sizeof found));
@@ -235,7 +235,7 @@ static status parse_path(parser *p, cf_qquantifier quantifier, const char *what,
     } else if (p->tok.kind == CF_QT_VAR) {
         if (!variable_known(p, p->tok.text + 1, p->tok.len - 1)) {
             char found[64];
-            return cf_qlex_error(&p->lx, p->tok.offset,
+            return cf_qscan_error(&p->lx, p->tok.offset,
                                  "unknown variable %s (variables are declared by SUBQUERY)",
                                  describe(&p->tok, found, sizeof found));
         }
@@ -335,7 +335,7 @@ static status parse_subquery(parser *p, cf_qexpr *out)
         return expected_after(p, "a variable such as $x");
     const char *name = cf_qarena_strndup(p->lx.arena, p->tok.text + 1, p->tok.len - 1);
     if (!name)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     out->u.subquery.variable = name;
     TRY(advance(p));
     TRY(expect(p, CF_QT_COMMA, "','"));
@@ -460,7 +460,7 @@ static status parse_comparison(parser *p, cf_qpred *pred)
         pred->u.compare.right.offset = at;
         TRY(parse_list(p, &pred->u.compare.right));
         if (pred->u.compare.right.u.list.count != 2)
-            return cf_qlex_error(&p->lx, at, "BETWEEN takes exactly two values {low, high}, found %zu",
+            return cf_qscan_error(&p->lx, at, "BETWEEN takes exactly two values {low, high}, found %zu",
                                  pred->u.compare.right.u.list.count);
         return COFFER_OK;
     }
@@ -473,7 +473,7 @@ static status parse_not(parser *p, const cf_qpred **out)
 {
     cf_qpred *pred = alloc(p, sizeof *pred);
     if (!pred)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     pred->offset = p->tok.offset;
     *out = pred;
     if (p->tok.kind == CF_QT_BANG || is_word(p, "NOT")) {
@@ -524,7 +524,7 @@ static status parse_chain(parser *p, cf_qpred_kind kind, const cf_qpred **out)
     }
     cf_qpred *pred = alloc(p, sizeof *pred);
     if (!pred)
-        return cf_qlex_no_memory(&p->lx);
+        return cf_qscan_no_memory(&p->lx);
     pred->kind = kind;
     pred->offset = offset;
     pred->u.children.items = items;
@@ -625,7 +625,7 @@ coffer_status cf_query_parse(const char *text, size_t len, cf_query **out, size_
     p.lx.len = len;
     p.lx.arena = arena;
     cf_query *q = cf_qarena_alloc(arena, sizeof *q);
-    status st = q ? cf_qlex_next(&p.lx, &p.tok) : cf_qlex_no_memory(&p.lx);
+    status st = q ? cf_qlex_next(&p.lx, &p.tok) : cf_qscan_no_memory(&p.lx);
     if (st == COFFER_OK && p.tok.kind == CF_QT_END)
         st = expected(&p, "a predicate");
     if (st == COFFER_OK)

@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "index.h"
-#include "object.h"
-#include "record.h"
+#include "util/buffer.h"
+#include "util/error.h"
+#include "storage/index.h"
+#include "objects/object.h"
+#include "storage/record.h"
 #include "query/engine.h"
 #include "query/plan.h"
-#include "txn.h"
+#include "storage/txn.h"
 
 typedef coffer_status status;
 
@@ -20,14 +21,10 @@ static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: ou
 
 coffer_status cf_keylist_push(cf_keylist *keys, uint64_t key)
 {
-    if (keys->n == keys->cap) {
-        size_t cap = keys->cap ? keys->cap * 2 : 64;
-        uint64_t *k = realloc(keys->k, cap * sizeof *k);
-        if (!k)
-            return no_memory();
-        keys->k = k;
-        keys->cap = cap;
-    }
+    uint64_t *k = cf_grow(keys->k, keys->n, &keys->cap, sizeof *k, 64);
+    if (!k)
+        return no_memory();
+    keys->k = k;
     keys->k[keys->n++] = key;
     return COFFER_OK;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/plan.h"
 
 typedef coffer_status status;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
-#include "error.h"
+#include "util/buffer.h"
+#include "util/error.h"
 #include "query/query.h"
 
 typedef cf_buf buffer;

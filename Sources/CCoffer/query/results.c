@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "query/plan.h"
-#include "txn.h"
+#include "storage/txn.h"
 
 typedef coffer_status status;
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "error.h"
+#include "util/error.h"
 
 #define INVALID_UNIT(b) ((int32_t)0x110000 + (int32_t)(b))
 #define STAR ((int32_t)'*')

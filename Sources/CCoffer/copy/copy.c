@@ -1,0 +1,245 @@
+/* copy — coffer_db_write_copy: a compacted copy of the committed state.
+ *
+ * A plain copy of a plain file is LMDB's compacting copy. Any other copy is
+ * written entry by entry, because an encrypted file binds each sealed value
+ * to its file id and keys its hashes (index entries, set elements, map keys)
+ * with its key: every value is opened with the source's key and sealed again
+ * for the copy, with a new file id; set and map keys are hashed again; index
+ * entries are rebuilt from the records. Object keys, collection ids and
+ * backlinks are kept as they are. The copy is written beside its final path
+ * and linked there when complete. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/config.h"
+#include "util/error.h"
+#include "objects/graph.h"
+#include "storage/lifecycle.h"
+#include "objects/object.h"
+#include "storage/txn.h"
+
+#define HEADER_SIZE (8 + 4 + 4 + CF_FILE_ID_SIZE + CF_KEY_CHECK_SIZE)
+static const uint8_t META_HEADER[] = "header";
+static const uint8_t META_SCHEMA[] = "schema";
+
+typedef struct copier {
+    coffer_txn *src;
+    MDB_env *env;
+    cf_env shim; /* what the sealing code reads of an environment: map-full handling */
+    coffer_db db;
+    coffer_txn txn;
+} copier;
+
+/* Copies sub-database `number` (source handle `from`), opening and sealing
+ * every value again; `rekey` for the graph, whose hashed keys change. */
+static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int rekey, unsigned flags)
+{
+    char name[16];
+    snprintf(name, sizeof name, "%u", number);
+    MDB_dbi to;
+    int rc = mdb_dbi_open(c->txn.mdb, name, MDB_CREATE, &to);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot create a sub-database of the copy");
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(c->src->mdb, from, &cur)) != 0)
+        return cf_error_mdb(rc, "cannot read the database");
+    uint8_t *buf = NULL, newkey[CF_COLLECTION_KEY_MAX];
+    size_t cap = 0;
+    coffer_status st = COFFER_OK;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); st == COFFER_OK && rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (number == CF_META_DBI && k.mv_size == sizeof META_HEADER - 1 && memcmp(k.mv_data, META_HEADER, k.mv_size) == 0)
+            continue;
+        const uint8_t *data;
+        size_t len, klen = k.mv_size;
+        const uint8_t *key = k.mv_data;
+        st = cf_store_open(c->src, number, &k, &v, &data, &len, &buf, &cap, "a stored value");
+        if (st == COFFER_OK && rekey) {
+            st = cf_collection_copy_key(&c->txn, k.mv_data, k.mv_size, data, len, newkey, &klen);
+            key = newkey;
+        }
+        if (st == COFFER_OK)
+            st = cf_store_put(&c->txn, to, number, key, klen, data, len, flags, "cannot write the copy");
+    }
+    mdb_cursor_close(cur);
+    free(buf);
+    if (st == COFFER_OK && rc != MDB_NOTFOUND)
+        st = cf_error_mdb(rc, "cannot read the database");
+    return st;
+}
+
+static coffer_status write_header(copier *c)
+{
+    MDB_dbi meta;
+    int rc = mdb_dbi_open(c->txn.mdb, "0", MDB_CREATE, &meta);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot create the copy's metadata");
+    uint8_t h[HEADER_SIZE] = {0};
+    memcpy(h, "COFFERDB", 8);
+    cf_put_le(h + 8, CF_FORMAT_VERSION, 4);
+    cf_put_le(h + 12, c->db.keys ? 1u : 0u, 4);
+    memcpy(h + 16, c->db.file_id, CF_FILE_ID_SIZE);
+    if (c->db.keys)
+        cf_key_check(c->db.keys, c->db.file_id, h + 16 + CF_FILE_ID_SIZE);
+    MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v = {HEADER_SIZE, h};
+    rc = mdb_put(c->txn.mdb, meta, &k, &v, 0);
+    return rc ? cf_error_mdb(rc, "cannot write the copy's header") : COFFER_OK;
+}
+
+/* The handle of sub-database `number` in the source transaction. */
+static coffer_status source_dbi(copier *c, uint32_t number, MDB_dbi *out)
+{
+    coffer_status st = cf_env_known_dbi(c->src->db->env, number, out) ? COFFER_OK : COFFER_ERR_NOT_FOUND;
+    if (st != COFFER_OK) {
+        cf_registry_lock(); /* LMDB opens sub-databases one transaction at a time */
+        st = cf_env_dbi(c->src->db->env, c->src->mdb, number, 0, out);
+        cf_registry_unlock();
+    }
+    return st;
+}
+
+static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint8_t *key)
+{
+    copier c = {0};
+    coffer_status st = key ? cf_keys_derive(key, COFFER_ENCRYPTION_KEY_SIZE, &c.db.keys) : COFFER_OK;
+    if (st == COFFER_OK)
+        st = coffer_txn_begin(src_db, COFFER_TXN_READ, &c.src);
+    cf_schema *schema = NULL;
+    if (st == COFFER_OK) {
+        const uint8_t *data;
+        size_t len;
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        st = cf_store_get(c.src, src_db->meta_dbi, CF_META_DBI, META_SCHEMA, sizeof META_SCHEMA - 1, &data, &len, &buf, &cap,
+                          "the stored schema");
+        if (st == COFFER_OK)
+            st = cf_schema_decode(data, len, &schema);
+        free(buf);
+    }
+    MDB_envinfo info;
+    mdb_env_info(src_db->env->mdb, &info);
+    size_t map = (size_t)1 << 30;
+    if ((uint64_t)info.me_last_pgno * 4096 * 4 > map)
+        map = (size_t)info.me_last_pgno * 4096 * 4;
+    int rc = 0;
+    if (st == COFFER_OK && ((rc = mdb_env_create(&c.env)) != 0 || (rc = mdb_env_set_maxdbs(c.env, CF_MAX_DBIS)) != 0 ||
+                            (rc = mdb_env_set_mapsize(c.env, map)) != 0 ||
+                            (rc = mdb_env_open(c.env, tmp, MDB_NOSUBDIR | MDB_NOTLS, 0644)) != 0))
+        st = cf_error(COFFER_ERR_IO, "cannot create the copy '%s': %s", tmp, mdb_strerror(rc));
+    if (st == COFFER_OK && (rc = mdb_txn_begin(c.env, NULL, 0, &c.txn.mdb)) != 0)
+        st = cf_error_mdb(rc, "cannot write the copy");
+    pthread_mutex_init(&c.shim.lock, NULL);
+    c.shim.map_size = map;
+    c.db.magic = CF_DB_MAGIC;
+    c.db.env = &c.shim;
+    c.txn = (coffer_txn){.magic = CF_TXN_MAGIC, .db = &c.db, .mdb = c.txn.mdb, .write = 1, .active = c.txn.mdb != NULL};
+    cf_random(c.db.file_id, CF_FILE_ID_SIZE);
+    if (st == COFFER_OK)
+        st = write_header(&c);
+    MDB_dbi from;
+    if (st == COFFER_OK)
+        st = copy_dbi(&c, src_db->meta_dbi, CF_META_DBI, 0, 0);
+    if (st == COFFER_OK && (st = source_dbi(&c, CF_GRAPH_DBI, &from)) == COFFER_OK)
+        st = copy_dbi(&c, from, CF_GRAPH_DBI, 1, 0);
+    else if (st == COFFER_ERR_NOT_FOUND)
+        st = COFFER_OK; /* a file without collections */
+    for (size_t i = 0; st == COFFER_OK && schema && i < schema->nclasses; i++) {
+        uint32_t t = schema->classes[i].table;
+        if ((st = source_dbi(&c, 2 * t, &from)) == COFFER_OK)
+            st = copy_dbi(&c, from, 2 * t, 0, MDB_APPEND);
+        MDB_dbi index;
+        char name[16];
+        snprintf(name, sizeof name, "%u", 2 * t + 1);
+        if (st == COFFER_OK && (rc = mdb_dbi_open(c.txn.mdb, name, MDB_CREATE, &index)) != 0)
+            st = cf_error_mdb(rc, "cannot create a sub-database of the copy");
+    }
+    if (c.txn.mdb) {
+        if (st == COFFER_OK && (rc = mdb_txn_commit(c.txn.mdb)) != 0)
+            st = cf_error(COFFER_ERR_IO, "cannot write the copy '%s': %s", tmp, mdb_strerror(rc));
+        else if (st != COFFER_OK)
+            mdb_txn_abort(c.txn.mdb);
+    }
+    if (c.env)
+        mdb_env_close(c.env);
+    pthread_mutex_destroy(&c.shim.lock);
+    cf_schema_free(schema);
+    coffer_txn_free(c.src);
+    cf_keys_free(c.db.keys);
+    return st;
+}
+
+/* Index entries of the copy, from its records (hashes depend on its key). */
+static coffer_status build_indexes(const char *tmp, const uint8_t *key)
+{
+    coffer_config *config;
+    coffer_status st = coffer_config_new(&config);
+    if (st != COFFER_OK)
+        return st;
+    coffer_db *db = NULL;
+    coffer_txn *txn = NULL;
+    if ((st = coffer_config_set_path(config, tmp)) == COFFER_OK &&
+        (!key || (st = coffer_config_set_encryption_key(config, key, COFFER_ENCRYPTION_KEY_SIZE)) == COFFER_OK) &&
+        (st = coffer_open(config, &db)) == COFFER_OK)
+        st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn);
+    for (size_t i = 0; st == COFFER_OK && i < db->schema->nclasses; i++) {
+        const cf_class *c = &db->schema->classes[i];
+        for (size_t p = 0; st == COFFER_OK && p < c->nprops; p++)
+            if (cf_prop_indexed(&c->props[p]) && c->props[p].type != COFFER_TYPE_LINKING_OBJECTS)
+                st = cf_object_build_index(txn, (coffer_class_id)i, (coffer_property_id)p, 0);
+    }
+    if (st == COFFER_OK)
+        st = coffer_txn_commit(txn);
+    coffer_txn_free(txn);
+    coffer_close(db);
+    coffer_config_free(config);
+    return st;
+}
+
+COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size)
+{
+    if (!db || db->magic != CF_DB_MAGIC)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_write_copy: database handle is NULL or not a database");
+    if (db->closed)
+        return cf_error(COFFER_ERR_MISUSE, "coffer_db_write_copy: the database is closed");
+    if (!path || !*path)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_write_copy: path is NULL or empty");
+    if ((key && key_size != COFFER_ENCRYPTION_KEY_SIZE) || (!key && key_size))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_write_copy: the copy's encryption key must be %d bytes, got %zu%s",
+                        COFFER_ENCRYPTION_KEY_SIZE, key_size, key ? "" : " with a NULL key");
+    struct stat sb;
+    if (lstat(path, &sb) == 0)
+        return cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': the file already exists", path);
+    if (errno != ENOENT)
+        return cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, strerror(errno));
+    char tmp[4200], lock[4300];
+    snprintf(tmp, sizeof tmp, "%s.copy-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return cf_error(COFFER_ERR_IO, "cannot create a file beside '%s': %s", path, strerror(errno));
+    close(fd);
+    unlink(tmp); /* the name is reserved; the copy creates the file */
+    snprintf(lock, sizeof lock, "%s-lock", tmp);
+    coffer_status st;
+    if (!db->keys && !key) {
+        int rc = mdb_env_copy2(db->env->mdb, tmp, MDB_CP_COMPACT);
+        st = rc ? cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, mdb_strerror(rc)) : COFFER_OK;
+    } else {
+        st = copy_entries(db, tmp, key);
+        if (st == COFFER_OK)
+            st = build_indexes(tmp, key);
+    }
+    if (st == COFFER_OK)
+        st = cf_sync_file(tmp);
+    if (st == COFFER_OK && link(tmp, path) != 0)
+        st = cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, errno == EEXIST ? "the file already exists" : strerror(errno));
+    if (st == COFFER_OK)
+        st = cf_sync_dir(path);
+    unlink(tmp);
+    unlink(lock);
+    return st;
+}

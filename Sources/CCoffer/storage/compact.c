@@ -1,0 +1,150 @@
+/* compact — compacting a file in place when it is first opened in the
+ * process, and deleting a database's files.
+ *
+ * Exclusion: every process that has an LMDB environment open holds a shared
+ * lock on byte 0 of the lock file, and a process opening one takes that lock
+ * before it opens the data file. Holding a write lock on that byte therefore
+ * proves no other process has the file open and keeps new ones waiting until
+ * the compacted file is in place. The file is read with MDB_NOLOCK so that
+ * LMDB itself never touches (and so never drops) that lock. */
+#define _GNU_SOURCE
+#include "storage/lifecycle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/env.h"
+#include "util/error.h"
+
+coffer_status cf_delete_database_files(const char *path)
+{
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    if (unlink(path) != 0 && errno != ENOENT)
+        return cf_error(COFFER_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    if (unlink(lock) != 0 && errno != ENOENT)
+        return cf_error(COFFER_ERR_IO, "cannot delete '%s': %s", lock, strerror(errno));
+    return COFFER_OK;
+}
+
+coffer_status cf_sync_dir(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    coffer_status st = COFFER_OK;
+    if (fd < 0 || fsync(fd) != 0)
+        st = cf_error(COFFER_ERR_IO, "cannot sync the directory of '%s': %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(copy);
+    return st;
+}
+
+coffer_status cf_sync_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    coffer_status st = COFFER_OK;
+    if (fd < 0 || fsync(fd) != 0)
+        st = cf_error(COFFER_ERR_IO, "cannot sync '%s': %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return st;
+}
+
+/* Bytes of the pages in use: every page up to the last one written, less
+ * those on LMDB's free list. */
+static int used_bytes(MDB_env *env, uint64_t *out)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0)
+        return rc;
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(env, &info);
+    mdb_env_stat(env, &st);
+    uint64_t free_pages = 0;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, 0 /* the free list */, &cur);
+    if (rc == 0) {
+        MDB_val k, v;
+        while (mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0)
+            if (v.mv_size >= sizeof(size_t))
+                free_pages += ((const size_t *)v.mv_data)[0];
+        mdb_cursor_close(cur);
+    }
+    uint64_t pages = (uint64_t)info.me_last_pgno + 1;
+    *out = (pages > free_pages ? pages - free_pages : 0) * st.ms_psize;
+    mdb_txn_abort(txn);
+    return 0;
+}
+
+/* With the exclusion lock held: asks the callback, and replaces the file by
+ * a compacted copy written beside it. */
+static coffer_status compact_locked(const coffer_config *config, const char *path, uint64_t total)
+{
+    MDB_env *env;
+    int rc = mdb_env_create(&env);
+    if (rc != 0)
+        return cf_error_mdb(rc, path);
+    mdb_env_set_maxdbs(env, CF_MAX_DBIS);
+    mdb_env_set_mapsize(env, (size_t)(total + (1u << 20)));
+    rc = mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_RDONLY | MDB_NOTLS, 0644);
+    if (rc != 0) {
+        mdb_env_close(env);
+        return COFFER_OK; /* not a database this can read: the usual open reports it */
+    }
+    uint64_t used = 0;
+    coffer_status st = COFFER_OK;
+    if (used_bytes(env, &used) == 0 && config->should_compact(total, used, config->should_compact_ctx)) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.compact-XXXXXX", path);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            st = cf_error(COFFER_ERR_IO, "cannot create a file beside '%s' to compact it: %s", path, strerror(errno));
+        } else {
+            close(fd);
+            unlink(tmp); /* LMDB creates the copy itself and refuses to overwrite */
+            rc = mdb_env_copy2(env, tmp, MDB_CP_COMPACT);
+            if (rc != 0)
+                st = cf_error(COFFER_ERR_IO, "cannot compact '%s': %s", path, mdb_strerror(rc));
+            if (st == COFFER_OK)
+                st = cf_sync_file(tmp);
+            if (st == COFFER_OK && rename(tmp, path) != 0)
+                st = cf_error(COFFER_ERR_IO, "cannot replace '%s' by its compacted copy: %s", path, strerror(errno));
+            if (st == COFFER_OK)
+                st = cf_sync_dir(path);
+            else
+                unlink(tmp);
+        }
+    }
+    mdb_env_close(env);
+    return st;
+}
+
+coffer_status cf_compact_on_launch(const coffer_config *config, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sb.st_size == 0 || cf_env_file_is_open(&sb))
+        return COFFER_OK; /* nothing to compact, or not the first open in the process */
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return COFFER_OK; /* cannot prove exclusion: do not compact */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    coffer_status st = COFFER_OK;
+    if (fcntl(fd, F_SETLK, &fl) == 0)
+        st = compact_locked(config, path, (uint64_t)sb.st_size);
+    close(fd); /* drops the lock: waiting processes open the new file */
+    return st;
+}

@@ -1,0 +1,27 @@
+/* config — the coffer_config a database is opened from. */
+#ifndef COFFER_CONFIG_H
+#define COFFER_CONFIG_H
+
+#include "coffer.h"
+#include "schema/schema.h"
+
+struct coffer_config {
+    char *path;      /* NULL: the default path */
+    char *memory_id; /* in-memory identifier, or NULL */
+    int read_only;
+    char *seed_path;
+    uint8_t *key; /* COFFER_ENCRYPTION_KEY_SIZE bytes in locked memory, or NULL */
+    cf_schema *schema; /* NULL: the file's stored schema */
+    uint64_t schema_version;
+    char **subset;
+    size_t nsubset;
+    uint64_t max_file_size;
+    coffer_migration_fn migration; /* lifecycle.c */
+    void *migration_ctx;
+    int delete_if_migration_needed;
+    coffer_should_compact_fn should_compact;
+    void *should_compact_ctx;
+    uint64_t max_active_versions;
+};
+
+#endif

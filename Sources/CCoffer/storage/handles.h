@@ -1,0 +1,179 @@
+/* handles — the structs behind the opaque handles of coffer.h, shared by the
+ * transaction, index, object and database modules. */
+#ifndef COFFER_HANDLES_H
+#define COFFER_HANDLES_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "coffer.h"
+#include "crypto/crypto.h"
+#include "storage/env.h"
+#include "storage/record.h"
+#include "schema/schema.h"
+
+/* Magic numbers catch NULL, foreign and (best effort) freed handles. */
+#define CF_DB_MAGIC 0xC0FFDB01u
+#define CF_TXN_MAGIC 0xC0FF7A01u
+#define CF_OBJ_MAGIC 0xC0FF0B01u
+#define CF_ITER_MAGIC 0xC0FF1701u
+#define CF_COLL_MAGIC 0xC0FFC011u
+#define CF_QUERY_MAGIC 0xC0FF9E01u
+#define CF_RESULTS_MAGIC 0xC0FF4E51u
+#define CF_DEAD_MAGIC 0xDEADC0FFu
+
+#define CF_FORMAT_VERSION 3u
+
+struct coffer_db {
+    uint32_t magic;
+    cf_env *env;
+    cf_keys *keys; /* NULL for a plain file */
+    uint8_t file_id[CF_FILE_ID_SIZE];
+    cf_schema *schema; /* the classes this handle sees */
+    MDB_dbi meta_dbi;
+    MDB_dbi *object_dbis; /* per class of `schema` */
+    MDB_dbi *index_dbis;
+    MDB_dbi graph_dbi; /* collections and backlinks (sub-database 1) */
+    int has_graph;     /* 0 only for a read-only file that has none yet */
+    int read_only;
+    int closed;
+    int in_migration;             /* lent to a migration callback: no txns, no close */
+    uint64_t max_active_versions; /* 0 = no limit */
+    pthread_mutex_t lock; /* guards txns, ntxns */
+    struct coffer_txn *txns;
+    int ntxns;
+};
+
+typedef struct cf_class_state {
+    uint64_t next_key;
+    int loaded;
+    int dirty;
+} cf_class_state;
+
+struct coffer_txn {
+    uint32_t magic;
+    struct coffer_db *db;
+    MDB_txn *mdb;
+    int write;
+    int active;
+    int failed; /* a write failed inside LMDB: only abort is possible */
+    int borrowed; /* owned by a migration: the caller cannot end or free it */
+    pthread_t thread;
+    uint64_t generation; /* bumped by every write: cached record pointers expire */
+    int nesting;         /* depth of nested object descriptions being checked or created */
+    cf_class_state *state;
+    MDB_cursor **index_cursors; /* per class, opened on first use */
+    struct coffer_object *objects;      /* every handle of this transaction */
+    struct coffer_object *free_objects; /* released ones, for reuse */
+    struct coffer_iter *iters;
+    struct coffer_results *results; /* computed in this transaction; detached at its end */
+    struct cf_coll *colls;      /* every collection handle of this transaction */
+    struct cf_coll *free_colls; /* released ones, for reuse */
+    uint64_t next_collection;   /* collection-id counter, loaded on first use */
+    int collection_loaded;
+    int collection_dirty;
+    uint32_t deleting_table;    /* the object being deleted: links to it are */
+    coffer_object_key deleting_key; /* being dropped, so it is not deleted twice */
+    uint8_t *scratch;
+    size_t scratch_cap;
+    struct coffer_txn *next_in_db;
+};
+
+struct coffer_object {
+    uint32_t magic;
+    struct coffer_txn *txn;
+    coffer_class_id cls;
+    coffer_object_key key;
+    int loaded;
+    uint64_t generation;
+    cf_record rec;
+    uint8_t *buf; /* opened (decrypted) record of an encrypted file */
+    size_t buf_cap;
+    int deleted;
+    int in_use;
+    int iter_owned;
+    struct coffer_object *next;
+    struct coffer_object *next_free;
+};
+
+/* An iterator over a class (in key order) or over the matches of an index
+ * prefix. It re-seeks after writes, since a write may move LMDB's pages. */
+struct coffer_iter {
+    uint32_t magic;
+    struct coffer_txn *txn;
+    MDB_cursor *cursor;
+    coffer_class_id cls;
+    int by_index;
+    int by_backlink;          /* prefix is a backlink prefix in the graph */
+    uint32_t repeat;          /* backlinks: times left to return the current origin */
+    uint8_t prefix[512]; /* index key prefix: column, encoded value */
+    size_t prefix_len;
+    int recheck;              /* the prefix holds a hash: compare values */
+    coffer_property_id prop;  /* with recheck */
+    coffer_value value;       /* with recheck; strings point into value_copy */
+    uint8_t *value_copy;
+    int started;
+    int done;
+    coffer_object_key last_key;
+    uint64_t generation;
+    struct coffer_object *obj;
+    struct coffer_iter *next;
+};
+
+/* A list, set or map handle (coffer_list, coffer_set and coffer_map are this
+ * struct). `cls`/`prop` name the property whose rules the elements follow;
+ * `nested` marks a collection inside a mixed value (elements are mixed). */
+typedef struct cf_coll {
+    uint32_t magic;
+    int kind; /* COFFER_COLLECTION_* */
+    struct coffer_txn *txn;
+    coffer_class_id cls;
+    coffer_property_id prop;
+    coffer_object_key okey;
+    int nested;
+    int policy;  /* update policy for nested object descriptions */
+    int depth;   /* nesting level: 1 for a property's own collection */
+    uint64_t id; /* 0: a property collection not yet stored (empty) */
+    int in_use;
+    int loaded; /* header cached for `generation` */
+    uint64_t generation;
+    uint64_t count;
+    uint32_t next_chunk, nchunks, chunk_cap;
+    uint32_t *chunk_no; /* lists: chunk numbers in order */
+    uint32_t *ends;     /* lists: elements up to and including each chunk */
+    uint8_t *buf;       /* opened values and chunks */
+    size_t buf_cap;
+    MDB_cursor *cursor; /* sets and maps: positional reads */
+    uint64_t cursor_pos;
+    uint64_t cursor_generation;
+    int cursor_valid;
+    struct cf_coll *next;
+    struct cf_coll *next_free;
+} cf_coll;
+
+/* A query result: the keys of the matching objects, computed in `txn`, and
+ * the queries that produced them, so that it can be recomputed. */
+struct coffer_results {
+    uint32_t magic;
+    struct coffer_txn *txn; /* NULL once the transaction is freed */
+    coffer_class_id cls;
+    uint64_t *keys;
+    size_t count;
+    /* Not computed yet (a query of a read transaction that an index answers
+     * alone): counting reads the index, anything else computes the keys. A
+     * read transaction's snapshot does not move, so the answer is the same. */
+    int pending;
+    struct cf_bquery **chain; /* applied in order to the base */
+    size_t nchain;
+    struct cf_bquery *first[1]; /* `chain` when it has one query */
+    uint64_t *base;           /* the base: these keys, or (NULL) the whole class */
+    size_t nbase;
+    struct coffer_results *prev_in_txn, *next_in_txn;
+};
+
+struct coffer_list { cf_coll c; };
+struct coffer_set { cf_coll c; };
+struct coffer_map { cf_coll c; };
+
+#endif

@@ -1,0 +1,210 @@
+/* index — order-preserving (plain) or hashed (encrypted) index keys. */
+#include "storage/index.h"
+
+#include <string.h>
+
+#include "util/error.h"
+#include "storage/txn.h"
+
+/* Plain encoding of a non-null value, order-preserving for fixed widths.
+ * Returns its length; strings are written by the caller. */
+static size_t encode_fixed(const coffer_value *v, uint8_t *out)
+{
+    switch (v->type) {
+    case COFFER_TYPE_BOOL: out[0] = v->u.boolean ? 1 : 0; return 1;
+    case COFFER_TYPE_INT: cf_put_be64(out, (uint64_t)v->u.integer ^ (UINT64_C(1) << 63)); return 8;
+    case COFFER_TYPE_DATE:
+        cf_put_be64(out, (uint64_t)v->u.date.seconds ^ (UINT64_C(1) << 63));
+        cf_put_be32(out + 8, (uint32_t)v->u.date.nanoseconds ^ (UINT32_C(1) << 31));
+        return 12;
+    case COFFER_TYPE_OBJECT_ID: memcpy(out, v->u.object_id.bytes, 12); return 12;
+    case COFFER_TYPE_UUID: memcpy(out, v->u.uuid.bytes, 16); return 16;
+    default: return 0;
+    }
+}
+
+size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p, const coffer_value *v,
+                       uint8_t *out, int *hashed)
+{
+    cf_put_be16(out, p->column);
+    size_t n = 2;
+    int is_null = v->type == COFFER_TYPE_NULL;
+    if (db->keys) {
+        /* Hash of table, column, tag and value: equal values in different
+         * columns do not show as equal. */
+        uint8_t head[32];
+        cf_put_be32(head, c->table);
+        cf_put_be16(head + 4, p->column);
+        head[6] = is_null ? 0 : 1;
+        size_t hl = 7;
+        const void *body = NULL;
+        size_t bl = 0;
+        if (!is_null && v->type == COFFER_TYPE_STRING) {
+            body = v->u.string.data;
+            bl = v->u.string.size;
+        } else if (!is_null) {
+            hl += encode_fixed(v, head + hl);
+        }
+        cf_index_hash(db->keys, out + n, head, hl, body, bl);
+        *hashed = 1;
+        return n + CF_INDEX_HASH_SIZE;
+    }
+    *hashed = 0;
+    out[n++] = is_null ? 0 : 1;
+    if (is_null)
+        return n;
+    if (v->type != COFFER_TYPE_STRING)
+        return n + encode_fixed(v, out + n);
+    /* Strings hold no NUL, so a 0 terminator keeps keys prefix-free and in
+     * order; a long string keeps its first bytes, then 1 and a hash. */
+    size_t len = v->u.string.size;
+    if (len <= CF_INDEX_STRING_PREFIX) {
+        if (len)
+            memcpy(out + n, v->u.string.data, len);
+        n += len;
+        out[n++] = 0;
+        return n;
+    }
+    memcpy(out + n, v->u.string.data, CF_INDEX_STRING_PREFIX);
+    n += CF_INDEX_STRING_PREFIX;
+    out[n++] = 1;
+    cf_index_hash(NULL, out + n, "", 0, v->u.string.data, len);
+    *hashed = 1;
+    return n + CF_INDEX_HASH_SIZE;
+}
+
+static size_t entry_key(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
+                        coffer_object_key key, uint8_t *out)
+{
+    int hashed;
+    size_t n = cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, out, &hashed);
+    cf_put_be64(out + n, key);
+    return n + 8;
+}
+
+coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
+                           coffer_object_key key)
+{
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k}, mv = {0, (void *)""};
+    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
+    return rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
+}
+
+coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
+                              coffer_object_key key)
+{
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k};
+    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
+    if (rc == MDB_NOTFOUND)
+        return COFFER_OK; /* an index built after the object was written */
+    return rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
+}
+
+coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen, coffer_object_key from,
+                            coffer_object_key *found)
+{
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    memcpy(k, prefix, plen);
+    cf_put_be64(k + plen, from);
+    MDB_val mk = {plen + 8, k}, mv;
+    int rc = mdb_cursor_get(cur, &mk, &mv, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND)
+        return COFFER_DONE;
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot read an index");
+    if (mk.mv_size != plen + 8 || memcmp(mk.mv_data, prefix, plen) != 0)
+        return COFFER_DONE;
+    *found = cf_get_be64((const uint8_t *)mk.mv_data + plen);
+    return COFFER_OK;
+}
+
+coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, dbi, &cur);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot open a cursor");
+    uint8_t col[2];
+    cf_put_be16(col, column);
+    /* Seek afresh after each delete: simple, and never steps a cursor
+     * through pages that the delete rebalanced. */
+    for (;;) {
+        MDB_val k = {2, col}, v;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc != 0)
+            break;
+        if (k.mv_size < 2 || memcmp(k.mv_data, col, 2) != 0) {
+            rc = MDB_NOTFOUND;
+            break;
+        }
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return cf_txn_write_error(txn, rc, "cannot drop an index");
+    return COFFER_OK;
+}
+
+/* Moves every entry of `from` into the sub-database `name` (created, plain
+ * keys) and drops `from`; `*to` is the new one. `join` turns a format-2 key
+ * and duplicate into one plain key, else entries are copied as they are (in
+ * order, so appended). */
+static int move_entries(MDB_txn *txn, MDB_dbi from, const char *name, MDB_dbi *to_out, int join)
+{
+    MDB_dbi to;
+    MDB_cursor *cur;
+    int rc = mdb_dbi_open(txn, name, MDB_CREATE, &to);
+    if (rc == 0)
+        rc = mdb_cursor_open(txn, from, &cur);
+    if (rc != 0)
+        return rc;
+    uint8_t buf[CF_INDEX_PREFIX_MAX + 8];
+    MDB_val k, v, empty = {0, (void *)""};
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (join) {
+            if (k.mv_size < 2 + 1 || k.mv_size > CF_INDEX_PREFIX_MAX || v.mv_size != 8) {
+                rc = MDB_CORRUPTED;
+                break;
+            }
+            memcpy(buf, k.mv_data, k.mv_size);
+            memcpy(buf + k.mv_size, v.mv_data, 8);
+            k = (MDB_val){k.mv_size + 8, buf};
+            v = empty;
+        }
+        if ((rc = mdb_put(txn, to, &k, &v, join ? 0 : MDB_APPEND)) != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    if (rc == MDB_NOTFOUND)
+        rc = mdb_drop(txn, from, 1);
+    if (rc == 0 && to_out)
+        *to_out = to;
+    return rc;
+}
+
+coffer_status cf_index_upgrade(MDB_txn *txn, const char *number, const char *scratch)
+{
+    MDB_dbi old, tmp;
+    unsigned flags;
+    int rc = mdb_dbi_open(txn, number, 0, &old);
+    if (rc == MDB_NOTFOUND)
+        return COFFER_OK; /* a class whose sub-databases a later open creates */
+    if (rc == 0)
+        rc = mdb_dbi_flags(txn, old, &flags);
+    if (rc == 0 && !(flags & MDB_DUPSORT))
+        return COFFER_OK;
+    /* LMDB cannot rename a sub-database: move the entries out, recreate
+     * it with plain keys, move them back. The duplicate-sorted one is only
+     * read, then dropped whole. */
+    if (rc == 0)
+        rc = move_entries(txn, old, scratch, &tmp, 1);
+    if (rc == 0)
+        rc = move_entries(txn, tmp, number, NULL, 0);
+    if (rc == MDB_CORRUPTED)
+        return cf_error(COFFER_ERR_CORRUPTED, "index sub-database %s holds an entry that is not a format-2 index entry", number);
+    return rc ? cf_error_mdb(rc, "cannot rewrite an index in file format 3") : COFFER_OK;
+}
