@@ -12,6 +12,7 @@
 #include "objects/cell.h"
 #include "util/error.h"
 #include "objects/graph.h"
+#include "storage/changelog.h"
 #include "storage/txn.h"
 
 #define TAG_COLLECTION 'C'
@@ -1308,10 +1309,27 @@ static coffer_status store_cell(cf_coll *c, const coffer_value *v, cell_copy *ou
  * the transaction half-changed, so only abort remains. */
 static coffer_status coll_finish(cf_coll *c, coffer_status st)
 {
+    if (st == COFFER_OK) {
+        /* The owner's property changed: its observers and those of results
+         * holding it hear of it. */
+        const cf_class *cl = &c->txn->db->schema->classes[c->cls];
+        st = cf_log_object_change(c->txn, cl->table, c->okey, CF_LOG_MODIFY, cl->props[c->prop].column);
+    }
     if (st != COFFER_OK)
         c->txn->failed = 1;
     coll_wrote(c);
     return st;
+}
+
+/* As coll_finish, and records list operation `op` (CF_COLL_*) in the change
+ * log, positions as they were when it was made. */
+static coffer_status list_finish(cf_coll *c, coffer_status st, uint32_t op, uint64_t a, uint64_t b)
+{
+    if (st == COFFER_OK) {
+        const cf_class *cl = &c->txn->db->schema->classes[c->cls];
+        st = cf_log_collection_op(c->txn, cl->table, cl->props[c->prop].column, c->okey, c->nested ? c->id : 0, op, a, b);
+    }
+    return coll_finish(c, st);
 }
 
 COFFER_API coffer_status coffer_list_insert(coffer_list *list, uint64_t index, const coffer_value *value)
@@ -1331,7 +1349,7 @@ COFFER_API coffer_status coffer_list_insert(coffer_list *list, uint64_t index, c
     if (st == COFFER_OK)
         st = list_splice(c, index, 0, cell.p, cell.len);
     free(cell.p);
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_INSERT, index, 0);
 }
 
 COFFER_API coffer_status coffer_list_append(coffer_list *list, const coffer_value *value)
@@ -1368,7 +1386,7 @@ COFFER_API coffer_status coffer_list_set(coffer_list *list, uint64_t index, cons
     }
     free(prev.p);
     free(cell.p);
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_SET, index, 0);
 }
 
 COFFER_API coffer_status coffer_list_remove(coffer_list *list, uint64_t index)
@@ -1392,7 +1410,7 @@ COFFER_API coffer_status coffer_list_remove(coffer_list *list, uint64_t index)
         st = cf_graph_release(c->txn, &e, &prev.v);
     }
     free(prev.p);
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_ERASE, index, 0);
 }
 
 COFFER_API coffer_status coffer_list_move(coffer_list *list, uint64_t from, uint64_t to)
@@ -1418,7 +1436,7 @@ COFFER_API coffer_status coffer_list_move(coffer_list *list, uint64_t from, uint
     if (st == COFFER_OK)
         st = list_splice(c, to, 0, cell.p, cell.len);
     free(cell.p);
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_MOVE, from, to);
 }
 
 COFFER_API coffer_status coffer_list_swap(coffer_list *list, uint64_t a, uint64_t b)
@@ -1446,7 +1464,7 @@ COFFER_API coffer_status coffer_list_swap(coffer_list *list, uint64_t a, uint64_
         st = list_splice(c, b, 1, ca.p, ca.len);
     free(ca.p);
     free(cb.p);
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_SWAP, a, b);
 }
 
 COFFER_API coffer_status coffer_list_clear(coffer_list *list)
@@ -1456,6 +1474,7 @@ COFFER_API coffer_status coffer_list_clear(coffer_list *list)
     if (st != COFFER_OK || c->id == 0)
         return st;
     cf_slot e = elem_slot(c);
+    uint64_t before = c->count;
     for (uint32_t j = 0; st == COFFER_OK && j < c->nchunks; j++)
         st = release_chunk(c, &e, c->chunk_no[j], 1);
     if (st == COFFER_OK) {
@@ -1463,7 +1482,7 @@ COFFER_API coffer_status coffer_list_clear(coffer_list *list)
         c->count = 0;
         st = hdr_store(c);
     }
-    return coll_finish(c, st);
+    return list_finish(c, st, CF_COLL_CLEAR, before, 0);
 }
 
 COFFER_API int coffer_list_is_valid(coffer_list *list)

@@ -11,6 +11,7 @@
 #include "objects/cell.h"
 #include "util/error.h"
 #include "objects/graph.h"
+#include "storage/changelog.h"
 #include "storage/index.h"
 #include "storage/txn.h"
 
@@ -680,6 +681,8 @@ static coffer_status create_object(coffer_txn *txn, coffer_class_id cls, const c
             st = cf_index_add(txn, cls, &c->props[i], &s.v[c->props[i].column], key);
     slots_free(&s);
     graph_values_free(&g);
+    if (st == COFFER_OK)
+        st = cf_log_object_change(txn, c->table, key, CF_LOG_INSERT, 0);
     if (st != COFFER_OK) {
         txn->failed = 1; /* part of the object may be written */
         return st;
@@ -814,6 +817,9 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
         for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
             if (seen[i] == 2 && cf_prop_indexed(&c->props[i]))
                 st = cf_index_add(txn, obj->cls, &c->props[i], &s.v[c->props[i].column], obj->key);
+        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+            if (seen[i] == 2)
+                st = cf_log_object_change(txn, c->table, obj->key, CF_LOG_MODIFY, c->props[i].column);
         if (st == COFFER_OK)
             txn->generation++;
         for (size_t i = 0; st == COFFER_OK && graph_changed && i < count; i++) {
@@ -998,6 +1004,8 @@ static coffer_status delete_object(coffer_object *obj)
         if (rc != 0)
             st = cf_txn_write_error(txn, rc, "cannot delete an object");
     }
+    if (st == COFFER_OK)
+        st = cf_log_object_change(txn, c->table, obj->key, CF_LOG_DELETE, 0);
     txn->deleting_table = saved_table;
     txn->deleting_key = saved_key;
     if (st != COFFER_OK) {
@@ -1207,7 +1215,7 @@ COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls
         return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
     state->dirty = 1;
     txn->generation++;
-    return COFFER_OK;
+    return cf_log_object_change(txn, class_of(txn, cls)->table, 0, CF_LOG_CLEAR, 0);
 }
 
 /* ---- iterators ----------------------------------------------------------- */

@@ -77,6 +77,8 @@ struct coffer_txn {
     coffer_object_key deleting_key; /* being dropped, so it is not deleted twice */
     uint8_t *scratch;
     size_t scratch_cap;
+    struct cf_changelog *log; /* what a write transaction changed so far */
+    int origin;               /* COFFER_ORIGIN_* of its commit */
     struct coffer_txn *next_in_db;
 };
 

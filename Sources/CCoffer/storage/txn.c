@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "storage/changelog.h"
 #include "util/error.h"
 
 /* Additional data of a sealed value: file id, sub-database, key. A value
@@ -345,6 +346,7 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
         mdb_txn_abort(txn->mdb);
     txn->mdb = NULL;
     txn->active = 0;
+    cf_log_discard(txn);
     cf_env_txn_end(txn->db->env, txn->write);
     if (rc_out)
         *rc_out = rc;
@@ -368,6 +370,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     coffer_status st = txn->write ? save_class_states(txn) : COFFER_OK;
     if (st == COFFER_OK && txn->write)
         st = save_collection_counter(txn);
+    if (st == COFFER_OK && txn->write)
+        st = cf_log_commit(txn);
     if (st != COFFER_OK) {
         end_txn(txn, 0, NULL);
         return st;
@@ -408,6 +412,7 @@ COFFER_API int coffer_txn_is_active(const coffer_txn *txn)
 
 void cf_txn_free_handles(coffer_txn *txn)
 {
+    cf_log_discard(txn); /* the internal transactions of opening and migrating */
     free_iters(txn);
     /* Results outlive their transaction, unusable but safe to free. */
     for (struct coffer_results *r = txn->results, *next; r; r = next) {
