@@ -831,6 +831,40 @@ COFFER_API int coffer_txn_is_write(const coffer_txn *txn);
 /** 1 if the transaction has not ended. */
 COFFER_API int coffer_txn_is_active(const coffer_txn *txn);
 
+/** Where the changes of a commit came from, as the change log records it. */
+typedef enum coffer_origin {
+    COFFER_ORIGIN_LOCAL = 0,  /**< made by this program (the default) */
+    COFFER_ORIGIN_REMOTE = 1  /**< applied from elsewhere, e.g. by sync */
+} coffer_origin;
+
+/** The version of the file the transaction sees: for a read transaction the
+ *  version of its snapshot, for a write transaction the version its commit
+ *  will make. Every commit that writes anything makes the next version, in
+ *  every process; versions never go back. In `*out`.
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a transaction, out NULL);
+ *  COFFER_ERR_MISUSE (the transaction has ended). */
+COFFER_API coffer_status coffer_txn_version(const coffer_txn *txn, uint64_t *out);
+
+/** Marks the commit of write transaction `txn` with `origin` (a
+ *  coffer_origin), which the change log keeps with what it changed; commits
+ *  are COFFER_ORIGIN_LOCAL unless marked.
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a transaction, unknown origin);
+ *  COFFER_ERR_NOT_IN_WRITE (a read transaction); COFFER_ERR_MISUSE (the
+ *  transaction has ended). */
+COFFER_API coffer_status coffer_txn_set_origin(coffer_txn *txn, int origin);
+
+/** The origin of the commit that made `version`, read from the change log in
+ *  the snapshot of `txn`, in `*origin`.
+ *
+ *  Errors: COFFER_ERR_NOT_FOUND when the log has no entry for `version`:
+ *  that commit changed no object (a schema change), or no reader needed its
+ *  entry any more and a later commit trimmed it (docs/FORMAT.md, "Change
+ *  log"); COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY for a damaged entry;
+ *  COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (the transaction ended). */
+COFFER_API coffer_status coffer_txn_commit_origin(coffer_txn *txn, uint64_t version, int *origin);
+
 /* ------------------------------------------------------------------------ */
 /* Objects                                                                   */
 /* ------------------------------------------------------------------------ */

@@ -488,3 +488,44 @@ void cf_db_destroy(coffer_db *db)
     pthread_mutex_destroy(&db->lock);
     free(db);
 }
+
+COFFER_API coffer_status coffer_txn_version(const coffer_txn *txn, uint64_t *out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_version: out is NULL");
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st != COFFER_OK)
+        return st;
+    *out = (uint64_t)mdb_txn_id(txn->mdb);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_txn_set_origin(coffer_txn *txn, int origin)
+{
+    coffer_status st = cf_txn_check(txn, 1);
+    if (st != COFFER_OK)
+        return st;
+    if (origin != COFFER_ORIGIN_LOCAL && origin != COFFER_ORIGIN_REMOTE)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "commit origin %d is neither COFFER_ORIGIN_LOCAL nor COFFER_ORIGIN_REMOTE",
+                        origin);
+    txn->origin = origin;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_txn_commit_origin(coffer_txn *txn, uint64_t version, int *origin)
+{
+    if (!origin)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_commit_origin: origin is NULL");
+    coffer_status st = cf_txn_check(txn, 0);
+    if (st != COFFER_OK)
+        return st;
+    cf_log_entry entry;
+    st = cf_log_read(txn, version, &entry);
+    if (st == COFFER_ERR_NOT_FOUND)
+        return cf_error(COFFER_ERR_NOT_FOUND, "the change log has no entry for version %llu", (unsigned long long)version);
+    if (st != COFFER_OK)
+        return st;
+    *origin = entry.origin;
+    cf_log_entry_free(&entry);
+    return COFFER_OK;
+}
