@@ -109,9 +109,8 @@ static void test_key_sizes(void **state)
 
 /* A key that was rejected leaves the configuration without a key: the file is
  * created unencrypted. A removed key, likewise. */
-static void test_key_removed_gives_plain_file(void **state)
+TS_ENV_TEST(test_key_removed_gives_plain_file)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));
@@ -135,9 +134,8 @@ static void test_key_removed_gives_plain_file(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_default_path(void **state)
+TS_ENV_TEST(test_default_path)
 {
-    ts_env *env = *state;
     const char *def = coffer_default_path();
     assert_non_null(def);
     assert_true(str_ends_with(def, "default.coffer"));
@@ -200,9 +198,8 @@ static void test_default_path(void **state)
 }
 
 /* The default "default.coffer" is relative to the current directory. */
-static void test_default_path_in_cwd(void **state)
+TS_ENV_TEST(test_default_path_in_cwd)
 {
-    ts_env *env = *state;
     char old_cwd[TS_PATH_MAX];
     assert_non_null(getcwd(old_cwd, sizeof old_cwd));
     assert_int_equal(chdir(env->dir), 0);
@@ -219,9 +216,8 @@ static void test_default_path_in_cwd(void **state)
     assert_true(exists);
 }
 
-static void test_path_and_identifier_exclusive(void **state)
+TS_ENV_TEST(test_path_and_identifier_exclusive)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));
@@ -256,9 +252,8 @@ static void test_path_and_identifier_exclusive(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_config_independent_of_db(void **state)
+TS_ENV_TEST(test_config_independent_of_db)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));
@@ -280,9 +275,8 @@ static void test_config_independent_of_db(void **state)
     coffer_close(db);
 }
 
-static void test_paths_are_copied(void **state)
+TS_ENV_TEST(test_paths_are_copied)
 {
-    ts_env *env = *state;
     char buf[TS_PATH_MAX];
     snprintf(buf, sizeof buf, "%s", env->path);
     coffer_config *cfg = NULL;
@@ -312,9 +306,8 @@ static void test_paths_are_copied(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_class_subset_basic(void **state)
+TS_ENV_TEST(test_class_subset_basic)
 {
-    ts_env *env = *state;
     /* create both classes with data */
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
@@ -355,9 +348,8 @@ static void test_class_subset_basic(void **state)
 
 /* With a schema set, every subset name must be one of its classes: the error
  * comes from the setter or from coffer_open and names the class. */
-static void test_class_subset_unknown_name(void **state)
+TS_ENV_TEST(test_class_subset_unknown_name)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));
@@ -386,9 +378,8 @@ static void test_class_subset_null_names(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_read_only_flag(void **state)
+TS_ENV_TEST(test_read_only_flag)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_close(db);
@@ -421,9 +412,8 @@ static void test_max_file_size_setter(void **state)
 }
 
 /* A new config has no schema: a fresh file opens with no classes. */
-static void test_defaults_open_empty(void **state)
+TS_ENV_TEST(test_defaults_open_empty)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));

@@ -151,9 +151,8 @@ static void check_items(coffer_db *db, int (*removed)(int64_t id))
 
 static int every_third_odd(int64_t id) { return id % 2 == 1 && id % 3 == 0; }
 
-static void test_many_objects_per_value(void **state)
+TS_ENV_TEST(test_many_objects_per_value)
 {
-    ts_env *env = *state;
     add_items(env->db);
     check_items(env->db, NULL);
 
@@ -303,9 +302,8 @@ static void raw_state(const char *path, uint32_t *format, int *dupsort)
     mdb_env_close(menv);
 }
 
-static void test_rewrite_format2(void **state)
+TS_ENV_TEST(test_rewrite_format2)
 {
-    ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
     uint32_t format;
@@ -340,9 +338,8 @@ static void test_rewrite_format2(void **state)
     coffer_close(db);
 }
 
-static void test_rewrite_damaged_index(void **state)
+TS_ENV_TEST(test_rewrite_damaged_index)
 {
-    ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
     rewrite_as(env->path, 2, 1, 1);
@@ -359,9 +356,8 @@ static void test_rewrite_damaged_index(void **state)
     assert_true(dupsort);
 }
 
-static void test_format1_reads_as_is(void **state)
+TS_ENV_TEST(test_format1_reads_as_is)
 {
-    ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
     rewrite_as(env->path, 1, 0, 0);

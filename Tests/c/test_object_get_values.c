@@ -56,9 +56,8 @@ static void assert_same_as_one_by_one(coffer_object *obj, const coffer_property_
 }
 
 /* Every AllTypes property, set and null (optional ones) or default. */
-static void test_all_scalar_types(void **state)
+TS_ENV_TEST(test_all_scalar_types)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {
         ts_field(AT_BOOL, coffer_value_bool(true)),        ts_field(AT_INT, coffer_value_int(-1234567890123ll)),
@@ -91,9 +90,8 @@ static void test_all_scalar_types(void **state)
 }
 
 /* A property may be asked for more than once; count 0 reads nothing. */
-static void test_repeats_and_empty(void **state)
+TS_ENV_TEST(test_repeats_and_empty)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key key = ts_add_person(txn, env->person, 42, "Ada");
     coffer_object *obj = NULL;
@@ -115,9 +113,8 @@ static void test_repeats_and_empty(void **state)
 }
 
 /* Links, lists, mixed values and linking objects read as get_value reads them. */
-static void test_graph_properties(void **state)
+TS_ENV_TEST(test_graph_properties)
 {
-    ts_env *env = *state;
     coffer_class_id node = ts_class(env->db, "Node");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *tail = NULL, *head = NULL;
@@ -162,9 +159,8 @@ static void test_graph_properties(void **state)
 }
 
 /* Bad arguments: nothing is read and every value is null. */
-static void test_invalid_arguments(void **state)
+TS_ENV_TEST(test_invalid_arguments)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key key = ts_add_person(txn, env->person, 1, "Bo");
     coffer_object *obj = NULL;
@@ -200,9 +196,8 @@ static void test_invalid_arguments(void **state)
 }
 
 /* A deleted object and an ended transaction: errors, nothing read. */
-static void test_deleted_and_ended(void **state)
+TS_ENV_TEST(test_deleted_and_ended)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key k1 = ts_add_person(txn, env->person, 1, "One");
     coffer_object_key k2 = ts_add_person(txn, env->person, 2, "Two");

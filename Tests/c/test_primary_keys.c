@@ -126,9 +126,8 @@ static pk_case case_in(coffer_db *db, int i)
 
 /* ------------------------------------------------------------------------ */
 
-static void test_create_find_each_type(void **state)
+TS_ENV_TEST(test_create_find_each_type)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         coffer_property_id pk;
@@ -187,9 +186,8 @@ static void test_create_find_each_type(void **state)
     }
 }
 
-static void test_find_miss(void **state)
+TS_ENV_TEST(test_find_miss)
 {
-    ts_env *env = *state;
     coffer_class_id ik = ts_class(env->db, "IntKey");
     coffer_class_id sk = ts_class(env->db, "StrKey");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -224,9 +222,8 @@ static void test_find_miss(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_find_without_primary_key(void **state)
+TS_ENV_TEST(test_find_without_primary_key)
 {
-    ts_env *env = *state;
     coffer_class_id nk = ts_class(env->db, "NoKey");
     coffer_property_id pk;
     assert_status(coffer_db_primary_key(env->db, nk, &pk), COFFER_ERR_NOT_FOUND);
@@ -245,9 +242,8 @@ static void test_find_without_primary_key(void **state)
     ts_commit(txn);
 }
 
-static void test_optional_null_key(void **state)
+TS_ENV_TEST(test_optional_null_key)
 {
-    ts_env *env = *state;
     const char *classes[] = {"OptIntKey", "OptStrKey", "OptOidKey", "OptUuidKey"};
     for (int i = 0; i < 4; i++) {
         coffer_class_id cls = ts_class(env->db, classes[i]);
@@ -308,9 +304,8 @@ static void test_optional_null_key(void **state)
     }
 }
 
-static void test_missing_required_key(void **state)
+TS_ENV_TEST(test_missing_required_key)
 {
-    ts_env *env = *state;
     const char *classes[] = {"IntKey", "StrKey", "OidKey", "UuidKey"};
     const char *pks[] = {"intKey", "strKey", "oidKey", "uuidKey"};
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -335,9 +330,8 @@ static coffer_object_key commit_first(coffer_db *db, coffer_class_id cls, coffer
     return ts_commit_object(db, cls, f, 3);
 }
 
-static void test_immutable(void **state)
+TS_ENV_TEST(test_immutable)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         commit_first(env->db, c.id, c.keys[0], "orig");
@@ -376,9 +370,8 @@ static void test_immutable(void **state)
     }
 }
 
-static void test_upsert_policies(void **state)
+TS_ENV_TEST(test_upsert_policies)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         coffer_object_key key = commit_first(env->db, c.id, c.keys[0], "first");
@@ -432,9 +425,8 @@ static void test_upsert_policies(void **state)
 }
 
 /* Deleting an object frees its key for a new object. */
-static void test_key_reusable_after_delete(void **state)
+TS_ENV_TEST(test_key_reusable_after_delete)
 {
-    ts_env *env = *state;
     coffer_class_id cls = ts_class(env->db, "StrKey");
     coffer_value k = ts_str("recycled");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -471,9 +463,8 @@ static char *long_key(size_t size, size_t prefix_len, char tail)
     return s;
 }
 
-static void test_long_string_keys(void **state)
+TS_ENV_TEST(test_long_string_keys)
 {
-    ts_env *env = *state;
     coffer_class_id cls = ts_class(env->db, "StrKey");
     /* 5000-byte keys sharing a 4000-byte prefix, and keys around the LMDB
      * key size limit */
@@ -550,9 +541,8 @@ static void test_long_string_keys(void **state)
 }
 
 /* Many keys: every one is found, no false hits. */
-static void test_many_keys(void **state)
+TS_ENV_TEST(test_many_keys)
 {
-    ts_env *env = *state;
     coffer_class_id ik = ts_class(env->db, "IntKey");
     coffer_class_id sk = ts_class(env->db, "StrKey");
     enum { N = 3000 };
@@ -587,9 +577,8 @@ static void test_many_keys(void **state)
 }
 
 /* coffer_index_find works on a primary-key property. */
-static void test_index_find_on_primary_key(void **state)
+TS_ENV_TEST(test_index_find_on_primary_key)
 {
-    ts_env *env = *state;
     coffer_class_id sk = ts_class(env->db, "StrKey");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(K_PK, ts_str("pk-one"))};

@@ -288,9 +288,8 @@ static void test_null_arrays(void **state)
 }
 
 /* An invalid schema leaves the configuration's previous schema in place. */
-static void test_invalid_keeps_previous(void **state)
+TS_ENV_TEST(test_invalid_keeps_previous)
 {
-    ts_env *env = *state;
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
     assert_ok(coffer_config_set_path(cfg, env->path));
@@ -309,9 +308,8 @@ static void test_invalid_keeps_previous(void **state)
 }
 
 /* The schema is deep-copied: the caller's arrays and strings may change. */
-static void test_schema_deep_copied(void **state)
+TS_ENV_TEST(test_schema_deep_copied)
 {
-    ts_env *env = *state;
     char *cname = strdup("CopiedClass");
     char *p0 = strdup("copiedInt");
     char *p1 = strdup("copiedString");
@@ -356,9 +354,8 @@ static void test_schema_deep_copied(void **state)
 }
 
 /* A schema with a class of no properties and with many classes. */
-static void test_many_classes(void **state)
+TS_ENV_TEST(test_many_classes)
 {
-    ts_env *env = *state;
     enum { N = 40 };
     coffer_class_schema classes[N];
     char names[N][16];
@@ -419,9 +416,8 @@ static void test_too_many_classes(void **state)
 
 /* The limits: COFFER_MAX_CLASSES classes and COFFER_MAX_PROPERTIES
  * properties can be opened and used. */
-static void test_max_classes_and_properties(void **state)
+TS_ENV_TEST(test_max_classes_and_properties)
 {
-    ts_env *env = *state;
     size_t n = COFFER_MAX_CLASSES;
     coffer_class_schema *classes = calloc(n, sizeof *classes);
     char (*names)[16] = calloc(n, sizeof *names);
@@ -480,9 +476,8 @@ static void test_max_classes_and_properties(void **state)
 /* Introspection                                                             */
 /* ------------------------------------------------------------------------ */
 
-static void test_introspection(void **state)
+TS_ENV_TEST(test_introspection)
 {
-    ts_env *env = *state;
     coffer_db *db = env->db;
     assert_int_equal(coffer_db_class_count(db), 2);
 
@@ -551,9 +546,8 @@ static void test_introspection(void **state)
 
 /* The stored schema is what a handle opened without a schema sees, in the
  * same order and with the same flags. */
-static void test_introspection_from_file(void **state)
+TS_ENV_TEST(test_introspection_from_file)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), 2);
@@ -573,9 +567,8 @@ static void test_introspection_from_file(void **state)
 }
 
 /* Class and property names with multi-byte UTF-8 work end to end. */
-static void test_utf8_names(void **state)
+TS_ENV_TEST(test_utf8_names)
 {
-    ts_env *env = *state;
     const char *cname = "Caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac";
     const char *pname = "n\xc3\xbcmero";
     coffer_property_schema p[] = {prop(pname, COFFER_TYPE_INT, COFFER_PROPERTY_PRIMARY_KEY)};

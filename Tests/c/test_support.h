@@ -200,6 +200,13 @@ int ts_teardown(void **state);
  * given schema at version 1. */
 int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t count);
 
+/* Defines a cmocka test whose body receives the per-test environment made
+ * by the setup as `env`:  TS_ENV_TEST(test_x) { ... env->db ... }  */
+#define TS_ENV_TEST(name)                                    \
+    static void name##_body(ts_env *env);                    \
+    static void name(void **state) { name##_body(*state); }  \
+    static void name##_body(ts_env *env)
+
 /* A test run on each storage mode, named "name[plain]", ..., with the given
  * setup (ts_setup unless named) and ts_teardown. */
 #define TS_TEST_MODE_SETUP(f, setup, modevar, suffix) \
