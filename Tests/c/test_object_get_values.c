@@ -56,6 +56,15 @@ static void assert_same_as_one_by_one(coffer_object *obj, const coffer_property_
 }
 
 /* Every AllTypes property, set and null (optional ones) or default. */
+/* A new Person, read back as an object handle of `txn`. */
+static coffer_object *person_object(ts_env *env, coffer_txn *txn, int64_t id, const char *name)
+{
+    coffer_object_key key = ts_add_person(txn, env->person, id, name);
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    return obj;
+}
+
 TS_ENV_TEST(test_all_scalar_types)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -93,9 +102,7 @@ TS_ENV_TEST(test_all_scalar_types)
 TS_ENV_TEST(test_repeats_and_empty)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key key = ts_add_person(txn, env->person, 42, "Ada");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    coffer_object *obj = person_object(env, txn, 42, "Ada");
     const coffer_property_id props[] = {PERSON_NAME, PERSON_ID, PERSON_NAME, PERSON_NICKNAME};
     coffer_value out[4];
     assert_ok(coffer_object_get_values(obj, props, 4, out));
@@ -162,9 +169,7 @@ TS_ENV_TEST(test_graph_properties)
 TS_ENV_TEST(test_invalid_arguments)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key key = ts_add_person(txn, env->person, 1, "Bo");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    coffer_object *obj = person_object(env, txn, 1, "Bo");
     coffer_value out[3];
     const coffer_property_id good[] = {PERSON_ID, PERSON_NAME, PERSON_AGE};
 

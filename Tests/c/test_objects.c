@@ -27,6 +27,18 @@ static coffer_object_key create_obj(coffer_txn *txn, coffer_class_id cls, const 
     return coffer_object_key_of(obj);
 }
 
+/* Creates n AllTypes objects whose AT_INT is 0..n-1; their keys go to
+ * keys[0..n) unless keys is NULL. */
+static void create_int_objects(coffer_txn *txn, coffer_class_id cls, int n, coffer_object_key *keys)
+{
+    for (int i = 0; i < n; i++) {
+        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
+        coffer_object_key key = create_obj(txn, cls, f, 1);
+        if (keys)
+            keys[i] = key;
+    }
+}
+
 static coffer_object *get_obj(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
     coffer_object *obj = NULL;
@@ -776,10 +788,7 @@ TS_ENV_TEST(test_delete)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key keys[3];
-    for (int i = 0; i < 3; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        keys[i] = create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, 3, keys);
     ts_commit(txn);
 
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1065,10 +1074,7 @@ TS_ENV_TEST(test_class_clear)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key keys[100];
-    for (int i = 0; i < 100; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        keys[i] = create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, 100, keys);
     coffer_field pf[] = {ts_field(PERSON_ID, coffer_value_int(1)), ts_field(PERSON_NAME, ts_str("Zed"))};
     assert_ok(coffer_object_create(txn, env->person, pf, 2, COFFER_UPDATE_ERROR, NULL));
     ts_commit(txn);
@@ -1122,10 +1128,7 @@ TS_ENV_TEST(test_iterate_while_writing)
 {
     enum { N = 200 };
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    for (int i = 0; i < N; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, N, NULL);
     ts_commit(txn);
 
     txn = ts_begin(env->db, COFFER_TXN_WRITE);

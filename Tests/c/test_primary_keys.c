@@ -60,57 +60,59 @@ typedef struct pk_case {
     coffer_class_id id; /* the class in the database, set by case_in */
 } pk_case;
 
-static const uint8_t OID1[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-static const uint8_t OID2[12] = {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0, 1, 2, 3, 4, 5};
-static const uint8_t OID3[12] = {0};
-static const uint8_t UUID1[16] = {0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4,
-                                  0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00, 0x00};
-static const uint8_t UUID2[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-static const uint8_t UUID3[16] = {0};
+static const uint8_t OIDS[3][12] = {
+    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+    {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0, 1, 2, 3, 4, 5},
+    {0},
+};
+static const uint8_t UUIDS[3][16] = {
+    {0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4, 0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00, 0x00},
+    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+    {0},
+};
+
+/* Cases 0..3 are the required key types int, string, object id and UUID;
+ * 4..7 their optional twins, with the same keys. */
+static const struct {
+    const char *cls;
+    const char *pkname;
+    const char *marker;
+} case_names[8] = {
+    {"IntKey", "intKey", "424242"},           {"StrKey", "strKey", "alphaKeyValue"},
+    {"OidKey", "oidKey", NULL},               {"UuidKey", "uuidKey", NULL},
+    {"OptIntKey", "optIntKey", "424242"},     {"OptStrKey", "optStrKey", "alphaKeyValue"},
+    {"OptOidKey", "optOidKey", NULL},         {"OptUuidKey", "optUuidKey", NULL},
+};
 
 static pk_case make_case(int i)
 {
     pk_case c;
     memset(&c, 0, sizeof c);
-    switch (i) {
+    c.cls = case_names[i].cls;
+    c.pkname = case_names[i].pkname;
+    c.marker = case_names[i].marker;
+    switch (i % 4) {
     case 0:
-    case 4:
-        c.cls = i == 0 ? "IntKey" : "OptIntKey";
-        c.pkname = i == 0 ? "intKey" : "optIntKey";
         c.keys[0] = coffer_value_int(424242);
         c.keys[1] = coffer_value_int(-7);
         c.keys[2] = coffer_value_int(0);
-        c.marker = "424242";
         c.wrong = ts_str("424242");
         break;
     case 1:
-    case 5:
-        c.cls = i == 1 ? "StrKey" : "OptStrKey";
-        c.pkname = i == 1 ? "strKey" : "optStrKey";
         c.keys[0] = ts_str("alphaKeyValue");
         c.keys[1] = ts_str("");
         c.keys[2] = ts_str("\xe6\x97\xa5\xe6\x9c\xac");
-        c.marker = "alphaKeyValue";
         c.wrong = coffer_value_int(1);
         break;
     case 2:
-    case 6:
-        c.cls = i == 2 ? "OidKey" : "OptOidKey";
-        c.pkname = i == 2 ? "oidKey" : "optOidKey";
-        c.keys[0] = coffer_value_object_id(OID1);
-        c.keys[1] = coffer_value_object_id(OID2);
-        c.keys[2] = coffer_value_object_id(OID3);
-        c.marker = NULL;
-        c.wrong = coffer_value_uuid(UUID1);
+        for (int k = 0; k < 3; k++)
+            c.keys[k] = coffer_value_object_id(OIDS[k]);
+        c.wrong = coffer_value_uuid(UUIDS[0]);
         break;
     default:
-        c.cls = i == 3 ? "UuidKey" : "OptUuidKey";
-        c.pkname = i == 3 ? "uuidKey" : "optUuidKey";
-        c.keys[0] = coffer_value_uuid(UUID1);
-        c.keys[1] = coffer_value_uuid(UUID2);
-        c.keys[2] = coffer_value_uuid(UUID3);
-        c.marker = NULL;
-        c.wrong = coffer_value_object_id(OID1);
+        for (int k = 0; k < 3; k++)
+            c.keys[k] = coffer_value_uuid(UUIDS[k]);
+        c.wrong = coffer_value_object_id(OIDS[0]);
         break;
     }
     return c;
