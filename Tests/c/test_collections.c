@@ -98,23 +98,12 @@ static struct {
     coffer_class_id item, other, holder;
 } C;
 
-static int lookup_classes(coffer_db *db)
-{
-    if (coffer_db_find_class(db, "Item", &C.item) != COFFER_OK ||
-        coffer_db_find_class(db, "Other", &C.other) != COFFER_OK ||
-        coffer_db_find_class(db, "Holder", &C.holder) != COFFER_OK) {
-        print_error("class lookup failed: %s\n", coffer_last_error());
-        return -1;
-    }
-    return 0;
-}
+static const char *const class_names[] = {"Item", "Other", "Holder"};
+static coffer_class_id *const class_ids[] = {&C.item, &C.other, &C.holder};
 
 static int setup_coll(void **state)
 {
-    if (ts_setup_schema(state, coll_schema, COLL_SCHEMA_COUNT) != 0)
-        return -1;
-    ts_env *env = *state;
-    return lookup_classes(env->db);
+    return ts_setup_schema_classes(state, coll_schema, COLL_SCHEMA_COUNT, 3, class_names, class_ids);
 }
 
 #define COLL_TEST(f) TS_TEST_ALL_MODES_SETUP(f, setup_coll)
@@ -122,7 +111,7 @@ static int setup_coll(void **state)
 static void reopen(ts_env *env)
 {
     ts_env_reopen(env, coll_schema, COLL_SCHEMA_COUNT, 1);
-    assert_int_equal(lookup_classes(env->db), 0);
+    assert_int_equal(ts_find_classes(env->db, 3, class_names, class_ids), 0);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -87,24 +87,12 @@ static struct {
     coffer_class_id person, dog, address, geo;
 } C;
 
-static int lookup_classes(coffer_db *db)
-{
-    if (coffer_db_find_class(db, "Person", &C.person) != COFFER_OK ||
-        coffer_db_find_class(db, "Dog", &C.dog) != COFFER_OK ||
-        coffer_db_find_class(db, "Address", &C.address) != COFFER_OK ||
-        coffer_db_find_class(db, "Geo", &C.geo) != COFFER_OK) {
-        print_error("class lookup failed: %s\n", coffer_last_error());
-        return -1;
-    }
-    return 0;
-}
+static const char *const class_names[] = {"Person", "Dog", "Address", "Geo"};
+static coffer_class_id *const class_ids[] = {&C.person, &C.dog, &C.address, &C.geo};
 
 static int setup_links(void **state)
 {
-    if (ts_setup_schema(state, link_schema, LINK_SCHEMA_COUNT) != 0)
-        return -1;
-    ts_env *env = *state;
-    return lookup_classes(env->db);
+    return ts_setup_schema_classes(state, link_schema, LINK_SCHEMA_COUNT, 4, class_names, class_ids);
 }
 
 #define LINK_TEST(f) TS_TEST_ALL_MODES_SETUP(f, setup_links)
@@ -113,7 +101,7 @@ static int setup_links(void **state)
 static void reopen(ts_env *env)
 {
     ts_env_reopen(env, link_schema, LINK_SCHEMA_COUNT, 1);
-    assert_int_equal(lookup_classes(env->db), 0);
+    assert_int_equal(ts_find_classes(env->db, 4, class_names, class_ids), 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1713,20 +1701,10 @@ TS_ENV_TEST(test_read_txn_rejects_link_writes)
 /* Schema rules                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void expect_schema_error(const coffer_class_schema *classes, size_t n, const char *needle, int line)
-{
-    coffer_status st = coffer_schema_validate(classes, n);
-    ts_check_status(st, COFFER_ERR_SCHEMA, "coffer_schema_validate", __FILE__, line);
-    if (needle)
-        ts_check_error_contains(needle, __FILE__, line);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    st = coffer_config_set_schema(cfg, classes, n, 1);
-    ts_check_status(st, COFFER_ERR_SCHEMA, "coffer_config_set_schema", __FILE__, line);
-    if (needle)
-        ts_check_error_contains(needle, __FILE__, line);
-    coffer_config_free(cfg);
-}
+/* Both coffer_schema_validate and coffer_config_set_schema reject the
+ * schema with a message containing `needle`. */
+#define expect_schema_error(classes, n, needle, line) \
+    ts_check_schema_status((classes), (n), COFFER_ERR_SCHEMA, (needle), NULL, __FILE__, (line))
 
 static void test_schema_validation(void **state)
 {

@@ -18,25 +18,8 @@ static coffer_property_schema prop(const char *name, coffer_type type, uint32_t 
 
 /* Checks the schema both with coffer_schema_validate and with
  * coffer_config_set_schema (which must give the same status). */
-static void check_both(const coffer_class_schema *classes, size_t n, coffer_status want, const char *needle1,
-                       const char *needle2, int line)
-{
-    coffer_status st = coffer_schema_validate(classes, n);
-    ts_check_status(st, want, "coffer_schema_validate", __FILE__, line);
-    if (needle1)
-        ts_check_error_contains(needle1, __FILE__, line);
-    if (needle2)
-        ts_check_error_contains(needle2, __FILE__, line);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    st = coffer_config_set_schema(cfg, classes, n, 1);
-    ts_check_status(st, want, "coffer_config_set_schema", __FILE__, line);
-    if (needle1)
-        ts_check_error_contains(needle1, __FILE__, line);
-    if (needle2)
-        ts_check_error_contains(needle2, __FILE__, line);
-    coffer_config_free(cfg);
-}
+#define check_both(classes, n, want, needle1, needle2, line) \
+    ts_check_schema_status((classes), (n), (want), (needle1), (needle2), __FILE__, (line))
 
 static void check_one(const char *class_name, const coffer_property_schema *props, size_t n, coffer_status want,
                       const char *needle1, const char *needle2, int line)

@@ -207,6 +207,14 @@ int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t cou
     static void name(void **state) { name##_body(*state); }  \
     static void name##_body(ts_env *env)
 
+/* Looks up the classes names[0..n) into *ids[0..n). Returns 0, or -1 with
+ * the library's message printed. */
+int ts_find_classes(coffer_db *db, size_t n, const char *const names[], coffer_class_id *const ids[]);
+/* ts_setup_schema, then ts_find_classes on env->db: for suites that keep
+ * their class ids in variables. */
+int ts_setup_schema_classes(void **state, const coffer_class_schema *classes, size_t count, size_t n,
+                            const char *const names[], coffer_class_id *const ids[]);
+
 /* A test run on each storage mode, named "name[plain]", ..., with the given
  * setup (ts_setup unless named) and ts_teardown. */
 #define TS_TEST_MODE_SETUP(f, setup, modevar, suffix) \
@@ -223,6 +231,16 @@ int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t cou
 #define TS_TEST_FILE_MODES(f) TS_TEST_FILE_MODES_SETUP(f, ts_setup)
 /* A test with an empty environment (plain mode directory only). */
 #define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
+
+/* ------------------------------------------------------------------------ */
+/* Schema checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* coffer_schema_validate and coffer_config_set_schema both give `want` for
+ * the schema, and their messages contain needle1 and needle2 (either may be
+ * NULL). Failures are reported at file:line. */
+void ts_check_schema_status(const coffer_class_schema *classes, size_t n, coffer_status want, const char *needle1,
+                            const char *needle2, const char *file, int line);
 
 /* ------------------------------------------------------------------------ */
 /* Opening by path                                                           */
