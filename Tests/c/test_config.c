@@ -111,9 +111,7 @@ static void test_key_sizes(void **state)
  * created unencrypted. A removed key, likewise. */
 TS_ENV_TEST(test_key_removed_gives_plain_file)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_encryption_key(cfg, ts_key, 64));
     assert_ok(coffer_config_set_encryption_key(cfg, NULL, 0));
     assert_status(coffer_config_set_encryption_key(cfg, ts_key, 16), COFFER_ERR_INVALID_ARGUMENT);
@@ -218,9 +216,7 @@ TS_ENV_TEST(test_default_path_in_cwd)
 
 TS_ENV_TEST(test_path_and_identifier_exclusive)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_string_equal(coffer_config_path(cfg), env->path);
 
     assert_ok(coffer_config_set_in_memory_identifier(cfg, env->ident));
@@ -254,9 +250,7 @@ TS_ENV_TEST(test_path_and_identifier_exclusive)
 
 TS_ENV_TEST(test_config_independent_of_db)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_encryption_key(cfg, ts_key, 64));
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 3));
     coffer_db *db = NULL;
@@ -319,9 +313,7 @@ TS_ENV_TEST(test_class_subset_basic)
     ts_commit(txn);
     coffer_close(db);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
     const char *names[] = {"Person"};
     assert_ok(coffer_config_set_class_subset(cfg, names, 1));
@@ -350,9 +342,7 @@ TS_ENV_TEST(test_class_subset_basic)
  * comes from the setter or from coffer_open and names the class. */
 TS_ENV_TEST(test_class_subset_unknown_name)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
     const char *names[] = {"Person", "NoSuchClassXyz"};
     coffer_status st = coffer_config_set_class_subset(cfg, names, 2);
@@ -383,9 +373,7 @@ TS_ENV_TEST(test_read_only_flag)
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_close(db);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_read_only(cfg, 1));
     db = NULL;
     assert_ok(coffer_open(cfg, &db));
@@ -414,9 +402,7 @@ static void test_max_file_size_setter(void **state)
 /* A new config has no schema: a fresh file opens with no classes. */
 TS_ENV_TEST(test_defaults_open_empty)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     coffer_db *db = NULL;
     assert_ok(coffer_open(cfg, &db));
     assert_int_equal(coffer_db_class_count(db), 0);

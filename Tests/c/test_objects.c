@@ -27,6 +27,13 @@ static coffer_object_key create_obj(coffer_txn *txn, coffer_class_id cls, const 
     return coffer_object_key_of(obj);
 }
 
+/* A new AllTypes object whose AT_INT is `value`. */
+static coffer_object *int_object(coffer_txn *txn, coffer_class_id cls, int64_t value)
+{
+    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(value))};
+    return ts_create(txn, cls, f, 1);
+}
+
 /* Creates n AllTypes objects whose AT_INT is 0..n-1; their keys go to
  * keys[0..n) unless keys is NULL. */
 static void create_int_objects(coffer_txn *txn, coffer_class_id cls, int n, coffer_object_key *keys)
@@ -436,8 +443,7 @@ TS_ENV_TEST(test_optional_null)
 TS_ENV_TEST(test_wrong_types)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_field ok[] = {ts_field(AT_INT, coffer_value_int(77))};
-    coffer_object *obj = ts_create(txn, env->all_types, ok, 1);
+    coffer_object *obj = int_object(txn, env->all_types, 77);
     coffer_object_key key = coffer_object_key_of(obj);
 
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
@@ -1230,8 +1236,7 @@ TS_ENV_TEST(test_handle_survives_writes)
 TS_ENV_TEST(test_object_release)
 {
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(99))};
-    coffer_object *obj = ts_create(txn, env->all_types, f, 1);
+    coffer_object *obj = int_object(txn, env->all_types, 99);
     coffer_object_key key = coffer_object_key_of(obj);
     coffer_object_release(obj);
     coffer_object_release(NULL);

@@ -534,14 +534,13 @@ TS_ENV_TEST(test_map_grown_by_other_process)
     assert_ok(coffer_class_iterate(r, at, &it));
     coffer_object *obj = NULL;
     int n = 0;
-    while (coffer_iter_next(it, &obj) == COFFER_OK) {
+    while (ts_next(it, &obj)) {
         int64_t t = ts_get_int(obj, AT_INT);
-        coffer_value v;
-        assert_ok(coffer_object_get_value(obj, AT_BINARY, &v));
-        assert_int_equal(v.u.binary.size, 256 * 1024);
-        const unsigned char *b = v.u.binary.data;
+        size_t size;
+        const unsigned char *b = ts_get_binary(obj, AT_BINARY, &size);
+        assert_int_equal(size, 256 * 1024);
         assert_int_equal(b[0], 'a' + t % 26);
-        assert_int_equal(b[v.u.binary.size - 1], 'a' + t % 26);
+        assert_int_equal(b[size - 1], 'a' + t % 26);
         n++;
     }
     coffer_iter_free(it);

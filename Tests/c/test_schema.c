@@ -273,9 +273,7 @@ static void test_null_arrays(void **state)
 /* An invalid schema leaves the configuration's previous schema in place. */
 TS_ENV_TEST(test_invalid_keeps_previous)
 {
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 4));
     coffer_property_schema bad[] = {prop("x", COFFER_TYPE_FLOAT, COFFER_PROPERTY_PRIMARY_KEY)};
     coffer_class_schema badcls = {.name = "Bad", .properties = bad, .property_count = 1};
@@ -304,9 +302,7 @@ TS_ENV_TEST(test_schema_deep_copied)
     cls->properties = props;
     cls->property_count = 2;
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, cls, 1, 1));
     memset(cname, 'Z', strlen(cname));
     memset(p0, 'Z', strlen(p0));

@@ -899,15 +899,15 @@ TS_ENV_TEST(test_max_file_size)
     assert_ok(coffer_class_iterate(r, at, &it));
     coffer_object *obj = NULL;
     int seen = 0;
-    while (coffer_iter_next(it, &obj) == COFFER_OK) {
+    while (ts_next(it, &obj)) {
         int64_t tag = ts_get_int(obj, AT_INT);
-        coffer_value v;
-        assert_ok(coffer_object_get_value(obj, AT_BINARY, &v));
+        size_t size;
+        const void *data = ts_get_binary(obj, AT_BINARY, &size);
         if (tag >= 100) {
-            assert_int_equal(v.u.binary.size, 64 * 1024);
-            assert_memory_equal(v.u.binary.data, big + (tag - 100) * 1024, 64 * 1024);
+            assert_int_equal(size, 64 * 1024);
+            assert_memory_equal(data, big + (tag - 100) * 1024, 64 * 1024);
         } else {
-            assert_int_equal(v.u.binary.size, sizeof small);
+            assert_int_equal(size, sizeof small);
         }
         seen++;
     }

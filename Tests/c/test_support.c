@@ -751,6 +751,14 @@ const char *ts_get_string(coffer_object *obj, coffer_property_id p, size_t *size
     return v.u.string.data;
 }
 
+const void *ts_get_binary(coffer_object *obj, coffer_property_id p, size_t *size)
+{
+    coffer_value v;
+    get_typed(obj, p, COFFER_TYPE_BINARY, &v);
+    *size = v.u.binary.size;
+    return v.u.binary.data;
+}
+
 int ts_get_is_null(coffer_object *obj, coffer_property_id p)
 {
     coffer_value v;
@@ -986,6 +994,14 @@ void ts_fork_close(ts_fork *f)
 {
     ts_close_fd(&f->send);
     ts_close_fd(&f->recv);
+}
+
+coffer_config *ts_config_at(const char *path)
+{
+    coffer_config *cfg = NULL;
+    assert_ok(coffer_config_new(&cfg));
+    assert_ok(coffer_config_set_path(cfg, path));
+    return cfg;
 }
 
 /* ------------------------------------------------------------------------ */

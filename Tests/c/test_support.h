@@ -232,6 +232,9 @@ int ts_setup_schema_classes(void **state, const coffer_class_schema *classes, si
 /* A test with an empty environment (plain mode directory only). */
 #define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
 
+/* A new configuration with only the path set (asserts). Free it. */
+coffer_config *ts_config_at(const char *path);
+
 /* ------------------------------------------------------------------------ */
 /* Schema checks                                                             */
 /* ------------------------------------------------------------------------ */
@@ -302,6 +305,8 @@ bool ts_get_bool(coffer_object *obj, coffer_property_id p);
 double ts_get_double(coffer_object *obj, coffer_property_id p);
 /* Returns the borrowed string; checks NUL termination. */
 const char *ts_get_string(coffer_object *obj, coffer_property_id p, size_t *size);
+/* Returns the borrowed bytes of a binary value and their size. */
+const void *ts_get_binary(coffer_object *obj, coffer_property_id p, size_t *size);
 int ts_get_is_null(coffer_object *obj, coffer_property_id p);
 
 /* Independent value equality: same type and contents; floats compare bit for
