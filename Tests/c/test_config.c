@@ -66,8 +66,7 @@ static void test_null_config_everywhere(void **state)
     coffer_db *db = NULL;
     assert_status(coffer_open(NULL, &db), COFFER_ERR_INVALID_ARGUMENT);
     assert_null(db);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_open(cfg, NULL), COFFER_ERR_INVALID_ARGUMENT);
     coffer_config_free(cfg);
     coffer_close(NULL);
@@ -76,8 +75,7 @@ static void test_null_config_everywhere(void **state)
 static void test_empty_identifier(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_in_memory_identifier(cfg, ""), COFFER_ERR_INVALID_ARGUMENT);
     assert_true(strlen(ts_saved_error()) > 0);
     /* the configuration is unchanged: still the default path */
@@ -90,8 +88,7 @@ static void test_key_sizes(void **state)
     (void)state;
     uint8_t big[128];
     memset(big, 7, sizeof big);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_encryption_key(cfg, big, 32), COFFER_ERR_INVALID_ARGUMENT);
     assert_error_contains("32");
     assert_status(coffer_config_set_encryption_key(cfg, big, 63), COFFER_ERR_INVALID_ARGUMENT);
@@ -147,8 +144,7 @@ TS_ENV_TEST(test_default_path)
     assert_ok(coffer_set_default_path(path));
     assert_string_equal(coffer_default_path(), path);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_non_null(coffer_config_path(cfg));
     assert_string_equal(coffer_config_path(cfg), path);
     assert_non_null(coffer_config_path(early));
@@ -202,8 +198,7 @@ TS_ENV_TEST(test_default_path_in_cwd)
     assert_non_null(getcwd(old_cwd, sizeof old_cwd));
     assert_int_equal(chdir(env->dir), 0);
     assert_ok(coffer_set_default_path(NULL));
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     coffer_db *db = NULL;
     coffer_status st = coffer_open(cfg, &db);
     int exists = ts_file_exists("default.coffer");
@@ -273,8 +268,7 @@ TS_ENV_TEST(test_paths_are_copied)
 {
     char buf[TS_PATH_MAX];
     snprintf(buf, sizeof buf, "%s", env->path);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, buf));
     memset(buf, 'x', 20);
     assert_string_equal(coffer_config_path(cfg), env->path);
@@ -360,8 +354,7 @@ TS_ENV_TEST(test_class_subset_unknown_name)
 static void test_class_subset_null_names(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_class_subset(cfg, NULL, 2), COFFER_ERR_INVALID_ARGUMENT);
     const char *names[] = {"Person", NULL};
     assert_status(coffer_config_set_class_subset(cfg, names, 2), COFFER_ERR_INVALID_ARGUMENT);
@@ -390,8 +383,7 @@ TS_ENV_TEST(test_read_only_flag)
 static void test_max_file_size_setter(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_max_file_size(cfg, 0));
     assert_ok(coffer_config_set_max_file_size(cfg, 64ull << 20));
     assert_ok(coffer_config_set_seed_path(cfg, "/nonexistent/seed.coffer"));

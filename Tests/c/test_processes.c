@@ -530,8 +530,7 @@ TS_ENV_TEST(test_map_grown_by_other_process)
     coffer_txn_free(old);
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(r, at), 60);
-    coffer_iter *it = NULL;
-    assert_ok(coffer_class_iterate(r, at, &it));
+    coffer_iter *it = ts_iterate(r, at);
     coffer_object *obj = NULL;
     int n = 0;
     while (ts_next(it, &obj)) {

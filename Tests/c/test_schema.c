@@ -262,8 +262,7 @@ static void test_null_arrays(void **state)
     coffer_class_schema cls = {.name = "NullProps", .properties = NULL, .property_count = 3};
     assert_status2(coffer_schema_validate(&cls, 1), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
     assert_status2(coffer_schema_validate(NULL, 2), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status2(coffer_config_set_schema(cfg, NULL, 2, 1), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
     /* NULL with count 0 clears it */
     assert_ok(coffer_config_set_schema(cfg, NULL, 0, 0));

@@ -385,8 +385,7 @@ TS_ENV_TEST(test_seed_file)
     ts_make_person_file(seed, ts_mode_key(env->mode), 3);
     long long seed_size = ts_file_size(seed);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, target));
     assert_ok(coffer_config_set_seed_path(cfg, seed));
     if (ts_mode_key(env->mode))
@@ -423,8 +422,7 @@ TS_ENV_TEST(test_seed_missing)
     char seed[TS_PATH_MAX], target[TS_PATH_MAX];
     ts_join(seed, env->dir, "noSuchSeed.coffer");
     ts_join(target, env->dir, "target.coffer");
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, target));
     assert_ok(coffer_config_set_seed_path(cfg, seed));
     coffer_db *db = NULL;
@@ -895,8 +893,7 @@ TS_ENV_TEST(test_max_file_size)
     assert_ok(coffer_open(cfg, &db));
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(r, at), (uint64_t)(2 + written));
-    coffer_iter *it = NULL;
-    assert_ok(coffer_class_iterate(r, at, &it));
+    coffer_iter *it = ts_iterate(r, at);
     coffer_object *obj = NULL;
     int seen = 0;
     while (ts_next(it, &obj)) {

@@ -996,10 +996,16 @@ void ts_fork_close(ts_fork *f)
     ts_close_fd(&f->recv);
 }
 
-coffer_config *ts_config_at(const char *path)
+coffer_config *ts_config_new(void)
 {
     coffer_config *cfg = NULL;
     assert_ok(coffer_config_new(&cfg));
+    return cfg;
+}
+
+coffer_config *ts_config_at(const char *path)
+{
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, path));
     return cfg;
 }
@@ -1026,4 +1032,11 @@ void ts_check_schema_status(const coffer_class_schema *classes, size_t n, coffer
     ts_check_status(coffer_config_set_schema(cfg, classes, n, 1), want, "coffer_config_set_schema", file, line);
     check_schema_messages(needle1, needle2, file, line);
     coffer_config_free(cfg);
+}
+
+coffer_iter *ts_iterate(coffer_txn *txn, coffer_class_id cls)
+{
+    coffer_iter *it = NULL;
+    assert_ok(coffer_class_iterate(txn, cls, &it));
+    return it;
 }

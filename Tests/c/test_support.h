@@ -232,6 +232,8 @@ int ts_setup_schema_classes(void **state, const coffer_class_schema *classes, si
 /* A test with an empty environment (plain mode directory only). */
 #define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
 
+/* A new, empty configuration (asserts). Free it. */
+coffer_config *ts_config_new(void);
 /* A new configuration with only the path set (asserts). Free it. */
 coffer_config *ts_config_at(const char *path);
 
@@ -327,6 +329,9 @@ size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
 /* The next object of an iterator: true with *obj set, false at the end
  * (COFFER_DONE). Fails the test on any other status. */
 bool ts_next(coffer_iter *iter, coffer_object **obj);
+
+/* An iterator over the objects of class `cls` (asserts). Free it. */
+coffer_iter *ts_iterate(coffer_txn *txn, coffer_class_id cls);
 
 /* The number of objects coffer_index_find finds (asserts it succeeds). */
 size_t ts_index_count(coffer_txn *txn, coffer_class_id cls, coffer_property_id p, const coffer_value *v);
