@@ -98,23 +98,12 @@ static struct {
     coffer_class_id item, other, holder;
 } C;
 
-static int lookup_classes(coffer_db *db)
-{
-    if (coffer_db_find_class(db, "Item", &C.item) != COFFER_OK ||
-        coffer_db_find_class(db, "Other", &C.other) != COFFER_OK ||
-        coffer_db_find_class(db, "Holder", &C.holder) != COFFER_OK) {
-        print_error("class lookup failed: %s\n", coffer_last_error());
-        return -1;
-    }
-    return 0;
-}
+static const char *const class_names[] = {"Item", "Other", "Holder"};
+static coffer_class_id *const class_ids[] = {&C.item, &C.other, &C.holder};
 
 static int setup_coll(void **state)
 {
-    if (ts_setup_schema(state, coll_schema, COLL_SCHEMA_COUNT) != 0)
-        return -1;
-    ts_env *env = *state;
-    return lookup_classes(env->db);
+    return ts_setup_schema_classes(state, coll_schema, COLL_SCHEMA_COUNT, 3, class_names, class_ids);
 }
 
 #define COLL_TEST(f) TS_TEST_ALL_MODES_SETUP(f, setup_coll)
@@ -122,7 +111,7 @@ static int setup_coll(void **state)
 static void reopen(ts_env *env)
 {
     ts_env_reopen(env, coll_schema, COLL_SCHEMA_COUNT, 1);
-    assert_int_equal(lookup_classes(env->db), 0);
+    assert_int_equal(ts_find_classes(env->db, 3, class_names, class_ids), 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -292,77 +281,40 @@ static coffer_object *first_holder(coffer_txn *txn)
     return obj;
 }
 
-static coffer_list *open_list(coffer_object *obj, coffer_property_id p)
-{
-    coffer_list *l = NULL;
-    assert_ok(coffer_object_get_list(obj, p, &l));
-    assert_non_null(l);
-    assert_true(coffer_list_is_valid(l));
-    return l;
-}
+/* Opening a collection property and counting it take the same steps for
+ * lists, sets and maps; generated once per kind: open_list/open_set/open_map
+ * (checks the handle is valid) and lcount/scount/mcount. */
+#define COLLECTION_HELPERS(kind, prefix)                                    \
+    static coffer_##kind *open_##kind(coffer_object *obj, coffer_property_id p) \
+    {                                                                       \
+        coffer_##kind *c = NULL;                                            \
+        assert_ok(coffer_object_get_##kind(obj, p, &c));                    \
+        assert_non_null(c);                                                 \
+        assert_true(coffer_##kind##_is_valid(c));                           \
+        return c;                                                           \
+    }                                                                       \
+    static uint64_t prefix##count(coffer_##kind *c)                         \
+    {                                                                       \
+        uint64_t n = UINT64_MAX;                                            \
+        assert_ok(coffer_##kind##_count(c, &n));                            \
+        return n;                                                           \
+    }
+COLLECTION_HELPERS(list, l)
+COLLECTION_HELPERS(set, s)
+COLLECTION_HELPERS(map, m)
 
-static coffer_set *open_set(coffer_object *obj, coffer_property_id p)
+/* contains, insert and remove share one signature and report 0 or 1. */
+typedef coffer_status (*set_op_fn)(coffer_set *, const coffer_value *, int *);
+static int set_op(set_op_fn op, coffer_set *s, coffer_value v)
 {
-    coffer_set *s = NULL;
-    assert_ok(coffer_object_get_set(obj, p, &s));
-    assert_non_null(s);
-    assert_true(coffer_set_is_valid(s));
-    return s;
+    int result = -1;
+    assert_ok(op(s, &v, &result));
+    assert_true(result == 0 || result == 1);
+    return result;
 }
-
-static coffer_map *open_map(coffer_object *obj, coffer_property_id p)
-{
-    coffer_map *m = NULL;
-    assert_ok(coffer_object_get_map(obj, p, &m));
-    assert_non_null(m);
-    assert_true(coffer_map_is_valid(m));
-    return m;
-}
-
-static uint64_t lcount(coffer_list *l)
-{
-    uint64_t n = UINT64_MAX;
-    assert_ok(coffer_list_count(l, &n));
-    return n;
-}
-
-static uint64_t scount(coffer_set *s)
-{
-    uint64_t n = UINT64_MAX;
-    assert_ok(coffer_set_count(s, &n));
-    return n;
-}
-
-static uint64_t mcount(coffer_map *m)
-{
-    uint64_t n = UINT64_MAX;
-    assert_ok(coffer_map_count(m, &n));
-    return n;
-}
-
-static int set_has(coffer_set *s, coffer_value v)
-{
-    int found = -1;
-    assert_ok(coffer_set_contains(s, &v, &found));
-    assert_true(found == 0 || found == 1);
-    return found;
-}
-
-static int set_add(coffer_set *s, coffer_value v)
-{
-    int inserted = -1;
-    assert_ok(coffer_set_insert(s, &v, &inserted));
-    assert_true(inserted == 0 || inserted == 1);
-    return inserted;
-}
-
-static int set_del(coffer_set *s, coffer_value v)
-{
-    int removed = -1;
-    assert_ok(coffer_set_remove(s, &v, &removed));
-    assert_true(removed == 0 || removed == 1);
-    return removed;
-}
+#define set_has(s, v) set_op(coffer_set_contains, (s), (v))
+#define set_add(s, v) set_op(coffer_set_insert, (s), (v))
+#define set_del(s, v) set_op(coffer_set_remove, (s), (v))
 
 static void lappend(coffer_list *l, coffer_value v) { assert_ok(coffer_list_append(l, &v)); }
 static void mset(coffer_map *m, const char *key, coffer_value v) { assert_ok(coffer_map_set(m, key, SIZE_MAX, &v)); }
@@ -410,9 +362,8 @@ static void check_int_set(coffer_set *set, const int64_t *want, size_t n, const 
 /* Lists                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static void test_list_basic(void **state)
+TS_ENV_TEST(test_list_basic)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value init[] = {coffer_value_int(1), coffer_value_int(2), coffer_value_int(3)};
     coffer_object *h = holder_with(w, H_INTS, coffer_value_list(init, 3));
@@ -497,9 +448,8 @@ static void test_list_basic(void **state)
     ts_commit(w);
 }
 
-static void test_list_index_errors(void **state)
+TS_ENV_TEST(test_list_index_errors)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value init[] = {coffer_value_int(1), coffer_value_int(2), coffer_value_int(3)};
     coffer_object *h = holder_with(w, H_INTS, coffer_value_list(init, 3));
@@ -548,9 +498,8 @@ static void test_list_index_errors(void **state)
     ts_commit(w);
 }
 
-static void test_list_types(void **state)
+TS_ENV_TEST(test_list_types)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *other = ts_create(w, C.other, NULL, 0);
@@ -684,9 +633,8 @@ static void long_check_all(coffer_list *l, const coffer_object_key *model, size_
     }
 }
 
-static void test_list_long_links(void **state)
+TS_ENV_TEST(test_list_long_links)
 {
-    ts_env *env = *state;
     ts_seed(777);
     coffer_object_key *items = malloc(LONG_N * sizeof *items);
     coffer_object_key *model = malloc((LONG_N + LONG_OPS) * sizeof *model);
@@ -834,9 +782,8 @@ static void test_list_long_links(void **state)
 }
 
 /* Random operations on a long list of ints, over several transactions. */
-static void test_list_random_ints(void **state)
+TS_ENV_TEST(test_list_random_ints)
 {
-    ts_env *env = *state;
     ts_seed(4242);
     enum { START = 3000, OPS = 1500 };
     int64_t *model = malloc((START + OPS) * sizeof *model);
@@ -964,9 +911,8 @@ static size_t set_cases(set_case *c)
     return n;
 }
 
-static void test_set_every_type(void **state)
+TS_ENV_TEST(test_set_every_type)
 {
-    ts_env *env = *state;
     set_case cases[16];
     size_t nc = set_cases(cases);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1064,9 +1010,8 @@ static void test_set_every_type(void **state)
 
 /* Set equality follows coffer_value_equal: NaN equals NaN, -0.0 equals
  * 0.0, decimals compare by value. */
-static void test_set_equality_rules(void **state)
+TS_ENV_TEST(test_set_equality_rules)
 {
-    ts_env *env = *state;
     /* the rules themselves */
     coffer_value a = coffer_value_double(NAN), b = coffer_value_double(-NAN);
     assert_true(coffer_value_equal(&a, &b));
@@ -1166,9 +1111,8 @@ static void test_set_equality_rules(void **state)
     coffer_txn_free(r);
 }
 
-static void test_set_algebra(void **state)
+TS_ENV_TEST(test_set_algebra)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h1 = new_holder(w, "one"), *h2 = new_holder(w, "two");
     coffer_set *a = open_set(h1, H_SET_INT), *b = open_set(h2, H_SET_INT);
@@ -1260,9 +1204,8 @@ static void test_set_algebra(void **state)
     coffer_txn_free(r);
 }
 
-static void test_set_links(void **state)
+TS_ENV_TEST(test_set_links)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *i1 = new_item(w, 1), *i2 = new_item(w, 2);
@@ -1310,9 +1253,8 @@ static void test_set_links(void **state)
 /* Maps                                                                      */
 /* ------------------------------------------------------------------------ */
 
-static void test_map_basic(void **state)
+TS_ENV_TEST(test_map_basic)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_map_entry init[] = {{.key = {"b", 1}, .value = coffer_value_int(2)},
                                {.key = {"a", 1}, .value = coffer_value_int(1)}};
@@ -1414,9 +1356,8 @@ static void test_map_basic(void **state)
     coffer_txn_free(r);
 }
 
-static void test_map_key_rules(void **state)
+TS_ENV_TEST(test_map_key_rules)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_map *m = open_map(h, H_MAP_INT);
@@ -1474,9 +1415,8 @@ static void test_map_key_rules(void **state)
     ts_commit(w);
 }
 
-static void test_map_types(void **state)
+TS_ENV_TEST(test_map_types)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_map *mi = open_map(h, H_MAP_INT);
@@ -1561,9 +1501,8 @@ static size_t mixed_scalars(coffer_value *out)
     return n;
 }
 
-static void test_mixed_scalars(void **state)
+TS_ENV_TEST(test_mixed_scalars)
 {
-    ts_env *env = *state;
     coffer_value vals[32];
     size_t nv = mixed_scalars(vals);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1619,9 +1558,8 @@ static void test_mixed_scalars(void **state)
     }
 }
 
-static void test_mixed_links(void **state)
+TS_ENV_TEST(test_mixed_links)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object *item = new_item(w, 1);
@@ -1690,9 +1628,8 @@ static void test_mixed_links(void **state)
     ts_commit(w);
 }
 
-static void test_mixed_nested(void **state)
+TS_ENV_TEST(test_mixed_nested)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value empty_list = coffer_value_list(NULL, 0);
     coffer_value inner_list[] = {coffer_value_int(3), empty_list};
@@ -1912,9 +1849,8 @@ static void walk_nested(coffer_object *h, coffer_property_id p, int depth, int m
     walk_nested_to(h, p, depth, maps, alternate, 1, last_list, last_map);
 }
 
-static void test_mixed_max_nesting(void **state)
+TS_ENV_TEST(test_mixed_max_nesting)
 {
-    ts_env *env = *state;
     enum { D = COFFER_MAX_NESTING };
     static coffer_value items[2 * (D + 2)];
     static coffer_map_entry entries[2 * (D + 2)];
@@ -2013,9 +1949,8 @@ static void test_mixed_max_nesting(void **state)
 
 /* A handle that does not see a class reads links to it in mixed values
  * with class_id UINT32_MAX, and counts its backlinks. */
-static void test_mixed_link_to_hidden_class(void **state)
+TS_ENV_TEST(test_mixed_link_to_hidden_class)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_object_key hk = coffer_object_key_of(h);
@@ -2070,9 +2005,8 @@ static void test_mixed_link_to_hidden_class(void **state)
 /* Handles                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static void test_handles_after_object_delete(void **state)
+TS_ENV_TEST(test_handles_after_object_delete)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_value two[] = {coffer_value_int(1), coffer_value_int(2)};
@@ -2124,9 +2058,8 @@ static void test_handles_after_object_delete(void **state)
     ts_commit(w);
 }
 
-static void test_handles_after_nested_replace(void **state)
+TS_ENV_TEST(test_handles_after_nested_replace)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value one[] = {coffer_value_int(1)};
     coffer_map_entry me[] = {{.key = {"a", 1}, .value = coffer_value_int(1)}};
@@ -2192,9 +2125,8 @@ static void test_handles_after_nested_replace(void **state)
 
 /* Replacing a mixed property's collection, even with another collection,
  * kills handles on the old one and on collections nested in it. */
-static void test_handles_after_mixed_replace(void **state)
+TS_ENV_TEST(test_handles_after_mixed_replace)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value one[] = {coffer_value_int(1)};
     coffer_map_entry me[] = {{.key = {"a", 1}, .value = coffer_value_int(1)}};
@@ -2249,9 +2181,8 @@ static void test_handles_after_mixed_replace(void **state)
     ts_commit(w);
 }
 
-static void test_handles_after_txn_end(void **state)
+TS_ENV_TEST(test_handles_after_txn_end)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = new_holder(w, "h");
     coffer_list *l = open_list(h, H_INTS);
@@ -2325,9 +2256,8 @@ static void check_populated(coffer_txn *txn, coffer_object_key hk)
     assert_ints(an, 1, 2);
 }
 
-static void test_abort_discards_collection_changes(void **state)
+TS_ENV_TEST(test_abort_discards_collection_changes)
 {
-    ts_env *env = *state;
     coffer_object_key hk = make_populated(env);
 
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -2368,9 +2298,8 @@ static void test_abort_discards_collection_changes(void **state)
     coffer_txn_free(r);
 }
 
-static void test_commit_reopen_keeps_collections(void **state)
+TS_ENV_TEST(test_commit_reopen_keeps_collections)
 {
-    ts_env *env = *state;
     coffer_object_key hk = make_populated(env);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *h = NULL;
@@ -2402,9 +2331,8 @@ static void test_commit_reopen_keeps_collections(void **state)
     coffer_txn_free(r);
 }
 
-static void test_read_txn_rejects_writes(void **state)
+TS_ENV_TEST(test_read_txn_rejects_writes)
 {
-    ts_env *env = *state;
     coffer_object_key hk = make_populated(env);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_object *h = NULL;

@@ -52,9 +52,8 @@ static void fill_and_thin(ts_env *env, int keep)
     ts_env_close(env);
 }
 
-static void test_compact_on_launch_shrinks_the_file(void **state)
+TS_ENV_TEST(test_compact_on_launch_shrinks_the_file)
 {
-    ts_env *env = *state;
     fill_and_thin(env, 5);
     long long before = ts_file_size(env->path);
     /* Declined: nothing changes. */
@@ -88,9 +87,8 @@ static void test_compact_on_launch_shrinks_the_file(void **state)
     assert_error_contains("read-only");
 }
 
-static void test_compact_skipped_while_another_process_has_it_open(void **state)
+TS_ENV_TEST(test_compact_skipped_while_another_process_has_it_open)
 {
-    ts_env *env = *state;
     fill_and_thin(env, 5);
     long long before = ts_file_size(env->path);
     ts_fork f;
@@ -130,9 +128,8 @@ static coffer_status open_limited(const ts_env *env, uint64_t limit, coffer_db *
     return st;
 }
 
-static void test_max_active_versions(void **state)
+TS_ENV_TEST(test_max_active_versions)
 {
-    ts_env *env = *state;
     coffer_db *db;
     assert_ok(open_limited(env, 2, &db));
     coffer_class_id person = ts_class(db, "Person");

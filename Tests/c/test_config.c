@@ -66,8 +66,7 @@ static void test_null_config_everywhere(void **state)
     coffer_db *db = NULL;
     assert_status(coffer_open(NULL, &db), COFFER_ERR_INVALID_ARGUMENT);
     assert_null(db);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_open(cfg, NULL), COFFER_ERR_INVALID_ARGUMENT);
     coffer_config_free(cfg);
     coffer_close(NULL);
@@ -76,8 +75,7 @@ static void test_null_config_everywhere(void **state)
 static void test_empty_identifier(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_in_memory_identifier(cfg, ""), COFFER_ERR_INVALID_ARGUMENT);
     assert_true(strlen(ts_saved_error()) > 0);
     /* the configuration is unchanged: still the default path */
@@ -90,8 +88,7 @@ static void test_key_sizes(void **state)
     (void)state;
     uint8_t big[128];
     memset(big, 7, sizeof big);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_encryption_key(cfg, big, 32), COFFER_ERR_INVALID_ARGUMENT);
     assert_error_contains("32");
     assert_status(coffer_config_set_encryption_key(cfg, big, 63), COFFER_ERR_INVALID_ARGUMENT);
@@ -109,12 +106,9 @@ static void test_key_sizes(void **state)
 
 /* A key that was rejected leaves the configuration without a key: the file is
  * created unencrypted. A removed key, likewise. */
-static void test_key_removed_gives_plain_file(void **state)
+TS_ENV_TEST(test_key_removed_gives_plain_file)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_encryption_key(cfg, ts_key, 64));
     assert_ok(coffer_config_set_encryption_key(cfg, NULL, 0));
     assert_status(coffer_config_set_encryption_key(cfg, ts_key, 16), COFFER_ERR_INVALID_ARGUMENT);
@@ -135,9 +129,8 @@ static void test_key_removed_gives_plain_file(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_default_path(void **state)
+TS_ENV_TEST(test_default_path)
 {
-    ts_env *env = *state;
     const char *def = coffer_default_path();
     assert_non_null(def);
     assert_true(str_ends_with(def, "default.coffer"));
@@ -151,8 +144,7 @@ static void test_default_path(void **state)
     assert_ok(coffer_set_default_path(path));
     assert_string_equal(coffer_default_path(), path);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_non_null(coffer_config_path(cfg));
     assert_string_equal(coffer_config_path(cfg), path);
     assert_non_null(coffer_config_path(early));
@@ -200,15 +192,13 @@ static void test_default_path(void **state)
 }
 
 /* The default "default.coffer" is relative to the current directory. */
-static void test_default_path_in_cwd(void **state)
+TS_ENV_TEST(test_default_path_in_cwd)
 {
-    ts_env *env = *state;
     char old_cwd[TS_PATH_MAX];
     assert_non_null(getcwd(old_cwd, sizeof old_cwd));
     assert_int_equal(chdir(env->dir), 0);
     assert_ok(coffer_set_default_path(NULL));
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     coffer_db *db = NULL;
     coffer_status st = coffer_open(cfg, &db);
     int exists = ts_file_exists("default.coffer");
@@ -219,12 +209,9 @@ static void test_default_path_in_cwd(void **state)
     assert_true(exists);
 }
 
-static void test_path_and_identifier_exclusive(void **state)
+TS_ENV_TEST(test_path_and_identifier_exclusive)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_string_equal(coffer_config_path(cfg), env->path);
 
     assert_ok(coffer_config_set_in_memory_identifier(cfg, env->ident));
@@ -256,12 +243,9 @@ static void test_path_and_identifier_exclusive(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_config_independent_of_db(void **state)
+TS_ENV_TEST(test_config_independent_of_db)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_encryption_key(cfg, ts_key, 64));
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 3));
     coffer_db *db = NULL;
@@ -280,13 +264,11 @@ static void test_config_independent_of_db(void **state)
     coffer_close(db);
 }
 
-static void test_paths_are_copied(void **state)
+TS_ENV_TEST(test_paths_are_copied)
 {
-    ts_env *env = *state;
     char buf[TS_PATH_MAX];
     snprintf(buf, sizeof buf, "%s", env->path);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, buf));
     memset(buf, 'x', 20);
     assert_string_equal(coffer_config_path(cfg), env->path);
@@ -312,9 +294,8 @@ static void test_paths_are_copied(void **state)
     coffer_config_free(cfg);
 }
 
-static void test_class_subset_basic(void **state)
+TS_ENV_TEST(test_class_subset_basic)
 {
-    ts_env *env = *state;
     /* create both classes with data */
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
@@ -326,9 +307,7 @@ static void test_class_subset_basic(void **state)
     ts_commit(txn);
     coffer_close(db);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
     const char *names[] = {"Person"};
     assert_ok(coffer_config_set_class_subset(cfg, names, 1));
@@ -355,12 +334,9 @@ static void test_class_subset_basic(void **state)
 
 /* With a schema set, every subset name must be one of its classes: the error
  * comes from the setter or from coffer_open and names the class. */
-static void test_class_subset_unknown_name(void **state)
+TS_ENV_TEST(test_class_subset_unknown_name)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 1));
     const char *names[] = {"Person", "NoSuchClassXyz"};
     coffer_status st = coffer_config_set_class_subset(cfg, names, 2);
@@ -378,23 +354,19 @@ static void test_class_subset_unknown_name(void **state)
 static void test_class_subset_null_names(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status(coffer_config_set_class_subset(cfg, NULL, 2), COFFER_ERR_INVALID_ARGUMENT);
     const char *names[] = {"Person", NULL};
     assert_status(coffer_config_set_class_subset(cfg, names, 2), COFFER_ERR_INVALID_ARGUMENT);
     coffer_config_free(cfg);
 }
 
-static void test_read_only_flag(void **state)
+TS_ENV_TEST(test_read_only_flag)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, NULL, 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_close(db);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_read_only(cfg, 1));
     db = NULL;
     assert_ok(coffer_open(cfg, &db));
@@ -411,8 +383,7 @@ static void test_read_only_flag(void **state)
 static void test_max_file_size_setter(void **state)
 {
     (void)state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_max_file_size(cfg, 0));
     assert_ok(coffer_config_set_max_file_size(cfg, 64ull << 20));
     assert_ok(coffer_config_set_seed_path(cfg, "/nonexistent/seed.coffer"));
@@ -421,12 +392,9 @@ static void test_max_file_size_setter(void **state)
 }
 
 /* A new config has no schema: a fresh file opens with no classes. */
-static void test_defaults_open_empty(void **state)
+TS_ENV_TEST(test_defaults_open_empty)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     coffer_db *db = NULL;
     assert_ok(coffer_open(cfg, &db));
     assert_int_equal(coffer_db_class_count(db), 0);

@@ -142,9 +142,8 @@ static coffer_status open_copy(const char *path, const uint8_t *key, coffer_db *
     return ts_open_path(path, key, 0, NULL, 0, 0, out);
 }
 
-static void test_write_copy_every_key_combination(void **state)
+TS_ENV_TEST(test_write_copy_every_key_combination)
 {
-    ts_env *env = *state;
     fill(env->db);
     const uint8_t *keys[] = {NULL, ts_key, ts_other_key};
     for (int k = 0; k < 3; k++) {
@@ -182,9 +181,8 @@ static void test_write_copy_every_key_combination(void **state)
     }
 }
 
-static void test_write_copy_refuses_existing_and_bad_input(void **state)
+TS_ENV_TEST(test_write_copy_refuses_existing_and_bad_input)
 {
-    ts_env *env = *state;
     fill(env->db);
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "taken.coffer");

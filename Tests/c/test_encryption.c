@@ -94,9 +94,8 @@ static int file_contains(const char *path, const char *needle)
 
 /* ------------------------------------------------------------------------ */
 
-static void test_no_plaintext_in_file(void **state)
+TS_ENV_TEST(test_no_plaintext_in_file)
 {
-    ts_env *env = *state;
     char enc[TS_PATH_MAX], plain[TS_PATH_MAX], lock[TS_PATH_MAX + 8];
     write_secrets(enc, env->dir, "secret.coffer", ts_key);
     write_secrets(plain, env->dir, "plain.coffer", NULL);
@@ -161,9 +160,8 @@ static void test_no_plaintext_in_file(void **state)
         assert_false(file_contains(enc, markers[i]));
 }
 
-static void test_key_errors(void **state)
+TS_ENV_TEST(test_key_errors)
 {
-    ts_env *env = *state;
     char enc[TS_PATH_MAX], plain[TS_PATH_MAX];
     write_secrets(enc, env->dir, "encryptedFile.coffer", ts_key);
     write_secrets(plain, env->dir, "plainFile.coffer", NULL);
@@ -367,9 +365,8 @@ static coffer_status read_object(coffer_txn *txn, coffer_class_id cls, coffer_ob
     return COFFER_OK;
 }
 
-static void test_layout_as_documented(void **state)
+TS_ENV_TEST(test_layout_as_documented)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "layout.coffer", ts_key);
     raw_loc loc;
@@ -382,9 +379,8 @@ static void test_layout_as_documented(void **state)
     raw_close(&meta);
 }
 
-static void test_tamper_flip(void **state)
+TS_ENV_TEST(test_tamper_flip)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "tamper.coffer", ts_key);
 
@@ -452,9 +448,8 @@ static void test_tamper_flip(void **state)
 /* A record damaged under an open handle: the handle reads its record again
  * after a write elsewhere in the transaction, and a batch read then reports
  * the damage and returns nothing. */
-static void test_tamper_under_batch_read(void **state)
+TS_ENV_TEST(test_tamper_under_batch_read)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "batch.coffer", ts_key);
     raw_loc l3;
@@ -482,9 +477,8 @@ static void test_tamper_under_batch_read(void **state)
     coffer_close(db);
 }
 
-static void test_tamper_moved_record(void **state)
+TS_ENV_TEST(test_tamper_moved_record)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "moved.coffer", ts_key);
     raw_loc l1;
@@ -511,9 +505,8 @@ static void test_tamper_moved_record(void **state)
 
 /* A record copied from another encrypted file with the same key (same
  * table and key) does not open either: values are bound to their file. */
-static void test_tamper_record_from_other_file(void **state)
+TS_ENV_TEST(test_tamper_record_from_other_file)
 {
-    ts_env *env = *state;
     char a[TS_PATH_MAX], b[TS_PATH_MAX];
     write_secrets(a, env->dir, "fileA.coffer", ts_key);
     write_secrets(b, env->dir, "fileB.coffer", ts_key);
@@ -598,9 +591,8 @@ static void print_statuses(const int statuses[32])
             print_message("    status %d: %d times\n", s, statuses[s]);
 }
 
-static void test_plain_flip_never_crashes(void **state)
+TS_ENV_TEST(test_plain_flip_never_crashes)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "plainDamage.coffer", NULL);
     raw_loc l;
@@ -618,9 +610,8 @@ static void test_plain_flip_never_crashes(void **state)
 }
 
 /* Damage to the metadata records (schema) of a plain file never crashes. */
-static void test_plain_metadata_damage_never_crashes(void **state)
+TS_ENV_TEST(test_plain_metadata_damage_never_crashes)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "plainMeta.coffer", NULL);
     /* list the records of sub-database "0" */

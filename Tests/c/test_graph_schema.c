@@ -48,9 +48,8 @@ static uint64_t backlinks_of(coffer_txn *txn, coffer_object_key dog)
     return n;
 }
 
-static void test_removed_and_retyped_links_release_their_targets(void **state)
+TS_ENV_TEST(test_removed_and_retyped_links_release_their_targets)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field rex_f[] = {{0, coffer_value_string("Rex", SIZE_MAX)}};
     coffer_field fido_f[] = {{0, coffer_value_string("Fido", SIZE_MAX)}};
@@ -124,9 +123,8 @@ static coffer_status open_subset(const ts_env *env, const char *const *names, si
 
 /* A class subset must be closed over links both ways: the targets of its
  * links, and every class that can link into it (deletes must reach them). */
-static void test_class_subset_must_be_closed_over_links(void **state)
+TS_ENV_TEST(test_class_subset_must_be_closed_over_links)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     const char *person_only[] = {"Person"};
     assert_int_equal(open_subset(env, person_only, 1, &db), COFFER_ERR_SCHEMA);

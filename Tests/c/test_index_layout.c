@@ -151,9 +151,8 @@ static void check_items(coffer_db *db, int (*removed)(int64_t id))
 
 static int every_third_odd(int64_t id) { return id % 2 == 1 && id % 3 == 0; }
 
-static void test_many_objects_per_value(void **state)
+TS_ENV_TEST(test_many_objects_per_value)
 {
-    ts_env *env = *state;
     add_items(env->db);
     check_items(env->db, NULL);
 
@@ -303,36 +302,45 @@ static void raw_state(const char *path, uint32_t *format, int *dupsort)
     mdb_env_close(menv);
 }
 
-static void test_rewrite_format2(void **state)
+/* The header's format and whether the index is duplicate-sorted match;
+ * want_dupsort < 0 leaves the index flags unchecked. */
+static void assert_layout(const char *path, uint32_t want_format, int want_dupsort)
 {
-    ts_env *env = *state;
-    add_items(env->db);
-    ts_env_close(env);
     uint32_t format;
     int dupsort;
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 3);
-    assert_false(dupsort);
+    raw_state(path, &format, &dupsort);
+    assert_int_equal(format, want_format);
+    if (want_dupsort >= 0)
+        assert_int_equal(dupsort, want_dupsort);
+}
+
+/* A read-write open brings an older file to format 3 (no duplicate-sorted
+ * index), and the items read as before. */
+static void assert_reopen_upgrades(ts_env *env)
+{
+    ts_env_reopen(env, item_schema, 1, 1);
+    check_items(env->db, NULL);
+    ts_env_close(env);
+    assert_layout(env->path, 3, 0);
+}
+
+TS_ENV_TEST(test_rewrite_format2)
+{
+    add_items(env->db);
+    ts_env_close(env);
+    assert_layout(env->path, 3, 0);
     rewrite_as(env->path, 2, 1, 0);
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 2);
-    assert_true(dupsort);
+    assert_layout(env->path, 2, 1);
 
     /* Read-only, the file cannot be rewritten and is not read as it is. */
     coffer_db *db = NULL;
     assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db), COFFER_ERR_FORMAT_VERSION);
     assert_error_contains("file format 2");
     assert_error_contains("read-write");
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 2);
+    assert_layout(env->path, 2, -1);
 
     /* Read-write, it is rewritten in place and reads as before. */
-    ts_env_reopen(env, item_schema, 1, 1);
-    check_items(env->db, NULL);
-    ts_env_close(env);
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 3);
-    assert_false(dupsort);
+    assert_reopen_upgrades(env);
 
     /* Once rewritten, read-only opens work. */
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db));
@@ -340,9 +348,8 @@ static void test_rewrite_format2(void **state)
     coffer_close(db);
 }
 
-static void test_rewrite_damaged_index(void **state)
+TS_ENV_TEST(test_rewrite_damaged_index)
 {
-    ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
     rewrite_as(env->path, 2, 1, 1);
@@ -352,16 +359,11 @@ static void test_rewrite_damaged_index(void **state)
     assert_error_contains("upgrading");
     assert_error_contains("not a format-2 index entry");
     /* Nothing changed: still format 2, still duplicate-sorted. */
-    uint32_t format;
-    int dupsort;
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 2);
-    assert_true(dupsort);
+    assert_layout(env->path, 2, 1);
 }
 
-static void test_format1_reads_as_is(void **state)
+TS_ENV_TEST(test_format1_reads_as_is)
 {
-    ts_env *env = *state;
     add_items(env->db);
     ts_env_close(env);
     rewrite_as(env->path, 1, 0, 0);
@@ -371,18 +373,10 @@ static void test_format1_reads_as_is(void **state)
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db));
     check_items(db, NULL);
     coffer_close(db);
-    uint32_t format;
-    int dupsort;
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 1);
+    assert_layout(env->path, 1, -1);
 
     /* A read-write open brings the header up to date. */
-    ts_env_reopen(env, item_schema, 1, 1);
-    check_items(env->db, NULL);
-    ts_env_close(env);
-    raw_state(env->path, &format, &dupsort);
-    assert_int_equal(format, 3);
-    assert_false(dupsort);
+    assert_reopen_upgrades(env);
 }
 
 int main(void)

@@ -213,9 +213,8 @@ static void compare_all_and_committed(coffer_db *db, coffer_txn *txn, size_t max
     coffer_txn_free(txn);
 }
 
-static void test_random_vs_scan(void **state)
+TS_ENV_TEST(test_random_vs_scan)
 {
-    ts_env *env = *state;
     init_domains();
     ts_seed(1234 + (uint64_t)env->mode);
     enum { N = 300 };
@@ -310,9 +309,8 @@ static size_t find_count(coffer_txn *txn, coffer_property_id p, coffer_value v, 
     return n;
 }
 
-static void test_update_moves_entry(void **state)
+TS_ENV_TEST(test_update_moves_entry)
 {
-    ts_env *env = *state;
     init_domains();
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(IX_STRING, ts_str("old name")), ts_field(IX_INT, coffer_value_int(5)),
@@ -372,9 +370,8 @@ static void test_update_moves_entry(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_long_strings(void **state)
+TS_ENV_TEST(test_long_strings)
 {
-    ts_env *env = *state;
     /* 20 strings of 3000 bytes sharing a 2990-byte prefix, some repeated */
     enum { N = 20 };
     char *s[N];
@@ -412,9 +409,8 @@ static void test_long_strings(void **state)
         free(s[i]);
 }
 
-static void test_errors(void **state)
+TS_ENV_TEST(test_errors)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
     coffer_iter *it = NULL;
     coffer_value v = coffer_value_int(1);
@@ -441,9 +437,8 @@ static void test_errors(void **state)
 }
 
 /* The standard schema's Person.name index (on the env's own schema). */
-static void test_person_name_index(void **state)
+TS_ENV_TEST(test_person_name_index)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     /* a separate file/identifier for the standard schema */
     ts_env other = *env;
@@ -493,9 +488,8 @@ static void test_person_name_index(void **state)
 }
 
 /* Many objects with one value: the iterator walks them all in key order. */
-static void test_many_duplicates(void **state)
+TS_ENV_TEST(test_many_duplicates)
 {
-    ts_env *env = *state;
     enum { N = 3000 };
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int i = 0; i < N; i++) {
@@ -513,9 +507,8 @@ static void test_many_duplicates(void **state)
 
 /* Iterating an index result while moving each visited object out of it:
  * every object is visited exactly once and the loop ends. */
-static void test_index_iterate_while_updating(void **state)
+TS_ENV_TEST(test_index_iterate_while_updating)
 {
-    ts_env *env = *state;
     enum { N = 150 };
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int i = 0; i < N; i++) {

@@ -87,24 +87,12 @@ static struct {
     coffer_class_id person, dog, address, geo;
 } C;
 
-static int lookup_classes(coffer_db *db)
-{
-    if (coffer_db_find_class(db, "Person", &C.person) != COFFER_OK ||
-        coffer_db_find_class(db, "Dog", &C.dog) != COFFER_OK ||
-        coffer_db_find_class(db, "Address", &C.address) != COFFER_OK ||
-        coffer_db_find_class(db, "Geo", &C.geo) != COFFER_OK) {
-        print_error("class lookup failed: %s\n", coffer_last_error());
-        return -1;
-    }
-    return 0;
-}
+static const char *const class_names[] = {"Person", "Dog", "Address", "Geo"};
+static coffer_class_id *const class_ids[] = {&C.person, &C.dog, &C.address, &C.geo};
 
 static int setup_links(void **state)
 {
-    if (ts_setup_schema(state, link_schema, LINK_SCHEMA_COUNT) != 0)
-        return -1;
-    ts_env *env = *state;
-    return lookup_classes(env->db);
+    return ts_setup_schema_classes(state, link_schema, LINK_SCHEMA_COUNT, 4, class_names, class_ids);
 }
 
 #define LINK_TEST(f) TS_TEST_ALL_MODES_SETUP(f, setup_links)
@@ -113,7 +101,7 @@ static int setup_links(void **state)
 static void reopen(ts_env *env)
 {
     ts_env_reopen(env, link_schema, LINK_SCHEMA_COUNT, 1);
-    assert_int_equal(lookup_classes(env->db), 0);
+    assert_int_equal(ts_find_classes(env->db, 4, class_names, class_ids), 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -359,9 +347,8 @@ static coffer_value geo_fields(coffer_field *buf, double lat, double lon)
 /* Plain links                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void test_link_roundtrip(void **state)
+TS_ENV_TEST(test_link_roundtrip)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d1 = new_dog(w, "Rex", 3);
     coffer_object *d2 = new_dog(w, "Fido", 5);
@@ -410,9 +397,8 @@ static void test_link_roundtrip(void **state)
     coffer_txn_free(r);
 }
 
-static void test_link_type_errors(void **state)
+TS_ENV_TEST(test_link_type_errors)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *dog = new_dog(w, "Rex", 1);
     coffer_object *p1 = new_person(w, 1, "one");
@@ -506,9 +492,8 @@ static void test_link_type_errors(void **state)
     coffer_txn_free(w);
 }
 
-static void test_link_to_missing_object(void **state)
+TS_ENV_TEST(test_link_to_missing_object)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *dog = new_dog(w, "Rex", 1);
     coffer_object_key dk = coffer_object_key_of(dog);
@@ -544,9 +529,8 @@ static void test_link_to_missing_object(void **state)
 }
 
 /* Object handles of another transaction or database are misuse. */
-static void test_link_foreign_object(void **state)
+TS_ENV_TEST(test_link_foreign_object)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     new_dog(w, "committed", 1);
     ts_commit(w);
@@ -594,9 +578,8 @@ static void test_link_foreign_object(void **state)
 /* Nested creates and upserts                                                */
 /* ------------------------------------------------------------------------ */
 
-static void test_nested_create(void **state)
+TS_ENV_TEST(test_nested_create)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *existing = new_dog(w, "Existing", 9);
     coffer_object_key ek = coffer_object_key_of(existing);
@@ -664,9 +647,8 @@ static void test_nested_create(void **state)
     coffer_txn_free(r);
 }
 
-static void test_nested_upsert(void **state)
+TS_ENV_TEST(test_nested_upsert)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *ann = new_person(w, 1, "Ann");
     coffer_object_key ann_key = coffer_object_key_of(ann);
@@ -726,9 +708,8 @@ static void test_nested_upsert(void **state)
     coffer_txn_free(r);
 }
 
-static void test_nested_primary_key_conflict(void **state)
+TS_ENV_TEST(test_nested_primary_key_conflict)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     new_person(w, 1, "Ann");
     ts_commit(w);
@@ -775,9 +756,8 @@ static void test_nested_primary_key_conflict(void **state)
 
 /* A nested description with a wrong field type fails the whole call and
  * writes nothing, neither the outer nor the nested objects. */
-static void test_nested_errors_write_nothing(void **state)
+TS_ENV_TEST(test_nested_errors_write_nothing)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field bad_dog[] = {ts_field(D_NAME, coffer_value_int(5))};
     coffer_field good_dog[] = {ts_field(D_NAME, ts_str("ok"))};
@@ -808,9 +788,8 @@ static void test_nested_errors_write_nothing(void **state)
 /* Embedded objects                                                          */
 /* ------------------------------------------------------------------------ */
 
-static void test_embedded_create_and_read(void **state)
+TS_ENV_TEST(test_embedded_create_and_read)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
 
     /* cannot be created on their own */
@@ -867,9 +846,8 @@ static void test_embedded_create_and_read(void **state)
     coffer_txn_free(r);
 }
 
-static void test_embedded_replace_and_null(void **state)
+TS_ENV_TEST(test_embedded_replace_and_null)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field gb[2], ab[3];
     coffer_value geo = geo_fields(gb, 1, 2);
@@ -924,9 +902,8 @@ static void test_embedded_replace_and_null(void **state)
 }
 
 /* An existing embedded object cannot be linked from a second place. */
-static void test_embedded_link_existing_rejected(void **state)
+TS_ENV_TEST(test_embedded_link_existing_rejected)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field ab[3];
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRESS, addr_fields(ab, "Main", "X", NULL))};
@@ -973,9 +950,8 @@ static void test_embedded_link_existing_rejected(void **state)
     coffer_txn_free(w);
 }
 
-static void test_embedded_in_collections(void **state)
+TS_ENV_TEST(test_embedded_in_collections)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field g1[2], a1[3], a2[3], a3[3];
     coffer_value geo = geo_fields(g1, 10, 20);
@@ -1070,9 +1046,8 @@ static void test_embedded_in_collections(void **state)
 }
 
 /* Deleting a parent deletes its embedded objects, recursively. */
-static void test_delete_cascades_embedded(void **state)
+TS_ENV_TEST(test_delete_cascades_embedded)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field g1[2], g2[2], g3[2], a1[3], a2[3], a3[3], a4[3], a5[3];
     coffer_value geo1 = geo_fields(g1, 1, 1), geo2 = geo_fields(g2, 2, 2), geo3 = geo_fields(g3, 3, 3);
@@ -1118,9 +1093,8 @@ static void test_delete_cascades_embedded(void **state)
 /* Deleting link targets                                                     */
 /* ------------------------------------------------------------------------ */
 
-static void test_delete_nullifies_links(void **state)
+TS_ENV_TEST(test_delete_nullifies_links)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d1 = new_dog(w, "d1", 1), *d2 = new_dog(w, "d2", 2), *d3 = new_dog(w, "d3", 3);
     coffer_object_key k1 = coffer_object_key_of(d1), k2 = coffer_object_key_of(d2), k3 = coffer_object_key_of(d3);
@@ -1209,9 +1183,8 @@ static void test_delete_nullifies_links(void **state)
     ts_commit(w);
 }
 
-static void test_class_clear_nullifies_links(void **state)
+TS_ENV_TEST(test_class_clear_nullifies_links)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d1 = new_dog(w, "d1", 1), *d2 = new_dog(w, "d2", 2);
     coffer_object *p = new_person(w, 1, "p");
@@ -1245,9 +1218,8 @@ static void test_class_clear_nullifies_links(void **state)
 /* Backlinks                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void test_backlinks_basic(void **state)
+TS_ENV_TEST(test_backlinks_basic)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d = new_dog(w, "d", 1), *d2 = new_dog(w, "d2", 2);
     coffer_object *p1 = new_person(w, 1, "p1"), *p2 = new_person(w, 2, "p2"), *p3 = new_person(w, 3, "p3");
@@ -1316,9 +1288,8 @@ static void test_backlinks_basic(void **state)
     coffer_txn_free(r);
 }
 
-static void test_backlinks_errors(void **state)
+TS_ENV_TEST(test_backlinks_errors)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d = new_dog(w, "d", 1);
     coffer_object *p = new_person(w, 1, "p");
@@ -1357,9 +1328,8 @@ static void test_backlinks_errors(void **state)
 }
 
 /* Backlinks stay exact through inserts, moves, replacements and deletes. */
-static void test_backlinks_track_changes(void **state)
+TS_ENV_TEST(test_backlinks_track_changes)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *a = new_dog(w, "a", 1), *b = new_dog(w, "b", 2);
     coffer_object *p1 = new_person(w, 1, "p1"), *p2 = new_person(w, 2, "p2");
@@ -1528,9 +1498,8 @@ static void rb_check(coffer_txn *txn, rb_person *ps, rb_dog *ds)
     }
 }
 
-static void test_backlinks_random(void **state)
+TS_ENV_TEST(test_backlinks_random)
 {
-    ts_env *env = *state;
     ts_seed(20240611);
     rb_person ps[RB_PERSONS];
     rb_dog ds[RB_DOGS];
@@ -1653,9 +1622,8 @@ static void test_backlinks_random(void **state)
 /* Transactions                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void test_abort_discards_link_changes(void **state)
+TS_ENV_TEST(test_abort_discards_link_changes)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d1 = new_dog(w, "d1", 1), *d2 = new_dog(w, "d2", 2);
     coffer_object_key k1 = coffer_object_key_of(d1), k2 = coffer_object_key_of(d2);
@@ -1701,9 +1669,8 @@ static void test_abort_discards_link_changes(void **state)
     coffer_txn_free(r);
 }
 
-static void test_read_txn_rejects_link_writes(void **state)
+TS_ENV_TEST(test_read_txn_rejects_link_writes)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *d = new_dog(w, "d", 1);
     coffer_object_key dk = coffer_object_key_of(d);
@@ -1734,20 +1701,10 @@ static void test_read_txn_rejects_link_writes(void **state)
 /* Schema rules                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void expect_schema_error(const coffer_class_schema *classes, size_t n, const char *needle, int line)
-{
-    coffer_status st = coffer_schema_validate(classes, n);
-    ts_check_status(st, COFFER_ERR_SCHEMA, "coffer_schema_validate", __FILE__, line);
-    if (needle)
-        ts_check_error_contains(needle, __FILE__, line);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    st = coffer_config_set_schema(cfg, classes, n, 1);
-    ts_check_status(st, COFFER_ERR_SCHEMA, "coffer_config_set_schema", __FILE__, line);
-    if (needle)
-        ts_check_error_contains(needle, __FILE__, line);
-    coffer_config_free(cfg);
-}
+/* Both coffer_schema_validate and coffer_config_set_schema reject the
+ * schema with a message containing `needle`. */
+#define expect_schema_error(classes, n, needle, line) \
+    ts_check_schema_status((classes), (n), COFFER_ERR_SCHEMA, (needle), NULL, __FILE__, (line))
 
 static void test_schema_validation(void **state)
 {

@@ -151,9 +151,8 @@ static coffer_status migrate_v2(coffer_migration *m, uint64_t old_version, uint6
     return coffer_migration_delete_data(m, "Toy");
 }
 
-static void test_migration_renames_converts_and_deletes(void **state)
+TS_ENV_TEST(test_migration_renames_converts_and_deletes)
 {
-    ts_env *env = *state;
     fill_v1(env);
     mig_state s = {0};
     coffer_db *db;
@@ -236,9 +235,8 @@ static coffer_status write_then_fail(coffer_migration *m, uint64_t old_version, 
     return COFFER_ERR_INVALID_ARGUMENT;
 }
 
-static void test_migration_failure_leaves_file_untouched(void **state)
+TS_ENV_TEST(test_migration_failure_leaves_file_untouched)
 {
-    ts_env *env = *state;
     fill_v1(env);
     size_t before_size, after_size;
     unsigned char *before = ts_read_file(env->path, &before_size);
@@ -302,9 +300,8 @@ static coffer_status add_toys(coffer_migration *m, uint64_t old_version, uint64_
     return st;
 }
 
-static void test_migration_checks_new_primary_keys(void **state)
+TS_ENV_TEST(test_migration_checks_new_primary_keys)
 {
-    ts_env *env = *state;
     fill_v1(env);
     int unique = 0;
     coffer_db *db = NULL;
@@ -351,9 +348,8 @@ static coffer_status bad_renames(coffer_migration *m, uint64_t old_version, uint
     return coffer_migration_rename_property(m, "Dog", "name", "title");
 }
 
-static void test_migration_rename_errors(void **state)
+TS_ENV_TEST(test_migration_rename_errors)
 {
-    ts_env *env = *state;
     fill_v1(env);
     coffer_db *db = NULL;
     assert_status(open_with(env, schema_v2, 2, 2, bad_renames, NULL, &db), COFFER_ERR_MISUSE);
@@ -365,9 +361,8 @@ static void test_migration_rename_errors(void **state)
     coffer_close(db);
 }
 
-static void test_migration_not_called_without_version_change(void **state)
+TS_ENV_TEST(test_migration_not_called_without_version_change)
 {
-    ts_env *env = *state;
     fill_v1(env);
     mig_state s = {0};
     coffer_db *db;
@@ -401,9 +396,8 @@ static coffer_status open_deleting(const ts_env *env, const coffer_class_schema 
     return st;
 }
 
-static void test_delete_if_migration_needed(void **state)
+TS_ENV_TEST(test_delete_if_migration_needed)
 {
-    ts_env *env = *state;
     fill_v1(env);
     coffer_db *db;
     /* Same schema and version: nothing is deleted. */
@@ -480,9 +474,8 @@ static void assert_file_unchanged(const ts_env *env, const unsigned char *before
     free(after);
 }
 
-static void test_left_out_class_with_objects_is_refused(void **state)
+TS_ENV_TEST(test_left_out_class_with_objects_is_refused)
 {
-    ts_env *env = *state;
     fill_v1(env);
     size_t size;
     unsigned char *before = ts_read_file(env->path, &size);
@@ -509,9 +502,8 @@ static void test_left_out_class_with_objects_is_refused(void **state)
     coffer_close(db);
 }
 
-static void test_left_out_class_emptied_by_migration_is_dropped(void **state)
+TS_ENV_TEST(test_left_out_class_emptied_by_migration_is_dropped)
 {
-    ts_env *env = *state;
     fill_v1(env);
     int calls = 0;
     coffer_db *db = NULL;
@@ -541,9 +533,8 @@ static void test_left_out_class_emptied_by_migration_is_dropped(void **state)
     coffer_close(db);
 }
 
-static void test_left_out_empty_class_is_dropped_without_callback(void **state)
+TS_ENV_TEST(test_left_out_empty_class_is_dropped_without_callback)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, schema_v1, 3, 1, &db));
     add_person(db, 5);
@@ -558,9 +549,8 @@ static void test_left_out_empty_class_is_dropped_without_callback(void **state)
 
 /* Not a migration: the same version, or an explicit subset, is refused
  * before anything runs. */
-static void test_left_out_class_refused_without_migration(void **state)
+TS_ENV_TEST(test_left_out_class_refused_without_migration)
 {
-    ts_env *env = *state;
     fill_v1(env);
     coffer_db *db = NULL;
     int calls = 0;
@@ -603,9 +593,8 @@ static coffer_status delete_named(coffer_migration *m, uint64_t old_version, uin
     return st;
 }
 
-static void test_left_out_class_named_by_another_stays(void **state)
+TS_ENV_TEST(test_left_out_class_named_by_another_stays)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, schema_pets, 3, 1, &db));
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);

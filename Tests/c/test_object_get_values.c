@@ -56,9 +56,17 @@ static void assert_same_as_one_by_one(coffer_object *obj, const coffer_property_
 }
 
 /* Every AllTypes property, set and null (optional ones) or default. */
-static void test_all_scalar_types(void **state)
+/* A new Person, read back as an object handle of `txn`. */
+static coffer_object *person_object(ts_env *env, coffer_txn *txn, int64_t id, const char *name)
 {
-    ts_env *env = *state;
+    coffer_object_key key = ts_add_person(txn, env->person, id, name);
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    return obj;
+}
+
+TS_ENV_TEST(test_all_scalar_types)
+{
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {
         ts_field(AT_BOOL, coffer_value_bool(true)),        ts_field(AT_INT, coffer_value_int(-1234567890123ll)),
@@ -91,13 +99,10 @@ static void test_all_scalar_types(void **state)
 }
 
 /* A property may be asked for more than once; count 0 reads nothing. */
-static void test_repeats_and_empty(void **state)
+TS_ENV_TEST(test_repeats_and_empty)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key key = ts_add_person(txn, env->person, 42, "Ada");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    coffer_object *obj = person_object(env, txn, 42, "Ada");
     const coffer_property_id props[] = {PERSON_NAME, PERSON_ID, PERSON_NAME, PERSON_NICKNAME};
     coffer_value out[4];
     assert_ok(coffer_object_get_values(obj, props, 4, out));
@@ -115,9 +120,8 @@ static void test_repeats_and_empty(void **state)
 }
 
 /* Links, lists, mixed values and linking objects read as get_value reads them. */
-static void test_graph_properties(void **state)
+TS_ENV_TEST(test_graph_properties)
 {
-    ts_env *env = *state;
     coffer_class_id node = ts_class(env->db, "Node");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *tail = NULL, *head = NULL;
@@ -162,13 +166,10 @@ static void test_graph_properties(void **state)
 }
 
 /* Bad arguments: nothing is read and every value is null. */
-static void test_invalid_arguments(void **state)
+TS_ENV_TEST(test_invalid_arguments)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key key = ts_add_person(txn, env->person, 1, "Bo");
-    coffer_object *obj = NULL;
-    assert_ok(coffer_object_get(txn, env->person, key, &obj));
+    coffer_object *obj = person_object(env, txn, 1, "Bo");
     coffer_value out[3];
     const coffer_property_id good[] = {PERSON_ID, PERSON_NAME, PERSON_AGE};
 
@@ -200,9 +201,8 @@ static void test_invalid_arguments(void **state)
 }
 
 /* A deleted object and an ended transaction: errors, nothing read. */
-static void test_deleted_and_ended(void **state)
+TS_ENV_TEST(test_deleted_and_ended)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key k1 = ts_add_person(txn, env->person, 1, "One");
     coffer_object_key k2 = ts_add_person(txn, env->person, 2, "Two");

@@ -27,6 +27,25 @@ static coffer_object_key create_obj(coffer_txn *txn, coffer_class_id cls, const 
     return coffer_object_key_of(obj);
 }
 
+/* A new AllTypes object whose AT_INT is `value`. */
+static coffer_object *int_object(coffer_txn *txn, coffer_class_id cls, int64_t value)
+{
+    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(value))};
+    return ts_create(txn, cls, f, 1);
+}
+
+/* Creates n AllTypes objects whose AT_INT is 0..n-1; their keys go to
+ * keys[0..n) unless keys is NULL. */
+static void create_int_objects(coffer_txn *txn, coffer_class_id cls, int n, coffer_object_key *keys)
+{
+    for (int i = 0; i < n; i++) {
+        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
+        coffer_object_key key = create_obj(txn, cls, f, 1);
+        if (keys)
+            keys[i] = key;
+    }
+}
+
 static coffer_object *get_obj(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
     coffer_object *obj = NULL;
@@ -107,9 +126,8 @@ static void assert_all_values(coffer_object *obj, coffer_value (*value_of)(coffe
 
 /* ------------------------------------------------------------------------ */
 
-static void test_roundtrip_all_types(void **state)
+TS_ENV_TEST(test_roundtrip_all_types)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *obj = create_sample(txn, env->all_types);
     coffer_object_key key = coffer_object_key_of(obj);
@@ -135,9 +153,8 @@ static void test_roundtrip_all_types(void **state)
 }
 
 /* Fields may be listed in any order. */
-static void test_fields_any_order(void **state)
+TS_ENV_TEST(test_fields_any_order)
 {
-    ts_env *env = *state;
     coffer_field fields[AT_COUNT];
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
         fields[p] = ts_field(AT_COUNT - 1 - p, sample_value(AT_COUNT - 1 - p));
@@ -164,9 +181,8 @@ static void assert_decimal_zero(coffer_object *obj, coffer_property_id p)
     assert_int_equal(hi & 0x0001FFFFFFFFFFFFull, 0); /* coefficient 0 */
 }
 
-static void test_defaults(void **state)
+TS_ENV_TEST(test_defaults)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key k1 = create_obj(txn, env->all_types, NULL, 0);
     coffer_field one[] = {ts_field(AT_STRING, ts_str("only this"))};
@@ -232,9 +248,8 @@ static void roundtrip_values(ts_env *env, coffer_property_id p, const coffer_val
     free(keys);
 }
 
-static void test_int_extremes(void **state)
+TS_ENV_TEST(test_int_extremes)
 {
-    ts_env *env = *state;
     coffer_value v[] = {coffer_value_int(INT64_MIN), coffer_value_int(INT64_MAX), coffer_value_int(0),
                         coffer_value_int(-1),        coffer_value_int(1),         coffer_value_int(INT64_MIN + 1),
                         coffer_value_int(256),       coffer_value_int(-129)};
@@ -242,17 +257,15 @@ static void test_int_extremes(void **state)
     roundtrip_values(env, AT_OPT_INT, v, sizeof v / sizeof v[0]);
 }
 
-static void test_bool_values(void **state)
+TS_ENV_TEST(test_bool_values)
 {
-    ts_env *env = *state;
     coffer_value v[] = {coffer_value_bool(true), coffer_value_bool(false)};
     roundtrip_values(env, AT_BOOL, v, 2);
     roundtrip_values(env, AT_OPT_BOOL, v, 2);
 }
 
-static void test_float_special(void **state)
+TS_ENV_TEST(test_float_special)
 {
-    ts_env *env = *state;
     coffer_value f[] = {coffer_value_float(NAN),      coffer_value_float(INFINITY), coffer_value_float(-INFINITY),
                         coffer_value_float(-0.0f),    coffer_value_float(0.0f),     coffer_value_float(FLT_MAX),
                         coffer_value_float(-FLT_MIN), coffer_value_float(1e-45f) /* denormal */};
@@ -273,9 +286,8 @@ static void test_float_special(void **state)
     ts_commit(txn);
 }
 
-static void test_strings(void **state)
+TS_ENV_TEST(test_strings)
 {
-    ts_env *env = *state;
     size_t big_size = 100 * 1024;
     char *big = malloc(big_size + 1);
     for (size_t i = 0; i < big_size; i++)
@@ -313,9 +325,8 @@ static void test_strings(void **state)
     free(big);
 }
 
-static void test_binary(void **state)
+TS_ENV_TEST(test_binary)
 {
-    ts_env *env = *state;
     size_t big_size = 300 * 1024;
     unsigned char *big = malloc(big_size);
     ts_seed(11);
@@ -352,9 +363,8 @@ static void test_binary(void **state)
     free(big);
 }
 
-static void test_dates(void **state)
+TS_ENV_TEST(test_dates)
 {
-    ts_env *env = *state;
     coffer_value v[] = {
         coffer_value_date(0, 0),
         coffer_value_date(-1, -500000000),
@@ -370,9 +380,8 @@ static void test_dates(void **state)
     roundtrip_values(env, AT_OPT_DATE, v, sizeof v / sizeof v[0]);
 }
 
-static void test_object_id_uuid_decimal(void **state)
+TS_ENV_TEST(test_object_id_uuid_decimal)
 {
-    ts_env *env = *state;
     static const uint8_t zeros[16] = {0};
     static const uint8_t ones[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -397,9 +406,8 @@ static void test_object_id_uuid_decimal(void **state)
     roundtrip_values(env, AT_OPT_DECIMAL, d, 5);
 }
 
-static void test_optional_null(void **state)
+TS_ENV_TEST(test_optional_null)
 {
-    ts_env *env = *state;
     coffer_field fields[AT_COUNT - 10];
     for (int p = 10; p < AT_COUNT; p++)
         fields[p - 10] = ts_field(p, coffer_value_null());
@@ -432,12 +440,10 @@ static void test_optional_null(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_wrong_types(void **state)
+TS_ENV_TEST(test_wrong_types)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_field ok[] = {ts_field(AT_INT, coffer_value_int(77))};
-    coffer_object *obj = ts_create(txn, env->all_types, ok, 1);
+    coffer_object *obj = int_object(txn, env->all_types, 77);
     coffer_object_key key = coffer_object_key_of(obj);
 
     for (coffer_property_id p = 0; p < AT_COUNT; p++) {
@@ -495,9 +501,8 @@ static void test_wrong_types(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_null_into_required(void **state)
+TS_ENV_TEST(test_null_into_required)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *obj = NULL;
     coffer_field init[] = {ts_field(AT_STRING, ts_str("keep"))};
@@ -525,9 +530,8 @@ static void test_null_into_required(void **state)
     ts_commit(txn);
 }
 
-static void test_invalid_arguments(void **state)
+TS_ENV_TEST(test_invalid_arguments)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *obj = NULL;
     /* bad property id */
@@ -593,9 +597,8 @@ static void test_invalid_arguments(void **state)
  * and a size, strings that are not UTF-8 or contain NUL. Each is refused
  * with an error naming the property (or, for the strings, stored exactly),
  * and never crashes. */
-static void test_malformed_values(void **state)
+TS_ENV_TEST(test_malformed_values)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_value dates[] = {coffer_value_date(1, -5), coffer_value_date(-1, 5), coffer_value_date(0, 1000000000),
                             coffer_value_date(5, -1000000000), coffer_value_date(0, -1000000000),
@@ -642,9 +645,8 @@ static void test_malformed_values(void **state)
 
 /* A failed create inside a transaction writes nothing; the transaction
  * carries on and commits the other writes. */
-static void test_failed_create_keeps_txn(void **state)
+TS_ENV_TEST(test_failed_create_keeps_txn)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field a[] = {ts_field(AT_INT, coffer_value_int(1))};
     create_obj(txn, env->all_types, a, 1);
@@ -667,9 +669,8 @@ static void test_failed_create_keeps_txn(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_set_value(void **state)
+TS_ENV_TEST(test_set_value)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *obj = create_sample(txn, env->all_types);
     coffer_object_key key = coffer_object_key_of(obj);
@@ -707,9 +708,8 @@ static void test_set_value(void **state)
 }
 
 /* A string grows from empty to large and shrinks again, many times. */
-static void test_set_value_resizes(void **state)
+TS_ENV_TEST(test_set_value_resizes)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object *obj = ts_create(txn, env->all_types, NULL, 0);
     coffer_object_key key = coffer_object_key_of(obj);
@@ -738,9 +738,8 @@ static void test_set_value_resizes(void **state)
     free(buf);
 }
 
-static void test_set_fields(void **state)
+TS_ENV_TEST(test_set_fields)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field init[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(AT_STRING, ts_str("one")),
                            ts_field(AT_DOUBLE, coffer_value_double(1.5))};
@@ -791,15 +790,11 @@ static void test_set_fields(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_delete(void **state)
+TS_ENV_TEST(test_delete)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key keys[3];
-    for (int i = 0; i < 3; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        keys[i] = create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, 3, keys);
     ts_commit(txn);
 
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -858,9 +853,8 @@ static void test_delete(void **state)
 
 /* A read transaction's handle becomes invalid for the deletion only in a
  * transaction that sees it. */
-static void test_delete_in_other_txn(void **state)
+TS_ENV_TEST(test_delete_in_other_txn)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key key = create_obj(txn, env->all_types, NULL, 0);
     ts_commit(txn);
@@ -874,9 +868,8 @@ static void test_delete_in_other_txn(void **state)
     coffer_txn_free(rd);
 }
 
-static void test_keys_increase_never_reused(void **state)
+TS_ENV_TEST(test_keys_increase_never_reused)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key prev = 0, last = 0;
     for (int i = 0; i < 20; i++) {
@@ -925,9 +918,8 @@ static void test_keys_increase_never_reused(void **state)
 
 /* Keys are not reused after class_clear either, nor after every object
  * was deleted one by one, even across a reopen. */
-static void test_keys_after_clear(void **state)
+TS_ENV_TEST(test_keys_after_clear)
 {
-    ts_env *env = *state;
     coffer_db *keep = ts_env_keep(env);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key last = 0;
@@ -964,9 +956,8 @@ static void test_keys_after_clear(void **state)
 }
 
 /* Two handles on one object in one transaction see each other's writes. */
-static void test_two_handles_same_object(void **state)
+TS_ENV_TEST(test_two_handles_same_object)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(1)), ts_field(AT_STRING, ts_str("one"))};
     coffer_object_key key = create_obj(txn, env->all_types, f, 2);
@@ -1005,9 +996,8 @@ static void test_two_handles_same_object(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_count_iterate(void **state)
+TS_ENV_TEST(test_count_iterate)
 {
-    ts_env *env = *state;
     enum { N = 2000 };
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
     assert_int_equal(ts_count(txn, env->all_types), 0);
@@ -1086,15 +1076,11 @@ static void test_count_iterate(void **state)
     free(keys);
 }
 
-static void test_class_clear(void **state)
+TS_ENV_TEST(test_class_clear)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key keys[100];
-    for (int i = 0; i < 100; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        keys[i] = create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, 100, keys);
     coffer_field pf[] = {ts_field(PERSON_ID, coffer_value_int(1)), ts_field(PERSON_NAME, ts_str("Zed"))};
     assert_ok(coffer_object_create(txn, env->person, pf, 2, COFFER_UPDATE_ERROR, NULL));
     ts_commit(txn);
@@ -1144,15 +1130,11 @@ static void test_class_clear(void **state)
 
 /* Iterating in a write transaction while updating, deleting and creating
  * objects: it terminates and no object is seen twice. */
-static void test_iterate_while_writing(void **state)
+TS_ENV_TEST(test_iterate_while_writing)
 {
-    ts_env *env = *state;
     enum { N = 200 };
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    for (int i = 0; i < N; i++) {
-        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(i))};
-        create_obj(txn, env->all_types, f, 1);
-    }
+    create_int_objects(txn, env->all_types, N, NULL);
     ts_commit(txn);
 
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -1195,9 +1177,8 @@ static void test_iterate_while_writing(void **state)
 }
 
 /* Borrowed values stay valid until the documented events only. */
-static void test_borrowed_values_lifetime(void **state)
+TS_ENV_TEST(test_borrowed_values_lifetime)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f1[] = {ts_field(AT_STRING, ts_str("first string value")),
                          ts_field(AT_BINARY, coffer_value_binary("first-binary", 12))};
@@ -1233,9 +1214,8 @@ static void test_borrowed_values_lifetime(void **state)
 }
 
 /* An object handle stays usable across other writes in the transaction. */
-static void test_handle_survives_writes(void **state)
+TS_ENV_TEST(test_handle_survives_writes)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(AT_INT, coffer_value_int(10)), ts_field(AT_STRING, ts_str("ten"))};
     coffer_object *a = ts_create(txn, env->all_types, f, 2);
@@ -1253,12 +1233,10 @@ static void test_handle_survives_writes(void **state)
     ts_commit(txn);
 }
 
-static void test_object_release(void **state)
+TS_ENV_TEST(test_object_release)
 {
-    ts_env *env = *state;
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(99))};
-    coffer_object *obj = ts_create(txn, env->all_types, f, 1);
+    coffer_object *obj = int_object(txn, env->all_types, 99);
     coffer_object_key key = coffer_object_key_of(obj);
     coffer_object_release(obj);
     coffer_object_release(NULL);
@@ -1276,9 +1254,8 @@ static void test_object_release(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_value_too_large(void **state)
+TS_ENV_TEST(test_value_too_large)
 {
-    ts_env *env = *state;
     size_t big = (size_t)COFFER_MAX_VALUE_SIZE + 1;
     char *huge = malloc(big);
     memset(huge, 's', big);

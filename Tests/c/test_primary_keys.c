@@ -60,57 +60,59 @@ typedef struct pk_case {
     coffer_class_id id; /* the class in the database, set by case_in */
 } pk_case;
 
-static const uint8_t OID1[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-static const uint8_t OID2[12] = {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0, 1, 2, 3, 4, 5};
-static const uint8_t OID3[12] = {0};
-static const uint8_t UUID1[16] = {0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4,
-                                  0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00, 0x00};
-static const uint8_t UUID2[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-static const uint8_t UUID3[16] = {0};
+static const uint8_t OIDS[3][12] = {
+    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+    {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0, 1, 2, 3, 4, 5},
+    {0},
+};
+static const uint8_t UUIDS[3][16] = {
+    {0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4, 0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00, 0x00},
+    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+    {0},
+};
+
+/* Cases 0..3 are the required key types int, string, object id and UUID;
+ * 4..7 their optional twins, with the same keys. */
+static const struct {
+    const char *cls;
+    const char *pkname;
+    const char *marker;
+} case_names[8] = {
+    {"IntKey", "intKey", "424242"},           {"StrKey", "strKey", "alphaKeyValue"},
+    {"OidKey", "oidKey", NULL},               {"UuidKey", "uuidKey", NULL},
+    {"OptIntKey", "optIntKey", "424242"},     {"OptStrKey", "optStrKey", "alphaKeyValue"},
+    {"OptOidKey", "optOidKey", NULL},         {"OptUuidKey", "optUuidKey", NULL},
+};
 
 static pk_case make_case(int i)
 {
     pk_case c;
     memset(&c, 0, sizeof c);
-    switch (i) {
+    c.cls = case_names[i].cls;
+    c.pkname = case_names[i].pkname;
+    c.marker = case_names[i].marker;
+    switch (i % 4) {
     case 0:
-    case 4:
-        c.cls = i == 0 ? "IntKey" : "OptIntKey";
-        c.pkname = i == 0 ? "intKey" : "optIntKey";
         c.keys[0] = coffer_value_int(424242);
         c.keys[1] = coffer_value_int(-7);
         c.keys[2] = coffer_value_int(0);
-        c.marker = "424242";
         c.wrong = ts_str("424242");
         break;
     case 1:
-    case 5:
-        c.cls = i == 1 ? "StrKey" : "OptStrKey";
-        c.pkname = i == 1 ? "strKey" : "optStrKey";
         c.keys[0] = ts_str("alphaKeyValue");
         c.keys[1] = ts_str("");
         c.keys[2] = ts_str("\xe6\x97\xa5\xe6\x9c\xac");
-        c.marker = "alphaKeyValue";
         c.wrong = coffer_value_int(1);
         break;
     case 2:
-    case 6:
-        c.cls = i == 2 ? "OidKey" : "OptOidKey";
-        c.pkname = i == 2 ? "oidKey" : "optOidKey";
-        c.keys[0] = coffer_value_object_id(OID1);
-        c.keys[1] = coffer_value_object_id(OID2);
-        c.keys[2] = coffer_value_object_id(OID3);
-        c.marker = NULL;
-        c.wrong = coffer_value_uuid(UUID1);
+        for (int k = 0; k < 3; k++)
+            c.keys[k] = coffer_value_object_id(OIDS[k]);
+        c.wrong = coffer_value_uuid(UUIDS[0]);
         break;
     default:
-        c.cls = i == 3 ? "UuidKey" : "OptUuidKey";
-        c.pkname = i == 3 ? "uuidKey" : "optUuidKey";
-        c.keys[0] = coffer_value_uuid(UUID1);
-        c.keys[1] = coffer_value_uuid(UUID2);
-        c.keys[2] = coffer_value_uuid(UUID3);
-        c.marker = NULL;
-        c.wrong = coffer_value_object_id(OID1);
+        for (int k = 0; k < 3; k++)
+            c.keys[k] = coffer_value_uuid(UUIDS[k]);
+        c.wrong = coffer_value_object_id(OIDS[0]);
         break;
     }
     return c;
@@ -126,9 +128,8 @@ static pk_case case_in(coffer_db *db, int i)
 
 /* ------------------------------------------------------------------------ */
 
-static void test_create_find_each_type(void **state)
+TS_ENV_TEST(test_create_find_each_type)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         coffer_property_id pk;
@@ -187,9 +188,8 @@ static void test_create_find_each_type(void **state)
     }
 }
 
-static void test_find_miss(void **state)
+TS_ENV_TEST(test_find_miss)
 {
-    ts_env *env = *state;
     coffer_class_id ik = ts_class(env->db, "IntKey");
     coffer_class_id sk = ts_class(env->db, "StrKey");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -224,9 +224,8 @@ static void test_find_miss(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_find_without_primary_key(void **state)
+TS_ENV_TEST(test_find_without_primary_key)
 {
-    ts_env *env = *state;
     coffer_class_id nk = ts_class(env->db, "NoKey");
     coffer_property_id pk;
     assert_status(coffer_db_primary_key(env->db, nk, &pk), COFFER_ERR_NOT_FOUND);
@@ -245,9 +244,8 @@ static void test_find_without_primary_key(void **state)
     ts_commit(txn);
 }
 
-static void test_optional_null_key(void **state)
+TS_ENV_TEST(test_optional_null_key)
 {
-    ts_env *env = *state;
     const char *classes[] = {"OptIntKey", "OptStrKey", "OptOidKey", "OptUuidKey"};
     for (int i = 0; i < 4; i++) {
         coffer_class_id cls = ts_class(env->db, classes[i]);
@@ -308,9 +306,8 @@ static void test_optional_null_key(void **state)
     }
 }
 
-static void test_missing_required_key(void **state)
+TS_ENV_TEST(test_missing_required_key)
 {
-    ts_env *env = *state;
     const char *classes[] = {"IntKey", "StrKey", "OidKey", "UuidKey"};
     const char *pks[] = {"intKey", "strKey", "oidKey", "uuidKey"};
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -335,9 +332,8 @@ static coffer_object_key commit_first(coffer_db *db, coffer_class_id cls, coffer
     return ts_commit_object(db, cls, f, 3);
 }
 
-static void test_immutable(void **state)
+TS_ENV_TEST(test_immutable)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         commit_first(env->db, c.id, c.keys[0], "orig");
@@ -376,9 +372,8 @@ static void test_immutable(void **state)
     }
 }
 
-static void test_upsert_policies(void **state)
+TS_ENV_TEST(test_upsert_policies)
 {
-    ts_env *env = *state;
     for (int i = 0; i < 8; i++) {
         pk_case c = case_in(env->db, i);
         coffer_object_key key = commit_first(env->db, c.id, c.keys[0], "first");
@@ -432,9 +427,8 @@ static void test_upsert_policies(void **state)
 }
 
 /* Deleting an object frees its key for a new object. */
-static void test_key_reusable_after_delete(void **state)
+TS_ENV_TEST(test_key_reusable_after_delete)
 {
-    ts_env *env = *state;
     coffer_class_id cls = ts_class(env->db, "StrKey");
     coffer_value k = ts_str("recycled");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -471,9 +465,8 @@ static char *long_key(size_t size, size_t prefix_len, char tail)
     return s;
 }
 
-static void test_long_string_keys(void **state)
+TS_ENV_TEST(test_long_string_keys)
 {
-    ts_env *env = *state;
     coffer_class_id cls = ts_class(env->db, "StrKey");
     /* 5000-byte keys sharing a 4000-byte prefix, and keys around the LMDB
      * key size limit */
@@ -550,9 +543,8 @@ static void test_long_string_keys(void **state)
 }
 
 /* Many keys: every one is found, no false hits. */
-static void test_many_keys(void **state)
+TS_ENV_TEST(test_many_keys)
 {
-    ts_env *env = *state;
     coffer_class_id ik = ts_class(env->db, "IntKey");
     coffer_class_id sk = ts_class(env->db, "StrKey");
     enum { N = 3000 };
@@ -587,9 +579,8 @@ static void test_many_keys(void **state)
 }
 
 /* coffer_index_find works on a primary-key property. */
-static void test_index_find_on_primary_key(void **state)
+TS_ENV_TEST(test_index_find_on_primary_key)
 {
-    ts_env *env = *state;
     coffer_class_id sk = ts_class(env->db, "StrKey");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(K_PK, ts_str("pk-one"))};

@@ -87,9 +87,8 @@ static void assert_child_ok(pid_t pid, const char *what)
 /* Snapshots across processes                                                */
 /* ------------------------------------------------------------------------ */
 
-static void test_child_reader_keeps_snapshot(void **state)
+TS_ENV_TEST(test_child_reader_keeps_snapshot)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 1);
     ts_fork child;
@@ -145,9 +144,8 @@ static void test_child_reader_keeps_snapshot(void **state)
     coffer_close(db);
 }
 
-static void test_parent_reader_sees_child_commit(void **state)
+TS_ENV_TEST(test_parent_reader_sees_child_commit)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 1);
     ts_fork child;
@@ -195,9 +193,8 @@ static void test_parent_reader_sees_child_commit(void **state)
 }
 
 /* A write transaction in another process waits for the parent's. */
-static void test_write_lock_across_processes(void **state)
+TS_ENV_TEST(test_write_lock_across_processes)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 1);
     ts_fork child;
@@ -251,9 +248,8 @@ static void test_write_lock_across_processes(void **state)
 }
 
 /* Two processes writing concurrently: every commit lands exactly once. */
-static void test_concurrent_writer_processes(void **state)
+TS_ENV_TEST(test_concurrent_writer_processes)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 0);
     enum { P = 3, R = 25 };
@@ -396,9 +392,8 @@ static void check_after_kill(const char *path, const uint8_t *key, int max_repor
     coffer_close(db);
 }
 
-static void test_kill_writer(void **state)
+TS_ENV_TEST(test_kill_writer)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
     print_message("    random kill moments, seed %llu\n", (unsigned long long)seed);
@@ -444,9 +439,8 @@ static void test_kill_writer(void **state)
 
 /* A reader process killed while holding a read transaction does not block
  * writers or leave the file unusable. */
-static void test_kill_reader(void **state)
+TS_ENV_TEST(test_kill_reader)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 1);
     ts_fork child;
@@ -496,9 +490,8 @@ static void test_kill_reader(void **state)
  * the implementation's COFFER_INITIAL_MAP_SIZE hook; harmless if ignored):
  * this process's next transactions adopt the new size (MDB_MAP_RESIZED) and
  * read everything. */
-static void test_map_grown_by_other_process(void **state)
+TS_ENV_TEST(test_map_grown_by_other_process)
 {
-    ts_env *env = *state;
     const uint8_t *key = ts_mode_key(env->mode);
     ts_make_person_file(env->path, key, 1);
     setenv("COFFER_INITIAL_MAP_SIZE", "1048576", 1);
@@ -537,18 +530,16 @@ static void test_map_grown_by_other_process(void **state)
     coffer_txn_free(old);
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(r, at), 60);
-    coffer_iter *it = NULL;
-    assert_ok(coffer_class_iterate(r, at, &it));
+    coffer_iter *it = ts_iterate(r, at);
     coffer_object *obj = NULL;
     int n = 0;
-    while (coffer_iter_next(it, &obj) == COFFER_OK) {
+    while (ts_next(it, &obj)) {
         int64_t t = ts_get_int(obj, AT_INT);
-        coffer_value v;
-        assert_ok(coffer_object_get_value(obj, AT_BINARY, &v));
-        assert_int_equal(v.u.binary.size, 256 * 1024);
-        const unsigned char *b = v.u.binary.data;
+        size_t size;
+        const unsigned char *b = ts_get_binary(obj, AT_BINARY, &size);
+        assert_int_equal(size, 256 * 1024);
         assert_int_equal(b[0], 'a' + t % 26);
-        assert_int_equal(b[v.u.binary.size - 1], 'a' + t % 26);
+        assert_int_equal(b[size - 1], 'a' + t % 26);
         n++;
     }
     coffer_iter_free(it);

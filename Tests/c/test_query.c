@@ -251,9 +251,8 @@ static coffer_txn *read_txn(ts_env *env)
 /* Comparisons and operators                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void test_comparisons(void **state)
+TS_ENV_TEST(test_comparisons)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     assert_string_equal(id_set(txn, "age == 25"), "2,4");
@@ -291,9 +290,8 @@ static void test_comparisons(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_strings(void **state)
+TS_ENV_TEST(test_strings)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     assert_string_equal(id_set(txn, "name == 'Ann'"), "1");
@@ -320,9 +318,8 @@ static void test_strings(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_paths(void **state)
+TS_ENV_TEST(test_paths)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     /* To-one links, null through a missing link. */
@@ -396,9 +393,8 @@ static void test_paths(void **state)
 /* SORT, DISTINCT, LIMIT                                                     */
 /* ------------------------------------------------------------------------ */
 
-static void test_sort_distinct_limit(void **state)
+TS_ENV_TEST(test_sort_distinct_limit)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     assert_string_equal(ids(txn, "TRUEPREDICATE SORT(age ASC)"), "2,4,1,3,5");
@@ -481,9 +477,8 @@ static void unindexed_twin(const char *text, char *out, size_t size)
     out[w] = 0;
 }
 
-static void test_planner_matches_scan(void **state)
+TS_ENV_TEST(test_planner_matches_scan)
 {
-    ts_env *env = *state;
     add_people(env, 1500, 7);
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
     static const char *const prefixes[] = {"", "a", "ab", "abc", "abcd", "c", "ba"};
@@ -536,9 +531,8 @@ static coffer_query *compile(coffer_db *db, const char *text, const coffer_value
 /* Queries an index answers alone: counted from the index in a read
  * transaction, their keys computed only when asked for; the same answers as
  * computing them at once, in either order of asking. */
-static void test_index_only_answers(void **state)
+TS_ENV_TEST(test_index_only_answers)
 {
-    ts_env *env = *state;
     add_people(env, 600, 3);
     static const char *const texts[] = {"level == 4", "level BETWEEN {2, 9}", "level > 40", "code BEGINSWITH 'ab'",
                                         "flag == true", "level IN {4, 4}", "level IN {4, 5, 4}", "code == 'zz'"};
@@ -604,9 +598,8 @@ static void test_index_only_answers(void **state)
     coffer_query_free(q);
 }
 
-static void test_results_api(void **state)
+TS_ENV_TEST(test_results_api)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     coffer_query *q = compile(env->db, "age < 35 SORT(age DESC, id ASC)", NULL, 0);
@@ -705,9 +698,8 @@ static void test_results_api(void **state)
     coffer_query_free(NULL);
 }
 
-static void test_rebind(void **state)
+TS_ENV_TEST(test_rebind)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_txn *txn = read_txn(env);
     coffer_value age = coffer_value_int(25), level = coffer_value_int(1);
@@ -761,9 +753,8 @@ static void test_rebind(void **state)
     coffer_txn_free(txn);
 }
 
-static void test_rerun_and_delete(void **state)
+TS_ENV_TEST(test_rerun_and_delete)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_query *q = compile(env->db, "age >= 30", NULL, 0);
     coffer_txn *txn = read_txn(env);
@@ -812,9 +803,8 @@ static void test_rerun_and_delete(void **state)
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void test_errors(void **state)
+TS_ENV_TEST(test_errors)
 {
-    ts_env *env = *state;
     coffer_db *db = env->db;
     expect_query_error(db, PERSON, "age >", NULL, 0, "at offset 6: expected");
     expect_query_error(db, PERSON, "agee == 1", NULL, 0, "class 'Person' has no property 'agee'");
@@ -887,9 +877,8 @@ static void test_errors(void **state)
     coffer_query_free(q);
 }
 
-static void test_query_after_close_is_freed(void **state)
+TS_ENV_TEST(test_query_after_close_is_freed)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_query *q = compile(env->db, "age > 1", NULL, 0);
     coffer_txn *txn = read_txn(env);
@@ -932,9 +921,8 @@ static void *run_many(void *p)
     return NULL;
 }
 
-static void test_threads_share_a_query(void **state)
+TS_ENV_TEST(test_threads_share_a_query)
 {
-    ts_env *env = *state;
     fill(env);
     coffer_query *q = compile(env->db, "name CONTAINS[c] 'N' AND tags.@count > 0", NULL, 0);
     thread_arg args[2] = {{env->db, q, 0}, {env->db, q, 0}};

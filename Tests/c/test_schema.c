@@ -18,25 +18,8 @@ static coffer_property_schema prop(const char *name, coffer_type type, uint32_t 
 
 /* Checks the schema both with coffer_schema_validate and with
  * coffer_config_set_schema (which must give the same status). */
-static void check_both(const coffer_class_schema *classes, size_t n, coffer_status want, const char *needle1,
-                       const char *needle2, int line)
-{
-    coffer_status st = coffer_schema_validate(classes, n);
-    ts_check_status(st, want, "coffer_schema_validate", __FILE__, line);
-    if (needle1)
-        ts_check_error_contains(needle1, __FILE__, line);
-    if (needle2)
-        ts_check_error_contains(needle2, __FILE__, line);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    st = coffer_config_set_schema(cfg, classes, n, 1);
-    ts_check_status(st, want, "coffer_config_set_schema", __FILE__, line);
-    if (needle1)
-        ts_check_error_contains(needle1, __FILE__, line);
-    if (needle2)
-        ts_check_error_contains(needle2, __FILE__, line);
-    coffer_config_free(cfg);
-}
+#define check_both(classes, n, want, needle1, needle2, line) \
+    ts_check_schema_status((classes), (n), (want), (needle1), (needle2), __FILE__, (line))
 
 static void check_one(const char *class_name, const coffer_property_schema *props, size_t n, coffer_status want,
                       const char *needle1, const char *needle2, int line)
@@ -279,8 +262,7 @@ static void test_null_arrays(void **state)
     coffer_class_schema cls = {.name = "NullProps", .properties = NULL, .property_count = 3};
     assert_status2(coffer_schema_validate(&cls, 1), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
     assert_status2(coffer_schema_validate(NULL, 2), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_status2(coffer_config_set_schema(cfg, NULL, 2, 1), COFFER_ERR_SCHEMA, COFFER_ERR_INVALID_ARGUMENT);
     /* NULL with count 0 clears it */
     assert_ok(coffer_config_set_schema(cfg, NULL, 0, 0));
@@ -288,12 +270,9 @@ static void test_null_arrays(void **state)
 }
 
 /* An invalid schema leaves the configuration's previous schema in place. */
-static void test_invalid_keeps_previous(void **state)
+TS_ENV_TEST(test_invalid_keeps_previous)
 {
-    ts_env *env = *state;
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, ts_std_schema, TS_STD_SCHEMA_COUNT, 4));
     coffer_property_schema bad[] = {prop("x", COFFER_TYPE_FLOAT, COFFER_PROPERTY_PRIMARY_KEY)};
     coffer_class_schema badcls = {.name = "Bad", .properties = bad, .property_count = 1};
@@ -309,9 +288,8 @@ static void test_invalid_keeps_previous(void **state)
 }
 
 /* The schema is deep-copied: the caller's arrays and strings may change. */
-static void test_schema_deep_copied(void **state)
+TS_ENV_TEST(test_schema_deep_copied)
 {
-    ts_env *env = *state;
     char *cname = strdup("CopiedClass");
     char *p0 = strdup("copiedInt");
     char *p1 = strdup("copiedString");
@@ -323,9 +301,7 @@ static void test_schema_deep_copied(void **state)
     cls->properties = props;
     cls->property_count = 2;
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
-    assert_ok(coffer_config_set_path(cfg, env->path));
+    coffer_config *cfg = ts_config_at(env->path);
     assert_ok(coffer_config_set_schema(cfg, cls, 1, 1));
     memset(cname, 'Z', strlen(cname));
     memset(p0, 'Z', strlen(p0));
@@ -356,9 +332,8 @@ static void test_schema_deep_copied(void **state)
 }
 
 /* A schema with a class of no properties and with many classes. */
-static void test_many_classes(void **state)
+TS_ENV_TEST(test_many_classes)
 {
-    ts_env *env = *state;
     enum { N = 40 };
     coffer_class_schema classes[N];
     char names[N][16];
@@ -419,9 +394,8 @@ static void test_too_many_classes(void **state)
 
 /* The limits: COFFER_MAX_CLASSES classes and COFFER_MAX_PROPERTIES
  * properties can be opened and used. */
-static void test_max_classes_and_properties(void **state)
+TS_ENV_TEST(test_max_classes_and_properties)
 {
-    ts_env *env = *state;
     size_t n = COFFER_MAX_CLASSES;
     coffer_class_schema *classes = calloc(n, sizeof *classes);
     char (*names)[16] = calloc(n, sizeof *names);
@@ -480,9 +454,8 @@ static void test_max_classes_and_properties(void **state)
 /* Introspection                                                             */
 /* ------------------------------------------------------------------------ */
 
-static void test_introspection(void **state)
+TS_ENV_TEST(test_introspection)
 {
-    ts_env *env = *state;
     coffer_db *db = env->db;
     assert_int_equal(coffer_db_class_count(db), 2);
 
@@ -551,9 +524,8 @@ static void test_introspection(void **state)
 
 /* The stored schema is what a handle opened without a schema sees, in the
  * same order and with the same flags. */
-static void test_introspection_from_file(void **state)
+TS_ENV_TEST(test_introspection_from_file)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, NULL, 0, 0, &db));
     assert_int_equal(coffer_db_class_count(db), 2);
@@ -573,9 +545,8 @@ static void test_introspection_from_file(void **state)
 }
 
 /* Class and property names with multi-byte UTF-8 work end to end. */
-static void test_utf8_names(void **state)
+TS_ENV_TEST(test_utf8_names)
 {
-    ts_env *env = *state;
     const char *cname = "Caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac";
     const char *pname = "n\xc3\xbcmero";
     coffer_property_schema p[] = {prop(pname, COFFER_TYPE_INT, COFFER_PROPERTY_PRIMARY_KEY)};

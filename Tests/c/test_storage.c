@@ -28,9 +28,8 @@ static const char *person_name(coffer_txn *txn, coffer_db *db, int64_t id)
 /* Several handles                                                           */
 /* ------------------------------------------------------------------------ */
 
-static void test_two_handles_one_file(void **state)
+TS_ENV_TEST(test_two_handles_one_file)
 {
-    ts_env *env = *state;
     coffer_db *b = NULL;
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &b));
     if (env->mode != TS_MEMORY) {
@@ -64,9 +63,8 @@ static void test_two_handles_one_file(void **state)
 
 /* The same file through another spelling of its path (and a symlink) is the
  * same storage. */
-static void test_same_file_other_path(void **state)
+TS_ENV_TEST(test_same_file_other_path)
 {
-    ts_env *env = *state;
     char dotted[TS_PATH_MAX + 32], link[TS_PATH_MAX];
     snprintf(dotted, sizeof dotted, "%s/./test.coffer", env->dir);
     ts_join(link, env->dir, "link.coffer");
@@ -94,9 +92,8 @@ static void test_same_file_other_path(void **state)
 /* In-memory                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void test_in_memory(void **state)
+TS_ENV_TEST(test_in_memory)
 {
-    ts_env *env = *state;
     char old_cwd[TS_PATH_MAX];
     assert_non_null(getcwd(old_cwd, sizeof old_cwd));
     char work[TS_PATH_MAX];
@@ -154,9 +151,8 @@ static void test_in_memory(void **state)
 }
 
 /* Identifiers are opaque strings: slashes, dots and long ones work. */
-static void test_in_memory_odd_identifiers(void **state)
+TS_ENV_TEST(test_in_memory_odd_identifiers)
 {
-    ts_env *env = *state;
     char longid[1200];
     memset(longid, 'L', sizeof longid - 1);
     longid[sizeof longid - 1] = 0;
@@ -182,9 +178,8 @@ static void test_in_memory_odd_identifiers(void **state)
 }
 
 /* Many writes in memory, larger than one would keep in a small buffer. */
-static void test_in_memory_larger(void **state)
+TS_ENV_TEST(test_in_memory_larger)
 {
-    ts_env *env = *state;
     coffer_db *db = NULL;
     assert_ok(ts_open_memory(env->ident, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db));
     coffer_class_id at = ts_class(db, "AllTypes");
@@ -207,9 +202,8 @@ static void test_in_memory_larger(void **state)
 /* Read-only                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void test_read_only_missing(void **state)
+TS_ENV_TEST(test_read_only_missing)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "missingFile.coffer");
     coffer_db *db = NULL;
@@ -219,9 +213,8 @@ static void test_read_only_missing(void **state)
     assert_false(ts_file_exists(path));
 }
 
-static void test_read_only(void **state)
+TS_ENV_TEST(test_read_only)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     ts_make_person_file(env->path, ts_mode_key(env->mode), 5);
     for (int with_schema = 0; with_schema < 2; with_schema++) {
@@ -246,9 +239,8 @@ static void test_read_only(void **state)
 }
 
 /* A read-only open that would have to write the schema fails. */
-static void test_read_only_schema_write_needed(void **state)
+TS_ENV_TEST(test_read_only_schema_write_needed)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     ts_make_person_file(env->path, ts_mode_key(env->mode), 1);
     static const coffer_property_schema extra_props[] = {{.name = "x", .type = COFFER_TYPE_INT}};
@@ -264,9 +256,8 @@ static void test_read_only_schema_write_needed(void **state)
     coffer_close(db);
 }
 
-static void test_read_only_and_read_write_in_process(void **state)
+TS_ENV_TEST(test_read_only_and_read_write_in_process)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     ts_make_person_file(env->path, ts_mode_key(env->mode), 1);
     /* read-write first, then read-only: the read-only handle cannot write */
@@ -356,9 +347,8 @@ static int unwritable_checks(void *arg)
     return 0;
 }
 
-static void test_unwritable_file(void **state)
+TS_ENV_TEST(test_unwritable_file)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     /* root runs the checks as uid 65534, which must reach the file: the
      * working tree may be under a private home directory, so the file gets
@@ -386,9 +376,8 @@ static void test_unwritable_file(void **state)
 /* Seed files                                                                */
 /* ------------------------------------------------------------------------ */
 
-static void test_seed_file(void **state)
+TS_ENV_TEST(test_seed_file)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     char seed[TS_PATH_MAX], target[TS_PATH_MAX];
     ts_join(seed, env->dir, "seed.coffer");
@@ -396,8 +385,7 @@ static void test_seed_file(void **state)
     ts_make_person_file(seed, ts_mode_key(env->mode), 3);
     long long seed_size = ts_file_size(seed);
 
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, target));
     assert_ok(coffer_config_set_seed_path(cfg, seed));
     if (ts_mode_key(env->mode))
@@ -429,14 +417,12 @@ static void test_seed_file(void **state)
     assert_true(ts_file_size(seed) == seed_size);
 }
 
-static void test_seed_missing(void **state)
+TS_ENV_TEST(test_seed_missing)
 {
-    ts_env *env = *state;
     char seed[TS_PATH_MAX], target[TS_PATH_MAX];
     ts_join(seed, env->dir, "noSuchSeed.coffer");
     ts_join(target, env->dir, "target.coffer");
-    coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    coffer_config *cfg = ts_config_new();
     assert_ok(coffer_config_set_path(cfg, target));
     assert_ok(coffer_config_set_seed_path(cfg, seed));
     coffer_db *db = NULL;
@@ -479,9 +465,8 @@ static coffer_object_key write_evolving_v1(coffer_db *db)
     return ts_commit_object(db, ts_class(db, "Evolving"), f, 5);
 }
 
-static void test_schema_same_and_lower_version(void **state)
+TS_ENV_TEST(test_schema_same_and_lower_version)
 {
-    ts_env *env = *state;
     coffer_class_schema v1 = evolving_class(evolving_v1, 5);
     ts_env_reopen(env, &v1, 1, 5);
     write_evolving_v1(env->db);
@@ -510,9 +495,8 @@ typedef struct schema_diff_case {
     const char *names[4];
 } schema_diff_case;
 
-static void test_schema_diff_same_version(void **state)
+TS_ENV_TEST(test_schema_diff_same_version)
 {
-    ts_env *env = *state;
     coffer_class_schema v1 = evolving_class(evolving_v1, 5);
     ts_env_reopen(env, &v1, 1, 3);
     write_evolving_v1(env->db);
@@ -570,9 +554,8 @@ static void test_schema_diff_same_version(void **state)
     coffer_close(keep);
 }
 
-static void test_schema_new_class_same_version(void **state)
+TS_ENV_TEST(test_schema_new_class_same_version)
 {
-    ts_env *env = *state;
     coffer_db *keep = ts_env_keep(env);
     ts_commit_person(env->db, env->person, 1, "before");
     ts_env_close(env);
@@ -599,9 +582,8 @@ static void test_schema_new_class_same_version(void **state)
     coffer_close(keep);
 }
 
-static void test_schema_index_change_same_version(void **state)
+TS_ENV_TEST(test_schema_index_change_same_version)
 {
-    ts_env *env = *state;
     static const coffer_property_schema plain[] = {
         {.name = "code", .type = COFFER_TYPE_STRING},
         {.name = "num", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_INDEXED},
@@ -659,9 +641,8 @@ static void test_schema_index_change_same_version(void **state)
     coffer_close(keep);
 }
 
-static void test_schema_upgrade(void **state)
+TS_ENV_TEST(test_schema_upgrade)
 {
-    ts_env *env = *state;
     coffer_class_schema v1 = evolving_class(evolving_v1, 5);
     ts_env_reopen(env, &v1, 1, 1);
     coffer_db *keep = ts_env_keep(env);
@@ -722,9 +703,8 @@ static void test_schema_upgrade(void **state)
     coffer_close(keep);
 }
 
-static void test_open_without_schema(void **state)
+TS_ENV_TEST(test_open_without_schema)
 {
-    ts_env *env = *state;
     coffer_db *keep = ts_env_keep(env);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     ts_add_person(w, env->person, 1, "stored");
@@ -751,9 +731,8 @@ static void test_open_without_schema(void **state)
 }
 
 /* A higher version with an identical schema is accepted and stored. */
-static void test_version_bump_same_schema(void **state)
+TS_ENV_TEST(test_version_bump_same_schema)
 {
-    ts_env *env = *state;
     coffer_db *keep = ts_env_keep(env);
     ts_commit_person(env->db, env->person, 1, "versioned");
     ts_env_close(env);
@@ -770,9 +749,8 @@ static void test_version_bump_same_schema(void **state)
 
 /* A file at schema version 3 opened with no schema (and so version 0 in the
  * configuration) uses the file's schema as it is. */
-static void test_open_without_schema_higher_version(void **state)
+TS_ENV_TEST(test_open_without_schema_higher_version)
 {
-    ts_env *env = *state;
     ts_env_reopen(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 3);
     coffer_db *db = NULL;
     assert_ok(ts_env_open(env, NULL, 0, 0, &db));
@@ -785,9 +763,8 @@ static void test_open_without_schema_higher_version(void **state)
 /* Class subset                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void test_class_subset(void **state)
+TS_ENV_TEST(test_class_subset)
 {
-    ts_env *env = *state;
     coffer_db *keep = ts_env_keep(env);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     ts_add_person(w, env->person, 1, "p1");
@@ -846,9 +823,8 @@ static void test_class_subset(void **state)
 /* Sizes                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static void test_max_file_size(void **state)
+TS_ENV_TEST(test_max_file_size)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     const uint64_t cap = 1u << 20;
     coffer_config *cfg = ts_env_config(env);
@@ -917,19 +893,18 @@ static void test_max_file_size(void **state)
     assert_ok(coffer_open(cfg, &db));
     coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(r, at), (uint64_t)(2 + written));
-    coffer_iter *it = NULL;
-    assert_ok(coffer_class_iterate(r, at, &it));
+    coffer_iter *it = ts_iterate(r, at);
     coffer_object *obj = NULL;
     int seen = 0;
-    while (coffer_iter_next(it, &obj) == COFFER_OK) {
+    while (ts_next(it, &obj)) {
         int64_t tag = ts_get_int(obj, AT_INT);
-        coffer_value v;
-        assert_ok(coffer_object_get_value(obj, AT_BINARY, &v));
+        size_t size;
+        const void *data = ts_get_binary(obj, AT_BINARY, &size);
         if (tag >= 100) {
-            assert_int_equal(v.u.binary.size, 64 * 1024);
-            assert_memory_equal(v.u.binary.data, big + (tag - 100) * 1024, 64 * 1024);
+            assert_int_equal(size, 64 * 1024);
+            assert_memory_equal(data, big + (tag - 100) * 1024, 64 * 1024);
         } else {
-            assert_int_equal(v.u.binary.size, sizeof small);
+            assert_int_equal(size, sizeof small);
         }
         seen++;
     }
@@ -943,9 +918,8 @@ static void test_max_file_size(void **state)
 
 /* Writes well beyond any initial map size succeed (growing the map when
  * COFFER_ERR_MAP_FULL is reported, after a retry). */
-static void test_map_growth(void **state)
+TS_ENV_TEST(test_map_growth)
 {
-    ts_env *env = *state;
     const size_t blob = 1u << 20;
     const int per_txn = 4;
     const int txns = env->mode == TS_PLAIN ? 50 : 15; /* 200 MB plain, 60 MB encrypted/memory */
@@ -1008,9 +982,8 @@ static void test_map_growth(void **state)
  * hook; harmless if ignored) the map must grow: a write that reports
  * COFFER_ERR_MAP_FULL succeeds when retried. A read transaction held open
  * meanwhile keeps its snapshot; once it ends, retrying succeeds. */
-static void test_map_growth_small_map(void **state)
+TS_ENV_TEST(test_map_growth_small_map)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     setenv("COFFER_INITIAL_MAP_SIZE", "1048576", 1);
     char path[TS_PATH_MAX];
@@ -1181,9 +1154,8 @@ static void check_not_a_database(const char *path, const void *content, size_t s
     free(got);
 }
 
-static void test_not_a_database(void **state)
+TS_ENV_TEST(test_not_a_database)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     size_t n = 64 * 1024;
     unsigned char *junk = malloc(n);
@@ -1211,9 +1183,8 @@ static void test_not_a_database(void **state)
     free(many);
 }
 
-static void test_foreign_lmdb(void **state)
+TS_ENV_TEST(test_foreign_lmdb)
 {
-    ts_env *env = *state;
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "foreignLmdb.coffer");
     MDB_env *menv = NULL;
@@ -1266,9 +1237,8 @@ static void test_foreign_lmdb(void **state)
     assert_int_equal(st, COFFER_ERR_NOT_A_DATABASE);
 }
 
-static void test_truncated(void **state)
+TS_ENV_TEST(test_truncated)
 {
-    ts_env *env = *state;
     /* a few MB of incompressible data in several transactions */
     size_t blob = 200 * 1024;
     unsigned char *data = malloc(blob);
@@ -1298,9 +1268,8 @@ static void test_truncated(void **state)
     assert_int_equal(st, COFFER_ERR_CORRUPTED);
 }
 
-static void test_zero_length_file(void **state)
+TS_ENV_TEST(test_zero_length_file)
 {
-    ts_env *env = *state;
     ts_env_close(env);
     char path[TS_PATH_MAX];
     ts_join(path, env->dir, "empty.coffer");

@@ -503,6 +503,26 @@ int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t cou
     return 0;
 }
 
+int ts_find_classes(coffer_db *db, size_t n, const char *const names[], coffer_class_id *const ids[])
+{
+    for (size_t i = 0; i < n; i++) {
+        if (coffer_db_find_class(db, names[i], ids[i]) != COFFER_OK) {
+            print_error("class lookup of %s failed: %s\n", names[i], coffer_last_error());
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ts_setup_schema_classes(void **state, const coffer_class_schema *classes, size_t count, size_t n,
+                            const char *const names[], coffer_class_id *const ids[])
+{
+    if (ts_setup_schema(state, classes, count) != 0)
+        return -1;
+    ts_env *env = *state;
+    return ts_find_classes(env->db, n, names, ids);
+}
+
 /* Applies a key (if any), the read-only flag and a schema (if any) to `cfg`,
  * whose path or identifier was just set with status `st`, and opens it.
  * Frees cfg. */
@@ -729,6 +749,14 @@ const char *ts_get_string(coffer_object *obj, coffer_property_id p, size_t *size
     if (size)
         *size = v.u.string.size;
     return v.u.string.data;
+}
+
+const void *ts_get_binary(coffer_object *obj, coffer_property_id p, size_t *size)
+{
+    coffer_value v;
+    get_typed(obj, p, COFFER_TYPE_BINARY, &v);
+    *size = v.u.binary.size;
+    return v.u.binary.data;
 }
 
 int ts_get_is_null(coffer_object *obj, coffer_property_id p)
@@ -966,4 +994,49 @@ void ts_fork_close(ts_fork *f)
 {
     ts_close_fd(&f->send);
     ts_close_fd(&f->recv);
+}
+
+coffer_config *ts_config_new(void)
+{
+    coffer_config *cfg = NULL;
+    assert_ok(coffer_config_new(&cfg));
+    return cfg;
+}
+
+coffer_config *ts_config_at(const char *path)
+{
+    coffer_config *cfg = ts_config_new();
+    assert_ok(coffer_config_set_path(cfg, path));
+    return cfg;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schema checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+static void check_schema_messages(const char *needle1, const char *needle2, const char *file, int line)
+{
+    if (needle1)
+        ts_check_error_contains(needle1, file, line);
+    if (needle2)
+        ts_check_error_contains(needle2, file, line);
+}
+
+void ts_check_schema_status(const coffer_class_schema *classes, size_t n, coffer_status want, const char *needle1,
+                            const char *needle2, const char *file, int line)
+{
+    ts_check_status(coffer_schema_validate(classes, n), want, "coffer_schema_validate", file, line);
+    check_schema_messages(needle1, needle2, file, line);
+    coffer_config *cfg = NULL;
+    ts_check_status(coffer_config_new(&cfg), COFFER_OK, "coffer_config_new", file, line);
+    ts_check_status(coffer_config_set_schema(cfg, classes, n, 1), want, "coffer_config_set_schema", file, line);
+    check_schema_messages(needle1, needle2, file, line);
+    coffer_config_free(cfg);
+}
+
+coffer_iter *ts_iterate(coffer_txn *txn, coffer_class_id cls)
+{
+    coffer_iter *it = NULL;
+    assert_ok(coffer_class_iterate(txn, cls, &it));
+    return it;
 }

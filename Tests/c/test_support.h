@@ -200,6 +200,21 @@ int ts_teardown(void **state);
  * given schema at version 1. */
 int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t count);
 
+/* Defines a cmocka test whose body receives the per-test environment made
+ * by the setup as `env`:  TS_ENV_TEST(test_x) { ... env->db ... }  */
+#define TS_ENV_TEST(name)                                    \
+    static void name##_body(ts_env *env);                    \
+    static void name(void **state) { name##_body(*state); }  \
+    static void name##_body(ts_env *env)
+
+/* Looks up the classes names[0..n) into *ids[0..n). Returns 0, or -1 with
+ * the library's message printed. */
+int ts_find_classes(coffer_db *db, size_t n, const char *const names[], coffer_class_id *const ids[]);
+/* ts_setup_schema, then ts_find_classes on env->db: for suites that keep
+ * their class ids in variables. */
+int ts_setup_schema_classes(void **state, const coffer_class_schema *classes, size_t count, size_t n,
+                            const char *const names[], coffer_class_id *const ids[]);
+
 /* A test run on each storage mode, named "name[plain]", ..., with the given
  * setup (ts_setup unless named) and ts_teardown. */
 #define TS_TEST_MODE_SETUP(f, setup, modevar, suffix) \
@@ -216,6 +231,21 @@ int ts_setup_schema(void **state, const coffer_class_schema *classes, size_t cou
 #define TS_TEST_FILE_MODES(f) TS_TEST_FILE_MODES_SETUP(f, ts_setup)
 /* A test with an empty environment (plain mode directory only). */
 #define TS_TEST_EMPTY(f) { #f, f, ts_setup_empty, ts_teardown, (void *)&ts_mode_plain }
+
+/* A new, empty configuration (asserts). Free it. */
+coffer_config *ts_config_new(void);
+/* A new configuration with only the path set (asserts). Free it. */
+coffer_config *ts_config_at(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Schema checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* coffer_schema_validate and coffer_config_set_schema both give `want` for
+ * the schema, and their messages contain needle1 and needle2 (either may be
+ * NULL). Failures are reported at file:line. */
+void ts_check_schema_status(const coffer_class_schema *classes, size_t n, coffer_status want, const char *needle1,
+                            const char *needle2, const char *file, int line);
 
 /* ------------------------------------------------------------------------ */
 /* Opening by path                                                           */
@@ -277,6 +307,8 @@ bool ts_get_bool(coffer_object *obj, coffer_property_id p);
 double ts_get_double(coffer_object *obj, coffer_property_id p);
 /* Returns the borrowed string; checks NUL termination. */
 const char *ts_get_string(coffer_object *obj, coffer_property_id p, size_t *size);
+/* Returns the borrowed bytes of a binary value and their size. */
+const void *ts_get_binary(coffer_object *obj, coffer_property_id p, size_t *size);
 int ts_get_is_null(coffer_object *obj, coffer_property_id p);
 
 /* Independent value equality: same type and contents; floats compare bit for
@@ -297,6 +329,9 @@ size_t ts_collect_keys(coffer_iter *iter, coffer_object_key **keys);
 /* The next object of an iterator: true with *obj set, false at the end
  * (COFFER_DONE). Fails the test on any other status. */
 bool ts_next(coffer_iter *iter, coffer_object **obj);
+
+/* An iterator over the objects of class `cls` (asserts). Free it. */
+coffer_iter *ts_iterate(coffer_txn *txn, coffer_class_id cls);
 
 /* The number of objects coffer_index_find finds (asserts it succeeds). */
 size_t ts_index_count(coffer_txn *txn, coffer_class_id cls, coffer_property_id p, const coffer_value *v);

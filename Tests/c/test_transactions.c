@@ -20,9 +20,8 @@ static void sleep_ms(int ms)
 
 /* ------------------------------------------------------------------------ */
 
-static void test_snapshot_isolation(void **state)
+TS_ENV_TEST(test_snapshot_isolation)
 {
-    ts_env *env = *state;
     ts_commit_person(env->db, env->person, 1, "one");
 
     coffer_txn *old = ts_begin(env->db, COFFER_TXN_READ);
@@ -67,9 +66,8 @@ static void test_snapshot_isolation(void **state)
 }
 
 /* Two handles on the same storage: snapshots across handles. */
-static void test_snapshot_across_handles(void **state)
+TS_ENV_TEST(test_snapshot_across_handles)
 {
-    ts_env *env = *state;
     coffer_db *other = NULL;
     assert_ok(ts_env_open(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &other));
     coffer_txn *old = ts_begin(other, COFFER_TXN_READ);
@@ -82,9 +80,8 @@ static void test_snapshot_across_handles(void **state)
     coffer_close(other);
 }
 
-static void test_abort_discards(void **state)
+TS_ENV_TEST(test_abort_discards)
 {
-    ts_env *env = *state;
     ts_commit_person(env->db, env->person, 1, "kept");
 
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -119,9 +116,8 @@ static void test_abort_discards(void **state)
     ts_commit(w);
 }
 
-static void test_state_machine(void **state)
+TS_ENV_TEST(test_state_machine)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     assert_int_equal(coffer_txn_is_write(w), 1);
     assert_int_equal(coffer_txn_is_active(w), 1);
@@ -164,9 +160,8 @@ static void test_state_machine(void **state)
 }
 
 /* Objects and iterators of an ended transaction give MISUSE. */
-static void test_handles_after_end(void **state)
+TS_ENV_TEST(test_handles_after_end)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int i = 0; i < 3; i++)
         ts_add_person(w, env->person, i, "p");
@@ -200,9 +195,8 @@ static void test_handles_after_end(void **state)
     coffer_txn_free(w);
 }
 
-static void test_writes_in_read_txn(void **state)
+TS_ENV_TEST(test_writes_in_read_txn)
 {
-    ts_env *env = *state;
     ts_commit_person(env->db, env->person, 1, "a");
 
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
@@ -225,9 +219,8 @@ static void test_writes_in_read_txn(void **state)
     coffer_txn_free(r);
 }
 
-static void test_second_write_same_thread(void **state)
+TS_ENV_TEST(test_second_write_same_thread)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_txn *w2 = NULL;
     assert_status(coffer_txn_begin(env->db, COFFER_TXN_WRITE, &w2), COFFER_ERR_MISUSE);
@@ -255,9 +248,8 @@ static void test_second_write_same_thread(void **state)
     coffer_close(other);
 }
 
-static void test_many_read_txns(void **state)
+TS_ENV_TEST(test_many_read_txns)
 {
-    ts_env *env = *state;
     enum { N = 20 };
     coffer_txn *r[N];
     for (int i = 0; i < N; i++) {
@@ -272,9 +264,8 @@ static void test_many_read_txns(void **state)
 
 /* Read transactions up to the reader limit: beyond it COFFER_ERR_LIMIT (or
  * success if the limit is high), never a crash; afterwards all is normal. */
-static void test_many_readers(void **state)
+TS_ENV_TEST(test_many_readers)
 {
-    ts_env *env = *state;
     enum { N = 300 };
     coffer_txn **r = calloc(N, sizeof *r);
     int opened = 0;
@@ -299,9 +290,8 @@ static void test_many_readers(void **state)
 }
 
 /* Closing the database makes its transactions and objects unusable. */
-static void test_use_after_close(void **state)
+TS_ENV_TEST(test_use_after_close)
 {
-    ts_env *env = *state;
     ts_commit_person(env->db, env->person, 1, "a");
 
     coffer_db *db = NULL;
@@ -348,9 +338,8 @@ static void test_use_after_close(void **state)
 }
 
 /* Closing the only handle (the storage is released) with transactions open. */
-static void test_close_last_handle_with_open_txns(void **state)
+TS_ENV_TEST(test_close_last_handle_with_open_txns)
 {
-    ts_env *env = *state;
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     ts_add_person(w, env->person, 1, "a");
@@ -366,9 +355,8 @@ static void test_close_last_handle_with_open_txns(void **state)
     ts_commit_person(env->db, env->person, 1, "a");
 }
 
-static void test_null_handles(void **state)
+TS_ENV_TEST(test_null_handles)
 {
-    ts_env *env = *state;
     coffer_txn *txn = NULL;
     assert_status(coffer_txn_begin(NULL, COFFER_TXN_READ, &txn), COFFER_ERR_INVALID_ARGUMENT);
     assert_status(coffer_txn_begin(env->db, COFFER_TXN_READ, NULL), COFFER_ERR_INVALID_ARGUMENT);
@@ -423,9 +411,8 @@ static void test_null_handles(void **state)
 }
 
 /* A failed call inside a write transaction leaves it usable. */
-static void test_error_keeps_txn_usable(void **state)
+TS_ENV_TEST(test_error_keeps_txn_usable)
 {
-    ts_env *env = *state;
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
     ts_add_person(w, env->person, 1, "a");
     coffer_field dup[] = {ts_field(PERSON_ID, coffer_value_int(1))};
@@ -493,9 +480,8 @@ static void *second_writer(void *arg)
     return NULL;
 }
 
-static void test_write_waits_for_other_thread(void **state)
+TS_ENV_TEST(test_write_waits_for_other_thread)
 {
-    ts_env *env = *state;
     thread_ctx c;
     memset(&c, 0, sizeof c);
     c.db = env->db;
@@ -532,9 +518,8 @@ static void *commit_foreign(void *arg)
     return NULL;
 }
 
-static void test_commit_from_other_thread(void **state)
+TS_ENV_TEST(test_commit_from_other_thread)
 {
-    ts_env *env = *state;
     thread_ctx c;
     memset(&c, 0, sizeof c);
     c.db = env->db;
@@ -568,9 +553,8 @@ static void *read_in_thread(void *arg)
 }
 
 /* A read transaction is not tied to its thread (MDB_NOTLS). */
-static void test_read_txn_other_thread(void **state)
+TS_ENV_TEST(test_read_txn_other_thread)
 {
-    ts_env *env = *state;
     ts_commit_person(env->db, env->person, 1, "a");
     thread_ctx c;
     memset(&c, 0, sizeof c);
@@ -634,9 +618,8 @@ static void *open_close_thread(void *arg)
 
 /* Threads opening and closing handles on one storage concurrently, while the
  * test's own handle stays open. */
-static void test_concurrent_open_close(void **state)
+TS_ENV_TEST(test_concurrent_open_close)
 {
-    ts_env *env = *state;
     enum { T = 4 };
     open_close_ctx c[T];
     pthread_t th[T];
@@ -654,9 +637,8 @@ static void test_concurrent_open_close(void **state)
 }
 
 /* The last error is per thread. */
-static void test_last_error_thread_local(void **state)
+TS_ENV_TEST(test_last_error_thread_local)
 {
-    ts_env *env = *state;
     coffer_class_id id;
     assert_status(coffer_db_find_class(env->db, "ThreadLocalMarker", &id), COFFER_ERR_NOT_FOUND);
     char other[256] = {0};
@@ -698,9 +680,8 @@ static void *counter_thread(void *arg)
 
 /* Several threads writing concurrently, each with its own handle or the
  * shared one: every commit lands. */
-static void test_concurrent_writers(void **state)
+TS_ENV_TEST(test_concurrent_writers)
 {
-    ts_env *env = *state;
     enum { T = 4, R = 40 };
     counter_ctx c[T];
     pthread_t th[T];
