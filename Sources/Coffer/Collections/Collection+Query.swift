@@ -8,7 +8,7 @@ protocol QueryableObjects {
     /// The collection's location, or nil while it is unmanaged.
     var queryLocation: CollectionLocation? { get }
     /// The keys of its objects now, in its order.
-    func currentObjectKeys(at location: CollectionLocation) -> [UInt64]
+    func objectKeys(at location: CollectionLocation) -> [UInt64]
 }
 
 extension QueryableObjects {
@@ -21,7 +21,7 @@ extension QueryableObjects {
         let database = location.database
         do {
             let binding = try database.binding(for: Element.self)
-            return Results(database: database, binding: binding, source: .keys { currentObjectKeys(at: location) })
+            return Results(database: database, binding: binding, source: .keys { objectKeys(at: location) })
         } catch {
             database.fail(error)
         }
@@ -30,114 +30,62 @@ extension QueryableObjects {
 
 extension List: QueryableObjects where Element: Object {
     var queryLocation: CollectionLocation? { managedLocation }
-
-    func currentObjectKeys(at location: CollectionLocation) -> [UInt64] {
-        location.withList(nil) { list in
-            var count: UInt64 = 0
-            try CofferError.check(coffer_list_count(list, &count))
-            var keys: [UInt64] = []
-            keys.reserveCapacity(Int(count))
-            for index in 0..<count {
-                var value = coffer_value()
-                try CofferError.check(coffer_list_get(list, index, &value))
-                keys.append(value.u.link.key)
-            }
-            return keys
-        }
-    }
 }
 
 extension MutableSet: QueryableObjects where Element: Object {
     var queryLocation: CollectionLocation? { managedLocation }
-
-    func currentObjectKeys(at location: CollectionLocation) -> [UInt64] {
-        location.withSet(nil) { set in
-            var count: UInt64 = 0
-            try CofferError.check(coffer_set_count(set, &count))
-            var keys: [UInt64] = []
-            keys.reserveCapacity(Int(count))
-            for index in 0..<count {
-                var value = coffer_value()
-                try CofferError.check(coffer_set_get(set, index, &value))
-                keys.append(value.u.link.key)
-            }
-            return keys
-        }
-    }
 }
 
 extension LinkingObjects: QueryableObjects {
     var queryLocation: CollectionLocation? { currentLocation }
-
-    func currentObjectKeys(at location: CollectionLocation) -> [UInt64] {
-        objectKeys(at: location)
-    }
 }
+
+// The public query methods forward to ``QueryableObjects/objectResults``; each
+// collection declares its own, as a public method cannot come from an internal
+// protocol.
 
 extension List where Element: Object {
     /// The list's objects matching a typed query, in list order, as live
     /// ``Results``: `person.dogs.where { $0.age > 3 }`. See ``Results/where(_:)``.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        objectResults.where(isIncluded)
-    }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
     /// The list's objects matching a query string, as ``Results/filter(_:_:)``.
     /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try objectResults.filter(predicateFormat, arguments: args)
-    }
+    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The list's objects sorted by a key path, as ``Results/sorted(byKeyPath:ascending:)``.
     /// - Throws: ``CofferError`` `.query` naming an unknown or unsortable key path.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
-        try objectResults.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
 
     /// The list's objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
-    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
-        objectResults.sorted(by: keyPath, ascending: ascending)
-    }
+    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }
 }
 
 extension MutableSet where Element: Object {
     /// The set's objects matching a typed query, as live ``Results``. See ``Results/where(_:)``.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        objectResults.where(isIncluded)
-    }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
     /// The set's objects matching a query string, as ``Results/filter(_:_:)``.
     /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try objectResults.filter(predicateFormat, arguments: args)
-    }
+    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The set's objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
-    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
-        objectResults.sorted(by: keyPath, ascending: ascending)
-    }
+    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }
 }
 
 extension LinkingObjects {
     /// The linking objects matching a typed query, as live ``Results``:
     /// `dog.owners.where { $0.name == "Ali" }`. See ``Results/where(_:)``.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        objectResults.where(isIncluded)
-    }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
     /// The linking objects matching a query string, as ``Results/filter(_:_:)``.
     /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try objectResults.filter(predicateFormat, arguments: args)
-    }
+    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The linking objects sorted by a key path, as ``Results/sorted(byKeyPath:ascending:)``.
     /// - Throws: ``CofferError`` `.query` naming an unknown or unsortable key path.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
-        try objectResults.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
 
     /// The linking objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
-    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
-        objectResults.sorted(by: keyPath, ascending: ascending)
-    }
+    public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }
 }

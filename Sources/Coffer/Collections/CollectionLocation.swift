@@ -47,22 +47,20 @@ struct CollectionLocation {
         }
     }
 
-    func withList<Result>(_ action: String?, _ body: (OpaquePointer) throws -> Result) -> Result {
-        withCollection(action, open: coffer_object_get_list, release: coffer_list_release, body)
-    }
-
-    func withSet<Result>(_ action: String?, _ body: (OpaquePointer) throws -> Result) -> Result {
-        withCollection(action, open: coffer_object_get_set, release: coffer_set_release, body)
-    }
-
-    func withMap<Result>(_ action: String?, _ body: (OpaquePointer) throws -> Result) -> Result {
-        withCollection(action, open: coffer_object_get_map, release: coffer_map_release, body)
-    }
-
     /// `value` as a C value for this collection, with its objects resolved;
     /// `body` must use it before `arena` goes away.
     func cValue(_ value: StoredValue, _ arena: ValueArena) throws -> coffer_value {
         try arena.cValue(try database.prepared(value, update: .error))
+    }
+
+    /// Runs `body` with `element` as a C value for this collection, its objects
+    /// resolved and its bytes alive until `body` returns.
+    func withCValue<Element: _Persistable, Result>(
+        of element: Element, _ body: (inout coffer_value) throws -> Result
+    ) throws -> Result {
+        let arena = ValueArena()
+        var value = try cValue(element._cofferEncoded.value, arena)
+        return try withExtendedLifetime(arena) { try body(&value) }
     }
 
     /// A stored element as the Swift type, or a stop naming what did not fit.
@@ -71,13 +69,5 @@ struct CollectionLocation {
             fatalError("Coffer: \(name) holds \(stored.summary), which is not a \(Value.self)")
         }
         return value
-    }
-}
-
-/// Stops the program with an index-out-of-range message naming the collection.
-func checkIndex(_ index: Int, _ count: Int, in name: String, allowingEnd: Bool = false) {
-    let limit = allowingEnd ? count : count - 1
-    if index < 0 || index > limit {
-        fatalError("Coffer: index \(index) is out of range for \(name), which has \(count) elements")
     }
 }

@@ -21,40 +21,26 @@ extension String: _MapKey {
 /// need a write transaction (outside one, or with a bad key, the program stops
 /// with a message naming the key, as in Realm).
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
-    private enum Storage {
-        case unmanaged([String: Value])
-        case managed(CollectionLocation)
-    }
-
-    private var storage: Storage
+    private var core: CollectionCore<[String: Value]>
 
     /// An empty unmanaged map.
     public init() {
-        storage = .unmanaged([:])
+        core = CollectionCore([:], .map)
+    }
+
+    /// An unmanaged map of `values`.
+    init(_ values: [String: Value]) {
+        core = CollectionCore(values, .map)
     }
 
     init(_ location: CollectionLocation) {
-        storage = .managed(location)
+        core = CollectionCore(location, .map)
     }
 
     /// The database managing this map, or nil while it is unmanaged.
-    public var database: Database? {
-        if case .managed(let location) = storage { return location.database }
-        return nil
-    }
+    public var database: Database? { core.database }
 
-    public var count: Int {
-        switch storage {
-        case .unmanaged(let values):
-            return values.count
-        case .managed(let location):
-            return location.withMap(nil) { map in
-                var count: UInt64 = 0
-                try CofferError.check(coffer_map_count(map, &count))
-                return Int(count)
-            }
-        }
-    }
+    public var count: Int { core.count }
 
     public var isEmpty: Bool { count == 0 }
 
@@ -62,20 +48,14 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
     public subscript(key: Key) -> Value? {
         get {
             let name = key._cofferKey
-            switch storage {
-            case .unmanaged(let values):
-                return values[name]
-            case .managed(let location):
-                let stored: StoredValue? = location.withMap(nil) { map in
-                    var found: Int32 = 0
-                    try CofferError.check(coffer_map_contains(map, name, name.utf8.count, &found))
-                    guard found != 0 else { return nil }
-                    var value = coffer_value()
-                    try CofferError.check(coffer_map_get(map, name, name.utf8.count, &value))
-                    return try location.database.mapValue(map, name, value)
-                }
-                return stored.map { location.decode($0, as: Value.self) }
-            }
+            return core.read(unmanaged: { $0[name] }, managed: { map, location in
+                var found: Int32 = 0
+                try CofferError.check(coffer_map_contains(map, name, name.utf8.count, &found))
+                guard found != 0 else { return nil }
+                var value = coffer_value()
+                try CofferError.check(coffer_map_get(map, name, name.utf8.count, &value))
+                return location.decode(try location.database.mapValue(map, name, value), as: Value.self)
+            })
         }
         set {
             guard let newValue else {
@@ -83,32 +63,20 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
                 return
             }
             let name = key._cofferKey
-            switch storage {
-            case .unmanaged(var values):
-                values[name] = newValue
-                storage = .unmanaged(values)
-            case .managed(let location):
-                location.withMap("set a value of") { map in
-                    let arena = ValueArena()
-                    var value = try location.cValue(newValue._cofferEncoded.value, arena)
+            core.update("set a value of", unmanaged: { $0[name] = newValue }, managed: { map, location in
+                try location.withCValue(of: newValue) { value in
                     try CofferError.check(coffer_map_set(map, name, name.utf8.count, &value))
                 }
-            }
+            })
         }
     }
 
     /// Removes `key` and its value, if present.
     public func removeObject(for key: Key) {
         let name = key._cofferKey
-        switch storage {
-        case .unmanaged(var values):
-            values[name] = nil
-            storage = .unmanaged(values)
-        case .managed(let location):
-            location.withMap("remove a key of") { map in
-                try CofferError.check(coffer_map_remove(map, name, name.utf8.count, nil))
-            }
-        }
+        core.update("remove a key of", unmanaged: { $0[name] = nil }, managed: { map, _ in
+            try CofferError.check(coffer_map_remove(map, name, name.utf8.count, nil))
+        })
     }
 
     /// Removes `key` and its value, if present (Realm's spelling).
@@ -118,14 +86,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
 
     /// Removes every entry.
     public func removeAll() {
-        switch storage {
-        case .unmanaged:
-            storage = .unmanaged([:])
-        case .managed(let location):
-            location.withMap("clear") { map in
-                try CofferError.check(coffer_map_clear(map))
-            }
-        }
+        core.removeAll()
     }
 
     /// The keys, in iteration order.
@@ -140,21 +101,17 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
 
     /// Every entry, in iteration order, read in one pass.
     private var entries: [(key: Key, value: Value)] {
-        switch storage {
-        case .unmanaged(let values):
-            return values.keys.sorted().map { (Key(_cofferKey: $0), values[$0]!) }
-        case .managed(let location):
-            return storedEntries.map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self)) }
-        }
+        core.read(unmanaged: { values in
+            values.keys.sorted().map { (Key(_cofferKey: $0), values[$0]!) }
+        }, managed: { map, location in
+            try location.database.entries(ofMap: map).map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self)) }
+        })
     }
 
     var storedEntries: [(key: String, value: StoredValue)] {
-        switch storage {
-        case .unmanaged(let values):
-            return values.keys.sorted().map { ($0, values[$0]!._cofferEncoded.value) }
-        case .managed(let location):
-            return location.withMap(nil) { map in try location.database.entries(ofMap: map) }
-        }
+        core.read(unmanaged: { values in
+            values.keys.sorted().map { ($0, values[$0]!._cofferEncoded.value) }
+        }, managed: { map, location in try location.database.entries(ofMap: map) })
     }
 
     /// Iterates a snapshot of the entries.
@@ -164,11 +121,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
 }
 
 extension Map: _Persistable {
-    public static var _cofferKind: _ValueKind {
-        var kind = Value._cofferKind
-        kind.collection = .map
-        return kind
-    }
+    public static var _cofferKind: _ValueKind { Value._cofferKind.inside(.map) }
     public static var _cofferIsOptional: Bool { Value._cofferIsOptional }
     public static func _cofferDefaultValue() -> Map<Key, Value> { Map() }
 
@@ -179,9 +132,7 @@ extension Map: _Persistable {
             guard let value = Value._cofferDecode(_StoredValue(value: entry.value)) else { return nil }
             values[entry.key] = value
         }
-        let map = Map()
-        map.storage = .unmanaged(values)
-        return map
+        return Map(values)
     }
 
     /// Another map or a dictionary `[String: Any]` whose values fit.
@@ -195,9 +146,7 @@ extension Map: _Persistable {
             guard let cast = Value._cofferCast(item) else { return nil }
             values[key] = cast
         }
-        let map = Map()
-        map.storage = .unmanaged(values)
-        return map
+        return Map(values)
     }
 
     public var _cofferEncoded: _StoredValue {
@@ -205,6 +154,6 @@ extension Map: _Persistable {
     }
 
     public static func _cofferManagedView(_ property: _ManagedProperty) -> Map<Key, Value>? {
-        Map(CollectionLocation(owner: property.owner, index: property.index))
+        Map(property.location)
     }
 }

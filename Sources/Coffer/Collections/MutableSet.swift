@@ -8,49 +8,23 @@ internal import CCoffer
 /// is added; managed ones are live views whose changes need a write transaction
 /// (outside one the program stops, as in Realm).
 public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
-    private enum Storage {
-        case unmanaged([Element])
-        case managed(CollectionLocation)
-    }
-
-    private var storage: Storage
+    private(set) var core: CollectionCore<[Element]>
 
     /// An empty unmanaged set.
     public init() {
-        storage = .unmanaged([])
+        core = CollectionCore([], Self.functions)
     }
 
-    init(_ location: CollectionLocation) {
-        storage = .managed(location)
-    }
-
-    /// Where a managed set lives; nil while it is unmanaged.
-    var managedLocation: CollectionLocation? {
-        if case .managed(let location) = storage { return location }
-        return nil
+    init(core: CollectionCore<[Element]>) {
+        self.core = core
     }
 
     /// The database managing this set, or nil while it is unmanaged.
-    public var database: Database? {
-        if case .managed(let location) = storage { return location.database }
-        return nil
-    }
+    public var database: Database? { core.database }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
-
-    public var count: Int {
-        switch storage {
-        case .unmanaged(let elements):
-            return elements.count
-        case .managed(let location):
-            return location.withSet(nil) { set in
-                var count: UInt64 = 0
-                try CofferError.check(coffer_set_count(set, &count))
-                return Int(count)
-            }
-        }
-    }
+    public var count: Int { core.count }
 
     public subscript(position: Int) -> Element {
         let all = storedElements
@@ -60,36 +34,24 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
 
     /// True if the set holds `element`.
     public func contains(_ element: Element) -> Bool {
-        let wanted = element._cofferEncoded.value
-        switch storage {
-        case .unmanaged(let elements):
-            return elements.contains { $0._cofferEncoded.value.isSame(as: wanted) }
-        case .managed(let location):
-            return location.withSet(nil) { set in
-                let arena = ValueArena()
-                var value = try location.cValue(wanted, arena)
+        core.read(unmanaged: { $0.contains(same: element) }, managed: { set, location in
+            try location.withCValue(of: element) { value in
                 var found: Int32 = 0
                 try CofferError.check(coffer_set_contains(set, &value, &found))
                 return found != 0
             }
-        }
+        })
     }
 
     /// Adds `element` unless the set holds it already.
     public func insert(_ element: Element) {
-        switch storage {
-        case .unmanaged(var elements):
-            if !contains(element) {
-                elements.append(element)
-                storage = .unmanaged(elements)
-            }
-        case .managed(let location):
-            location.withSet("insert into") { set in
-                let arena = ValueArena()
-                var value = try location.cValue(element._cofferEncoded.value, arena)
+        core.update("insert into", unmanaged: { elements in
+            if !elements.contains(same: element) { elements.append(element) }
+        }, managed: { set, location in
+            try location.withCValue(of: element) { value in
                 try CofferError.check(coffer_set_insert(set, &value, nil))
             }
-        }
+        })
     }
 
     /// Adds every element of `elements`, as Realm's `insert(objectsIn:)`.
@@ -101,30 +63,19 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
 
     /// Removes `element` if the set holds it.
     public func remove(_ element: Element) {
-        switch storage {
-        case .unmanaged(var elements):
+        core.update("remove from", unmanaged: { elements in
             let wanted = element._cofferEncoded.value
             elements.removeAll { $0._cofferEncoded.value.isSame(as: wanted) }
-            storage = .unmanaged(elements)
-        case .managed(let location):
-            location.withSet("remove from") { set in
-                let arena = ValueArena()
-                var value = try location.cValue(element._cofferEncoded.value, arena)
+        }, managed: { set, location in
+            try location.withCValue(of: element) { value in
                 try CofferError.check(coffer_set_remove(set, &value, nil))
             }
-        }
+        })
     }
 
     /// Removes every element.
     public func removeAll() {
-        switch storage {
-        case .unmanaged:
-            storage = .unmanaged([])
-        case .managed(let location):
-            location.withSet("clear") { set in
-                try CofferError.check(coffer_set_clear(set))
-            }
-        }
+        core.removeAll()
     }
 
     /// Adds every element of `other`.
@@ -158,70 +109,58 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
         Array(other).contains { contains($0) }
     }
 
-    var storedElements: [StoredValue] {
-        switch storage {
-        case .unmanaged(let elements):
-            return elements.map { $0._cofferEncoded.value }
-        case .managed(let location):
-            return location.withSet(nil) { set in try location.database.elements(ofSet: set) }
-        }
-    }
-
     private func decode(_ stored: StoredValue) -> Element {
-        switch storage {
-        case .unmanaged:
+        guard let location = core.location else {
             return Element._cofferDecode(_StoredValue(value: stored))!
-        case .managed(let location):
-            return location.decode(stored, as: Element.self)
         }
+        return location.decode(stored, as: Element.self)
     }
 
     /// Iterates a snapshot of the elements, read in one pass.
     public func makeIterator() -> IndexingIterator<[Element]> {
-        switch storage {
-        case .unmanaged(let elements):
-            return elements.makeIterator()
-        case .managed:
-            return storedElements.map(decode).makeIterator()
-        }
+        elementSnapshot.makeIterator()
+    }
+}
+
+extension MutableSet: ElementCollection {
+    static var functions: CollectionFunctions { .set }
+    static var getElement: (OpaquePointer?, UInt64, UnsafeMutablePointer<coffer_value>?) -> coffer_status { coffer_set_get }
+    static func storedElements(of set: OpaquePointer, in database: Database) throws(CofferError) -> [StoredValue] {
+        try database.elements(ofSet: set)
+    }
+
+    /// An unmanaged set of `elements` without their duplicates.
+    static func withoutDuplicates(_ elements: [Element]) -> MutableSet<Element> {
+        let set = MutableSet()
+        set.insert(objectsIn: elements)
+        return set
+    }
+}
+
+extension Array where Element: _Persistable {
+    /// True if an element is `element` as a collection compares them (objects
+    /// by identity).
+    fileprivate func contains(same element: Element) -> Bool {
+        let wanted = element._cofferEncoded.value
+        return contains { $0._cofferEncoded.value.isSame(as: wanted) }
     }
 }
 
 extension MutableSet: _Persistable {
-    public static var _cofferKind: _ValueKind {
-        var kind = Element._cofferKind
-        kind.collection = .set
-        return kind
-    }
+    public static var _cofferKind: _ValueKind { Element._cofferKind.inside(.set) }
     public static var _cofferIsOptional: Bool { Element._cofferIsOptional }
     public static func _cofferDefaultValue() -> MutableSet<Element> { MutableSet() }
 
     public static func _cofferDecode(_ stored: _StoredValue) -> MutableSet<Element>? {
-        let elements: [StoredValue]
         switch stored.value {
-        case .set(let values), .list(let values): elements = values
-        default: return nil
+        case .set(let values), .list(let values): decodedElements(values).map { withoutDuplicates($0) }
+        default: nil
         }
-        let set = MutableSet()
-        for element in elements {
-            guard let value = Element._cofferDecode(_StoredValue(value: element)) else { return nil }
-            set.insert(value)
-        }
-        return set
     }
 
     /// Another set or an array whose elements fit; duplicates are dropped.
     public static func _cofferCast(_ value: Any) -> MutableSet<Element>? {
-        if let set = value as? MutableSet<Element> {
-            return _cofferDecode(set._cofferEncoded)
-        }
-        guard let array = value as? [Any] else { return nil }
-        let set = MutableSet()
-        for item in array {
-            guard let element = Element._cofferCast(item) else { return nil }
-            set.insert(element)
-        }
-        return set
+        castElements(value).map { withoutDuplicates($0) }
     }
 
     public var _cofferEncoded: _StoredValue {
@@ -229,6 +168,6 @@ extension MutableSet: _Persistable {
     }
 
     public static func _cofferManagedView(_ property: _ManagedProperty) -> MutableSet<Element>? {
-        MutableSet(CollectionLocation(owner: property.owner, index: property.index))
+        MutableSet(property.location)
     }
 }
