@@ -4,25 +4,22 @@ internal import CCoffer
 /// links read become managed objects, collections are read whole, and objects
 /// written become links (adding unmanaged ones) or embedded object descriptions.
 extension Database {
-    /// The Swift form of `value`, read from a property, list element or map value.
-    /// `openList`, `openMap` and `openSet` open the collection `value` stands for.
-    func decoded(_ value: coffer_value,
-                 openList: () throws(CofferError) -> OpaquePointer,
-                 openMap: () throws(CofferError) -> OpaquePointer,
-                 openSet: () throws(CofferError) -> OpaquePointer) throws(CofferError) -> StoredValue {
+    /// The Swift form of `value`, read from a property, list element or map value;
+    /// `open` opens the collection `value` stands for.
+    func decoded(_ value: coffer_value, open: CollectionOpener) throws(CofferError) -> StoredValue {
         switch value.type {
         case COFFER_TYPE_LINK:
             return .object(try linkedObject(classId: value.u.link.class_id, key: value.u.link.key))
         case COFFER_TYPE_LIST:
-            let list = try openList()
+            let list = try open(.list)
             defer { coffer_list_release(list) }
             return .list(try elements(ofList: list))
         case COFFER_TYPE_MAP:
-            let map = try openMap()
+            let map = try open(.map)
             defer { coffer_map_release(map) }
             return .map(try entries(ofMap: map))
         case COFFER_TYPE_SET:
-            let set = try openSet()
+            let set = try open(.set)
             defer { coffer_set_release(set) }
             return .set(try elements(ofSet: set))
         default:
@@ -31,72 +28,24 @@ extension Database {
     }
 
     func elements(ofList list: OpaquePointer) throws(CofferError) -> [StoredValue] {
-        var count: UInt64 = 0
-        try CofferError.check(coffer_list_count(list, &count))
-        var result: [StoredValue] = []
-        for index in 0..<count {
-            result.append(try element(ofList: list, at: index))
-        }
-        return result
+        try CCollectionReading.elements(ofList: list, decoded)
     }
 
     func element(ofList list: OpaquePointer, at index: UInt64) throws(CofferError) -> StoredValue {
-        var value = coffer_value()
-        try CofferError.check(coffer_list_get(list, index, &value))
-        return try decoded(value, openList: { () throws(CofferError) in
-            var nested: OpaquePointer?
-            try CofferError.check(coffer_list_get_list(list, index, &nested))
-            return nested!
-        }, openMap: { () throws(CofferError) in
-            var nested: OpaquePointer?
-            try CofferError.check(coffer_list_get_map(list, index, &nested))
-            return nested!
-        }, openSet: { () throws(CofferError) in
-            throw CofferError(.type, "a list element cannot be a set")
-        })
+        try CCollectionReading.element(ofList: list, at: index, decoded)
     }
 
     func elements(ofSet set: OpaquePointer) throws(CofferError) -> [StoredValue] {
-        var count: UInt64 = 0
-        try CofferError.check(coffer_set_count(set, &count))
-        var result: [StoredValue] = []
-        for index in 0..<count {
-            var value = coffer_value()
-            try CofferError.check(coffer_set_get(set, index, &value))
-            result.append(try decoded(value, openList: noNested, openMap: noNested, openSet: noNested))
-        }
-        return result
+        try CCollectionReading.elements(ofSet: set, decoded)
     }
 
     func entries(ofMap map: OpaquePointer) throws(CofferError) -> [(key: String, value: StoredValue)] {
-        var count: UInt64 = 0
-        try CofferError.check(coffer_map_count(map, &count))
-        var result: [(key: String, value: StoredValue)] = []
-        for index in 0..<count {
-            var key = coffer_bytes()
-            var value = coffer_value()
-            try CofferError.check(coffer_map_get_entry(map, index, &key, &value))
-            let name = String(decoding: UnsafeRawBufferPointer(start: key.data, count: key.size), as: UTF8.self)
-            result.append((name, try mapValue(map, name, value)))
-        }
-        return result
+        try CCollectionReading.entries(ofMap: map, decoded)
     }
 
     /// The value of `map` under `key`, already read as `value`.
     func mapValue(_ map: OpaquePointer, _ key: String, _ value: coffer_value) throws(CofferError) -> StoredValue {
-        try decoded(value, openList: { () throws(CofferError) in
-            var nested: OpaquePointer?
-            try CofferError.check(coffer_map_get_list(map, key, key.utf8.count, &nested))
-            return nested!
-        }, openMap: { () throws(CofferError) in
-            var nested: OpaquePointer?
-            try CofferError.check(coffer_map_get_map(map, key, key.utf8.count, &nested))
-            return nested!
-        }, openSet: noNested)
-    }
-
-    private func noNested() throws(CofferError) -> OpaquePointer {
-        throw CofferError(.type, "a set element cannot be a collection")
+        try CCollectionReading.value(ofMap: map, key: key, value, decoded)
     }
 
     /// The managed object a link read from the file points to.

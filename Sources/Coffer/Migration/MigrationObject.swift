@@ -51,9 +51,9 @@ public final class MigrationObject {
                 defer { coffer_object_release(object) }
                 var value = coffer_value()
                 try CofferError.check(coffer_object_get_value(object, property, &value))
-                return try MigrationValues.read(value, in: self, open: { kind throws(CofferError) in
-                    try MigrationValues.openCollection(kind, of: object, property)
-                })
+                return try MigrationValues.read(value, in: self) { kind throws(CofferError) in
+                    try CCollectionReading.open(kind, object: object, property: property)
+                }
             } ?? nil
         }
         set {
@@ -91,21 +91,11 @@ public final class MigrationObject {
 /// Values between Swift and the C core inside a migration, where classes are
 /// known only by their stored schema.
 enum MigrationValues {
-    enum Collection { case list, set, map }
-
-    static func openCollection(_ kind: Collection, of object: OpaquePointer, _ property: UInt32) throws(CofferError) -> OpaquePointer {
-        var opened: OpaquePointer?
-        switch kind {
-        case .list: try CofferError.check(coffer_object_get_list(object, property, &opened))
-        case .set: try CofferError.check(coffer_object_get_set(object, property, &opened))
-        case .map: try CofferError.check(coffer_object_get_map(object, property, &opened))
-        }
-        return opened!
-    }
-
     /// The Swift value of `value`; `open` opens the collection it stands for.
-    static func read(_ value: coffer_value, in owner: MigrationObject,
-                     open: (Collection) throws(CofferError) -> OpaquePointer) throws(CofferError) -> Any? {
+    static func read(_ value: coffer_value, in owner: MigrationObject, open: CollectionOpener) throws(CofferError) -> Any? {
+        let readNested = { (element: coffer_value, open: CollectionOpener) throws(CofferError) -> Any? in
+            try read(element, in: owner, open: open)
+        }
         switch value.type {
         case COFFER_TYPE_LINK:
             guard value.u.link.class_id != UInt32.max else { return nil }
@@ -113,57 +103,17 @@ enum MigrationValues {
         case COFFER_TYPE_LIST:
             let list = try open(.list)
             defer { coffer_list_release(list) }
-            var count: UInt64 = 0
-            try CofferError.check(coffer_list_count(list, &count))
-            var items: [Any?] = []
-            for index in 0..<count {
-                var element = coffer_value()
-                try CofferError.check(coffer_list_get(list, index, &element))
-                items.append(try read(element, in: owner, open: { kind throws(CofferError) in
-                    var nested: OpaquePointer?
-                    if kind == .map {
-                        try CofferError.check(coffer_list_get_map(list, index, &nested))
-                    } else {
-                        try CofferError.check(coffer_list_get_list(list, index, &nested))
-                    }
-                    return nested!
-                }))
-            }
-            return items
+            return try CCollectionReading.elements(ofList: list, readNested)
         case COFFER_TYPE_SET:
             let set = try open(.set)
             defer { coffer_set_release(set) }
-            var count: UInt64 = 0
-            try CofferError.check(coffer_set_count(set, &count))
-            var items: [Any?] = []
-            for index in 0..<count {
-                var element = coffer_value()
-                try CofferError.check(coffer_set_get(set, index, &element))
-                items.append(try read(element, in: owner, open: { _ throws(CofferError) in
-                    throw CofferError(.type, "a set element cannot be a collection")
-                }))
-            }
-            return items
+            return try CCollectionReading.elements(ofSet: set, readNested)
         case COFFER_TYPE_MAP:
             let map = try open(.map)
             defer { coffer_map_release(map) }
-            var count: UInt64 = 0
-            try CofferError.check(coffer_map_count(map, &count))
             var entries: [String: Any?] = [:]
-            for index in 0..<count {
-                var key = coffer_bytes()
-                var element = coffer_value()
-                try CofferError.check(coffer_map_get_entry(map, index, &key, &element))
-                let name = String(decoding: UnsafeRawBufferPointer(start: key.data, count: key.size), as: UTF8.self)
-                entries[name] = try read(element, in: owner, open: { kind throws(CofferError) in
-                    var nested: OpaquePointer?
-                    if kind == .map {
-                        try CofferError.check(coffer_map_get_map(map, name, name.utf8.count, &nested))
-                    } else {
-                        try CofferError.check(coffer_map_get_list(map, name, name.utf8.count, &nested))
-                    }
-                    return nested!
-                })
+            for entry in try CCollectionReading.entries(ofMap: map, readNested) {
+                entries[entry.key] = entry.value
             }
             return entries
         default:

@@ -27,54 +27,50 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline let isPrimaryKey: Bool
     @usableFromInline let isIndexed: Bool
 
+    /// Every public initializer lands here.
+    @inlinable
+    init(box: PersistedBox<Value>, isPrimaryKey: Bool, isIndexed: Bool) {
+        typedBox = box
+        self.isPrimaryKey = isPrimaryKey
+        self.isIndexed = isIndexed
+    }
+
     /// A property that starts as its type's default value.
     @inlinable
     public init() {
-        typedBox = PersistedBox(Value._cofferDefaultValue())
-        isPrimaryKey = false
-        isIndexed = false
+        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: false, isIndexed: false)
     }
 
     /// A property that starts as `wrappedValue`.
     @inlinable
     public init(wrappedValue: Value) {
-        typedBox = PersistedBox(wrappedValue)
-        isPrimaryKey = false
-        isIndexed = false
+        self.init(box: PersistedBox(wrappedValue), isPrimaryKey: false, isIndexed: false)
     }
 
     /// The class's primary key when `primaryKey` is true: unique, indexed, and
     /// fixed once the object is added.
     @inlinable
     public init(primaryKey: Bool) where Value: _PrimaryKey {
-        typedBox = PersistedBox(Value._cofferDefaultValue())
-        isPrimaryKey = primaryKey
-        isIndexed = false
+        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: primaryKey, isIndexed: false)
     }
 
     /// The class's primary key when `primaryKey` is true, starting as `wrappedValue`.
     @inlinable
     public init(wrappedValue: Value, primaryKey: Bool) where Value: _PrimaryKey {
-        typedBox = PersistedBox(wrappedValue)
-        isPrimaryKey = primaryKey
-        isIndexed = false
+        self.init(box: PersistedBox(wrappedValue), isPrimaryKey: primaryKey, isIndexed: false)
     }
 
     /// A property with an index when `indexed` is true, which makes equality
     /// lookups fast and writes a little slower.
     @inlinable
     public init(indexed: Bool) where Value: _Indexable {
-        typedBox = PersistedBox(Value._cofferDefaultValue())
-        isPrimaryKey = false
-        isIndexed = indexed
+        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: false, isIndexed: indexed)
     }
 
     /// A property with an index when `indexed` is true, starting as `wrappedValue`.
     @inlinable
     public init(wrappedValue: Value, indexed: Bool) where Value: _Indexable {
-        typedBox = PersistedBox(wrappedValue)
-        isPrimaryKey = false
-        isIndexed = indexed
+        self.init(box: PersistedBox(wrappedValue), isPrimaryKey: false, isIndexed: indexed)
     }
 
     /// The objects that link to this one through `originProperty` of `Element`:
@@ -84,9 +80,7 @@ public struct Persisted<Value: _Persistable> {
     /// ```
     @inlinable
     public init<Origin: Object>(originProperty: String) where Value == LinkingObjects<Origin> {
-        typedBox = PersistedBox(LinkingObjects(fromType: Origin.self, property: originProperty))
-        isPrimaryKey = false
-        isIndexed = false
+        self.init(box: PersistedBox(LinkingObjects(fromType: Origin.self, property: originProperty)), isPrimaryKey: false, isIndexed: false)
     }
 
     /// Unavailable: `@Persisted` works only inside an ``Object`` subclass.

@@ -110,19 +110,9 @@ extension Database {
                 throw binding.deletedError
             }
             try CofferError.check(status)
-            return try decoded(value, openList: { () throws(CofferError) in
-                var list: OpaquePointer?
-                try CofferError.check(coffer_object_get_list(object, propertyId, &list))
-                return list!
-            }, openMap: { () throws(CofferError) in
-                var map: OpaquePointer?
-                try CofferError.check(coffer_object_get_map(object, propertyId, &map))
-                return map!
-            }, openSet: { () throws(CofferError) in
-                var set: OpaquePointer?
-                try CofferError.check(coffer_object_get_set(object, propertyId, &set))
-                return set!
-            })
+            return try decoded(value) { kind throws(CofferError) in
+                try CCollectionReading.open(kind, object: object, property: propertyId)
+            }
         } catch {
             fail(error)
         }
