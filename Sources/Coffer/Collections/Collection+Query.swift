@@ -1,3 +1,7 @@
+// Queries over the objects of a List, MutableSet or LinkingObjects: the shared
+// path to live Results, and each collection's public where/filter/sorted
+// forwarding to it.
+
 internal import CCoffer
 
 /// Queries over the objects of a ``List``, ``MutableSet`` or ``LinkingObjects``:

@@ -1,3 +1,7 @@
+// Where a managed collection lives (one property of one managed object), and
+// opening its C handle in the current transaction with the owner's thread,
+// deletion and write checks.
+
 internal import CCoffer
 
 /// Where a managed collection lives: one property of one managed object. Every

@@ -1,3 +1,6 @@
+// LinkingObjects: the read-only, always current backlinks of an object, their
+// schema discovery and their _Persistable conformance.
+
 internal import CCoffer
 
 /// The objects that link to an object: its backlinks, read-only and always current.

@@ -1,3 +1,7 @@
+// List: the ordered collection property, its list-only operations (positions,
+// insert, move, swap) on top of CollectionCore, and its _Persistable
+// conformance.
+
 internal import CCoffer
 
 /// An ordered collection property: `@Persisted var dogs: List<Dog>`.

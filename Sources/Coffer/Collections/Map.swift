@@ -1,3 +1,6 @@
+// Map: the dictionary property keyed by strings, its key-based operations on top
+// of CollectionCore, and its _Persistable conformance.
+
 internal import CCoffer
 
 /// A key type of ``Map``: `String`, as in Realm.

@@ -1,3 +1,6 @@
+// MutableSet: the collection property without duplicates, its set operations on
+// top of CollectionCore, and its _Persistable conformance.
+
 internal import CCoffer
 
 /// A collection property without duplicates: `@Persisted var tags: MutableSet<String>`.

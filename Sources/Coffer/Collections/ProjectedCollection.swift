@@ -1,3 +1,6 @@
+// ProjectedCollection and ElementMapper: the objects of a collection seen
+// through one of their properties, as a Projection declares them.
+
 /// The objects of a ``List``, ``MutableSet`` or ``LinkingObjects``, seen
 /// through one of their properties: `person.friends.projectTo.firstName`.
 ///

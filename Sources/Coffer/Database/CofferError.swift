@@ -1,3 +1,6 @@
+// CofferError: the error every throwing API throws, its codes, and turning C
+// status codes and the core's last error into it.
+
 internal import CCoffer
 
 /// An error reported by Coffer: the status code of the C core and its message.

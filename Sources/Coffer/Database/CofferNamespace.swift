@@ -1,3 +1,6 @@
+// The `Coffer` namespace enum, so that `Coffer.Error` and friends read as
+// Realm's names do.
+
 #if compiler(>=6.3)
 /// The module's names, so that `Coffer.Error` names ``CofferError`` as `Realm.Error`
 /// names Realm's error.

@@ -1,3 +1,6 @@
+// Database.Configuration: where a database lives and how it is opened, the
+// process-wide default, and turning it into a C configuration.
+
 import Foundation
 internal import CCoffer
 

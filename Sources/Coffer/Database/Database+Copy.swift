@@ -1,3 +1,6 @@
+// Database copying: writing a compacted, optionally re-encrypted copy of the
+// committed state.
+
 import Foundation
 internal import CCoffer
 

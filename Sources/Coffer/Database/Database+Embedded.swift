@@ -1,3 +1,6 @@
+// After an add: making the unmanaged embedded objects just written managed views
+// of their stored copies.
+
 extension Database {
     /// Makes the unmanaged embedded objects just written under `owner` managed
     /// views of their stored copies, as Realm does: after `add(person)`,

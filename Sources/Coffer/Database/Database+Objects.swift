@@ -1,3 +1,6 @@
+// Writing objects: add, create, delete and deleteAll, and what a primary-key
+// conflict does (UpdatePolicy).
+
 internal import CCoffer
 
 extension Database {

@@ -1,3 +1,6 @@
+// Reading objects: all objects of a class as Results, and lookups by primary
+// key.
+
 internal import CCoffer
 
 extension Database {

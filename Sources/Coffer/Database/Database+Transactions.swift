@@ -1,3 +1,6 @@
+// Write transactions (begin, commit, cancel, write blocks), refresh, and the
+// current transaction that reads use.
+
 internal import CCoffer
 
 extension Database {

@@ -1,3 +1,7 @@
+// Values between Swift and the C core where links and collections are involved:
+// reading them into stored values, and preparing stored values (links, embedded
+// objects) for writing.
+
 internal import CCoffer
 
 /// Values between Swift and the C core when links and collections are involved:

@@ -1,3 +1,6 @@
+// Database: one open database, its C handle, its thread, its class bindings and
+// opening and closing it.
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

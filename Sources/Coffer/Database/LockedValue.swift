@@ -1,3 +1,5 @@
+// LockedValue: a value shared between threads behind a lock.
+
 import Foundation
 
 /// A value shared between threads, read and changed only under its lock.

@@ -1,3 +1,6 @@
+// The callbacks the C core makes while a database opens: the migration block and
+// the compact-on-launch decision.
+
 internal import CCoffer
 
 /// What the C core calls back while `coffer_open()` runs: the migration block

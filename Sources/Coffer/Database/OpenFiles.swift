@@ -1,3 +1,6 @@
+// The files this process has open, so that deleting files never removes one in
+// use.
+
 /// The files that ``Database`` instances of this process have open, so that
 /// `deleteFiles(for:)` and `deleteDatabaseIfMigrationNeeded` never delete one in use.
 enum OpenFiles {

@@ -1,3 +1,5 @@
+// CofferLibrary: facts about the linked C core, such as its version.
+
 internal import CCoffer
 
 /// Facts about the Coffer library linked into the program.

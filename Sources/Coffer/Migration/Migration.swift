@@ -1,3 +1,6 @@
+// Migration: the running schema upgrade given to a migration block, enumerating,
+// creating, deleting and renaming.
+
 internal import CCoffer
 
 /// The block that upgrades a file's objects when ``Database/Configuration/schemaVersion``

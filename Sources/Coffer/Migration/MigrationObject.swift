@@ -1,3 +1,6 @@
+// MigrationObject: an old or new object during a migration, read and written by
+// property name, and converting its values to and from the C core.
+
 import Foundation
 internal import CCoffer
 

@@ -1,3 +1,5 @@
+// EmbeddedObject: the base class of objects that live inside one parent object.
+
 /// The base class of objects that live inside one parent object.
 ///
 /// ```swift

@@ -1,3 +1,6 @@
+// Objects as stored values: links to objects and embedded objects as
+// _Persistable types.
+
 import Foundation
 
 /// Objects are stored as links: `@Persisted var owner: Person?` or the elements

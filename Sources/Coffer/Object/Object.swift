@@ -1,3 +1,6 @@
+// Object: the base class of stored models, unmanaged or managed, its identity,
+// invalidation and value initializer.
+
 internal import CCoffer
 
 /// The base class of stored models.

@@ -1,3 +1,6 @@
+// Where the storage boxes of an Object subclass's @Persisted properties lie in
+// its instances, found once per class.
+
 @_spi(Reflection) import Swift
 
 /// Where the storage boxes of an ``Object`` subclass's `@Persisted` properties lie

@@ -1,3 +1,6 @@
+// @Persisted: the property wrapper that declares a stored property, and the box
+// that holds its value or reaches the database.
+
 /// Declares a property of an ``Object`` that Coffer stores.
 ///
 /// ```swift

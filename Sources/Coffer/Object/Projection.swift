@@ -1,3 +1,6 @@
+// Projection and @Projected: light view models that show some properties of an
+// Object under their own names.
+
 /// A light view model of an ``Object``: a class that shows some of the
 /// object's properties, under its own names, as in Realm Swift.
 ///

@@ -1,3 +1,5 @@
+// CompiledQuery: a query compiled by the C core for one class of one database.
+
 import Foundation
 internal import CCoffer
 

@@ -1,3 +1,6 @@
+// Finding the stored property names a Swift key path reads, by recording
+// @Persisted getters on a fresh instance.
+
 /// Finds which stored properties a Swift key path such as `\Dog.owner?.name`
 /// reads, without the Objective-C runtime: the key path is applied to a fresh
 /// instance whose `@Persisted` getters report themselves to a recorder instead

@@ -1,3 +1,6 @@
+// Query: the typed query builder behind Results.where, its operators and what it
+// turns into.
+
 /// A typed query over the properties of an ``Object``, as in Realm Swift: the
 /// closure given to ``Results/where(_:)`` receives a `Query` of the class and
 /// returns a `Query<Bool>`.

@@ -1,3 +1,6 @@
+// The tree a typed Query builds (paths, comparisons, logic) and its rendering
+// into query text for the C core.
+
 /// One element of a key path in the query language.
 enum PathElement: Equatable {
     /// A property, by its stored name.

@@ -1,3 +1,6 @@
+// Translating a query string as Swift code writes it into the text the C core
+// compiles: stored names, placeholders and arguments.
+
 import Foundation
 
 /// Turns a query string as Swift code writes it into the text the C core

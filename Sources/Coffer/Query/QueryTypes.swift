@@ -1,3 +1,5 @@
+// The marker protocols that decide which Query operators a property type offers.
+
 import Foundation
 
 // The marker protocols that decide which operators a typed ``Query`` offers for

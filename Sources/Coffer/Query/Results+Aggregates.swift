@@ -1,3 +1,5 @@
+// Aggregates over Results: min, max, sum and average.
+
 import Foundation
 internal import CCoffer
 

@@ -1,3 +1,5 @@
+// Narrowing and ordering Results: where, filter, sorted, distinct and reversed.
+
 internal import CCoffer
 
 extension Results {

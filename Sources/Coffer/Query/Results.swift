@@ -1,3 +1,6 @@
+// Results: a live, lazy collection of objects of one class, its sources and
+// snapshots.
+
 internal import CCoffer
 
 /// Objects of one class, as a live, lazy collection: every object of the class,

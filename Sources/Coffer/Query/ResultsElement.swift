@@ -1,3 +1,6 @@
+// What a Results can hold: objects of an Object subclass, or Projections of
+// them.
+
 /// What a ``Results`` can hold: the objects of an ``Object`` subclass, or
 /// ``Projection``s of them. Both read the objects of one stored class; a
 /// projection wraps each object as it is read.

@@ -1,3 +1,6 @@
+// ClassBinding: an Object subclass bound to a class of one open database, and
+// reading and writing property values through it.
+
 internal import CCoffer
 
 /// An ``Object`` subclass bound to a class of one open database: its class id and

@@ -1,3 +1,6 @@
+// ObjectSchema and PropertySchema: the stored classes and properties discovered
+// from Object subclasses, and their C schema descriptions.
+
 import Foundation
 internal import CCoffer
 

@@ -1,3 +1,6 @@
+// AnyValue: the mixed value type, any scalar, a link or nested lists and
+// dictionaries.
+
 import Foundation
 
 /// A value of any stored type, as Realm's `AnyRealmValue`:

@@ -1,3 +1,6 @@
+// Converting between StoredValue and the C core's coffer_value, and the arena
+// that keeps converted bytes alive.
+
 import Foundation
 internal import CCoffer
 

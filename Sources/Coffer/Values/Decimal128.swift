@@ -1,3 +1,5 @@
+// Decimal128: the 128-bit decimal floating-point type.
+
 internal import CCoffer
 
 /// A 128-bit IEEE 754-2008 decimal floating-point number, as BSON and Realm store it.

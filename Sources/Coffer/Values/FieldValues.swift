@@ -1,3 +1,6 @@
+// FieldValues: turning the value given to Object(value:) and Database.create
+// into stored values by property position.
+
 /// Turns the `value` given to `Object(value:)` and `Database.create` into stored
 /// values by property position, checking every name, count and type.
 enum FieldValues {

@@ -1,3 +1,5 @@
+// ObjectId: the 12-byte identifier type.
+
 import Foundation
 internal import CCoffer
 

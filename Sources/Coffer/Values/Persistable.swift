@@ -1,3 +1,6 @@
+// _Persistable and its relatives: what a @Persisted property can store, and the
+// conformances of the standard scalar types.
+
 import Foundation
 
 /// A type that a ``Persisted`` property can store.

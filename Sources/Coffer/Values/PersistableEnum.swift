@@ -1,3 +1,5 @@
+// PersistableEnum: enums stored through their raw value.
+
 /// An enum that a ``Persisted`` property can store, through its raw value.
 ///
 /// The raw value type must itself be storable (`Int`, `String`, ...). A property

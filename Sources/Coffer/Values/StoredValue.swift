@@ -1,3 +1,6 @@
+// StoredValue and ValueKind: a property value on its way to or from the C core,
+// its kinds, and comparing and describing it.
+
 import Foundation
 
 /// The kinds of value a property can hold: one per scalar type of the C core,
