@@ -1,3 +1,6 @@
+// Tests of AnyValue: every scalar, links, and nested lists and dictionaries, on
+// every kind of database.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+// Tests of Database.Configuration: defaults, file and in-memory databases,
+// deleting files, schema changes and the default configuration.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// Tests of writing copies, compaction and compact-on-launch.
+
 import Coffer
 import Foundation
 import Testing

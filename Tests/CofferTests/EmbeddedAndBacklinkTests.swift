@@ -1,3 +1,5 @@
+// Tests of embedded objects and of backlinks (LinkingObjects).
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// Tests of CofferError: codes, messages and what the C core reports.
+
 import CCoffer
 import Coffer
 import Foundation

@@ -1,3 +1,5 @@
+// Tests that typed key paths resolve to stored properties, inherited ones too.
+
 import Coffer
 import Foundation
 import Testing

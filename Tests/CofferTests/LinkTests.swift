@@ -1,3 +1,5 @@
+// Tests of links between objects, cycles, and deleting link targets.
+
 import Coffer
 import Foundation
 import Testing

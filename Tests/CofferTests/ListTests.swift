@@ -1,3 +1,5 @@
+// Tests of List, unmanaged and managed.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+// Tests of managed objects: class layouts with several levels, defaults, and C
+// handles per transaction.
+
 import Coffer
 import Foundation
 import Testing

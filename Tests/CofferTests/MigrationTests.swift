@@ -1,3 +1,6 @@
+// Tests of schema migrations: the model at several versions, renames, failures
+// and the migration API.
+
 import Coffer
 import Foundation
 import Testing
@@ -63,6 +66,14 @@ struct MigrationAborted: Error, Equatable {
         return config
     }
 
+    /// `old` at schema version 2 with `types`.
+    private func version2(of old: Database.Configuration, _ types: [Object.Type]) -> Database.Configuration {
+        var config = old
+        config.objectTypes = types
+        config.schemaVersion = 2
+        return config
+    }
+
     /// Opens `config` with the version-1 classes and checks the data is untouched.
     private func expectUntouchedVersion1(_ config: Database.Configuration, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let db = try Database(configuration: config)
@@ -77,9 +88,7 @@ struct MigrationAborted: Error, Equatable {
         let dir = TemporaryDirectory()
         let old = try makeVersion1(storage, in: dir)
         let seenVersion = ResultSlot<UInt64>()
-        var config = old
-        config.objectTypes = [SchemaV2.Person.self, SchemaV1.Pet.self]
-        config.schemaVersion = 2
+        var config = version2(of: old, [SchemaV2.Person.self, SchemaV1.Pet.self])
         config.migrationBlock = { migration, oldSchemaVersion in
             seenVersion.value = oldSchemaVersion
             migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
@@ -102,9 +111,7 @@ struct MigrationAborted: Error, Equatable {
     @Test(arguments: [Storage.plain, .encrypted])
     func renamedPropertyKeepsItsData(storage: Storage) throws {
         let dir = TemporaryDirectory()
-        var config = try makeVersion1(storage, in: dir)
-        config.objectTypes = [SchemaRenamed.Person.self, SchemaV1.Pet.self]
-        config.schemaVersion = 2
+        var config = try version2(of: makeVersion1(storage, in: dir), [SchemaRenamed.Person.self, SchemaV1.Pet.self])
         config.migrationBlock = { migration, _ in
             migration.renameProperty(onType: "Person", from: "lastName", to: "surname")
             migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
@@ -121,9 +128,7 @@ struct MigrationAborted: Error, Equatable {
     func thrownErrorAbortsAndLeavesTheFileAtTheOldVersion(storage: Storage) throws {
         let dir = TemporaryDirectory()
         let old = try makeVersion1(storage, in: dir)
-        var config = old
-        config.objectTypes = [SchemaV2.Person.self, SchemaV1.Pet.self]
-        config.schemaVersion = 2
+        var config = version2(of: old, [SchemaV2.Person.self, SchemaV1.Pet.self])
         config.migrationBlock = { migration, _ in
             try migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
                 newObject!["fullName"] = "written, then rolled back"
@@ -148,9 +153,7 @@ struct MigrationAborted: Error, Equatable {
     func failedCallAbortsWithItsErrorAndStopsLaterCalls(storage: Storage) throws {
         let dir = TemporaryDirectory()
         let old = try makeVersion1(storage, in: dir)
-        var config = old
-        config.objectTypes = [SchemaV2.Person.self, SchemaV1.Pet.self]
-        config.schemaVersion = 2
+        var config = version2(of: old, [SchemaV2.Person.self, SchemaV1.Pet.self])
         let visits = ResultSlot<Int>()
         let errorSeen = ResultSlot<Coffer.Error>()
         config.migrationBlock = { migration, _ in
@@ -172,9 +175,7 @@ struct MigrationAborted: Error, Equatable {
     @Test func wrongValueTypeAndOldObjectWritesFail() throws {
         let dir = TemporaryDirectory()
         let old = try makeVersion1(.plain, in: dir)
-        var config = old
-        config.objectTypes = [SchemaV2.Person.self, SchemaV1.Pet.self]
-        config.schemaVersion = 2
+        var config = version2(of: old, [SchemaV2.Person.self, SchemaV1.Pet.self])
         config.migrationBlock = { migration, _ in
             migration.enumerateObjects(ofType: "Person") { _, newObject in newObject!["age"] = "old" }
         }

@@ -1,3 +1,6 @@
+// The shared test models from Realm's documented examples: Dog, Book, Task and
+// Person.
+
 import Coffer
 import Foundation
 

@@ -1,3 +1,6 @@
+// Tests of unmanaged objects: initial values, value initializers and the values
+// they stop on.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// Tests of Projections and ProjectedCollection.
+
 import Coffer
 import Foundation
 import Testing

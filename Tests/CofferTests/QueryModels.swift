@@ -1,3 +1,5 @@
+// The models of Realm's filter-data example: projects and tasks.
+
 import Coffer
 import Foundation
 

@@ -1,3 +1,6 @@
+// Tests of typed queries (Results.where), and the task-list database they share
+// with the string query tests.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// The README's Swift quick start, kept compiling and passing.
+
 import Coffer
 import Foundation
 import Testing

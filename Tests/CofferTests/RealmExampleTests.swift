@@ -1,3 +1,5 @@
+// Realm's documented examples with scalar properties, run against Coffer.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+// Realm's documented query examples, and queries over mixed values and sets, run
+// against Coffer.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// The models of Realm's documented relationship example.
+
 import Coffer
 import Foundation
 

@@ -1,3 +1,5 @@
+// Tests of Results: liveness, snapshots, sorting, aggregates and lookups.
+
 import Coffer
 import Foundation
 import Testing

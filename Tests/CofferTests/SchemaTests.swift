@@ -1,3 +1,6 @@
+// Tests of schema discovery and what reaches the file: indexes, primary keys,
+// mappings and invalid models.
+
 import CCoffer
 import Coffer
 import Foundation
@@ -29,8 +32,9 @@ final class Derived: Object {
     @Persisted var base = ""
 }
 
-/// Reads the stored property names of `className` through the C API.
-func storedPropertyNames(_ className: String, in url: URL) throws -> [String] {
+/// Runs `body` on the stored schema of `className` in the file at `url`, read through the C API.
+func withStoredSchema<Result>(_ className: String, in url: URL,
+                              _ body: (coffer_class_schema) throws -> Result) throws -> Result {
     var config: OpaquePointer?
     #expect(coffer_config_new(&config) == COFFER_OK)
     defer { coffer_config_free(config) }
@@ -42,28 +46,26 @@ func storedPropertyNames(_ className: String, in url: URL) throws -> [String] {
     var cls: coffer_class_id = 0
     try #require(coffer_db_find_class(db, className, &cls) == COFFER_OK)
     let schema = try #require(coffer_db_class_schema(db, cls))
-    return (0..<schema.pointee.property_count).map { String(cString: schema.pointee.properties[$0].name) }
+    return try body(schema.pointee)
+}
+
+/// Reads the stored property names of `className` through the C API.
+func storedPropertyNames(_ className: String, in url: URL) throws -> [String] {
+    try withStoredSchema(className, in: url) { schema in
+        (0..<schema.property_count).map { String(cString: schema.properties[$0].name) }
+    }
 }
 
 /// The flags (`COFFER_PROPERTY_*`) of each stored property of `className` in the file at `url`.
 func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UInt32] {
-    var config: OpaquePointer?
-    #expect(coffer_config_new(&config) == COFFER_OK)
-    defer { coffer_config_free(config) }
-    #expect(coffer_config_set_path(config, url.path) == COFFER_OK)
-    var db: OpaquePointer?
-    let status = coffer_open(config, &db)
-    try #require(status == COFFER_OK, "\(String(cString: coffer_last_error()))")
-    defer { coffer_close(db) }
-    var cls: coffer_class_id = 0
-    try #require(coffer_db_find_class(db, className, &cls) == COFFER_OK)
-    let schema = try #require(coffer_db_class_schema(db, cls))
-    var flags: [String: UInt32] = [:]
-    for index in 0..<schema.pointee.property_count {
-        let property = schema.pointee.properties[index]
-        flags[String(cString: property.name)] = property.flags
+    try withStoredSchema(className, in: url) { schema in
+        var flags: [String: UInt32] = [:]
+        for index in 0..<schema.property_count {
+            let property = schema.properties[index]
+            flags[String(cString: property.name)] = property.flags
+        }
+        return flags
     }
-    return flags
 }
 
 @Suite struct SchemaTests {

@@ -1,3 +1,5 @@
+// Tests of MutableSet and Map, unmanaged and managed.
+
 import Coffer
 import Foundation
 import Testing

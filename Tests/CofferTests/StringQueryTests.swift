@@ -1,3 +1,6 @@
+// Tests of query strings (Results.filter) and of the programmer errors queries
+// stop on.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+// What every test suite shares: the kinds of database, temporary directories,
+// configurations, threads and error expectations.
+
 import Coffer
 import Foundation
 import Testing

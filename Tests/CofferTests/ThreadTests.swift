@@ -1,3 +1,6 @@
+// Tests of thread confinement: objects, results and databases used from the
+// wrong thread.
+
 import Coffer
 import Foundation
 import Testing

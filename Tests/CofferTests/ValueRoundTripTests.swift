@@ -1,3 +1,5 @@
+// Tests that every value type is written and read back unchanged.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+// Tests of the value types ObjectId and Decimal128.
+
 import Coffer
 import Foundation
 import Testing

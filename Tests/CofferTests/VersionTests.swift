@@ -1,3 +1,6 @@
+// Tests of the library version the overlay reports, and a direct open through
+// the C API.
+
 import CCoffer
 import Coffer
 import Testing

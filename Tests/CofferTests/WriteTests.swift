@@ -1,3 +1,5 @@
+// Tests of write transactions and of adding, creating and deleting objects.
+
 import Coffer
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+// One engine's run in a child process: what it measured, its peak memory and the
+// size of its files.
+
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,6 @@
+// The benchmark engine for Coffer through the Swift overlay, plain and
+// encrypted.
+
 import Coffer
 import Foundation
 

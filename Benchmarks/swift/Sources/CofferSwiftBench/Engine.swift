@@ -1,3 +1,6 @@
+// The benchmark operations and the Engine protocol every database under test
+// implements.
+
 import Foundation
 
 /// The operations, in the order they run, keyed as in the C harness's results.

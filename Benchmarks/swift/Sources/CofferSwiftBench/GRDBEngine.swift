@@ -1,3 +1,6 @@
+// The benchmark engine for SQLite through GRDB, set up as the C harness sets up
+// SQLite.
+
 import Foundation
 import GRDB
 

@@ -1,3 +1,5 @@
+// The benchmark's command line.
+
 import Foundation
 
 /// The command line.

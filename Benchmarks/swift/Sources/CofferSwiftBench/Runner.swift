@@ -1,3 +1,6 @@
+// Running each engine in turn in fresh processes, keeping the fastest times, and
+// presenting them.
+
 import Foundation
 #if canImport(Glibc)
 import Glibc

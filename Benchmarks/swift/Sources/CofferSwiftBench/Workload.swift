@@ -1,3 +1,6 @@
+// The workload: the same objects and checks as the C harness, from the same
+// generator.
+
 import Foundation
 
 /// One object of the workload, as the C harness defines it (Benchmarks/workload.h):

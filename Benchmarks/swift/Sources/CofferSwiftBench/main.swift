@@ -1,3 +1,5 @@
+// The benchmark's entry point: a parent run or one child run.
+
 import Foundation
 
 // coffer-swift-bench: Coffer's Swift overlay (plain and encrypted) against

@@ -1,0 +1,261 @@
+// Writing objects: add, create, delete and deleteAll, and what a primary-key
+// conflict does (UpdatePolicy).
+
+internal import CCoffer
+
+extension Database {
+    /// What ``add(_:update:)`` and ``create(_:value:update:)`` do when an object
+    /// with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Throw ``CofferError`` `.primaryKeyExists`.
+        case error
+        /// Update the existing object, writing only the properties whose value differs.
+        case modified
+        /// Update the existing object, writing every property given.
+        case all
+
+        var cValue: Int32 {
+            switch self {
+            case .error: Int32(COFFER_UPDATE_ERROR)
+            case .modified: Int32(COFFER_UPDATE_MODIFIED)
+            case .all: Int32(COFFER_UPDATE_ALL)
+            }
+        }
+    }
+
+    /// Adds an unmanaged object to the database; it becomes managed and live.
+    ///
+    /// Adding an object this database already manages does nothing. With
+    /// `.modified` or `.all`, an existing object with the same primary key is
+    /// updated instead, and `object` becomes a managed view of it.
+    ///
+    /// - Throws: ``CofferError``: `.notInWriteTransaction` outside a write
+    ///   transaction; `.primaryKeyExists` (with `.error`); `.invalidArgument` for an
+    ///   update policy on a class without primary key; `.misuse` for an object
+    ///   managed by another database or whose adding was cancelled; `.notFound` or
+    ///   `.schema` if the class is not in the database; `.type` for a value the
+    ///   database rejects. On error nothing of the object is written.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        let txn = try requireWriteTransaction(for: "add objects")
+        var className: String { type(of: object).className() }
+        if let managed = object.managedState {
+            guard managed.database === self else {
+                throw CofferError(.misuse, "the \(className) object is already managed by another Database")
+            }
+            guard !managed.addWasCancelled else {
+                throw CofferError(.misuse, "the \(className) object was added in a write transaction that was cancelled; add a new object instead")
+            }
+            return
+        }
+        if object is EmbeddedObject {
+            throw CofferError(.invalidArgument, "the \(className) object is embedded: it cannot be added on its own; assign it to a property or list of its parent")
+        }
+        let binding = try binding(for: type(of: object))
+        try checkUpdatePolicy(update, binding)
+        let values = FieldValues.storedValues(of: object, schema: binding.schema)
+        // Properties holding objects are written once this object is managed,
+        // so that objects linking back to it (friends of friends) find it.
+        var plain: [(Int, StoredValue)] = []
+        var linking: [(offset: Int, element: StoredValue)] = []
+        plain.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() where binding.isStored[index] {
+            if value.holdsObjects {
+                linking.append((index, value))
+            } else {
+                plain.append((index, value))
+            }
+        }
+        let (key, created, handle) = try createObject(txn, binding, plain, update)
+        let managed = ManagedState(database: self, binding: binding, key: key, handle: handle)
+        if created {
+            managed.addedIn = writeOutcome
+        }
+        object.managedState = managed
+        if !linking.isEmpty {
+            do {
+                try setFields(txn, binding, key, linking, update)
+            } catch {
+                if created {
+                    // Nothing of the object may stay when its links fail.
+                    if let handle = try? objectHandle(txn, binding, key) {
+                        coffer_object_delete(handle)
+                        coffer_object_release(handle)
+                    }
+                    object.managedState = nil
+                }
+                throw error
+            }
+            adoptEmbedded(Dictionary(uniqueKeysWithValues: linking.map { ($0.offset, $0.element) }), owner: managed)
+        }
+    }
+
+    /// Adds every object of `objects`, as ``add(_:update:)`` does, stopping at the
+    /// first error.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for object in objects {
+            try add(object, update: update)
+        }
+    }
+
+    /// Creates a managed object of `type` from `value` and returns it.
+    ///
+    /// `value` is a dictionary of property names to values, an array of every
+    /// property's value in declaration order, or another ``Object``, as for
+    /// ``Object/init(value:)``. Properties not given take their initial values.
+    /// With `.modified` or `.all` and a primary key given that exists, only the
+    /// properties given are written to the existing object.
+    ///
+    /// ```swift
+    /// let rex = try db.create(Dog.self, value: ["name": "Rex", "age": 3])
+    /// ```
+    ///
+    /// - Throws: ``CofferError``: as ``add(_:update:)``, and `.notFound` naming an
+    ///   unknown property, `.type` naming the property whose value does not fit,
+    ///   `.invalidArgument` for an array of the wrong length or an unusable `value`.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        let txn = try requireWriteTransaction(for: "create objects")
+        let binding = try binding(for: type)
+        let schema = binding.schema
+        try checkUpdatePolicy(update, binding)
+        let given = try FieldValues.parse(value, for: schema)
+        var fields: [(Int, StoredValue)]
+        if update != .error, let keyIndex = schema.primaryKeyIndex, let keyValue = given[keyIndex],
+           try primaryKeyExists(txn, binding, keyValue) {
+            fields = given.sorted { $0.key < $1.key }
+        } else {
+            let initial = FieldValues.storedValues(of: T(), schema: schema)
+            fields = initial.enumerated().map { ($0, given[$0] ?? $1) }
+        }
+        fields = fields.filter { schema.properties[$0.0].isStored }
+        let (key, created, handle) = try createObject(txn, binding, fields, update)
+        let object = makeObject(type, binding, key, handle: handle)
+        if created {
+            object.managedState?.addedIn = writeOutcome
+        }
+        return object
+    }
+
+    /// Deletes a managed object; it becomes invalidated.
+    ///
+    /// - Throws: ``CofferError``: `.notInWriteTransaction`; `.invalidArgument` for
+    ///   an unmanaged object; `.misuse` for an object of another database;
+    ///   `.notFound` if it was deleted already.
+    public func delete(_ object: Object) throws {
+        let txn = try requireWriteTransaction(for: "delete objects")
+        let className = type(of: object).className()
+        guard let managed = object.managedState else {
+            throw CofferError(.invalidArgument, "the \(className) object is not managed by a database, so it cannot be deleted")
+        }
+        guard managed.database === self else {
+            throw CofferError(.misuse, "the \(className) object is managed by another Database")
+        }
+        guard !managed.addWasCancelled else {
+            throw CofferError(.misuse, "the \(className) object was added in a write transaction that was cancelled")
+        }
+        _ = txn
+        let status = coffer_object_delete(try managed.objectHandle())
+        if status == COFFER_ERR_NOT_FOUND {
+            throw managed.binding.deletedError
+        }
+        try CofferError.check(status)
+        contentVersion &+= 1
+    }
+
+    /// Deletes every object of `objects` (a ``Results`` or any sequence of managed
+    /// objects), stopping at the first error.
+    public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        for object in Array(objects) {
+            try delete(object)
+        }
+    }
+
+    /// Deletes every object of every class visible through this database.
+    /// - Throws: ``CofferError`` `.notInWriteTransaction` outside a write transaction.
+    public func deleteAll() throws {
+        let txn = try requireWriteTransaction(for: "delete objects")
+        for classId in 0..<coffer_db_class_count(handle) {
+            try CofferError.check(coffer_class_clear(txn, coffer_class_id(classId)))
+        }
+        contentVersion &+= 1
+    }
+
+    private func checkUpdatePolicy(_ update: UpdatePolicy, _ binding: ClassBinding) throws(CofferError) {
+        if update != .error && binding.schema.primaryKeyIndex == nil {
+            throw CofferError(.invalidArgument, "class '\(binding.schema.className)' has no primary key, so it cannot be updated with UpdatePolicy.\(update)")
+        }
+    }
+
+    private func primaryKeyExists(_ txn: OpaquePointer, _ binding: ClassBinding, _ key: StoredValue) throws(CofferError) -> Bool {
+        let arena = ValueArena()
+        var value = try arena.cValue(key)
+        var object: OpaquePointer?
+        let status = coffer_object_find(txn, binding.classId, &value, &object)
+        if status == COFFER_ERR_NOT_FOUND {
+            return false
+        }
+        try CofferError.check(status)
+        coffer_object_release(object)
+        return true
+    }
+
+    /// Creates (or, with an update policy, updates) a stored object from values by
+    /// property position; says whether a new object was created, and gives its
+    /// handle, owned by the caller.
+    private func createObject(_ txn: OpaquePointer, _ binding: ClassBinding, _ values: [(Int, StoredValue)],
+                              _ update: UpdatePolicy) throws -> (key: UInt64, created: Bool, handle: OpaquePointer) {
+        if binding.schema.isEmbedded {
+            throw CofferError(.invalidArgument, "class '\(binding.schema.className)' is embedded: its objects are created through a property or list of their parent")
+        }
+        let resolved = try values.map { ($0.0, try prepared($0.1, update: update)) }
+        // Without an update policy a call that succeeds has created the object;
+        // with one, the count says whether it created or updated.
+        var before: UInt64 = 0
+        if update != .error {
+            try CofferError.check(coffer_class_count(txn, binding.classId, &before))
+        }
+        let arena = ValueArena()
+        var fields: [coffer_field] = []
+        fields.reserveCapacity(resolved.count)
+        for (index, value) in resolved {
+            fields.append(coffer_field(property: binding.propertyIds[index], value: try arena.cValue(value)))
+        }
+        var object: OpaquePointer?
+        try CofferError.check(coffer_object_create(txn, binding.classId, fields, fields.count, update.cValue, &object))
+        let key = coffer_object_key_of(object)
+        var after: UInt64 = 1
+        if update != .error {
+            let status = coffer_class_count(txn, binding.classId, &after)
+            if status != COFFER_OK {
+                coffer_object_release(object)
+                throw CofferError.last(status)
+            }
+        }
+        contentVersion &+= 1
+        return (key, after > before, object!)
+    }
+
+    /// Writes properties of an existing object in one step, resolving objects to links.
+    private func setFields(_ txn: OpaquePointer, _ binding: ClassBinding, _ key: UInt64,
+                           _ values: [(offset: Int, element: StoredValue)], _ update: UpdatePolicy) throws {
+        let resolved = try values.map { ($0.offset, try prepared($0.element, update: update)) }
+        let arena = ValueArena()
+        var fields: [coffer_field] = []
+        for (index, value) in resolved {
+            fields.append(coffer_field(property: binding.propertyIds[index], value: try arena.cValue(value)))
+        }
+        let handle = try objectHandle(txn, binding, key)
+        defer { coffer_object_release(handle) }
+        try CofferError.check(coffer_object_set_fields(handle, fields, fields.count))
+    }
+
+    /// The outcome flag of the current write transaction, made on first use.
+    private var writeOutcome: WriteOutcome {
+        if let currentWriteOutcome {
+            return currentWriteOutcome
+        }
+        let outcome = WriteOutcome()
+        currentWriteOutcome = outcome
+        return outcome
+    }
+}

@@ -1,0 +1,152 @@
+// Write transactions (begin, commit, cancel, write blocks), refresh, and the
+// current transaction that reads use.
+
+internal import CCoffer
+
+extension Database {
+    /// True between ``beginWrite()`` and ``commitWrite()`` or ``cancelWrite()``,
+    /// and inside ``write(_:)``.
+    public var isInWriteTransaction: Bool {
+        writeTransaction != nil
+    }
+
+    /// Runs `block` in a write transaction and commits it.
+    ///
+    /// ```swift
+    /// try db.write {
+    ///     try db.add(dog)
+    ///     dog.age += 1
+    /// }
+    /// ```
+    ///
+    /// If `block` throws, the transaction is cancelled and the error rethrown:
+    /// nothing of it is written. If `block` itself commits or cancels, nothing more
+    /// happens. Returns what `block` returns.
+    ///
+    /// - Throws: what `block` throws, or a ``CofferError`` from ``beginWrite()`` or
+    ///   ``commitWrite()``.
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        do {
+            let result = try block()
+            if isInWriteTransaction {
+                try commitWrite()
+            }
+            return result
+        } catch {
+            if isInWriteTransaction {
+                try? cancelWrite()
+            }
+            throw error
+        }
+    }
+
+    /// Begins a write transaction, waiting until no other writer holds the file
+    /// (in this or another process), and moves reads to the latest data.
+    ///
+    /// - Throws: ``CofferError`` `.misuse` if already in a write transaction or
+    ///   called from another thread; `.readOnly` for a read-only database.
+    public func beginWrite() throws {
+        try checkThread()
+        guard writeTransaction == nil else {
+            throw CofferError(.misuse, "the database is already in a write transaction")
+        }
+        endReadTransaction()
+        var txn: OpaquePointer?
+        try CofferError.check(coffer_txn_begin(handle, Int32(COFFER_TXN_WRITE), &txn))
+        writeTransaction = txn
+        contentVersion &+= 1
+    }
+
+    /// Commits the write transaction: once it returns, the changes are durable.
+    ///
+    /// - Throws: ``CofferError`` `.misuse` when not in a write transaction or on
+    ///   another thread; `.mapFull`, `.fileTooLarge` or `.io` when the commit failed,
+    ///   in which case nothing of the transaction was written and it has ended.
+    public func commitWrite() throws {
+        let txn = try currentWriteTransaction(for: "commitWrite()")
+        let status = coffer_txn_commit(txn)
+        endWriteTransaction(txn, committed: status == COFFER_OK)
+        try CofferError.check(status)
+    }
+
+    /// Discards every change of the write transaction. Objects added in it become
+    /// invalidated; managed objects read their old values again.
+    ///
+    /// - Throws: ``CofferError`` `.misuse` when not in a write transaction or on
+    ///   another thread.
+    public func cancelWrite() throws {
+        let txn = try currentWriteTransaction(for: "cancelWrite()")
+        let status = coffer_txn_abort(txn)
+        endWriteTransaction(txn, committed: false)
+        try CofferError.check(status)
+    }
+
+    /// Lets go of the snapshot reads have used, so that the next read sees the
+    /// latest commits of every ``Database`` and process.
+    ///
+    /// - Returns: true if a snapshot was let go; false if there was none or the
+    ///   database is in a write transaction (which always sees the latest data).
+    @discardableResult
+    public func refresh() -> Bool {
+        requireThread()
+        guard writeTransaction == nil, readTransaction != nil else {
+            return false
+        }
+        endReadTransaction()
+        return true
+    }
+
+    /// The transaction that reads use: the write transaction, or the snapshot,
+    /// begun on first use.
+    func currentTransaction() throws(CofferError) -> OpaquePointer {
+        try checkThread()
+        if let writeTransaction {
+            return writeTransaction
+        }
+        if let readTransaction {
+            return readTransaction
+        }
+        var txn: OpaquePointer?
+        try CofferError.check(coffer_txn_begin(handle, Int32(COFFER_TXN_READ), &txn))
+        readTransaction = txn
+        contentVersion &+= 1
+        return txn!
+    }
+
+    /// The write transaction, or `.notInWriteTransaction` naming what needed it.
+    func requireWriteTransaction(for action: @autoclosure () -> String) throws(CofferError) -> OpaquePointer {
+        try checkThread()
+        guard let writeTransaction else {
+            throw CofferError(.notInWriteTransaction, "cannot \(action()) outside a write transaction; call write {} or beginWrite() first")
+        }
+        return writeTransaction
+    }
+
+    private func currentWriteTransaction(for call: String) throws(CofferError) -> OpaquePointer {
+        try checkThread()
+        guard let writeTransaction else {
+            throw CofferError(.misuse, "\(call) was called outside a write transaction")
+        }
+        return writeTransaction
+    }
+
+    private func endReadTransaction() {
+        if let readTransaction {
+            coffer_txn_free(readTransaction)
+            self.readTransaction = nil
+            contentVersion &+= 1
+        }
+    }
+
+    private func endWriteTransaction(_ txn: OpaquePointer, committed: Bool) {
+        coffer_txn_free(txn)
+        writeTransaction = nil
+        contentVersion &+= 1
+        if !committed {
+            currentWriteOutcome?.cancelled = true
+        }
+        currentWriteOutcome = nil
+    }
+}

@@ -1,0 +1,199 @@
+// Database: one open database, its C handle, its thread, its class bindings and
+// opening and closing it.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+internal import CCoffer
+
+/// An open Coffer database: the entry point for reading and writing objects.
+///
+/// ```swift
+/// var config = Database.Configuration(fileURL: url, objectTypes: [Dog.self])
+/// let db = try Database(configuration: config)
+/// try db.write {
+///     try db.add(Dog(value: ["name": "Rex"]))
+/// }
+/// let dogs = db.objects(Dog.self)
+/// ```
+///
+/// ## Threads
+///
+/// A `Database` belongs to the thread that opened it, as a Realm does: it and its
+/// managed objects and results are not `Sendable`, so Swift 6 refuses to pass them
+/// to another thread or task. Code that gets around the compiler still cannot
+/// corrupt anything: a throwing method called from another thread throws a
+/// ``CofferError`` with code `.misuse`, and a property of a managed object or a
+/// ``Results`` read there stops the program with a message saying so. Open one
+/// `Database` per thread instead; they share the file's storage. In `async` code,
+/// keep a `Database` within one synchronous stretch or on one actor's executor
+/// that stays on one thread, such as the main actor.
+///
+/// ## Snapshots
+///
+/// Reads see a snapshot taken at the first read after opening, after a write
+/// transaction ends or after ``refresh()``. Commits made meanwhile through other
+/// `Database` instances or processes appear after ``refresh()`` or at the next
+/// ``beginWrite()``, as in a Realm without a run loop.
+public final class Database {
+    /// The error type of Coffer, as `Realm.Error` in Realm.
+    public typealias Error = CofferError
+
+    /// The configuration the database was opened with.
+    public let configuration: Configuration
+
+    let handle: OpaquePointer
+    private let ownerThread: pthread_t
+    private let openFilePath: String?
+    var readTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    var writeTransaction: OpaquePointer? {
+        didSet { transactionSerial &+= 1 }
+    }
+    /// Changes whenever a transaction begins or ends, so that object handles
+    /// kept by managed objects are used only in the transaction that opened them.
+    private(set) var transactionSerial: UInt64 = 0
+    var bindings: [ObjectIdentifier: ClassBinding] = [:]
+    /// Compiled queries by class and text, rebound for new arguments.
+    var preparedQueries = PreparedQueries()
+    /// Changes whenever the snapshot changes or objects are created or deleted,
+    /// so that ``Results`` know when their cached keys are stale.
+    var contentVersion: UInt64 = 0
+    /// Shared by the objects added in the current write transaction, which are
+    /// invalidated if it is cancelled.
+    var currentWriteOutcome: WriteOutcome?
+
+    /// Opens the database `configuration` describes, creating its file if needed
+    /// (unless read-only).
+    ///
+    /// `try Database()` opens ``Configuration/defaultConfiguration``.
+    ///
+    /// - Throws: ``CofferError``: `.invalidArgument` for a bad configuration (a key
+    ///   that is not 64 bytes, an empty in-memory identifier, a URL that is not a
+    ///   file URL); `.notFound` (read-only and no file); `.keyRequired`,
+    ///   `.wrongKey`, `.notEncrypted`; `.migrationRequired` (the classes differ
+    ///   from the file's at the same schema version) or `.schemaVersion` (a version
+    ///   lower than the file's), unless ``Configuration/deleteDatabaseIfMigrationNeeded``
+    ///   (then `.busy` if the file is open elsewhere in this process);
+    ///   `.schema` for an invalid model class; `.notADatabase`, `.corrupted`, `.io`.
+    ///   If ``Configuration/migrationBlock`` throws, that error; if a call it made
+    ///   failed, the first such ``CofferError`` (see ``Migration``). A failed
+    ///   migration leaves the file as it was.
+    public init(configuration: Configuration = .defaultConfiguration) throws {
+        let path = try configuration.filePath()
+        self.handle = try Self.open(configuration, path: path)
+        self.configuration = configuration
+        self.ownerThread = pthread_self()
+        self.openFilePath = path.map(OpenFiles.register)
+    }
+
+    /// Opens the file at `fileURL` with the rest of ``Configuration/defaultConfiguration``.
+    public convenience init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
+    }
+
+    deinit {
+        coffer_txn_free(writeTransaction)
+        coffer_txn_free(readTransaction)
+        coffer_close(handle)
+        if let openFilePath {
+            OpenFiles.unregister(openFilePath)
+        }
+    }
+
+    private static func open(_ configuration: Configuration, path: String?) throws -> OpaquePointer {
+        if configuration.readOnly && configuration.deleteDatabaseIfMigrationNeeded {
+            throw CofferError(.invalidArgument, "readOnly and deleteDatabaseIfMigrationNeeded cannot both be set")
+        }
+        if configuration.readOnly && configuration.shouldCompactOnLaunch != nil {
+            throw CofferError(.invalidArgument, "readOnly and shouldCompactOnLaunch cannot both be set")
+        }
+        let config = try configuration.makeCConfig(path: path)
+        defer { coffer_config_free(config) }
+        let callbacks = OpenCallbacks(configuration)
+        try callbacks.install(on: config)
+        var db: OpaquePointer?
+        let status = withExtendedLifetime(callbacks) { coffer_open(config, &db) }
+        if status != COFFER_OK {
+            // The migration block's own error, rather than the status standing for it.
+            if let error = callbacks.migrationError {
+                throw error
+            }
+            throw CofferError.last(status)
+        }
+        return db!
+    }
+
+    /// True if the database's file exists; false for an in-memory configuration.
+    public static func fileExists(for configuration: Configuration) -> Bool {
+        guard let path = try? configuration.filePath() else { return false }
+        return FileManager.default.fileExists(atPath: path)
+    }
+
+    /// Deletes the database's file and its lock file.
+    ///
+    /// - Returns: true if a file was deleted, false if there was none (always false
+    ///   for an in-memory configuration).
+    /// - Throws: ``CofferError`` `.busy` if a ``Database`` in this process has the
+    ///   file open, `.io` naming the path if a file cannot be removed.
+    @discardableResult
+    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+        guard let path = try configuration.filePath() else { return false }
+        if OpenFiles.isOpen(path) {
+            throw CofferError(.busy, "cannot delete '\(path)': it is open in this process")
+        }
+        return try deleteFiles(at: path)
+    }
+
+    @discardableResult
+    private static func deleteFiles(at path: String) throws(CofferError) -> Bool {
+        var deleted = false
+        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+            do {
+                try FileManager.default.removeItem(atPath: file)
+                deleted = true
+            } catch {
+                throw CofferError(.io, "cannot delete '\(file)': \(error.localizedDescription)")
+            }
+        }
+        return deleted
+    }
+
+    // MARK: Threads
+
+    var isOnOwnerThread: Bool {
+        pthread_equal(ownerThread, pthread_self()) != 0
+    }
+
+    private var wrongThreadMessage: String {
+        "this Database was opened on another thread; a Database, its objects and its results can be used only on the thread that opened it"
+    }
+
+    /// Throws `.misuse` when called from another thread than the database's own.
+    func checkThread() throws(CofferError) {
+        if !isOnOwnerThread {
+            throw CofferError(.misuse, wrongThreadMessage)
+        }
+    }
+
+    /// Stops the program when called from another thread, for calls that cannot throw.
+    func requireThread() {
+        if !isOnOwnerThread {
+            fatalError("Coffer: \(wrongThreadMessage)")
+        }
+    }
+
+    /// Stops the program with `error`, for calls that cannot throw.
+    func fail(_ error: CofferError) -> Never {
+        fatalError("Coffer: \(error)")
+    }
+}
+

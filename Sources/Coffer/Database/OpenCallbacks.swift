@@ -1,0 +1,52 @@
+// The callbacks the C core makes while a database opens: the migration block and
+// the compact-on-launch decision.
+
+internal import CCoffer
+
+/// What the C core calls back while `coffer_open()` runs: the migration block
+/// and the compact-on-launch decision of a configuration. It lives for one open
+/// and keeps the Swift error a migration block threw, to rethrow it as it was.
+final class OpenCallbacks {
+    let migrationBlock: MigrationBlock?
+    let shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
+    /// The error that aborted the migration, thrown by the block or kept by the ``Migration``.
+    private(set) var migrationError: (any Error)?
+
+    init(_ configuration: Database.Configuration) {
+        migrationBlock = configuration.migrationBlock
+        shouldCompactOnLaunch = configuration.shouldCompactOnLaunch
+    }
+
+    /// Registers the callbacks on `config`; `self` must outlive `coffer_open()`.
+    func install(on config: OpaquePointer) throws(CofferError) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        if migrationBlock != nil {
+            try CofferError.check(coffer_config_set_migration(config, { migration, oldVersion, _, ctx in
+                let callbacks = Unmanaged<OpenCallbacks>.fromOpaque(ctx!).takeUnretainedValue()
+                return callbacks.migrate(migration!, oldVersion)
+            }, context))
+        }
+        if shouldCompactOnLaunch != nil {
+            try CofferError.check(coffer_config_set_should_compact_on_launch(config, { total, used, ctx in
+                let callbacks = Unmanaged<OpenCallbacks>.fromOpaque(ctx!).takeUnretainedValue()
+                return callbacks.shouldCompactOnLaunch!(Int(clamping: total), Int(clamping: used)) ? 1 : 0
+            }, context))
+        }
+    }
+
+    private func migrate(_ handle: OpaquePointer, _ oldVersion: UInt64) -> coffer_status {
+        let migration = Migration(handle: handle)
+        defer { migration.finish() }
+        do {
+            try migrationBlock!(migration, oldVersion)
+        } catch {
+            migrationError = error
+            return COFFER_ERR_MIGRATION_REQUIRED
+        }
+        if let error = migration.error {
+            migrationError = error
+            return coffer_status(UInt32(error.status))
+        }
+        return COFFER_OK
+    }
+}

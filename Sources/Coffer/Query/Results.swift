@@ -1,0 +1,205 @@
+// Results: a live, lazy collection of objects of one class, its sources and
+// snapshots.
+
+internal import CCoffer
+
+/// Objects of one class, as a live, lazy collection: every object of the class,
+/// or the objects of a ``List`` or ``LinkingObjects``, narrowed and ordered by
+/// queries. `Results` of a ``Projection`` class hold a projection of each object.
+///
+/// `Results` reads the database when it is used, not when it is made. Its
+/// queries run in the C core on the database's current snapshot the first time
+/// the results are counted, indexed or looped over, and run again whenever that
+/// snapshot changes or the database is written through (objects added, changed
+/// or deleted), so results always match the data they are read with. Without
+/// a sort, objects come in creation order (a list's in list order). A `for`
+/// loop runs over the objects present when it starts, so deleting inside it
+/// is safe.
+///
+/// ```swift
+/// let dogs = db.objects(Dog.self)
+/// let puppies = dogs.where { $0.age < 2 }.sorted(by: \.name)
+/// let rexes = try dogs.filter("name BEGINSWITH[c] %@", "rex")
+/// for dog in puppies { print(dog.name) }
+/// let oldest: Int? = puppies.max(of: \.age)
+/// ```
+///
+/// `Results` is not `Sendable`: it belongs to its database's thread.
+public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomStringConvertible {
+    /// The database the objects are read from.
+    public let database: Database
+    let binding: ClassBinding
+    let source: ResultsSource
+    /// Applied in order to the source's objects.
+    let queries: [CompiledQuery]
+    private let cache = ResultsCache()
+
+    init(database: Database, binding: ClassBinding, source: ResultsSource = .all, queries: [CompiledQuery] = []) {
+        self.database = database
+        self.binding = binding
+        self.source = source
+        self.queries = queries
+    }
+
+    /// Positions are 0 up to ``count``.
+    public typealias Index = Int
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+
+    /// Same as ``count``.
+    public var endIndex: Int { count }
+
+    /// The number of objects; constant-time for every object of a class.
+    public var count: Int {
+        do {
+            if case .all = source, queries.isEmpty {
+                let txn = try database.currentTransaction()
+                var count: UInt64 = 0
+                try CofferError.check(coffer_class_count(txn, binding.classId, &count))
+                return Int(count)
+            }
+            if let keys = cache.keys(at: database.contentVersion) {
+                return keys.count
+            }
+            var count: UInt64 = 0
+            try CofferError.check(coffer_results_count(try currentResults(), &count))
+            return Int(count)
+        } catch {
+            database.fail(error)
+        }
+    }
+
+    /// The object at `position`; stops the program if it is out of range.
+    public subscript(position: Int) -> Element {
+        let keys = currentKeys()
+        precondition(keys.indices.contains(position),
+                     "Coffer: index \(position) is out of range for Results<\(Element.self)> of \(keys.count) objects")
+        return database.makeElement(Element.self, binding, keys[position])
+    }
+
+    /// An iterator over the objects present now.
+    public func makeIterator() -> Iterator {
+        Iterator(database: database, binding: binding, keys: currentKeys())
+    }
+
+    /// Iterates over the objects a ``Results`` had when the loop began.
+    public struct Iterator: IteratorProtocol {
+        let database: Database
+        let binding: ClassBinding
+        let keys: [UInt64]
+        var position = 0
+
+        /// The next object, or nil after the last.
+        public mutating func next() -> Element? {
+            guard position < keys.count else { return nil }
+            defer { position += 1 }
+            return database.makeElement(Element.self, binding, keys[position])
+        }
+    }
+
+    /// `Results<Dog>(3 objects)`.
+    public var description: String {
+        "Results<\(Element.self)>(\(count) objects)"
+    }
+
+    /// The C results for the current snapshot, computed once per snapshot and write.
+    func currentResults() throws(CofferError) -> OpaquePointer {
+        let txn = try database.currentTransaction()
+        let version = database.contentVersion
+        if let cached = cache.results(at: version) {
+            return cached
+        }
+        var results: OpaquePointer?
+        var filters = queries[...]
+        switch source {
+        case .all:
+            if let first = filters.popFirst() {
+                // Run, not filter every object: the query engine can answer
+                // from an index.
+                try CofferError.check(coffer_query_run(txn, first.handle, &results))
+            } else {
+                try CofferError.check(coffer_results_all(txn, binding.classId, &results))
+            }
+        case .keys(let read):
+            let keys = read()
+            let status = keys.withUnsafeBufferPointer {
+                coffer_results_from_keys(txn, binding.classId, $0.baseAddress, $0.count, &results)
+            }
+            try CofferError.check(status)
+        }
+        for query in filters {
+            var next: OpaquePointer?
+            let status = coffer_results_filter(results, query.handle, &next)
+            coffer_results_free(results)
+            try CofferError.check(status)
+            results = next
+        }
+        cache.store(results!, at: version)
+        return results!
+    }
+
+    private func currentKeys() -> [UInt64] {
+        do {
+            let results = try currentResults()
+            if let keys = cache.keys(at: database.contentVersion) {
+                return keys
+            }
+            var count: UInt64 = 0
+            try CofferError.check(coffer_results_count(results, &count))
+            var keys = [UInt64](repeating: 0, count: Int(count))
+            if count > 0 {
+                let status = keys.withUnsafeMutableBufferPointer {
+                    coffer_results_copy_keys(results, 0, $0.count, $0.baseAddress)
+                }
+                try CofferError.check(status)
+            }
+            cache.store(keys, at: database.contentVersion)
+            return keys
+        } catch {
+            database.fail(error)
+        }
+    }
+}
+
+/// Where the objects of a ``Results`` come from before its queries.
+enum ResultsSource {
+    /// Every object of the class.
+    case all
+    /// The objects with these keys, read anew for every snapshot (a list, backlinks).
+    case keys(() -> [UInt64])
+}
+
+/// The C results and object keys of a ``Results`` for one database content version.
+final class ResultsCache {
+    private var version: UInt64 = 0
+    private var results: OpaquePointer?
+    private var keys: [UInt64]?
+
+    deinit {
+        coffer_results_free(results)
+    }
+
+    func results(at version: UInt64) -> OpaquePointer? {
+        version == self.version ? results : nil
+    }
+
+    func keys(at version: UInt64) -> [UInt64]? {
+        version == self.version ? keys : nil
+    }
+
+    /// Results of a new version; the old ones are freed, whether or not their
+    /// transaction has ended.
+    func store(_ results: OpaquePointer, at version: UInt64) {
+        coffer_results_free(self.results)
+        self.results = results
+        self.version = version
+        keys = nil
+    }
+
+    func store(_ keys: [UInt64], at version: UInt64) {
+        if version == self.version {
+            self.keys = keys
+        }
+    }
+}
