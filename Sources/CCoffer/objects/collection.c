@@ -875,18 +875,27 @@ static coffer_status release_entries(cf_coll *c, const cf_slot *e)
     return st == COFFER_DONE ? COFFER_OK : st;
 }
 
-/* Reads the kind and depth of collection `id` into a temporary handle. */
-static coffer_status coll_open_tmp(coffer_txn *txn, const cf_slot *slot, uint64_t id, cf_coll *c)
+/* Reads the header of collection `id`, at least `min` bytes of it, into
+ * *data (which *buf owns when set; the caller frees *buf). */
+static coffer_status hdr_read(coffer_txn *txn, uint64_t id, size_t min, const uint8_t **data, size_t *len, uint8_t **buf)
 {
     uint8_t key[10];
     coll_key(id, PART_HEADER, key);
+    size_t cap = 0;
+    *buf = NULL;
+    coffer_status st = cf_graph_get(txn, key, sizeof key, data, len, buf, &cap, "a collection header");
+    if (st == COFFER_OK && *len < min)
+        st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
+    return st;
+}
+
+/* Reads the kind and depth of collection `id` into a temporary handle. */
+static coffer_status coll_open_tmp(coffer_txn *txn, const cf_slot *slot, uint64_t id, cf_coll *c)
+{
     const uint8_t *data;
     size_t len;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
-    if (st == COFFER_OK && len < 2)
-        st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
+    uint8_t *buf;
+    coffer_status st = hdr_read(txn, id, 2, &data, &len, &buf);
     if (st == COFFER_OK) {
         coll_tmp(c, txn, slot, data[0], data[1], id);
         st = hdr_decode(c, data, len);
@@ -897,135 +906,172 @@ static coffer_status coll_open_tmp(coffer_txn *txn, const cf_slot *slot, uint64_
     return st;
 }
 
-coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_t id)
+/* Walks stored collection `id` (0 for none) in a temporary handle: `fn`
+ * gets the handle and its element slot. Nothing to do when it is gone. */
+typedef coffer_status (*coll_walk)(cf_coll *c, const cf_slot *e, const void *arg);
+
+static coffer_status walk_stored(coffer_txn *txn, const cf_slot *slot, uint64_t id, coll_walk fn, const void *arg)
 {
     if (!id)
         return COFFER_OK;
     cf_coll c;
     coffer_status st = coll_open_tmp(txn, slot, id, &c);
-    if (st == COFFER_ERR_NOT_FOUND)
-        return COFFER_OK;
     if (st != COFFER_OK)
-        return st;
+        return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
     cf_slot e = elem_slot(&c);
-    if (c.kind == COFFER_COLLECTION_LIST) {
-        for (uint32_t j = 0; st == COFFER_OK && j < c.nchunks; j++)
-            st = release_chunk(&c, &e, c.chunk_no[j], 1);
-    } else {
-        st = release_entries(&c, &e);
-    }
-    if (st == COFFER_OK) {
-        uint8_t key[10];
-        coll_key(id, PART_HEADER, key);
-        st = cf_graph_del(txn, key, sizeof key);
-    }
+    st = fn(&c, &e, arg);
     coll_tmp_free(&c);
     return st;
 }
 
-static int is_target(const coffer_value *v, uint32_t ttable, coffer_object_key tkey)
+/* Releases every element, then the header. */
+static coffer_status delete_elements(cf_coll *c, const cf_slot *e, const void *arg)
 {
-    return v->type == COFFER_TYPE_LINK && v->u.link.class_id == ttable && v->u.link.key == tkey;
+    (void)arg;
+    coffer_status st = COFFER_OK;
+    if (c->kind == COFFER_COLLECTION_LIST) {
+        for (uint32_t j = 0; st == COFFER_OK && j < c->nchunks; j++)
+            st = release_chunk(c, e, c->chunk_no[j], 1);
+    } else {
+        st = release_entries(c, e);
+    }
+    if (st == COFFER_OK) {
+        uint8_t key[10];
+        coll_key(c->id, PART_HEADER, key);
+        st = cf_graph_del(c->txn, key, sizeof key);
+    }
+    return st;
+}
+
+coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_t id)
+{
+    return walk_stored(txn, slot, id, delete_elements, NULL);
+}
+
+/* The object whose links cf_collection_unlink drops. */
+typedef struct link_target {
+    uint32_t table;
+    coffer_object_key key;
+} link_target;
+
+static int is_target(const coffer_value *v, const link_target *t)
+{
+    return v->type == COFFER_TYPE_LINK && v->u.link.class_id == t->table && v->u.link.key == t->key;
+}
+
+/* Removes the target's links from a list, and from the collections nested
+ * in it. */
+static coffer_status unlink_list(cf_coll *c, const cf_slot *e, const link_target *t)
+{
+    coffer_status st = COFFER_OK;
+    /* Chunks from the last, cells from the last: a removal never moves
+     * what is still to be visited. */
+    for (uint32_t j = c->nchunks; st == COFFER_OK && j-- > 0;) {
+        chunk k;
+        st = chunk_read(c, c->chunk_no[j], &k);
+        uint64_t start = chunk_start(c, j);
+        for (uint32_t i = k.n; st == COFFER_OK && i-- > 0;) {
+            size_t len;
+            const uint8_t *cell = chunk_cell(&k, i, &len);
+            coffer_value v;
+            st = cf_cell_read(cell, len, &v);
+            if (st != COFFER_OK)
+                break;
+            if (is_target(&v, t)) {
+                st = list_splice(c, start + i, 1, NULL, 0);
+                if (st == COFFER_OK)
+                    st = cf_graph_release(c->txn, e, &v);
+            } else if (v.type == COFFER_TYPE_LIST || v.type == COFFER_TYPE_MAP) {
+                st = cf_collection_unlink(c->txn, e, v.u.link.key, t->table, t->key);
+            }
+        }
+        free(k.data);
+    }
+    return st;
+}
+
+/* Removes the target from a set (a set holds no nested collections). */
+static coffer_status unlink_set(cf_coll *c, const link_target *t)
+{
+    coffer_value probe = cf_stored_link(t->table, t->key);
+    int removed;
+    coffer_status st = set_drop(c, &probe, &removed);
+    if (st == COFFER_OK && removed)
+        st = hdr_store(c);
+    return st;
+}
+
+/* Sets the map's entries that link to the target to null, and unlinks the
+ * collections nested in it. */
+static coffer_status unlink_map(cf_coll *c, const cf_slot *e, const link_target *t)
+{
+    coffer_txn *txn = c->txn;
+    uint8_t prefix[10];
+    coll_key(c->id, PART_MAP, prefix);
+    MDB_cursor *cur;
+    coffer_status st = cf_graph_cursor(txn, &cur);
+    MDB_val k, v;
+    if (st == COFFER_OK)
+        st = cf_graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
+    while (st == COFFER_OK) {
+        uint8_t key[ENTRY_KEY_MAX];
+        size_t klen = k.mv_size <= sizeof key ? k.mv_size : sizeof key;
+        memcpy(key, k.mv_data, klen);
+        const uint8_t *data;
+        size_t len;
+        st = coll_open_current(c, &k, &v, &data, &len);
+        coffer_bytes ekey = {0};
+        coffer_value val;
+        if (st == COFFER_OK)
+            st = entry_parse(data, len, &ekey, &val);
+        if (st != COFFER_OK)
+            break;
+        if (is_target(&val, t)) {
+            uint8_t *kcopy = malloc(ekey.size ? ekey.size : 1);
+            if (!kcopy) {
+                st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory updating a map");
+                break;
+            }
+            memcpy(kcopy, ekey.data, ekey.size);
+            coffer_bytes kb = {kcopy, ekey.size};
+            coffer_value null = {.type = COFFER_TYPE_NULL};
+            st = entry_put(txn, c->id, &kb, &null);
+            if (st == COFFER_OK)
+                st = cf_graph_release(txn, e, &val);
+            free(kcopy);
+        } else if (val.type == COFFER_TYPE_LIST || val.type == COFFER_TYPE_MAP) {
+            st = cf_collection_unlink(txn, e, val.u.link.key, t->table, t->key);
+        }
+        if (st != COFFER_OK)
+            break;
+        /* Writes may move the cursor: find our place again. */
+        k = (MDB_val){klen, key};
+        int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc == 0 && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < sizeof prefix || memcmp(k.mv_data, prefix, sizeof prefix) != 0)))
+            st = COFFER_DONE;
+        else if (rc != 0)
+            st = cf_error_mdb(rc, "cannot read a map");
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    c->cursor = NULL;
+    return st == COFFER_DONE ? COFFER_OK : st;
+}
+
+static coffer_status unlink_elements(cf_coll *c, const cf_slot *e, const void *arg)
+{
+    const link_target *t = arg;
+    if (c->kind == COFFER_COLLECTION_LIST)
+        return unlink_list(c, e, t);
+    return c->kind == COFFER_COLLECTION_SET ? unlink_set(c, t) : unlink_map(c, e, t);
 }
 
 coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, uint32_t ttable, coffer_object_key tkey)
 {
-    if (!id)
-        return COFFER_OK;
-    cf_coll c;
-    coffer_status st = coll_open_tmp(txn, slot, id, &c);
-    if (st == COFFER_ERR_NOT_FOUND)
-        return COFFER_OK;
-    if (st != COFFER_OK)
-        return st;
-    cf_slot e = elem_slot(&c);
-    if (c.kind == COFFER_COLLECTION_LIST) {
-        /* Chunks from the last, cells from the last: a removal never moves
-         * what is still to be visited. */
-        for (uint32_t j = c.nchunks; st == COFFER_OK && j-- > 0;) {
-            chunk k;
-            st = chunk_read(&c, c.chunk_no[j], &k);
-            uint64_t start = chunk_start(&c, j);
-            for (uint32_t i = k.n; st == COFFER_OK && i-- > 0;) {
-                size_t len;
-                const uint8_t *cell = chunk_cell(&k, i, &len);
-                coffer_value v;
-                st = cf_cell_read(cell, len, &v);
-                if (st != COFFER_OK)
-                    break;
-                if (is_target(&v, ttable, tkey)) {
-                    st = list_splice(&c, start + i, 1, NULL, 0);
-                    if (st == COFFER_OK)
-                        st = cf_graph_release(txn, &e, &v);
-                } else if (v.type == COFFER_TYPE_LIST || v.type == COFFER_TYPE_MAP) {
-                    st = cf_collection_unlink(txn, &e, v.u.link.key, ttable, tkey);
-                }
-            }
-            free(k.data);
-        }
-    } else if (c.kind == COFFER_COLLECTION_SET) {
-        coffer_value probe = cf_stored_link(ttable, tkey);
-        int removed;
-        st = set_drop(&c, &probe, &removed);
-        if (st == COFFER_OK && removed)
-            st = hdr_store(&c);
-    } else {
-        uint8_t prefix[10];
-        coll_key(id, PART_MAP, prefix);
-        MDB_cursor *cur;
-        st = cf_graph_cursor(txn, &cur);
-        MDB_val k, v;
-        if (st == COFFER_OK)
-            st = cf_graph_first(txn, cur, prefix, sizeof prefix, &k, &v);
-        while (st == COFFER_OK) {
-            uint8_t key[ENTRY_KEY_MAX];
-            size_t klen = k.mv_size <= sizeof key ? k.mv_size : sizeof key;
-            memcpy(key, k.mv_data, klen);
-            const uint8_t *data;
-            size_t len;
-            st = coll_open_current(&c, &k, &v, &data, &len);
-            coffer_bytes ekey = {0};
-            coffer_value val;
-            if (st == COFFER_OK)
-                st = entry_parse(data, len, &ekey, &val);
-            if (st != COFFER_OK)
-                break;
-            if (is_target(&val, ttable, tkey)) {
-                uint8_t *kcopy = malloc(ekey.size ? ekey.size : 1);
-                if (!kcopy) {
-                    st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory updating a map");
-                    break;
-                }
-                memcpy(kcopy, ekey.data, ekey.size);
-                coffer_bytes kb = {kcopy, ekey.size};
-                coffer_value null = {.type = COFFER_TYPE_NULL};
-                st = entry_put(txn, id, &kb, &null);
-                if (st == COFFER_OK)
-                    st = cf_graph_release(txn, &e, &val);
-                free(kcopy);
-            } else if (val.type == COFFER_TYPE_LIST || val.type == COFFER_TYPE_MAP) {
-                st = cf_collection_unlink(txn, &e, val.u.link.key, ttable, tkey);
-            }
-            if (st != COFFER_OK)
-                break;
-            /* Writes may move the cursor: find our place again. */
-            k = (MDB_val){klen, key};
-            int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-            if (rc == 0 && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
-                rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-            if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < sizeof prefix || memcmp(k.mv_data, prefix, sizeof prefix) != 0)))
-                st = COFFER_DONE;
-            else if (rc != 0)
-                st = cf_error_mdb(rc, "cannot read a map");
-        }
-        if (cur)
-            mdb_cursor_close(cur);
-        c.cursor = NULL;
-        if (st == COFFER_DONE)
-            st = COFFER_OK;
-    }
-    coll_tmp_free(&c);
-    return st;
+    link_target t = {ttable, tkey};
+    return walk_stored(txn, slot, id, unlink_elements, &t);
 }
 
 coffer_status cf_collection_count(coffer_txn *txn, uint64_t id, uint64_t *out)
@@ -1033,15 +1079,10 @@ coffer_status cf_collection_count(coffer_txn *txn, uint64_t id, uint64_t *out)
     *out = 0;
     if (!id)
         return COFFER_OK;
-    uint8_t key[10];
-    coll_key(id, PART_HEADER, key);
     const uint8_t *data;
     size_t len;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a collection header");
-    if (st == COFFER_OK && len < HEADER_FIXED)
-        st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
+    uint8_t *buf;
+    coffer_status st = hdr_read(txn, id, HEADER_FIXED, &data, &len, &buf);
     if (st == COFFER_OK)
         *out = cf_get_le(data + 20, 8);
     free(buf);
@@ -1132,6 +1173,17 @@ static coffer_status coll_use(cf_coll *c, int kind, int write)
     return st;
 }
 
+/* The element count of a handle of the expected kind; `fn` names the call. */
+static coffer_status coll_count(cf_coll *c, int kind, const char *fn, uint64_t *out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    coffer_status st = coll_use(c, kind, 0);
+    if (st == COFFER_OK)
+        *out = c->count;
+    return st;
+}
+
 static coffer_status open_property(coffer_object *obj, coffer_property_id prop, int kind, cf_coll **out)
 {
     if (!out)
@@ -1215,12 +1267,7 @@ static coffer_status index_error(uint64_t index, uint64_t count, const char *wha
 
 COFFER_API coffer_status coffer_list_count(coffer_list *list, uint64_t *out)
 {
-    if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_count: out is NULL");
-    coffer_status st = coll_use(LIST(list), COFFER_COLLECTION_LIST, 0);
-    if (st == COFFER_OK)
-        *out = LIST(list)->count;
-    return st;
+    return coll_count(LIST(list), COFFER_COLLECTION_LIST, "coffer_list_count", out);
 }
 
 static coffer_status list_at(cf_coll *c, uint64_t index, coffer_value *stored)
@@ -1230,17 +1277,24 @@ static coffer_status list_at(cf_coll *c, uint64_t index, coffer_value *stored)
     return list_read(c, index, stored);
 }
 
-COFFER_API coffer_status coffer_list_get(coffer_list *list, uint64_t index, coffer_value *out)
+static coffer_status entry_at(cf_coll *c, uint64_t index, coffer_bytes *key, coffer_value *v);
+
+/* Element `index` of a list or set, in public form; `fn` names the call. */
+static inline coffer_status coll_get(cf_coll *c, int kind, const char *fn, uint64_t index, coffer_value *out)
 {
-    cf_coll *c = LIST(list);
     if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_get: out is NULL");
-    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 0);
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    coffer_status st = coll_use(c, kind, 0);
     if (st == COFFER_OK)
-        st = list_at(c, index, out);
+        st = kind == COFFER_COLLECTION_LIST ? list_at(c, index, out) : entry_at(c, index, NULL, out);
     if (st == COFFER_OK)
         st = cf_graph_public(c->txn, out);
     return st;
+}
+
+COFFER_API coffer_status coffer_list_get(coffer_list *list, uint64_t index, coffer_value *out)
+{
+    return coll_get(LIST(list), COFFER_COLLECTION_LIST, "coffer_list_get", index, out);
 }
 
 static coffer_status list_get_nested(coffer_list *list, uint64_t index, int kind, cf_coll **out)
@@ -1305,6 +1359,22 @@ static coffer_status store_cell(cf_coll *c, const coffer_value *v, cell_copy *ou
     return st;
 }
 
+/* Copies element `index` of a loaded list, so that writes cannot move it;
+ * the caller frees out->p even on failure. */
+static coffer_status list_copy_at(cf_coll *c, uint64_t index, cell_copy *out)
+{
+    coffer_value v;
+    coffer_status st = list_at(c, index, &v);
+    return st == COFFER_OK ? copy_cell(&v, out) : st;
+}
+
+/* Releases what stored element `v`, just dropped from `c`, held. */
+static coffer_status release_element(cf_coll *c, const coffer_value *v)
+{
+    cf_slot e = elem_slot(c);
+    return cf_graph_release(c->txn, &e, v);
+}
+
 /* Ends a write on a collection: a failure after the first write leaves
  * the transaction half-changed, so only abort remains. */
 static coffer_status coll_finish(cf_coll *c, coffer_status st)
@@ -1332,24 +1402,29 @@ static coffer_status list_finish(cf_coll *c, coffer_status st, uint32_t op, uint
     return coll_finish(c, st);
 }
 
+/* Stores checked value `value` and writes it at `index` of a loaded list,
+ * in place of `remove` (0 or 1) elements. */
+static coffer_status list_put(cf_coll *c, uint64_t index, int remove, const coffer_value *value)
+{
+    cell_copy cell = {0};
+    coffer_status st = store_cell(c, value, &cell);
+    if (st == COFFER_OK)
+        st = coll_load(c); /* storing may have written */
+    if (st == COFFER_OK)
+        st = list_splice(c, index, remove, cell.p, cell.len);
+    free(cell.p);
+    return st;
+}
+
 COFFER_API coffer_status coffer_list_insert(coffer_list *list, uint64_t index, const coffer_value *value)
 {
     cf_coll *c = LIST(list);
     coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
-    if (st != COFFER_OK)
-        return st;
-    if (index > c->count)
+    if (st == COFFER_OK && index > c->count)
         return index_error(index, c->count, "list");
-    if ((st = check_element(c, value)) != COFFER_OK)
-        return st;
-    cell_copy cell = {0};
-    st = store_cell(c, value, &cell);
     if (st == COFFER_OK)
-        st = coll_load(c); /* storing may have written */
-    if (st == COFFER_OK)
-        st = list_splice(c, index, 0, cell.p, cell.len);
-    free(cell.p);
-    return list_finish(c, st, CF_COLL_INSERT, index, 0);
+        st = check_element(c, value);
+    return st == COFFER_OK ? list_finish(c, list_put(c, index, 0, value), CF_COLL_INSERT, index, 0) : st;
 }
 
 COFFER_API coffer_status coffer_list_append(coffer_list *list, const coffer_value *value)
@@ -1358,113 +1433,82 @@ COFFER_API coffer_status coffer_list_append(coffer_list *list, const coffer_valu
     return st == COFFER_OK ? coffer_list_insert(list, LIST(list)->count, value) : st;
 }
 
+/* The list edits below first copy the elements they move or drop (reads
+ * fail without writing), then write and finish (see coll_finish). */
+
 COFFER_API coffer_status coffer_list_set(coffer_list *list, uint64_t index, const coffer_value *value)
 {
     cf_coll *c = LIST(list);
+    cell_copy prev = {0};
     coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
-    if (st != COFFER_OK)
-        return st;
-    coffer_value old;
-    cell_copy prev = {0}, cell = {0};
-    st = list_at(c, index, &old);
+    if (st == COFFER_OK)
+        st = list_copy_at(c, index, &prev);
     if (st == COFFER_OK)
         st = check_element(c, value);
-    if (st == COFFER_OK)
-        st = copy_cell(&old, &prev);
-    if (st != COFFER_OK) {
-        free(prev.p);
-        return st;
-    }
-    st = store_cell(c, value, &cell);
-    if (st == COFFER_OK)
-        st = coll_load(c);
-    if (st == COFFER_OK)
-        st = list_splice(c, index, 1, cell.p, cell.len);
     if (st == COFFER_OK) {
-        cf_slot e = elem_slot(c);
-        st = cf_graph_release(c->txn, &e, &prev.v);
+        st = list_put(c, index, 1, value);
+        if (st == COFFER_OK)
+            st = release_element(c, &prev.v);
+        st = list_finish(c, st, CF_COLL_SET, index, 0);
     }
     free(prev.p);
-    free(cell.p);
-    return list_finish(c, st, CF_COLL_SET, index, 0);
+    return st;
 }
 
 COFFER_API coffer_status coffer_list_remove(coffer_list *list, uint64_t index)
 {
     cf_coll *c = LIST(list);
-    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
-    if (st != COFFER_OK)
-        return st;
-    coffer_value old;
     cell_copy prev = {0};
-    st = list_at(c, index, &old);
+    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
     if (st == COFFER_OK)
-        st = copy_cell(&old, &prev);
-    if (st != COFFER_OK) {
-        free(prev.p);
-        return st;
-    }
-    st = list_splice(c, index, 1, NULL, 0);
+        st = list_copy_at(c, index, &prev);
     if (st == COFFER_OK) {
-        cf_slot e = elem_slot(c);
-        st = cf_graph_release(c->txn, &e, &prev.v);
+        st = list_splice(c, index, 1, NULL, 0);
+        if (st == COFFER_OK)
+            st = release_element(c, &prev.v);
+        st = list_finish(c, st, CF_COLL_ERASE, index, 0);
     }
     free(prev.p);
-    return list_finish(c, st, CF_COLL_ERASE, index, 0);
+    return st;
 }
 
 COFFER_API coffer_status coffer_list_move(coffer_list *list, uint64_t from, uint64_t to)
 {
     cf_coll *c = LIST(list);
-    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
-    if (st != COFFER_OK)
-        return st;
-    if (to >= c->count)
-        return index_error(to, c->count, "list");
-    coffer_value v;
     cell_copy cell = {0};
-    st = list_at(c, from, &v);
-    if (st == COFFER_OK && from == to)
-        return COFFER_OK;
+    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
+    if (st == COFFER_OK && to >= c->count)
+        return index_error(to, c->count, "list");
     if (st == COFFER_OK)
-        st = copy_cell(&v, &cell);
-    if (st != COFFER_OK) {
-        free(cell.p);
-        return st;
+        st = list_copy_at(c, from, &cell);
+    if (st == COFFER_OK && from != to) {
+        st = list_splice(c, from, 1, NULL, 0);
+        if (st == COFFER_OK)
+            st = list_splice(c, to, 0, cell.p, cell.len);
+        st = list_finish(c, st, CF_COLL_MOVE, from, to);
     }
-    st = list_splice(c, from, 1, NULL, 0);
-    if (st == COFFER_OK)
-        st = list_splice(c, to, 0, cell.p, cell.len);
     free(cell.p);
-    return list_finish(c, st, CF_COLL_MOVE, from, to);
+    return st;
 }
 
 COFFER_API coffer_status coffer_list_swap(coffer_list *list, uint64_t a, uint64_t b)
 {
     cf_coll *c = LIST(list);
-    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
-    if (st != COFFER_OK)
-        return st;
-    coffer_value va, vb;
     cell_copy ca = {0}, cb = {0};
-    st = list_at(c, a, &va);
+    coffer_status st = coll_use(c, COFFER_COLLECTION_LIST, 1);
     if (st == COFFER_OK)
-        st = copy_cell(&va, &ca);
+        st = list_copy_at(c, a, &ca);
     if (st == COFFER_OK)
-        st = list_at(c, b, &vb);
-    if (st == COFFER_OK)
-        st = copy_cell(&vb, &cb);
-    if (st != COFFER_OK || a == b) {
-        free(ca.p);
-        free(cb.p);
-        return st;
+        st = list_copy_at(c, b, &cb);
+    if (st == COFFER_OK && a != b) {
+        st = list_splice(c, a, 1, cb.p, cb.len);
+        if (st == COFFER_OK)
+            st = list_splice(c, b, 1, ca.p, ca.len);
+        st = list_finish(c, st, CF_COLL_SWAP, a, b);
     }
-    st = list_splice(c, a, 1, cb.p, cb.len);
-    if (st == COFFER_OK)
-        st = list_splice(c, b, 1, ca.p, ca.len);
     free(ca.p);
     free(cb.p);
-    return list_finish(c, st, CF_COLL_SWAP, a, b);
+    return st;
 }
 
 COFFER_API coffer_status coffer_list_clear(coffer_list *list)
@@ -1498,12 +1542,7 @@ COFFER_API void coffer_list_release(coffer_list *list) { coll_release(LIST(list)
 
 COFFER_API coffer_status coffer_set_count(coffer_set *set, uint64_t *out)
 {
-    if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_set_count: out is NULL");
-    coffer_status st = coll_use(SET(set), COFFER_COLLECTION_SET, 0);
-    if (st == COFFER_OK)
-        *out = SET(set)->count;
-    return st;
+    return coll_count(SET(set), COFFER_COLLECTION_SET, "coffer_set_count", out);
 }
 
 /* Reads element `index` of a loaded set or map into stored form (and, for
@@ -1525,15 +1564,7 @@ static coffer_status entry_at(cf_coll *c, uint64_t index, coffer_bytes *key, cof
 
 COFFER_API coffer_status coffer_set_get(coffer_set *set, uint64_t index, coffer_value *out)
 {
-    cf_coll *c = SET(set);
-    if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_set_get: out is NULL");
-    coffer_status st = coll_use(c, COFFER_COLLECTION_SET, 0);
-    if (st == COFFER_OK)
-        st = entry_at(c, index, NULL, out);
-    if (st == COFFER_OK)
-        st = cf_graph_public(c->txn, out);
-    return st;
+    return coll_get(SET(set), COFFER_COLLECTION_SET, "coffer_set_get", index, out);
 }
 
 /* The stored form of a value looked up in a set: links become table and
@@ -1765,12 +1796,7 @@ static coffer_status key_arg(cf_coll *c, const char *key, size_t size, coffer_by
 
 COFFER_API coffer_status coffer_map_count(coffer_map *map, uint64_t *out)
 {
-    if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_map_count: out is NULL");
-    coffer_status st = coll_use(MAP(map), COFFER_COLLECTION_MAP, 0);
-    if (st == COFFER_OK)
-        *out = MAP(map)->count;
-    return st;
+    return coll_count(MAP(map), COFFER_COLLECTION_MAP, "coffer_map_count", out);
 }
 
 /* Looks up `key` in a loaded map: stored form borrowing c->buf. */
@@ -1805,16 +1831,21 @@ static coffer_status map_find(cf_coll *c, const char *key, size_t size, int writ
     return st;
 }
 
+/* Reads the stored value under `key`, which must be there. */
+static coffer_status map_read(cf_coll *c, const char *key, size_t size, coffer_bytes *k, coffer_value *v)
+{
+    int absent;
+    coffer_status st = map_find(c, key, size, 0, k, v, &absent);
+    return st == COFFER_OK && absent ? key_missing(k) : st;
+}
+
 COFFER_API coffer_status coffer_map_get(coffer_map *map, const char *key, size_t size, coffer_value *out)
 {
     cf_coll *c = MAP(map);
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_map_get: out is NULL");
     coffer_bytes k;
-    int absent;
-    coffer_status st = map_find(c, key, size, 0, &k, out, &absent);
-    if (st == COFFER_OK && absent)
-        return key_missing(&k);
+    coffer_status st = map_read(c, key, size, &k, out);
     return st == COFFER_OK ? cf_graph_public(c->txn, out) : st;
 }
 
@@ -1915,10 +1946,7 @@ static coffer_status map_get_nested(coffer_map *map, const char *key, size_t siz
     *out = NULL;
     coffer_bytes k;
     coffer_value v;
-    int absent;
-    coffer_status st = map_find(c, key, size, 0, &k, &v, &absent);
-    if (st == COFFER_OK && absent)
-        return key_missing(&k);
+    coffer_status st = map_read(c, key, size, &k, &v);
     if (st != COFFER_OK)
         return st;
     char at[96], q[64];

@@ -6,6 +6,7 @@
 #include "util/error.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <sodium.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -45,148 +46,102 @@ COFFER_API size_t coffer_encryption_key_size(void) { return COFFER_ENCRYPTION_KE
  * downstream passes NULL to memcpy or memcmp. */
 static const char empty_bytes[1] = "";
 
-COFFER_API coffer_value coffer_value_null(void)
+/* A value of type `t` whose payload (the start of its union) is the `size`
+ * bytes at `payload`; the rest of the union is zero. */
+static inline coffer_value value_with(coffer_type t, const void *payload, size_t size)
 {
     coffer_value v;
     memset(&v, 0, sizeof v);
-    v.type = COFFER_TYPE_NULL;
+    v.type = t;
+    if (size)
+        memcpy(&v.u, payload, size);
     return v;
 }
 
-COFFER_API coffer_value coffer_value_bool(bool b)
+/* The payload of a list, map or fields value: a pointer and a count. */
+typedef struct span {
+    const void *items;
+    size_t count;
+} span;
+#define SPAN_MATCHES(m)                                                                                               \
+    (sizeof(((coffer_value *)0)->u.m) == sizeof(span) &&                                                              \
+     offsetof(coffer_value, u.m.count) == offsetof(coffer_value, u) + offsetof(span, count))
+_Static_assert(SPAN_MATCHES(list) && SPAN_MATCHES(map) && SPAN_MATCHES(fields), "list, map and fields payloads are a pointer and a count");
+
+static inline coffer_value value_span(coffer_type t, const void *items, size_t count)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_BOOL;
-    v.u.boolean = b;
-    return v;
+    span s = {items, count};
+    return value_with(t, &s, sizeof s);
 }
 
-COFFER_API coffer_value coffer_value_int(int64_t i)
-{
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_INT;
-    v.u.integer = i;
-    return v;
-}
+COFFER_API coffer_value coffer_value_null(void) { return value_with(COFFER_TYPE_NULL, NULL, 0); }
 
-COFFER_API coffer_value coffer_value_float(float f)
-{
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_FLOAT;
-    v.u.float_value = f;
-    return v;
-}
+COFFER_API coffer_value coffer_value_bool(bool b) { return value_with(COFFER_TYPE_BOOL, &b, sizeof b); }
 
-COFFER_API coffer_value coffer_value_double(double d)
-{
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_DOUBLE;
-    v.u.double_value = d;
-    return v;
-}
+COFFER_API coffer_value coffer_value_int(int64_t i) { return value_with(COFFER_TYPE_INT, &i, sizeof i); }
+
+COFFER_API coffer_value coffer_value_float(float f) { return value_with(COFFER_TYPE_FLOAT, &f, sizeof f); }
+
+COFFER_API coffer_value coffer_value_double(double d) { return value_with(COFFER_TYPE_DOUBLE, &d, sizeof d); }
 
 COFFER_API coffer_value coffer_value_string(const char *text, size_t size)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_STRING;
+    coffer_bytes b;
     if (text == NULL && (size == 0 || size == SIZE_MAX)) {
-        v.u.string.data = empty_bytes;
-        v.u.string.size = 0;
+        b = (coffer_bytes){empty_bytes, 0};
     } else {
         /* NULL with another size is kept as given, for the writer to reject. */
-        v.u.string.data = text;
-        v.u.string.size = size == SIZE_MAX ? strlen(text) : size;
+        b = (coffer_bytes){text, size == SIZE_MAX ? strlen(text) : size};
     }
-    return v;
+    return value_with(COFFER_TYPE_STRING, &b, sizeof b);
 }
 
 COFFER_API coffer_value coffer_value_binary(const void *data, size_t size)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_BINARY;
-    v.u.binary.data = (data == NULL && size == 0) ? empty_bytes : data;
-    v.u.binary.size = size;
-    return v;
+    coffer_bytes b = {(data == NULL && size == 0) ? empty_bytes : data, size};
+    return value_with(COFFER_TYPE_BINARY, &b, sizeof b);
 }
 
 COFFER_API coffer_value coffer_value_date(int64_t seconds, int32_t nanoseconds)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_DATE;
-    v.u.date.seconds = seconds;
-    v.u.date.nanoseconds = nanoseconds;
-    return v;
+    coffer_timestamp t = {seconds, nanoseconds};
+    return value_with(COFFER_TYPE_DATE, &t, sizeof t);
 }
 
 COFFER_API coffer_value coffer_value_object_id(const uint8_t bytes[12])
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_OBJECT_ID;
-    if (bytes != NULL)
-        memcpy(v.u.object_id.bytes, bytes, sizeof v.u.object_id.bytes);
-    return v;
+    return value_with(COFFER_TYPE_OBJECT_ID, bytes, bytes ? sizeof(coffer_object_id) : 0);
 }
 
 COFFER_API coffer_value coffer_value_uuid(const uint8_t bytes[16])
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_UUID;
-    if (bytes != NULL)
-        memcpy(v.u.uuid.bytes, bytes, sizeof v.u.uuid.bytes);
-    return v;
+    return value_with(COFFER_TYPE_UUID, bytes, bytes ? sizeof(coffer_uuid) : 0);
 }
 
 COFFER_API coffer_value coffer_value_decimal128(uint64_t low, uint64_t high)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_DECIMAL128;
-    v.u.decimal128.w[0] = low;
-    v.u.decimal128.w[1] = high;
-    return v;
+    coffer_decimal128 d = {{low, high}};
+    return value_with(COFFER_TYPE_DECIMAL128, &d, sizeof d);
 }
 
 COFFER_API coffer_value coffer_value_link(uint32_t class_id, uint64_t key)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_LINK;
-    v.u.link.class_id = class_id;
-    v.u.link.key = key;
-    return v;
+    coffer_link l = {class_id, key};
+    return value_with(COFFER_TYPE_LINK, &l, sizeof l);
 }
 
-COFFER_API coffer_value coffer_value_object(const struct coffer_object *obj)
-{
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_OBJECT;
-    v.u.object = obj;
-    return v;
-}
+COFFER_API coffer_value coffer_value_object(const struct coffer_object *obj) { return value_with(COFFER_TYPE_OBJECT, &obj, sizeof obj); }
 
-COFFER_API coffer_value coffer_value_list(const coffer_value *items, size_t count)
-{
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_LIST;
-    v.u.list.items = items;
-    v.u.list.count = count;
-    return v;
-}
+COFFER_API coffer_value coffer_value_list(const coffer_value *items, size_t count) { return value_span(COFFER_TYPE_LIST, items, count); }
 
 COFFER_API coffer_value coffer_value_map(const coffer_map_entry *entries, size_t count)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_MAP;
-    v.u.map.entries = entries;
-    v.u.map.count = count;
-    return v;
+    return value_span(COFFER_TYPE_MAP, entries, count);
 }
 
 COFFER_API coffer_value coffer_value_fields(const struct coffer_field *fields, size_t count)
 {
-    coffer_value v = coffer_value_null();
-    v.type = COFFER_TYPE_FIELDS;
-    v.u.fields.fields = fields;
-    v.u.fields.count = count;
-    return v;
+    return value_span(COFFER_TYPE_FIELDS, fields, count);
 }
 
 /* ------------------------------------------------------------------------ */
