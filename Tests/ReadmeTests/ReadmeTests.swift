@@ -1,6 +1,8 @@
-// The README's Swift blocks, compiled and run by `swift test`. This file is
-// written by scripts/check-readme from README.md and Tests/readme/ReadmeTests.swift:
-// edit those, then run `scripts/check-readme --write-swift`.
+// The README's Swift blocks, compiled and run by `swift test`. Each stands between
+// a line `// readme: NAME` and a line `// readme: end` as a copy of the README's block
+// NAME; scripts/check-readme fails when they differ, and `scripts/check-readme
+// --write-swift` copies them from the README after it changed.
+// readme: swift-models
 import Coffer
 import Foundation
 
@@ -13,8 +15,10 @@ final class Dog: Object {
     @Persisted var status = Status.open
     var nickname = ""                                  // not stored: no @Persisted
 }
+// readme: end
 import Testing
 
+// readme: swift-links-models
 final class Address: EmbeddedObject {                  // lives inside its parent
     @Persisted var city: String?
 }
@@ -29,13 +33,16 @@ final class Person: Object {
     @Persisted var extra: AnyValue                     // any value, nested lists/dictionaries
     @Persisted(originProperty: "friends") var friendOf: LinkingObjects<Person>
 }
+// readme: end
 
+// readme: swift-projection-models
 final class PersonProjection: Projection<Person> {       // Person of the models above
     @Projected(\Person.name) var firstName                // passed through, renamed
     @Projected(\Person.name.localizedUppercase) var caps  // computed: read-only
     @Projected(\Person.address?.city) var homeCity        // links are optional: `?.`
     @Projected(\Person.friends.projectTo.name) var friendNames: ProjectedCollection<String>
 }
+// readme: end
 
 /// Models for the migration block: version 2 of a Person that had first and last names.
 enum MigrationModels {
@@ -82,6 +89,7 @@ enum MigrationModelsVersion1 {
     }
 
     @Test func quickStart() throws {
+        // readme: swift-quickstart
         var config = Database.Configuration(fileURL: URL(fileURLWithPath: "dogs-swift.coffer"))
         config.objectTypes = [Dog.self]                        // the classes the file stores
         let db = try Database(configuration: config)
@@ -95,12 +103,14 @@ enum MigrationModelsVersion1 {
         let dogs = db.objects(Dog.self)                        // a lazy, live collection
         print(dogs.count, dogs.first?.name ?? "")
         let same = db.object(ofType: Dog.self, forPrimaryKey: rex.id)
+        // readme: end
         #expect(dogs.count == 1 && dogs.first?.name == "Rex")
         #expect(same?.status == .done && same?.breed == "Beagle")
     }
 
     @Test func linksAndCollections() throws {
         let db = try openAll()
+        // readme: swift-links
         let ada = Person(value: ["name": "Ada", "address": ["city": "London"]])
         let bob = Person(value: ["name": "Bob"])
         ada.friends.append(bob)                                // unmanaged: kept in memory
@@ -112,6 +122,7 @@ enum MigrationModelsVersion1 {
             ada.extra = .dictionary(["languages": .list([.string("en"), .string("fr")])])
         }
         print(bob.friendOf.map(\.name))                        // ["Ada"]
+        // readme: end
         #expect(bob.friendOf.map(\.name) == ["Ada"])
         #expect(ada.tags.contains("math") && ada.scores["chess"] == 3)
         #expect(ada.address?.city == "London" && db.objects(Person.self).count == 2)
@@ -125,6 +136,7 @@ enum MigrationModelsVersion1 {
             try db.add(Person(value: ["name": "Ada", "address": ["city": "London"],
                                       "friends": [["name": "Bob"]], "scores": ["chess": 3]]))
         }
+        // readme: swift-query
         let dogs = db.objects(Dog.self)                          // the models above
         let open = dogs.where { $0.status == .open && $0.name.starts(with: "r", options: .caseInsensitive) }
         let found = try dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])  // or $0, $1
@@ -133,6 +145,7 @@ enum MigrationModelsVersion1 {
         let social = people.where { $0.friends.count > 0 || $0.address.city == "London" }
         let chess = people.where { $0.scores["chess"] >= 3 && $0.friends.name.contains("Bo") }
         let friendOfAda = try people.filter("ANY friendOf.name == %@", "Ada")
+        // readme: end
         #expect(open.map(\.name) == ["rover"] && byName.count == 1)
         #expect(found.count == 1 && found.first?.name == "Rex")
         #expect(social.map(\.name) == ["Ada"] && chess.map(\.name) == ["Ada"])
@@ -142,8 +155,10 @@ enum MigrationModelsVersion1 {
     @Test func projections() throws {
         let db = try openAll()
         try db.write { try db.add(Person(value: ["name": "Ada", "address": ["city": "London"]])) }
+        // readme: swift-projection
         let people = db.objects(PersonProjection.self).where { $0.homeCity == "London" }.sorted(by: \.firstName)
         try db.write { people.first?.firstName = "Augusta" }     // writes the Person
+        // readme: end
         #expect(db.objects(Person.self).first?.name == "Augusta")
         #expect(people.first?.caps == "AUGUSTA")
     }
@@ -161,6 +176,7 @@ enum MigrationModelsVersion1 {
                 try old.add(MigrationModelsVersion1.Person(value: ["firstName": "Ada", "lastName": "Lovelace"]))
             }
         }
+        // readme: swift-migration
         var config = Database.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [Person.self])
         config.migrationBlock = { migration, oldSchemaVersion in
             migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
@@ -171,6 +187,7 @@ enum MigrationModelsVersion1 {
         config.maximumNumberOfActiveVersions = 8
         let db = try Database(configuration: config)
         try db.writeCopy(configuration: Database.Configuration(fileURL: backupURL, encryptionKey: key))
+        // readme: end
         #expect(db.objects(Person.self).first?.fullName == "Ada Lovelace")
         var copied = Database.Configuration(fileURL: backupURL, encryptionKey: key, objectTypes: [Person.self])
         copied.schemaVersion = 2
