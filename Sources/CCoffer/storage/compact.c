@@ -25,12 +25,15 @@
 
 coffer_status cf_delete_database_files(const char *path)
 {
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s-lock", path);
     if (unlink(path) != 0 && errno != ENOENT)
         return cf_error(COFFER_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
-    if (unlink(lock) != 0 && errno != ENOENT)
-        return cf_error(COFFER_ERR_IO, "cannot delete '%s': %s", lock, strerror(errno));
+    static const char *const sidecars[] = {"-lock", "-note"};
+    for (size_t i = 0; i < sizeof sidecars / sizeof sidecars[0]; i++) {
+        char name[4200];
+        snprintf(name, sizeof name, "%s%s", path, sidecars[i]);
+        if (unlink(name) != 0 && errno != ENOENT)
+            return cf_error(COFFER_ERR_IO, "cannot delete '%s': %s", name, strerror(errno));
+    }
     return COFFER_OK;
 }
 

@@ -67,6 +67,7 @@ static void env_free(cf_env *env)
         return;
     if (env->mdb)
         mdb_env_close(env->mdb);
+    cf_signal_close(env->signal);
     pthread_mutex_destroy(&env->lock);
     free(env->path);
     free(env->memory_id);
@@ -137,6 +138,8 @@ static coffer_status check_not_truncated(cf_env *env, const char *label)
 /* Adds a newly opened environment to the registry, or frees it on failure. */
 static coffer_status register_env(cf_env *env, coffer_status st, cf_env **out)
 {
+    if (st == COFFER_OK && !(env->signal = cf_signal_open(env->memory_id ? NULL : env->path, env->read_only)))
+        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a database");
     if (st != COFFER_OK) {
         env_free(env);
         return st;

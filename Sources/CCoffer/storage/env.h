@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "coffer.h"
+#include "storage/signal.h"
 
 /* Sub-database 0 holds metadata; class table t keeps its objects in 2t and
  * its index entries in 2t+1. One more handle than the numbered ones is
@@ -27,6 +28,7 @@ typedef struct cf_env {
     char *path;        /* file path; NULL for in-memory */
     char *memory_id;   /* in-memory identifier; NULL for files */
     int read_only;     /* opened with MDB_RDONLY */
+    cf_signal *signal; /* commits of every process, for observers */
 
     pthread_mutex_t lock; /* guards everything below */
     int active_txns;      /* transactions of this process */

@@ -377,7 +377,11 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         return st;
     }
     int rc;
+    cf_env *env = txn->db->env;
+    int wrote = txn->write;
     end_txn(txn, 1, &rc);
+    if (rc == 0 && wrote)
+        cf_signal_commit(env->signal); /* observers of every process look */
     if (rc == MDB_MAP_FULL)
         return cf_env_map_full(txn->db->env, "commit failed");
     if (rc != 0)

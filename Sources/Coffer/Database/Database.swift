@@ -156,7 +156,7 @@ public final class Database {
     @discardableResult
     private static func deleteFiles(at path: String) throws(CofferError) -> Bool {
         var deleted = false
-        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+        for file in [path, path + "-lock", path + "-note"] where FileManager.default.fileExists(atPath: file) {
             do {
                 try FileManager.default.removeItem(atPath: file)
                 deleted = true
