@@ -125,18 +125,9 @@ coffer_status cf_value_check_scalar(const cf_class *c, const cf_prop *p, const c
 
 static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
-    coffer_object *o = txn->free_objects;
-    if (o) {
-        txn->free_objects = o->next_free;
-    } else {
-        o = calloc(1, sizeof *o);
-        if (!o) {
-            cf_error(COFFER_ERR_NO_MEMORY, "out of memory allocating an object handle");
-            return NULL;
-        }
-        o->next = txn->objects;
-        txn->objects = o;
-    }
+    coffer_object *o = cf_pool_take(&txn->objects, sizeof *o, "out of memory allocating an object handle");
+    if (!o)
+        return NULL;
     o->magic = CF_OBJ_MAGIC;
     o->txn = txn;
     o->cls = cls;
@@ -145,7 +136,6 @@ static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_obj
     o->deleted = 0;
     o->in_use = 1;
     o->iter_owned = 0;
-    o->next_free = NULL;
     return o;
 }
 
@@ -907,8 +897,7 @@ COFFER_API void coffer_object_release(coffer_object *obj)
         return;
     obj->in_use = 0;
     obj->loaded = 0;
-    obj->next_free = obj->txn->free_objects;
-    obj->txn->free_objects = obj;
+    cf_pool_give(&obj->txn->objects, obj);
 }
 
 COFFER_API coffer_object_key coffer_object_key_of(const coffer_object *obj)

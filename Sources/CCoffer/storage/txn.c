@@ -247,7 +247,8 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
 
 void cf_txn_close_cursors(coffer_txn *txn)
 {
-    for (cf_coll *c = txn->colls; c; c = c->next) {
+    for (cf_pooled *h = txn->colls.all; h; h = h->next) {
+        cf_coll *c = (cf_coll *)h;
         if (c->cursor)
             mdb_cursor_close(c->cursor);
         c->cursor = NULL;
@@ -416,22 +417,24 @@ void cf_txn_free_handles(coffer_txn *txn)
         r->prev_in_txn = r->next_in_txn = NULL;
     }
     txn->results = NULL;
-    for (coffer_object *o = txn->objects, *next; o; o = next) {
-        next = o->next;
+    for (cf_pooled *h = txn->objects.all, *next; h; h = next) {
+        coffer_object *o = (coffer_object *)h;
+        next = h->next;
         o->magic = CF_DEAD_MAGIC;
         free(o->buf);
         free(o);
     }
-    txn->objects = txn->free_objects = NULL;
-    for (cf_coll *c = txn->colls, *next; c; c = next) {
-        next = c->next;
+    txn->objects = (cf_pool){0};
+    for (cf_pooled *h = txn->colls.all, *next; h; h = next) {
+        cf_coll *c = (cf_coll *)h;
+        next = h->next;
         c->magic = CF_DEAD_MAGIC;
         free(c->chunk_no);
         free(c->ends);
         free(c->buf);
         free(c);
     }
-    txn->colls = txn->free_colls = NULL;
+    txn->colls = (cf_pool){0};
     free(txn->scratch);
     txn->scratch = NULL;
     txn->scratch_cap = 0;
