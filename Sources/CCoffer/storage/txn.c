@@ -351,22 +351,33 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
         *rc_out = rc;
 }
 
-COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
+/* Checks that the caller may end `txn` through `call`: it is active, not a
+ * migration's, and (a write one) on its own thread. `does`/`done` are the
+ * verb of the call ("commits"/"committed"). */
+static coffer_status check_ending(const coffer_txn *txn, const char *call, const char *does, const char *done)
 {
     if (!txn || txn->magic != CF_TXN_MAGIC)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_commit: transaction handle is NULL or not a transaction");
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: transaction handle is NULL or not a transaction", call);
     if (!txn->active)
         return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
                                                            : "the transaction has already ended");
     if (txn->borrowed)
-        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which commits it");
+        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which %s it", does);
     if (txn->write && !pthread_equal(txn->thread, pthread_self()))
-        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be committed on the thread that began it");
+        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be %s on the thread that began it", done);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
+{
+    coffer_status st = check_ending(txn, "coffer_txn_commit", "commits", "committed");
+    if (st != COFFER_OK)
+        return st;
     if (txn->failed) {
         end_txn(txn, 0, NULL);
         return cf_error(COFFER_ERR_MISUSE, "an earlier write of this transaction failed; it was aborted and nothing was committed");
     }
-    coffer_status st = txn->write ? save_class_states(txn) : COFFER_OK;
+    st = txn->write ? save_class_states(txn) : COFFER_OK;
     if (st == COFFER_OK && txn->write)
         st = save_collection_counter(txn);
     if (st != COFFER_OK) {
@@ -384,17 +395,10 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
 
 COFFER_API coffer_status coffer_txn_abort(coffer_txn *txn)
 {
-    if (!txn || txn->magic != CF_TXN_MAGIC)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_abort: transaction handle is NULL or not a transaction");
-    if (!txn->active)
-        return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
-                                                           : "the transaction has already ended");
-    if (txn->borrowed)
-        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which ends it");
-    if (txn->write && !pthread_equal(txn->thread, pthread_self()))
-        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be aborted on the thread that began it");
-    end_txn(txn, 0, NULL);
-    return COFFER_OK;
+    coffer_status st = check_ending(txn, "coffer_txn_abort", "ends", "aborted");
+    if (st == COFFER_OK)
+        end_txn(txn, 0, NULL);
+    return st;
 }
 
 COFFER_API int coffer_txn_is_write(const coffer_txn *txn)
