@@ -1116,18 +1116,9 @@ static coffer_status map_assign(cf_coll *c, const cf_slot *e, const coffer_bytes
 
 static cf_coll *coll_alloc(coffer_txn *txn, int kind)
 {
-    cf_coll *c = txn->free_colls;
-    if (c) {
-        txn->free_colls = c->next_free;
-    } else {
-        c = calloc(1, sizeof *c);
-        if (!c) {
-            cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a collection");
-            return NULL;
-        }
-        c->next = txn->colls;
-        txn->colls = c;
-    }
+    cf_coll *c = cf_pool_take(&txn->colls, sizeof *c, "out of memory opening a collection");
+    if (!c)
+        return NULL;
     c->magic = CF_COLL_MAGIC;
     c->txn = txn;
     c->kind = kind;
@@ -1139,7 +1130,6 @@ static cf_coll *coll_alloc(coffer_txn *txn, int kind)
     c->id = 0;
     c->count = 0;
     c->nchunks = 0;
-    c->next_free = NULL;
     return c;
 }
 
@@ -1153,8 +1143,7 @@ static void coll_release(cf_coll *c, int kind)
         mdb_cursor_close(c->cursor);
         c->cursor = NULL;
     }
-    c->next_free = c->txn->free_colls;
-    c->txn->free_colls = c;
+    cf_pool_give(&c->txn->colls, c);
 }
 
 static const char *kind_name(int kind)

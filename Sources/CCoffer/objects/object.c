@@ -126,18 +126,9 @@ coffer_status cf_value_check_scalar(const cf_class *c, const cf_prop *p, const c
 
 static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
-    coffer_object *o = txn->free_objects;
-    if (o) {
-        txn->free_objects = o->next_free;
-    } else {
-        o = calloc(1, sizeof *o);
-        if (!o) {
-            cf_error(COFFER_ERR_NO_MEMORY, "out of memory allocating an object handle");
-            return NULL;
-        }
-        o->next = txn->objects;
-        txn->objects = o;
-    }
+    coffer_object *o = cf_pool_take(&txn->objects, sizeof *o, "out of memory allocating an object handle");
+    if (!o)
+        return NULL;
     o->magic = CF_OBJ_MAGIC;
     o->txn = txn;
     o->cls = cls;
@@ -146,7 +137,6 @@ static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_obj
     o->deleted = 0;
     o->in_use = 1;
     o->iter_owned = 0;
-    o->next_free = NULL;
     return o;
 }
 
@@ -913,8 +903,7 @@ COFFER_API void coffer_object_release(coffer_object *obj)
         return;
     obj->in_use = 0;
     obj->loaded = 0;
-    obj->next_free = obj->txn->free_objects;
-    obj->txn->free_objects = obj;
+    cf_pool_give(&obj->txn->objects, obj);
 }
 
 COFFER_API coffer_object_key coffer_object_key_of(const coffer_object *obj)
@@ -1484,24 +1473,32 @@ coffer_status cf_object_build_index(coffer_txn *txn, coffer_class_id cls, coffer
 
 /* ---- backlinks ----------------------------------------------------------- */
 
+/* Where the backlinks to an object are kept: under its table and key, then
+ * the origin's table and the column of the origin's link property. */
+typedef struct backlink_place {
+    coffer_class_id origin;
+    uint32_t ttable, otable;
+    uint16_t ocol;
+} backlink_place;
+
 /* Resolves the origin of backlinks: a linking-objects property of obj's
  * class, or an explicit origin class and property. */
-static coffer_status backlink_origin(coffer_object *obj, int declared, coffer_class_id ocls, coffer_property_id oprop,
-                                     coffer_class_id *origin_cls, const cf_prop **origin_prop)
+static coffer_status backlink_origin(coffer_object *obj, int declared, coffer_class_id ocls, coffer_property_id oprop, backlink_place *at)
 {
     coffer_status st = check_obj(obj, 0);
     if (st != COFFER_OK)
         return st;
     coffer_txn *txn = obj->txn;
     const cf_class *c = class_of(txn, obj->cls);
+    const cf_prop *origin_prop;
     if (declared) {
         if (oprop >= c->nprops)
             return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu)", c->name, oprop, c->nprops);
         const cf_prop *p = &c->props[oprop];
         if (p->type != COFFER_TYPE_LINKING_OBJECTS)
             return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s', property '%s' is not a linking-objects property", c->name, p->name);
-        *origin_cls = (coffer_class_id)p->target;
-        *origin_prop = &class_of(txn, *origin_cls)->props[p->origin];
+        at->origin = (coffer_class_id)p->target;
+        origin_prop = &class_of(txn, at->origin)->props[p->origin];
     } else {
         st = check_class(txn, ocls);
         if (st != COFFER_OK)
@@ -1511,9 +1508,12 @@ static coffer_status backlink_origin(coffer_object *obj, int declared, coffer_cl
             return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u (it has %zu)", o->name, oprop, o->nprops);
         if (!cf_prop_holds_links(&o->props[oprop]))
             return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s', property '%s' cannot hold links", o->name, o->props[oprop].name);
-        *origin_cls = ocls;
-        *origin_prop = &o->props[oprop];
+        at->origin = ocls;
+        origin_prop = &o->props[oprop];
     }
+    at->ttable = c->table;
+    at->otable = class_of(txn, at->origin)->table;
+    at->ocol = origin_prop->column;
     return obj_load(obj);
 }
 
@@ -1522,19 +1522,15 @@ static coffer_status backlinks(coffer_object *obj, int declared, coffer_class_id
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
-    coffer_class_id origin = 0;
-    const cf_prop *p = NULL;
-    coffer_status st = backlink_origin(obj, declared, ocls, oprop, &origin, &p);
-    if (st != COFFER_OK)
-        return st;
-    coffer_txn *txn = obj->txn;
+    backlink_place at = {0};
     coffer_iter *it = NULL;
-    st = iter_new(txn, origin, &it);
+    coffer_status st = backlink_origin(obj, declared, ocls, oprop, &at);
+    if (st == COFFER_OK)
+        st = iter_new(obj->txn, at.origin, &it);
     if (st != COFFER_OK)
         return st;
     it->by_backlink = 1;
-    it->prefix_len = cf_backlink_prefix(class_of(txn, obj->cls)->table, obj->key, 1, class_of(txn, origin)->table, p->column,
-                                        it->prefix);
+    it->prefix_len = cf_backlink_prefix(at.ttable, obj->key, 1, at.otable, at.ocol, it->prefix);
     *out = it;
     return COFFER_OK;
 }
@@ -1544,13 +1540,9 @@ static coffer_status backlink_count(coffer_object *obj, int declared, coffer_cla
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = 0;
-    coffer_class_id origin = 0;
-    const cf_prop *p = NULL;
-    coffer_status st = backlink_origin(obj, declared, ocls, oprop, &origin, &p);
-    if (st != COFFER_OK)
-        return st;
-    coffer_txn *txn = obj->txn;
-    return cf_backlink_count(txn, class_of(txn, obj->cls)->table, obj->key, 1, class_of(txn, origin)->table, p->column, out);
+    backlink_place at = {0};
+    coffer_status st = backlink_origin(obj, declared, ocls, oprop, &at);
+    return st == COFFER_OK ? cf_backlink_count(obj->txn, at.ttable, obj->key, 1, at.otable, at.ocol, out) : st;
 }
 
 COFFER_API coffer_status coffer_object_backlinks(coffer_object *obj, coffer_property_id prop, coffer_iter **out)

@@ -6,12 +6,14 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "coffer.h"
 #include "crypto/crypto.h"
 #include "storage/env.h"
 #include "storage/record.h"
 #include "schema/schema.h"
+#include "util/error.h"
 
 /* Magic numbers catch NULL, foreign and (best effort) freed handles. */
 #define CF_DB_MAGIC 0xC0FFDB01u
@@ -45,6 +47,47 @@ struct coffer_db {
     int ntxns;
 };
 
+/* The first member of every object and collection handle. A transaction
+ * keeps all its handles of a sort in one list (freed with it) and the
+ * released ones also in a second, which the next allocation takes from. */
+typedef struct cf_pooled {
+    struct cf_pooled *next;
+    struct cf_pooled *next_free;
+} cf_pooled;
+
+typedef struct cf_pool {
+    cf_pooled *all;
+    cf_pooled *free;
+} cf_pool;
+
+/* A released handle, or a new zeroed one of `size` bytes; NULL, with error
+ * `oom`, when out of memory. The caller resets the rest of a reused one. */
+static inline void *cf_pool_take(cf_pool *pool, size_t size, const char *oom)
+{
+    cf_pooled *h = pool->free;
+    if (h) {
+        pool->free = h->next_free;
+    } else {
+        h = calloc(1, size);
+        if (!h) {
+            cf_error(COFFER_ERR_NO_MEMORY, "%s", oom);
+            return NULL;
+        }
+        h->next = pool->all;
+        pool->all = h;
+    }
+    h->next_free = NULL;
+    return h;
+}
+
+/* Puts a released handle up for reuse. */
+static inline void cf_pool_give(cf_pool *pool, void *handle)
+{
+    cf_pooled *h = handle;
+    h->next_free = pool->free;
+    pool->free = h;
+}
+
 typedef struct cf_class_state {
     uint64_t next_key;
     int loaded;
@@ -64,12 +107,10 @@ struct coffer_txn {
     int nesting;         /* depth of nested object descriptions being checked or created */
     cf_class_state *state;
     MDB_cursor **index_cursors; /* per class, opened on first use */
-    struct coffer_object *objects;      /* every handle of this transaction */
-    struct coffer_object *free_objects; /* released ones, for reuse */
+    cf_pool objects; /* its object handles */
     struct coffer_iter *iters;
     struct coffer_results *results; /* computed in this transaction; detached at its end */
-    struct cf_coll *colls;      /* every collection handle of this transaction */
-    struct cf_coll *free_colls; /* released ones, for reuse */
+    cf_pool colls;  /* its collection handles */
     uint64_t next_collection;   /* collection-id counter, loaded on first use */
     int collection_loaded;
     int collection_dirty;
@@ -83,6 +124,7 @@ struct coffer_txn {
 };
 
 struct coffer_object {
+    cf_pooled pool; /* first: see cf_pool_take */
     uint32_t magic;
     struct coffer_txn *txn;
     coffer_class_id cls;
@@ -95,8 +137,6 @@ struct coffer_object {
     int deleted;
     int in_use;
     int iter_owned;
-    struct coffer_object *next;
-    struct coffer_object *next_free;
 };
 
 /* An iterator over a class (in key order) or over the matches of an index
@@ -127,6 +167,7 @@ struct coffer_iter {
  * struct). `cls`/`prop` name the property whose rules the elements follow;
  * `nested` marks a collection inside a mixed value (elements are mixed). */
 typedef struct cf_coll {
+    cf_pooled pool; /* first: see cf_pool_take */
     uint32_t magic;
     int kind; /* COFFER_COLLECTION_* */
     struct coffer_txn *txn;
@@ -150,8 +191,6 @@ typedef struct cf_coll {
     uint64_t cursor_pos;
     uint64_t cursor_generation;
     int cursor_valid;
-    struct cf_coll *next;
-    struct cf_coll *next_free;
 } cf_coll;
 
 /* A query result: the keys of the matching objects, computed in `txn`, and

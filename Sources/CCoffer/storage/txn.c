@@ -248,7 +248,8 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
 
 void cf_txn_close_cursors(coffer_txn *txn)
 {
-    for (cf_coll *c = txn->colls; c; c = c->next) {
+    for (cf_pooled *h = txn->colls.all; h; h = h->next) {
+        cf_coll *c = (cf_coll *)h;
         if (c->cursor)
             mdb_cursor_close(c->cursor);
         c->cursor = NULL;
@@ -352,22 +353,33 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
         *rc_out = rc;
 }
 
-COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
+/* Checks that the caller may end `txn` through `call`: it is active, not a
+ * migration's, and (a write one) on its own thread. `does`/`done` are the
+ * verb of the call ("commits"/"committed"). */
+static coffer_status check_ending(const coffer_txn *txn, const char *call, const char *does, const char *done)
 {
     if (!txn || txn->magic != CF_TXN_MAGIC)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_commit: transaction handle is NULL or not a transaction");
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: transaction handle is NULL or not a transaction", call);
     if (!txn->active)
         return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
                                                            : "the transaction has already ended");
     if (txn->borrowed)
-        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which commits it");
+        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which %s it", does);
     if (txn->write && !pthread_equal(txn->thread, pthread_self()))
-        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be committed on the thread that began it");
+        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be %s on the thread that began it", done);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
+{
+    coffer_status st = check_ending(txn, "coffer_txn_commit", "commits", "committed");
+    if (st != COFFER_OK)
+        return st;
     if (txn->failed) {
         end_txn(txn, 0, NULL);
         return cf_error(COFFER_ERR_MISUSE, "an earlier write of this transaction failed; it was aborted and nothing was committed");
     }
-    coffer_status st = txn->write ? save_class_states(txn) : COFFER_OK;
+    st = txn->write ? save_class_states(txn) : COFFER_OK;
     if (st == COFFER_OK && txn->write)
         st = save_collection_counter(txn);
     if (st == COFFER_OK && txn->write)
@@ -391,17 +403,10 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
 
 COFFER_API coffer_status coffer_txn_abort(coffer_txn *txn)
 {
-    if (!txn || txn->magic != CF_TXN_MAGIC)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_abort: transaction handle is NULL or not a transaction");
-    if (!txn->active)
-        return cf_error(COFFER_ERR_MISUSE, txn->db->closed ? "the database of this transaction was closed"
-                                                           : "the transaction has already ended");
-    if (txn->borrowed)
-        return cf_error(COFFER_ERR_MISUSE, "this transaction belongs to a migration, which ends it");
-    if (txn->write && !pthread_equal(txn->thread, pthread_self()))
-        return cf_error(COFFER_ERR_MISUSE, "a write transaction must be aborted on the thread that began it");
-    end_txn(txn, 0, NULL);
-    return COFFER_OK;
+    coffer_status st = check_ending(txn, "coffer_txn_abort", "ends", "aborted");
+    if (st == COFFER_OK)
+        end_txn(txn, 0, NULL);
+    return st;
 }
 
 COFFER_API int coffer_txn_is_write(const coffer_txn *txn)
@@ -425,22 +430,24 @@ void cf_txn_free_handles(coffer_txn *txn)
         r->prev_in_txn = r->next_in_txn = NULL;
     }
     txn->results = NULL;
-    for (coffer_object *o = txn->objects, *next; o; o = next) {
-        next = o->next;
+    for (cf_pooled *h = txn->objects.all, *next; h; h = next) {
+        coffer_object *o = (coffer_object *)h;
+        next = h->next;
         o->magic = CF_DEAD_MAGIC;
         free(o->buf);
         free(o);
     }
-    txn->objects = txn->free_objects = NULL;
-    for (cf_coll *c = txn->colls, *next; c; c = next) {
-        next = c->next;
+    txn->objects = (cf_pool){0};
+    for (cf_pooled *h = txn->colls.all, *next; h; h = next) {
+        cf_coll *c = (cf_coll *)h;
+        next = h->next;
         c->magic = CF_DEAD_MAGIC;
         free(c->chunk_no);
         free(c->ends);
         free(c->buf);
         free(c);
     }
-    txn->colls = txn->free_colls = NULL;
+    txn->colls = (cf_pool){0};
     free(txn->scratch);
     txn->scratch = NULL;
     txn->scratch_cap = 0;
