@@ -1352,6 +1352,173 @@ COFFER_API coffer_status coffer_results_delete_all(coffer_results *results);
 /** Frees results. NULL is a no-op. */
 COFFER_API void coffer_results_free(coffer_results *results);
 
+/* ------------------------------------------------------------------------ */
+/* Live data: refresh, observers and change sets                             */
+/* ------------------------------------------------------------------------ */
+
+/* A database handle sees the file at one version at a time, for its
+ * observers: it moves to the newest version when it refreshes. With
+ * auto-refresh (the default) that happens by itself soon after any commit of
+ * any process (the commit wakes a sleeping notifier: no polling); without
+ * it, only coffer_db_refresh() moves the handle.
+ *
+ * Observers watch the whole database, one object, the results of a query
+ * (with its SORT, DISTINCT and LIMIT), or a list property. Their callbacks
+ * run, once per refresh that changed what they watch, on the handle's
+ * notifier thread (owned by the library), or inside coffer_db_refresh() on
+ * the thread that calls it, or through a scheduler the program supplies
+ * (coffer_db_set_scheduler()). The first callback of a collection or
+ * object observer reports the initial state (changes NULL). A callback gets
+ * a read transaction at the new version, valid only during the call: it may
+ * read anything through it, and must not free, commit or keep it. Change
+ * sets follow Realm's (and realm-core's): indices of deletions and
+ * modifications in the old collection, of insertions (and modifications
+ * again) in the new one; lists also report moves, results report a
+ * reordering as a deletion plus an insertion. An empty change set is never
+ * delivered. docs/CHANGES.md describes the semantics and the threads. */
+
+typedef struct coffer_token coffer_token;
+typedef struct coffer_collection_changes coffer_collection_changes;
+typedef struct coffer_object_changes coffer_object_changes;
+
+/** A function the library asks to run later on the program's own thread or
+ *  loop (coffer_db_set_scheduler()). */
+typedef void (*coffer_work_fn)(void *arg);
+/** Posts `work(arg)` to run soon, exactly once, on the program's loop. */
+typedef void (*coffer_post_fn)(void *scheduler_ctx, coffer_work_fn work, void *arg);
+
+/** Called after a refresh moved the handle from `old_version` to
+ *  `new_version` (versions as coffer_txn_version()). */
+typedef void (*coffer_db_callback)(void *ctx, coffer_txn *txn, uint64_t old_version, uint64_t new_version);
+/** Called with the changes of an observed collection; `changes` is NULL for
+ *  the first call, which reports the initial state. */
+typedef void (*coffer_collection_callback)(void *ctx, coffer_txn *txn, const coffer_collection_changes *changes);
+/** Called with the changes of an observed object; `changes` is NULL for the
+ *  first call. */
+typedef void (*coffer_object_callback)(void *ctx, coffer_txn *txn, const coffer_object_changes *changes);
+
+/** Moves `db` to the newest version of its file and runs, on the calling
+ *  thread, the callbacks of every observer whose data changed (and the
+ *  first callbacks still due). Callbacks run before it returns; a callback
+ *  may stop tokens (its own too) but must not refresh or close the handle.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (closed, or called
+ *  from inside a callback of the same handle); what reading a change fails
+ *  with (COFFER_ERR_CORRUPTED, COFFER_ERR_INTEGRITY, COFFER_ERR_NO_MEMORY). */
+COFFER_API coffer_status coffer_db_refresh(coffer_db *db);
+
+/** Turns auto-refresh of `db` on (nonzero, the default) or off. */
+COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on);
+
+/** 1 if `db` refreshes by itself, 0 if not or not a database. */
+COFFER_API int coffer_db_auto_refresh(const coffer_db *db);
+
+/** The version `db` last refreshed to (its observers' version), in `*out`;
+ *  0 before its first refresh. */
+COFFER_API coffer_status coffer_db_version(coffer_db *db, uint64_t *out);
+
+/** Delivers the callbacks of `db` through `post`: when a commit is seen,
+ *  `post(scheduler_ctx, work, arg)` is called (on the library's notifier
+ *  thread) and the program's loop later runs `work(arg)`, which refreshes
+ *  and calls the callbacks there. At most one such work item is pending per
+ *  handle. `post` NULL goes back to the notifier thread. Work posted before
+ *  the handle closed does nothing when it runs. */
+COFFER_API coffer_status coffer_db_set_scheduler(coffer_db *db, coffer_post_fn post, void *scheduler_ctx);
+
+/** Observes every refresh of `db` that moved it to a newer version. The
+ *  caller owns `*token` (coffer_token_stop()). */
+COFFER_API coffer_status coffer_db_observe(coffer_db *db, coffer_db_callback callback, void *ctx, coffer_token **token);
+
+/** Observes object `key` of class `cls`: the callback names the changed
+ *  properties with their old and new values, or says the object was
+ *  deleted (its last call). `key_paths` (`count` dotted paths from the class,
+ *  e.g. "name" or "owner.name"; NULL/0 for every own property) restricts
+ *  which changes count; a change reached through a path is reported as the
+ *  path's first property.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (bad class id, NULL callback or
+ *  token); COFFER_ERR_NOT_FOUND (no such object now); COFFER_ERR_QUERY
+ *  naming an unknown key path; COFFER_ERR_MISUSE (closed). */
+COFFER_API coffer_status coffer_object_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                               const char *const *key_paths, size_t count,
+                                               coffer_object_callback callback, void *ctx, coffer_token **token);
+
+/** Observes the results of `query` (kept by the observer; the caller may
+ *  free it). Without `key_paths`, a change to a property of a result object
+ *  or of an object it links to (up to three links away) is a modification;
+ *  `key_paths` restricts that to the given dotted paths from the query's
+ *  class, and an empty array (`count` 0, `key_paths` not NULL) to no
+ *  property at all (only insertions, deletions and moves count).
+ *  Errors as coffer_object_observe(), but no COFFER_ERR_NOT_FOUND. */
+COFFER_API coffer_status coffer_query_observe(coffer_db *db, const coffer_query *query, const char *const *key_paths,
+                                              size_t count, coffer_collection_callback callback, void *ctx,
+                                              coffer_token **token);
+
+/** Observes list property `prop` of object `key` of class `cls`: its
+ *  insertions, deletions, moves, and elements replaced or (for lists of
+ *  objects) changed, filtered by `key_paths` from the element class as for
+ *  coffer_query_observe(). When the object is deleted the last call reports
+ *  every element deleted and coffer_collection_changes_root_deleted().
+ *  Errors as coffer_object_observe(); COFFER_ERR_TYPE when `prop` is not a
+ *  list. */
+COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                             coffer_property_id prop, const char *const *key_paths, size_t count,
+                                             coffer_collection_callback callback, void *ctx, coffer_token **token);
+
+/** Stops an observer and frees its token. Once it returns, the callback
+ *  runs no more, from any thread: if it is running on another thread, this
+ *  waits for it to return. It may be called from inside the callback itself
+ *  (that call still finishes). NULL is a no-op. */
+COFFER_API void coffer_token_stop(coffer_token *token);
+
+/** Commits `txn` as coffer_txn_commit() does, but the observers of the
+ *  `count` tokens (of the same handle) are not told of this commit's
+ *  changes: their next change set starts after it (Realm's
+ *  `commitWrite(withoutNotifying:)`). */
+COFFER_API coffer_status coffer_txn_commit_without_notifying(coffer_txn *txn, coffer_token *const *tokens, size_t count);
+
+/** Kinds of indices of a collection change set. */
+typedef enum coffer_change_kind {
+    COFFER_CHANGE_DELETIONS = 0,         /**< in the old collection */
+    COFFER_CHANGE_INSERTIONS = 1,        /**< in the new collection */
+    COFFER_CHANGE_MODIFICATIONS = 2,     /**< kept and changed, old indices */
+    COFFER_CHANGE_MODIFICATIONS_NEW = 3  /**< the same rows, new indices */
+} coffer_change_kind;
+
+/** The number of indices of `kind` in `changes`. */
+COFFER_API size_t coffer_collection_changes_count(const coffer_collection_changes *changes, int kind);
+
+/** Copies the indices of `kind`, ascending, to `out` (room for
+ *  coffer_collection_changes_count() of them); returns how many. */
+COFFER_API size_t coffer_collection_changes_copy(const coffer_collection_changes *changes, int kind, uint64_t *out);
+
+/** The number of moves (lists only; each also among the deletions and the
+ *  insertions). */
+COFFER_API size_t coffer_collection_changes_move_count(const coffer_collection_changes *changes);
+
+/** Move `i`: from an old index `*from` to a new index `*to`.
+ *  COFFER_ERR_INVALID_ARGUMENT when `i` is out of range. */
+COFFER_API coffer_status coffer_collection_changes_move(const coffer_collection_changes *changes, size_t i,
+                                                       uint64_t *from, uint64_t *to);
+
+/** 1 if the list was cleared (and not added to after), else 0. */
+COFFER_API int coffer_collection_changes_cleared(const coffer_collection_changes *changes);
+
+/** 1 if the object owning the observed list was deleted, else 0. */
+COFFER_API int coffer_collection_changes_root_deleted(const coffer_collection_changes *changes);
+
+/** 1 if the observed object was deleted (then no property is listed). */
+COFFER_API int coffer_object_changes_deleted(const coffer_object_changes *changes);
+
+/** The number of changed properties. */
+COFFER_API size_t coffer_object_changes_count(const coffer_object_changes *changes);
+
+/** Changed property `i` (in schema order): its id, and its value before and
+ *  after the change, borrowed from the old and the new snapshot for the
+ *  duration of the callback (`old_value` or `new_value` may be NULL).
+ *  COFFER_ERR_INVALID_ARGUMENT when `i` is out of range. */
+COFFER_API coffer_status coffer_object_changes_property(const coffer_object_changes *changes, size_t i,
+                                                       coffer_property_id *prop, coffer_value *old_value,
+                                                       coffer_value *new_value);
+
 #ifdef __cplusplus
 }
 #endif

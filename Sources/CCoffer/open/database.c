@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "storage/config.h"
+#include "changes/hub.h"
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
@@ -461,6 +462,9 @@ COFFER_API void coffer_close(coffer_db *db)
 {
     if (!db || db->magic != CF_DB_MAGIC || db->closed || db->in_migration)
         return;
+    if (cf_hub_in_callback(db))
+        return; /* its own notifier runs this callback: documented as not allowed */
+    cf_hub_close(db);
     cf_txn_abort_all(db);
     cf_registry_lock();
     cf_env_release(db->env);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "query/observed.h"
 #include "query/plan.h"
 #include "storage/txn.h"
 
@@ -563,4 +564,55 @@ COFFER_API coffer_status coffer_results_delete_all(coffer_results *r)
             return st;
     }
     return COFFER_OK;
+}
+
+/* ---- for observers (query/observed.h) ------------------------------------ */
+
+coffer_status cf_query_share(const coffer_query *q, coffer_query **out)
+{
+    *out = NULL;
+    status st = check_query(q);
+    if (st != COFFER_OK)
+        return st;
+    coffer_query *copy = malloc(sizeof *copy);
+    if (!copy)
+        return no_memory();
+    copy->magic = CF_QUERY_MAGIC;
+    copy->bq = q->bq;
+    cf_bquery_retain(q->bq);
+    *out = copy;
+    return COFFER_OK;
+}
+
+void cf_query_unshare(coffer_query *q)
+{
+    if (!q)
+        return;
+    q->magic = CF_DEAD_MAGIC;
+    cf_bquery_free(q->bq);
+    free(q);
+}
+
+int cf_query_ordered(const coffer_query *q) { return q->bq->npost > 0; }
+
+coffer_status cf_query_keys(coffer_txn *txn, const coffer_query *q, uint64_t **keys, size_t *count)
+{
+    *keys = NULL;
+    *count = 0;
+    coffer_results *r;
+    status st = coffer_query_run(txn, q, &r);
+    if (st != COFFER_OK)
+        return st;
+    if (r->pending)
+        st = compute(r);
+    if (st == COFFER_OK && r->count) {
+        *keys = malloc(r->count * sizeof **keys);
+        if (!*keys)
+            st = no_memory();
+        else
+            memcpy(*keys, r->keys, r->count * sizeof **keys);
+        *count = r->count;
+    }
+    coffer_results_free(r);
+    return st;
 }

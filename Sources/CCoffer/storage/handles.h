@@ -45,6 +45,7 @@ struct coffer_db {
     pthread_mutex_t lock; /* guards txns, ntxns */
     struct coffer_txn *txns;
     int ntxns;
+    struct cf_hub *hub; /* observers and refresh (changes/), made on first use */
 };
 
 /* The first member of every object and collection handle. A transaction

@@ -1,0 +1,657 @@
+/* observers — registering observers and stopping their tokens, refreshing a
+ * handle (the cycle that reads the new versions' change log, computes what
+ * each observer is told and calls the callbacks), auto-refresh on the
+ * handle's notifier thread (asleep on the file's commit signal), and
+ * delivery through a program's scheduler. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "changes/hub.h"
+#include "query/observed.h"
+#include "storage/txn.h"
+#include "util/error.h"
+
+#define TOKEN_MAGIC 0xC0FF70C1u
+/* A notifier also looks every so often without a signal: commits of an
+ * older library, or a note file that could not be mapped. */
+#define NOTIFIER_TIMEOUT_MS 1000
+
+struct coffer_token {
+    uint32_t magic;
+    cf_observer *obs;
+};
+
+static coffer_status check_db(coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "database handle is NULL or not a database");
+    if (db->closed)
+        return cf_error(COFFER_ERR_MISUSE, "the database is closed");
+    return COFFER_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The hub                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static cf_hub *hub_of(coffer_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    if (!db->hub) {
+        cf_hub *hub = calloc(1, sizeof *hub);
+        if (hub) {
+            hub->db = db;
+            pthread_mutex_init(&hub->lock, NULL);
+            pthread_cond_init(&hub->cond, NULL);
+            pthread_mutex_init(&hub->cycle_lock, NULL);
+            hub->auto_refresh = 1;
+            hub->refs = 1;
+            db->hub = hub;
+        }
+    }
+    cf_hub *hub = db->hub;
+    pthread_mutex_unlock(&db->lock);
+    if (!hub)
+        cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+    return hub;
+}
+
+static void hub_unref(cf_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int last = --hub->refs == 0;
+    pthread_mutex_unlock(&hub->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&hub->lock);
+    pthread_cond_destroy(&hub->cond);
+    pthread_mutex_destroy(&hub->cycle_lock);
+    free(hub);
+}
+
+static void observer_free(cf_observer *obs)
+{
+    if (obs->query)
+        cf_query_unshare(obs->query);
+    free(obs->paths);
+    free(obs->keys);
+    free(obs);
+}
+
+/* Unlinks and frees the stopped observers (with hub->lock, no cycle running). */
+static void sweep_stopped(cf_hub *hub)
+{
+    for (cf_observer **p = &hub->observers; *p;) {
+        cf_observer *obs = *p;
+        if (obs->stopped) {
+            *p = obs->next;
+            observer_free(obs);
+        } else {
+            p = &obs->next;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The refresh cycle                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Calls one observer's callback unless its token was stopped; a stop from
+ * another thread waits until this returns. */
+static void deliver(cf_hub *hub, cf_observer *obs, coffer_txn *txn, uint64_t old_version, uint64_t new_version,
+                    const coffer_collection_changes *cc, const coffer_object_changes *oc)
+{
+    pthread_mutex_lock(&hub->lock);
+    if (obs->stopped) {
+        pthread_mutex_unlock(&hub->lock);
+        return;
+    }
+    hub->delivering = obs;
+    hub->delivering_thread = pthread_self();
+    pthread_mutex_unlock(&hub->lock);
+    switch (obs->kind) {
+    case CF_OBS_DB: obs->db_cb(obs->ctx, txn, old_version, new_version); break;
+    case CF_OBS_RESULTS:
+    case CF_OBS_LIST: obs->coll_cb(obs->ctx, txn, cc); break;
+    case CF_OBS_OBJECT: obs->obj_cb(obs->ctx, txn, oc); break;
+    }
+    pthread_mutex_lock(&hub->lock);
+    hub->delivering = NULL;
+    pthread_cond_broadcast(&hub->cond);
+    pthread_mutex_unlock(&hub->lock);
+}
+
+/* The observers to visit this cycle, in registration order (with hub->lock). */
+static cf_observer **snapshot_observers(cf_hub *hub, size_t *n)
+{
+    size_t count = 0;
+    for (cf_observer *o = hub->observers; o; o = o->next)
+        count++;
+    cf_observer **arr = calloc(count ? count : 1, sizeof *arr);
+    if (!arr)
+        return NULL;
+    /* The list is newest first. */
+    size_t i = count;
+    for (cf_observer *o = hub->observers; o; o = o->next)
+        arr[--i] = o;
+    *n = count;
+    return arr;
+}
+
+static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn,
+                                 uint64_t old_version, uint64_t new_version, const cf_changes_read *all)
+{
+    if (obs->stopped || obs->finished)
+        return COFFER_OK;
+    if (obs->initial_pending) {
+        obs->initial_pending = 0;
+        coffer_status st = cf_compute_initial(obs, new_txn);
+        if (st != COFFER_OK)
+            return st;
+        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL);
+        return COFFER_OK;
+    }
+    if (new_version == old_version)
+        return COFFER_OK;
+    cf_changes_read own;
+    const cf_changes_read *c = all;
+    pthread_mutex_lock(&hub->lock);
+    uint64_t skip = obs->skip_version;
+    pthread_mutex_unlock(&hub->lock);
+    if (skip > old_version && skip <= new_version) {
+        /* A commit this observer is not told of: read the range without its
+         * modifications. */
+        coffer_status st = cf_changes_gather(new_txn, old_version, new_version, skip, &own);
+        if (st != COFFER_OK)
+            return st;
+        c = &own;
+    }
+    coffer_status st = COFFER_OK;
+    int tell = 0;
+    if (obs->kind == CF_OBS_DB) {
+        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL);
+    } else if (obs->kind == CF_OBS_OBJECT) {
+        coffer_object_changes oc;
+        st = cf_compute_object(obs, old_txn, new_txn, c, &tell, &oc);
+        if (st == COFFER_OK && tell) {
+            deliver(hub, obs, new_txn, old_version, new_version, NULL, &oc);
+            cf_object_changes_free(&oc);
+        }
+    } else {
+        coffer_collection_changes cc;
+        st = cf_compute_collection(obs, old_txn, new_txn, c, &tell, &cc);
+        if (st == COFFER_OK && tell) {
+            deliver(hub, obs, new_txn, old_version, new_version, &cc, NULL);
+            cf_changeset_free(&cc.cs);
+        }
+    }
+    if (c == &own)
+        cf_changes_release(&own);
+    return st;
+}
+
+/* Moves the hub to the newest version and tells every observer; with
+ * cycle_lock held. */
+static coffer_status cycle(cf_hub *hub)
+{
+    coffer_db *db = hub->db;
+    coffer_txn *new_txn;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_READ, &new_txn);
+    if (st != COFFER_OK)
+        return st;
+    uint64_t new_version = (uint64_t)mdb_txn_id(new_txn->mdb);
+    uint64_t old_version = hub->version;
+    coffer_txn *old_txn = hub->snap ? hub->snap : new_txn;
+    if (!hub->snap)
+        old_version = new_version;
+
+    pthread_mutex_lock(&hub->lock);
+    hub->cycling = 1;
+    size_t n = 0;
+    cf_observer **list = snapshot_observers(hub, &n);
+    pthread_mutex_unlock(&hub->lock);
+    if (!list) {
+        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory refreshing a database");
+    } else {
+        cf_changes_read all;
+        st = cf_changes_gather(new_txn, old_version, new_version, 0, &all);
+        for (size_t i = 0; st == COFFER_OK && i < n; i++)
+            st = observe_one(hub, list[i], old_txn, new_txn, old_version, new_version, &all);
+        cf_changes_release(&all);
+        free(list);
+    }
+    pthread_mutex_lock(&hub->lock);
+    hub->cycling = 0;
+    sweep_stopped(hub);
+    pthread_mutex_unlock(&hub->lock);
+    if (st != COFFER_OK) {
+        coffer_txn_free(new_txn);
+        return st;
+    }
+    if (hub->snap)
+        coffer_txn_free(hub->snap);
+    hub->snap = new_txn;
+    hub->version = new_version;
+    return COFFER_OK;
+}
+
+/* Whether a cycle has anything to do: a newer version, or a first callback due. */
+static int cycle_due(cf_hub *hub)
+{
+    MDB_envinfo info;
+    mdb_env_info(hub->db->env->mdb, &info);
+    if ((uint64_t)info.me_last_txnid != hub->version)
+        return 1;
+    pthread_mutex_lock(&hub->lock);
+    int due = 0;
+    for (cf_observer *o = hub->observers; o && !due; o = o->next)
+        due = o->initial_pending && !o->stopped;
+    pthread_mutex_unlock(&hub->lock);
+    return due;
+}
+
+static int inside_callback(cf_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int inside = hub->delivering && pthread_equal(hub->delivering_thread, pthread_self());
+    pthread_mutex_unlock(&hub->lock);
+    return inside;
+}
+
+static void run_posted(void *arg)
+{
+    cf_hub *hub = arg;
+    pthread_mutex_lock(&hub->lock);
+    hub->post_pending = 0;
+    int closed = hub->closed;
+    pthread_mutex_unlock(&hub->lock);
+    if (!closed) {
+        pthread_mutex_lock(&hub->cycle_lock);
+        if (!hub->closed)
+            cycle(hub); /* a failure is seen again by the next refresh */
+        pthread_mutex_unlock(&hub->cycle_lock);
+    }
+    hub_unref(hub);
+}
+
+static void *notifier_main(void *arg)
+{
+    cf_hub *hub = arg;
+    cf_signal *sig = hub->db->env->signal;
+    for (;;) {
+        uint32_t seen = cf_signal_value(sig);
+        pthread_mutex_lock(&hub->lock);
+        int stopping = hub->stopping, on = hub->auto_refresh;
+        coffer_post_fn post = hub->post;
+        void *post_ctx = hub->post_ctx;
+        pthread_mutex_unlock(&hub->lock);
+        if (stopping)
+            break;
+        if (on && cycle_due(hub)) {
+            if (post) {
+                pthread_mutex_lock(&hub->lock);
+                int already = hub->post_pending;
+                if (!already) {
+                    hub->post_pending = 1;
+                    hub->refs++;
+                }
+                pthread_mutex_unlock(&hub->lock);
+                if (!already)
+                    post(post_ctx, run_posted, hub);
+            } else {
+                pthread_mutex_lock(&hub->cycle_lock);
+                cycle(hub);
+                pthread_mutex_unlock(&hub->cycle_lock);
+                continue; /* look again at once: commits may have come meanwhile */
+            }
+        }
+        cf_signal_wait(sig, seen, NOTIFIER_TIMEOUT_MS);
+    }
+    return NULL;
+}
+
+static coffer_status start_notifier(cf_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int start = !hub->thread_started;
+    hub->thread_started = 1;
+    pthread_mutex_unlock(&hub->lock);
+    if (start && pthread_create(&hub->thread, NULL, notifier_main, hub) != 0) {
+        pthread_mutex_lock(&hub->lock);
+        hub->thread_started = 0;
+        pthread_mutex_unlock(&hub->lock);
+        return cf_error(COFFER_ERR_INTERNAL, "cannot start the notifier thread");
+    }
+    /* Wake it (and so any first callback due) without waiting a timeout. */
+    cf_signal_poke(hub->db->env->signal);
+    return COFFER_OK;
+}
+
+int cf_hub_in_callback(coffer_db *db)
+{
+    return db->hub && inside_callback(db->hub);
+}
+
+void cf_hub_close(coffer_db *db)
+{
+    cf_hub *hub = db->hub;
+    if (!hub)
+        return;
+    pthread_mutex_lock(&hub->lock);
+    hub->stopping = 1;
+    hub->closed = 1;
+    int joined = hub->thread_started;
+    pthread_mutex_unlock(&hub->lock);
+    if (joined) {
+        cf_signal_poke(db->env->signal);
+        pthread_join(hub->thread, NULL);
+    }
+    pthread_mutex_lock(&hub->cycle_lock);
+    pthread_mutex_lock(&hub->lock);
+    for (cf_observer *o = hub->observers; o; o = o->next)
+        o->stopped = 1;
+    sweep_stopped(hub);
+    pthread_mutex_unlock(&hub->lock);
+    if (hub->snap)
+        coffer_txn_free(hub->snap);
+    hub->snap = NULL;
+    pthread_mutex_unlock(&hub->cycle_lock);
+    db->hub = NULL;
+    hub_unref(hub);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                                */
+/* ------------------------------------------------------------------------ */
+
+COFFER_API coffer_status coffer_db_refresh(coffer_db *db)
+{
+    coffer_status st = check_db(db);
+    if (st != COFFER_OK)
+        return st;
+    cf_hub *hub = hub_of(db);
+    if (!hub)
+        return COFFER_ERR_NO_MEMORY;
+    if (inside_callback(hub))
+        return cf_error(COFFER_ERR_MISUSE, "coffer_db_refresh cannot be called from an observer's callback");
+    pthread_mutex_lock(&hub->cycle_lock);
+    st = cycle(hub);
+    pthread_mutex_unlock(&hub->cycle_lock);
+    return st;
+}
+
+COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on)
+{
+    coffer_status st = check_db(db);
+    if (st != COFFER_OK)
+        return st;
+    cf_hub *hub = hub_of(db);
+    if (!hub)
+        return COFFER_ERR_NO_MEMORY;
+    pthread_mutex_lock(&hub->lock);
+    hub->auto_refresh = on != 0;
+    int running = hub->thread_started;
+    pthread_mutex_unlock(&hub->lock);
+    if (running && on)
+        cf_signal_poke(db->env->signal);
+    return COFFER_OK;
+}
+
+COFFER_API int coffer_db_auto_refresh(const coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed)
+        return 0;
+    return db->hub ? db->hub->auto_refresh : 1;
+}
+
+COFFER_API coffer_status coffer_db_version(coffer_db *db, uint64_t *out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_version: out is NULL");
+    *out = 0;
+    coffer_status st = check_db(db);
+    if (st != COFFER_OK)
+        return st;
+    cf_hub *hub = hub_of(db);
+    if (!hub)
+        return COFFER_ERR_NO_MEMORY;
+    pthread_mutex_lock(&hub->cycle_lock);
+    *out = hub->version;
+    pthread_mutex_unlock(&hub->cycle_lock);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_db_set_scheduler(coffer_db *db, coffer_post_fn post, void *scheduler_ctx)
+{
+    coffer_status st = check_db(db);
+    if (st != COFFER_OK)
+        return st;
+    cf_hub *hub = hub_of(db);
+    if (!hub)
+        return COFFER_ERR_NO_MEMORY;
+    pthread_mutex_lock(&hub->lock);
+    hub->post = post;
+    hub->post_ctx = scheduler_ctx;
+    pthread_mutex_unlock(&hub->lock);
+    return COFFER_OK;
+}
+
+/* Adds an observer (filled in by the caller) and hands out its token. */
+static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_token **token)
+{
+    cf_hub *hub = hub_of(db);
+    coffer_token *t = hub ? malloc(sizeof *t) : NULL;
+    if (!t) {
+        observer_free(obs);
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+    }
+    t->magic = TOKEN_MAGIC;
+    t->obs = obs;
+    obs->hub = hub;
+    /* A database observer has no first callback: it is told of every commit
+     * after the version fixed below. */
+    obs->initial_pending = obs->kind != CF_OBS_DB;
+    /* The first observer fixes the version the handle starts from, so that
+     * every commit after this call is told. */
+    pthread_mutex_lock(&hub->cycle_lock);
+    coffer_status st = COFFER_OK;
+    if (!hub->snap && (st = coffer_txn_begin(db, COFFER_TXN_READ, &hub->snap)) == COFFER_OK)
+        hub->version = (uint64_t)mdb_txn_id(hub->snap->mdb);
+    pthread_mutex_unlock(&hub->cycle_lock);
+    if (st != COFFER_OK) {
+        hub->snap = NULL;
+        observer_free(obs);
+        free(t);
+        return st;
+    }
+    pthread_mutex_lock(&hub->lock);
+    obs->next = hub->observers;
+    hub->observers = obs;
+    int on = hub->auto_refresh;
+    pthread_mutex_unlock(&hub->lock);
+    *token = t;
+    return on ? start_notifier(hub) : COFFER_OK;
+}
+
+static coffer_status new_observer(coffer_db *db, cf_obs_kind kind, void *callback, coffer_token **token, void *ctx,
+                                  cf_observer **out)
+{
+    if (token)
+        *token = NULL;
+    coffer_status st = check_db(db);
+    if (st != COFFER_OK)
+        return st;
+    if (!callback || !token)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "observing: %s is NULL", callback ? "token" : "callback");
+    cf_observer *obs = calloc(1, sizeof *obs);
+    if (!obs)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+    obs->kind = kind;
+    obs->ctx = ctx;
+    *out = obs;
+    return COFFER_OK;
+}
+
+static coffer_status set_key_paths(coffer_db *db, cf_observer *obs, coffer_class_id cls, const char *const *paths,
+                                   size_t count)
+{
+    obs->filtered = paths != NULL;
+    if (count && !paths)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "key_paths is NULL but count is %zu", count);
+    obs->npaths = count;
+    return cf_keypaths_resolve(db, cls, paths, count, &obs->paths);
+}
+
+static coffer_status check_class(coffer_db *db, coffer_class_id cls)
+{
+    if (cls >= db->schema->nclasses)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "no class with id %u (the database has %zu)", cls,
+                        db->schema->nclasses);
+    return COFFER_OK;
+}
+
+/* COFFER_ERR_NOT_FOUND unless object `key` of `cls` exists now. */
+static coffer_status check_exists(coffer_db *db, coffer_class_id cls, coffer_object_key key)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_READ, &txn);
+    if (st != COFFER_OK)
+        return st;
+    coffer_object *obj;
+    st = coffer_object_get(txn, cls, key, &obj);
+    coffer_txn_free(txn);
+    if (st == COFFER_ERR_NOT_FOUND)
+        return cf_error(COFFER_ERR_NOT_FOUND, "class '%s' has no object with key %llu to observe",
+                        db->schema->classes[cls].name, (unsigned long long)key);
+    return st;
+}
+
+COFFER_API coffer_status coffer_db_observe(coffer_db *db, coffer_db_callback callback, void *ctx, coffer_token **token)
+{
+    cf_observer *obs = NULL;
+    coffer_status st = new_observer(db, CF_OBS_DB, (void *)callback, token, ctx, &obs);
+    if (st != COFFER_OK)
+        return st;
+    obs->db_cb = callback;
+    return add_observer(db, obs, token);
+}
+
+COFFER_API coffer_status coffer_object_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                               const char *const *key_paths, size_t count,
+                                               coffer_object_callback callback, void *ctx, coffer_token **token)
+{
+    cf_observer *obs = NULL;
+    coffer_status st = new_observer(db, CF_OBS_OBJECT, (void *)callback, token, ctx, &obs);
+    if (st != COFFER_OK)
+        return st;
+    obs->obj_cb = callback;
+    obs->cls = cls;
+    obs->key = key;
+    st = check_class(db, cls);
+    if (st == COFFER_OK)
+        st = set_key_paths(db, obs, cls, key_paths, count);
+    if (st == COFFER_OK)
+        st = check_exists(db, cls, key);
+    if (st != COFFER_OK) {
+        observer_free(obs);
+        return st;
+    }
+    return add_observer(db, obs, token);
+}
+
+COFFER_API coffer_status coffer_query_observe(coffer_db *db, const coffer_query *query, const char *const *key_paths,
+                                              size_t count, coffer_collection_callback callback, void *ctx,
+                                              coffer_token **token)
+{
+    cf_observer *obs = NULL;
+    coffer_status st = new_observer(db, CF_OBS_RESULTS, (void *)callback, token, ctx, &obs);
+    if (st != COFFER_OK)
+        return st;
+    obs->coll_cb = callback;
+    st = cf_query_share(query, &obs->query);
+    if (st == COFFER_OK && coffer_query_class(query) >= db->schema->nclasses)
+        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "the query belongs to another database");
+    if (st == COFFER_OK) {
+        obs->cls = coffer_query_class(query);
+        obs->ordered = cf_query_ordered(query);
+        st = set_key_paths(db, obs, obs->cls, key_paths, count);
+    }
+    if (st != COFFER_OK) {
+        observer_free(obs);
+        return st;
+    }
+    return add_observer(db, obs, token);
+}
+
+COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                             coffer_property_id prop, const char *const *key_paths, size_t count,
+                                             coffer_collection_callback callback, void *ctx, coffer_token **token)
+{
+    cf_observer *obs = NULL;
+    coffer_status st = new_observer(db, CF_OBS_LIST, (void *)callback, token, ctx, &obs);
+    if (st != COFFER_OK)
+        return st;
+    obs->coll_cb = callback;
+    obs->cls = cls;
+    obs->key = key;
+    obs->prop = prop;
+    st = check_class(db, cls);
+    if (st == COFFER_OK && prop >= db->schema->classes[cls].nprops)
+        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u", db->schema->classes[cls].name,
+                      prop);
+    const cf_prop *p = st == COFFER_OK ? &db->schema->classes[cls].props[prop] : NULL;
+    if (p && p->collection != COFFER_COLLECTION_LIST)
+        st = cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a list", db->schema->classes[cls].name, p->name);
+    if (st == COFFER_OK && key_paths && !(p->type == COFFER_TYPE_LINK && p->target >= 0) && count)
+        st = cf_error(COFFER_ERR_QUERY, "key paths need a list of objects; '%s.%s' holds values",
+                      db->schema->classes[cls].name, p->name);
+    if (st == COFFER_OK)
+        st = set_key_paths(db, obs, p->type == COFFER_TYPE_LINK && p->target >= 0 ? (coffer_class_id)p->target : cls,
+                           key_paths, count);
+    if (st == COFFER_OK)
+        st = check_exists(db, cls, key);
+    if (st != COFFER_OK) {
+        observer_free(obs);
+        return st;
+    }
+    return add_observer(db, obs, token);
+}
+
+COFFER_API void coffer_token_stop(coffer_token *token)
+{
+    if (!token || token->magic != TOKEN_MAGIC)
+        return;
+    cf_observer *obs = token->obs;
+    cf_hub *hub = obs->hub;
+    pthread_mutex_lock(&hub->lock);
+    obs->stopped = 1;
+    while (hub->delivering == obs && !pthread_equal(hub->delivering_thread, pthread_self()))
+        pthread_cond_wait(&hub->cond, &hub->lock);
+    if (!hub->cycling)
+        sweep_stopped(hub);
+    pthread_mutex_unlock(&hub->lock);
+    token->magic = CF_DEAD_MAGIC;
+    free(token);
+}
+
+COFFER_API coffer_status coffer_txn_commit_without_notifying(coffer_txn *txn, coffer_token *const *tokens, size_t count)
+{
+    if (count && !tokens)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_commit_without_notifying: tokens is NULL");
+    coffer_status st = cf_txn_check(txn, 1);
+    if (st != COFFER_OK)
+        return st;
+    for (size_t i = 0; i < count; i++)
+        if (!tokens[i] || tokens[i]->magic != TOKEN_MAGIC || tokens[i]->obs->hub->db != txn->db)
+            return cf_error(COFFER_ERR_INVALID_ARGUMENT, "token %zu is not a live token of this database", i);
+    uint64_t version = (uint64_t)mdb_txn_id(txn->mdb);
+    cf_hub *hub = txn->db->hub;
+    if (hub) {
+        pthread_mutex_lock(&hub->lock);
+        for (size_t i = 0; i < count; i++)
+            tokens[i]->obs->skip_version = version;
+        pthread_mutex_unlock(&hub->lock);
+    }
+    return coffer_txn_commit(txn);
+}
