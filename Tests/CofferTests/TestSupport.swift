@@ -1,5 +1,5 @@
 // What every test suite shares: the kinds of database, temporary directories,
-// configurations, threads and error expectations.
+// configurations, the TestDatabase fixture, threads and error expectations.
 
 import Coffer
 import Foundation
