@@ -9,8 +9,7 @@ import Testing
 @Suite struct AnyValueTests {
     @Test(arguments: Storage.allCases)
     func everyCaseRoundTrips(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        let test = try TestDatabase(storage, Bag.types), db = test.db
         let bag = try db.write { try db.create(Bag.self) }
         #expect(bag.anything == .none)
         let rex = try db.write { try db.create(Social.Dog.self, value: ["name": "Rex"]) }
@@ -40,8 +39,7 @@ import Testing
     }
 
     @Test func aLinkInsideANestedValueBecomesNoneWhenItsObjectIsDeleted() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         let rex = try db.write { try db.create(Social.Dog.self, value: ["name": "Rex"]) }
         let bag = try db.write { try db.create(Bag.self, value: ["anything": AnyValue.object(rex)]) }
         guard case .object(let linked) = bag.anything else {
@@ -59,8 +57,7 @@ import Testing
     }
 
     @Test func collectionsNestOneHundredLevelsAndNoMore() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         let deep = try db.write { try db.create(Bag.self, value: ["anything": nested(100)]) }
         #expect(deep.anything == nested(100))
         expectCofferError(.limit, containing: "Bag", "anything", "limit is 100") {
@@ -70,8 +67,7 @@ import Testing
     }
 
     @Test func plainValuesAndDictionariesConvert() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.inMemory, Bag.types, in: dir))
+        let test = try TestDatabase(.inMemory, Bag.types), db = test.db
         let bag = try db.write {
             try db.create(Bag.self, value: ["anything": ["x": [1, "y"]], "mixedList": [1, nil, "z"]])
         }

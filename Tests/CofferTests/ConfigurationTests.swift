@@ -8,13 +8,8 @@ import Testing
 /// Classes stored under the same names as `Dog` and `Book`, with other properties,
 /// to change a file's schema.
 enum Changed {
-    final class Dog: Object {
-        @Persisted(primaryKey: true) var _id: ObjectId
-        @Persisted var name = ""
-        @Persisted var age = 0
-        @Persisted var color = ""
-        @Persisted var currentCity = ""
-        @Persisted var breed: String?
+    /// `Dog` with one more property.
+    final class Dog: CofferTests.Dog {
         @Persisted var weight = 0.0
     }
 

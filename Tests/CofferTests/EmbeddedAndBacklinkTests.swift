@@ -8,8 +8,7 @@ import Testing
 @Suite struct EmbeddedAndBacklinkTests {
     @Test(arguments: Storage.allCases)
     func embeddedObjectsAreWrittenReplacedAndDeletedWithTheirParent(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types + [Business.self], in: dir))
+        let test = try TestDatabase(storage, Social.types + [Business.self]), db = test.db
         let ada = Social.Person(value: ["name": "Ada"])
         ada.address = Social.Address(value: ["street": "1 Main St", "city": "London"])
         try db.write { try db.add(ada) }
@@ -29,8 +28,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func listsOfEmbeddedObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types + [Business.self], in: dir))
+        let test = try TestDatabase(storage, Social.types + [Business.self]), db = test.db
         let shop = Business(value: ["name": "Shop", "addresses": [
             Social.Address(value: ["city": "Oslo"]), Social.Address(value: ["city": "Bergen"]),
         ]])
@@ -54,8 +52,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func embeddedObjectsGivenToAParentBecomeManaged(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types + [Business.self], in: dir))
+        let test = try TestDatabase(storage, Social.types + [Business.self]), db = test.db
         let home = Social.Address(value: ["city": "Oslo"])
         let office = Social.Address(value: ["city": "Bergen"])
         let ada = Social.Person(value: ["name": "Ada", "address": home])
@@ -79,8 +76,7 @@ import Testing
     }
 
     @Test func embeddedObjectsCannotBeAddedOrCreatedAlone() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Social.types, in: dir))
+        let test = try TestDatabase(.plain, Social.types), db = test.db
         expectCofferError(.invalidArgument, containing: "Address", "embedded") {
             try db.write { try db.add(Social.Address()) }
         }
@@ -92,8 +88,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func linkingObjectsFollowLinks(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         let rex = Social.Dog(value: ["name": "Rex"])
         #expect(rex.owners.isEmpty, "an unmanaged object has no backlinks")
         let ada = Social.Person(value: ["name": "Ada", "dogs": [rex]])
@@ -114,8 +109,7 @@ import Testing
     }
 
     @Test func linkingObjectsTakeNoValue() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Social.types, in: dir))
+        let test = try TestDatabase(.plain, Social.types), db = test.db
         expectCofferError(.invalidArgument, containing: "Dog.owners", "read-only") {
             _ = try db.write { try db.create(Social.Dog.self, value: ["owners": []]) }
         }

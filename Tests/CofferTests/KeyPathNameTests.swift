@@ -19,8 +19,7 @@ final class Bird: Animal {
 @Suite struct KeyPathNameTests {
     @Test(arguments: Storage.allCases)
     func inheritedPropertiesSortQueryAndAggregate(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Bird.self], in: dir))
+        let test = try TestDatabase(storage, [Bird.self]), db = test.db
         try db.write {
             try db.add(Bird(value: ["name": "Robin", "legs": 2]))
             try db.add(Bird(value: ["name": "Kiwi", "legs": 2, "canFly": false]))

@@ -8,8 +8,7 @@ import Testing
 @Suite struct LinkTests {
     @Test(arguments: Storage.allCases)
     func addWritesLinkedObjectsAndCycles(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         let ada = Social.Person(value: ["name": "Ada"])
         let bob = Social.Person(value: ["name": "Bob"])
         ada.bestFriend = bob
@@ -29,8 +28,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func managedLinksChangeAndClear(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         let ada = try db.write { try db.create(Social.Person.self, value: ["name": "Ada"]) }
         try db.write { ada.bestFriend = Social.Person(value: ["name": "Cy"]) }
         #expect(ada.bestFriend?.name == "Cy")
@@ -42,8 +40,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func deletingATargetClearsLinksAndListEntries(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         let rex = Social.Dog(value: ["name": "Rex"])
         let ada = Social.Person(value: ["name": "Ada", "dogs": [rex, Social.Dog(value: ["name": "Fido"])]])
         let walker = Walker(value: ["name": "Wes", "bestDog": rex])
@@ -58,8 +55,7 @@ import Testing
     }
 
     @Test func createTakesNestedObjectsAndDictionaries() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Social.types, in: dir))
+        let test = try TestDatabase(.plain, Social.types), db = test.db
         let ada = try db.write {
             try db.create(Social.Person.self, value: [
                 "name": "Ada",
@@ -128,8 +124,7 @@ extension LinkTests {
 extension LinkTests {
     @Test(arguments: Storage.allCases)
     func updatePoliciesReachLinkedObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         let ada = Social.Person(value: ["name": "Ada"])
         try db.write { try db.add(ada) }
 

@@ -30,8 +30,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func managedListsEditTheDatabase(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        let test = try TestDatabase(storage, Bag.types), db = test.db
         let bag = Bag()
         bag.numbers.append(contentsOf: [7, 8])
         try db.write { try db.add(bag) }
@@ -55,8 +54,7 @@ import Testing
     }
 
     @Test func optionalElementsAndCancelledChanges() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         let bag = try db.write { try db.create(Bag.self, value: ["optionalNames": ["a", nil, "c"]]) }
         #expect(Array(bag.optionalNames) == ["a", nil, "c"])
         try db.beginWrite()
@@ -66,8 +64,7 @@ import Testing
     }
 
     @Test func listsOfObjects() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.encrypted, Social.types, in: dir))
+        let test = try TestDatabase(.encrypted, Social.types), db = test.db
         let ada = try db.write { try db.create(Social.Person.self, value: ["name": "Ada"]) }
         let rex = Social.Dog(value: ["name": "Rex"])
         try db.write {
@@ -84,8 +81,7 @@ import Testing
     }
 
     @Test func aWrongCreateValueNamesTheProperty() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         expectCofferError(.type, containing: "Bag.numbers") {
             _ = try db.write { try db.create(Bag.self, value: ["numbers": ["one"]]) }
         }

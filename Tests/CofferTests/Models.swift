@@ -6,7 +6,8 @@ import Foundation
 
 // Realm's documented examples, written against Coffer.
 
-final class Dog: Object {
+/// Not final: `Changed.Dog` adds a property to it, to change a file's schema.
+class Dog: Object {
     @Persisted(primaryKey: true) var _id: ObjectId
     @Persisted var name = ""
     @Persisted var age = 0

@@ -24,8 +24,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func resultsOfProjectionsReadThroughToTheObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Contacts.types, in: dir))
+        let test = try TestDatabase(storage, Contacts.types), db = test.db
         let (ada, _, _) = try Self.people(in: db)
 
         let people: Results<PersonProjection> = db.objects(PersonProjection.self)
@@ -90,8 +89,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func queriesSortsAndAggregatesUseTheProjectedKeyPaths(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Contacts.types, in: dir))
+        let test = try TestDatabase(storage, Contacts.types), db = test.db
         _ = try Self.people(in: db)
         let people = db.objects(PersonProjection.self)
 

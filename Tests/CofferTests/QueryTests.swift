@@ -6,8 +6,8 @@ import Foundation
 import Testing
 
 /// A database with Realm's task-list example data.
-func todoDatabase(_ storage: Storage, in dir: TemporaryDirectory) throws -> Database {
-    let db = try Database(configuration: configuration(storage, Todo.types, in: dir))
+func todoDatabase(_ storage: Storage) throws -> TestDatabase {
+    let test = try TestDatabase(storage, Todo.types), db = test.db
     try db.write {
         let ali = try db.create(Todo.Member.self, value: ["fullName": "Ali Baba", "level": 3])
         let jo = try db.create(Todo.Member.self, value: ["fullName": "Jo March", "level": 1])
@@ -28,7 +28,7 @@ func todoDatabase(_ storage: Storage, in dir: TemporaryDirectory) throws -> Data
                                                  "crew": [jo], "budget": Decimal128(250)])
         try db.create(Todo.Project.self, value: ["name": "Empty"])
     }
-    return db
+    return test
 }
 
 extension Results where Element == Todo.Task {
@@ -42,8 +42,7 @@ extension Results where Element == Todo.Project {
 @Suite struct TypedQueryTests {
     @Test(arguments: Storage.allCases)
     func comparisonsAndLogic(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(tasks.where { $0.priority == 10 }.names == ["Fix bug"])
         #expect(tasks.where { $0.priority != 10 }.names == ["Write docs", "Review", "Zoë's café"])
@@ -73,8 +72,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func stringOperators(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(tasks.where { $0.name.starts(with: "Fix") }.names == ["Fix bug"])
         #expect(tasks.where { $0.name.starts(with: "fix") }.isEmpty)
@@ -95,8 +93,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func linksCollectionsAndAggregates(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let projects = db.objects(Todo.Project.self)
         let tasks = db.objects(Todo.Task.self)
         #expect(projects.where { $0.lead.fullName == "Ali Baba" }.names == ["Docs"], "a path through a link, by its mapped name")
@@ -138,8 +135,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func resultsFollowChangesAndSnapshots(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let urgent = db.objects(Todo.Task.self).where { $0.priority >= 9 }
         #expect(urgent.names == ["Write docs", "Fix bug"])
         try db.write {
@@ -155,7 +151,7 @@ extension Results where Element == Todo.Project {
         try db.write { try db.delete(urgent[0]) }
         #expect(urgent.names == ["New"])
         guard storage != .inMemory else { return }
-        let other = try Database(configuration: configuration(storage, Todo.types, in: dir))
+        let other = try Database(configuration: test.configuration)
         try other.write { try other.create(Todo.Task.self, value: ["name": "Elsewhere", "priority": 20]) }
         #expect(urgent.names == ["New"], "the snapshot stays until refresh")
         db.refresh()
@@ -164,8 +160,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func sortingAndDistinct(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(tasks.sorted(by: \.priority).names == ["Zoë's café", "Review", "Write docs", "Fix bug"])
         #expect(tasks.sorted(by: \.priority, ascending: false).names == ["Fix bug", "Write docs", "Review", "Zoë's café"])
@@ -192,8 +187,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func aggregates(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(tasks.min(of: \.priority) == 1)
         #expect(tasks.max(of: \.priority) == 10)
@@ -227,8 +221,7 @@ extension Results where Element == Todo.Project {
 
     @Test(arguments: Storage.allCases)
     func queriesOverListsSetsAndBacklinks(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let core = try #require(db.objects(Todo.Project.self).where { $0.name == "Core" }.first)
         #expect(core.tasks.where { $0.priority > 1 }.names == ["Fix bug", "Review"], "in list order")
         #expect(try core.tasks.filter("assignee BEGINSWITH[c] %@", "A").names == ["Zoë's café"])

@@ -8,8 +8,7 @@ import Testing
 @Suite struct RealmExampleTests {
     @Test(arguments: Storage.allCases)
     func dogWithAnObjectIdPrimaryKey(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Dog.self], in: dir))
+        let test = try TestDatabase(storage, [Dog.self]), db = test.db
         let dog = Dog()
         dog.name = "Rex"
         dog.age = 10
@@ -31,8 +30,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func bookWithAnIndexedTitle(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Book.self], in: dir))
+        let test = try TestDatabase(storage, [Book.self]), db = test.db
         try db.write {
             try db.add(Book(value: ["title": "The Hobbit", "price": 7.5]))
             try db.add(Book(value: ["title": "Dune"]))
@@ -49,8 +47,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func taskWithAPersistableEnumStatus(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Task.self], in: dir))
+        let test = try TestDatabase(storage, [Task.self]), db = test.db
         let task = Task(value: ["name": "Write docs", "owner": "Ada"])
         #expect(task.statusEnum == .notStarted)
         try db.write { try db.add(task) }
@@ -65,8 +62,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func personWithPropertiesMapping(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Person.self], in: dir))
+        let test = try TestDatabase(storage, [Person.self]), db = test.db
         let person = Person()
         person.firstName = "Grace"
         person.lastName = "Hopper"

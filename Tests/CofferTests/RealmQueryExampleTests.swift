@@ -9,8 +9,7 @@ import Testing
 @Suite struct RealmQueryExampleTests {
     @Test(arguments: Storage.allCases)
     func dogsAndTheirPeople(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Social.types, in: dir))
+        let test = try TestDatabase(storage, Social.types), db = test.db
         try db.write {
             let ali = Social.Person(value: ["name": "Ali", "address": ["city": "Cairo", "country": "Egypt"]])
             let jo = Social.Person(value: ["name": "Jo", "address": ["city": "Lisbon"]])
@@ -45,8 +44,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func booksByIndexedTitle(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Book.self], in: dir))
+        let test = try TestDatabase(storage, [Book.self]), db = test.db
         try db.write {
             for (title, price) in [("Dune", 9.5), ("The Hobbit", 7.5), ("Dune Messiah", 12.0), ("Emma", 3.0)] {
                 try db.add(Book(value: ["title": title, "price": price]))
@@ -66,8 +64,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func tasksByPersistableEnum(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Task.self, AllTypes.self], in: dir))
+        let test = try TestDatabase(storage, [Task.self, AllTypes.self]), db = test.db
         try db.write {
             try db.create(Task.self, value: ["name": "Docs", "statusEnum": TaskStatusEnum.complete])
             try db.create(Task.self, value: ["name": "Tests", "statusEnum": TaskStatusEnum.inProgress])
@@ -90,8 +87,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func personWithMappedPropertiesByPublicName(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Person.self], in: dir))
+        let test = try TestDatabase(storage, [Person.self]), db = test.db
         try db.write {
             try db.create(Person.self, value: ["firstName": "Grace", "lastName": "Hopper", "age": 85])
             try db.create(Person.self, value: ["firstName": "Ada", "lastName": "Lovelace", "age": 36])
@@ -112,8 +108,7 @@ import Testing
 @Suite struct MixedAndSetQueryTests {
     @Test(arguments: Storage.allCases)
     func mixedValuesAndSetsOfObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        let test = try TestDatabase(storage, Bag.types), db = test.db
         try db.write {
             let rex = Social.Dog(value: ["name": "Rex", "age": 3])
             let fido = Social.Dog(value: ["name": "Fido", "age": 9])

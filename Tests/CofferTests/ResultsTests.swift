@@ -7,8 +7,7 @@ import Testing
 @Suite struct ResultsTests {
     @Test(arguments: Storage.allCases)
     func collectionBasics(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Book.self], in: dir))
+        let test = try TestDatabase(storage, [Book.self]), db = test.db
         let books = db.objects(Book.self)
         #expect(books.isEmpty)
         #expect(books.first == nil)
@@ -30,8 +29,7 @@ import Testing
     }
 
     @Test func resultsFollowWritesInsideATransaction() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Book.self], in: dir))
+        let test = try TestDatabase(.plain, [Book.self]), db = test.db
         let books = db.objects(Book.self)
         try db.write {
             try db.add(Book(value: ["title": "A"]))
@@ -44,8 +42,7 @@ import Testing
     }
 
     @Test func loopsRunOverTheObjectsPresentWhenTheyStart() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Book.self], in: dir))
+        let test = try TestDatabase(.plain, [Book.self]), db = test.db
         try db.write {
             for i in 0..<10 {
                 try db.add(Book(value: ["title": "\(i)"]))
@@ -63,8 +60,7 @@ import Testing
     }
 
     @Test func updatingEveryObjectInALoop() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.encrypted, [Book.self], in: dir))
+        let test = try TestDatabase(.encrypted, [Book.self]), db = test.db
         try db.write {
             for i in 0..<500 {
                 try db.add(Book(value: ["title": "\(i)", "price": Double(i)]))
@@ -102,8 +98,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func objectForPrimaryKey(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [StringKeyed.self, UUIDKeyed.self, OptionalIntKeyed.self, AllTypes.self], in: dir))
+        let test = try TestDatabase(storage, [StringKeyed.self, UUIDKeyed.self, OptionalIntKeyed.self, AllTypes.self]), db = test.db
         let uuid = UUID()
         try db.write {
             try db.add(StringKeyed(value: ["key": "a", "value": 1]))

@@ -19,8 +19,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func setsEditAlikeUnmanagedAndManaged(managed: Bool) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         let bag = Bag()
         if managed {
             try db.write { try db.add(bag) }
@@ -38,8 +37,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func managedSetsOfObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        let test = try TestDatabase(storage, Bag.types), db = test.db
         let rex = Social.Dog(value: ["name": "Rex"])
         let bag = Bag(value: ["tags": ["x", "x", "y"]])
         bag.favouriteDogs.insert(rex)
@@ -56,8 +54,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func mapsOfValuesAndObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, Bag.types, in: dir))
+        let test = try TestDatabase(storage, Bag.types), db = test.db
         let bag = Bag(value: ["scores": ["ada": 3]])
         bag.scores["bob"] = 5
         #expect(bag.scores.keys == ["ada", "bob"])
@@ -84,8 +81,7 @@ import Testing
     }
 
     @Test func aBadMapKeyIsAnError() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, Bag.types, in: dir))
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
         expectCofferError(.invalidArgument, containing: "a.b") {
             _ = try db.write { try db.create(Bag.self, value: ["scores": ["a.b": 1]]) }
         }

@@ -8,8 +8,7 @@ import Testing
 @Suite struct StringQueryTests {
     @Test(arguments: Storage.allCases)
     func argumentsInBothStyles(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(try tasks.filter("priority > %@ AND name BEGINSWITH %@", 5, "W").names == ["Write docs"])
         #expect(try tasks.filter("priority > $0 AND name BEGINSWITH $1", 5, "W").names == ["Write docs"])
@@ -42,8 +41,7 @@ import Testing
     /// each run still checks its own arguments, and many texts stay correct.
     @Test(arguments: Storage.allCases)
     func aQueryRunAgainWithOtherArgumentsIsCheckedAndCorrect(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         #expect(try tasks.filter("priority == $0", 10).names == ["Fix bug"])
         #expect(try tasks.filter("priority == $0", 5).names == ["Review"])
@@ -60,8 +58,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func swiftNamesOfMappedPropertiesAreTranslated(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let members = db.objects(Todo.Member.self)
         #expect(try members.filter("fullName BEGINSWITH 'Ali' AND level > 2").map(\.fullName) == ["Ali Baba"])
         #expect(try members.filter("full_name BEGINSWITH 'Ali'").count == 1, "the stored name works too")
@@ -86,8 +83,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func invalidQueriesThrowQueryErrors(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(storage, in: dir)
+        let test = try todoDatabase(storage), db = test.db
         let tasks = db.objects(Todo.Task.self)
         expectCofferError(.query, containing: "offset 11", "expected") { _ = try tasks.filter("priority >") }
         expectCofferError(.query, containing: "offset 12") { _ = try tasks.filter("priority = = 3") }
@@ -125,9 +121,8 @@ import Testing
     }
 
     @Test func aQueryOfAnotherDatabaseIsRejected() throws {
-        let dir = TemporaryDirectory()
-        let first = try todoDatabase(.inMemory, in: dir)
-        let second = try Database(configuration: configuration(.plain, Todo.types, in: dir, name: "other.coffer"))
+        let test = try todoDatabase(.inMemory), first = test.db
+        let second = try Database(configuration: configuration(.plain, Todo.types, in: test.dir, name: "other.coffer"))
         let ali = try #require(first.objects(Todo.Member.self).first)
         expectCofferError(.query, containing: "another Database") {
             _ = try second.objects(Todo.Project.self).filter("lead == %@", ali)
@@ -135,8 +130,7 @@ import Testing
     }
 
     @Test func queriesFromAnotherThreadThrow() throws {
-        let dir = TemporaryDirectory()
-        let db = try todoDatabase(.plain, in: dir)
+        let test = try todoDatabase(.plain), db = test.db
         let box = UncheckedBox(db.objects(Todo.Task.self))
         let error = onAnotherThread { () -> Coffer.Error? in
             do {

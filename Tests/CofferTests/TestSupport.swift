@@ -1,5 +1,5 @@
 // What every test suite shares: the kinds of database, temporary directories,
-// configurations, threads and error expectations.
+// configurations, the TestDatabase fixture, threads and error expectations.
 
 import Coffer
 import Foundation
@@ -48,6 +48,20 @@ func configuration(_ storage: Storage, _ types: [Object.Type], in directory: Tem
         config.inMemoryIdentifier = "\(directory.url.lastPathComponent)-\(name)"
     }
     return config
+}
+
+/// A database of one storage kind for some classes, opened in a fresh temporary
+/// directory that lives as long as the fixture: the shared opening of tests,
+/// `let test = try TestDatabase(storage, [Dog.self]), db = test.db`.
+final class TestDatabase {
+    let dir = TemporaryDirectory()
+    let configuration: Database.Configuration
+    let db: Database
+
+    init(_ storage: Storage = .plain, _ types: [Object.Type]) throws {
+        configuration = CofferTests.configuration(storage, types, in: dir)
+        db = try Database(configuration: configuration)
+    }
 }
 
 /// Moves a value that is not Sendable to another thread, to check what happens

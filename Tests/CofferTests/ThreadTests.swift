@@ -7,8 +7,7 @@ import Testing
 
 @Suite struct ThreadTests {
     @Test func throwingCallsFromAnotherThreadThrowMisuse() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         try db.write { try db.add(Dog(value: ["name": "Rex"])) }
         let box = UncheckedBox(db)
         let errors = onAnotherThread { () -> [Coffer.Error?] in
@@ -31,8 +30,7 @@ import Testing
     }
 
     @Test func aWriteTransactionCannotBeCommittedFromAnotherThread() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         try db.beginWrite()
         try db.add(Dog(value: ["name": "Rex"]))
         let box = UncheckedBox(db)

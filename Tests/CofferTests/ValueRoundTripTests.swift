@@ -84,8 +84,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func managedPropertiesWriteEveryType(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [AllTypes.self], in: dir))
+        let test = try TestDatabase(storage, [AllTypes.self]), db = test.db
         let source = Self.filled(id: 0)
         let o = try db.write { try db.create(AllTypes.self, value: ["id": 1]) }
         try db.write {
@@ -110,8 +109,7 @@ import Testing
     }
 
     @Test func nanAndDatesAroundTheEpoch() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [AllTypes.self], in: dir))
+        let test = try TestDatabase(.plain, [AllTypes.self]), db = test.db
         let o = try db.write { try db.create(AllTypes.self, value: ["id": 1, "double": Double.nan, "optDecimal": Decimal128(Double.nan)]) }
         #expect(o.double.isNaN)
         #expect(o.optDecimal?.isNaN == true)

@@ -24,8 +24,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func beginCommitAndCancel(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Dog.self], in: dir))
+        let test = try TestDatabase(storage, [Dog.self]), db = test.db
         try db.beginWrite()
         try db.add(Dog(value: ["name": "Rex"]))
         try db.commitWrite()
@@ -41,8 +40,7 @@ import Testing
 
     @Test func aThrowingBlockCancelsAndRethrows() throws {
         struct Stop: Error {}
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         #expect(throws: Stop.self) {
             try db.write {
                 try db.add(Dog(value: ["name": "Rex"]))
@@ -58,8 +56,7 @@ import Testing
     }
 
     @Test func transactionMisuseIsAnError() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         expectCofferError(.misuse, containing: "commitWrite()") { try db.commitWrite() }
         expectCofferError(.misuse, containing: "cancelWrite()") { try db.cancelWrite() }
         try db.beginWrite()
@@ -71,8 +68,7 @@ import Testing
     }
 
     @Test func writesOutsideAWriteTransactionThrow() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         try db.write { try db.add(Dog(value: ["name": "Rex"])) }
         let rex = db.objects(Dog.self)[0]
         expectCofferError(.notInWriteTransaction, containing: "add objects", "write") { try db.add(Dog()) }
@@ -107,8 +103,7 @@ import Testing
 @Suite struct AddCreateDeleteTests {
     @Test(arguments: Storage.allCases)
     func addMakesTheObjectManagedAndLive(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Dog.self], in: dir))
+        let test = try TestDatabase(storage, [Dog.self]), db = test.db
         let rex = Dog(value: ["name": "Rex", "age": 3])
         try db.write { try db.add(rex) }
         #expect(rex.database === db)
@@ -125,8 +120,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func updatePolicies(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [StringKeyed.self, Note.self], in: dir))
+        let test = try TestDatabase(storage, [StringKeyed.self, Note.self]), db = test.db
         try db.write { try db.add(StringKeyed(value: ["key": "a", "value": 1])) }
 
         expectCofferError(.primaryKeyExists, containing: "StringKeyed", "a") {
@@ -160,8 +154,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func createFromValues(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Dog.self, StringKeyed.self], in: dir))
+        let test = try TestDatabase(storage, [Dog.self, StringKeyed.self]), db = test.db
         let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex", "age": 3, "breed": "Beagle"]) }
         #expect(rex.database === db)
         #expect(rex.name == "Rex")
@@ -180,8 +173,7 @@ import Testing
     }
 
     @Test func createRejectsBadValuesByName() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self, AllTypes.self, StringKeyed.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self, AllTypes.self, StringKeyed.self]), db = test.db
         try db.write {
             expectCofferError(.notFound, containing: "Dog", "nmae") { try db.create(Dog.self, value: ["nmae": "Rex"]) }
             expectCofferError(.type, containing: "Dog.age", "int", "\"old\"") { try db.create(Dog.self, value: ["age": "old"]) }
@@ -198,8 +190,7 @@ import Testing
 
     @Test(arguments: Storage.allCases)
     func deleteInvalidatesObjects(storage: Storage) throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(storage, [Dog.self, Book.self], in: dir))
+        let test = try TestDatabase(storage, [Dog.self, Book.self]), db = test.db
         let (rex, fido) = try db.write {
             (try db.create(Dog.self, value: ["name": "Rex"]), try db.create(Dog.self, value: ["name": "Fido"]))
         }
@@ -222,8 +213,7 @@ import Testing
     }
 
     @Test func aDeleteThatIsCancelledComesBack() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
         try db.beginWrite()
         try db.delete(rex)
@@ -234,8 +224,7 @@ import Testing
     }
 
     @Test func objectsAddedInACancelledTransactionAreInvalidated() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         let rex = Dog(value: ["name": "Rex"])
         try db.beginWrite()
         try db.add(rex)

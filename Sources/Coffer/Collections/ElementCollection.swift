@@ -1,33 +1,84 @@
 // What List and MutableSet share on top of CollectionCore: building one from
-// its location or its elements, reading its elements as stored or as Swift
-// values, the keys of the objects it links to, and the pieces of their
-// _Persistable conformances (kind, decoding and casting element by element).
+// its location or its elements, the public members of DatabaseCollection they
+// answer from their core (database, count, iteration), reading their elements
+// as stored or as Swift values, the keys of the objects they link to, and their
+// _Persistable conformances but for decoding and casting.
 
 internal import CCoffer
 
 /// A collection property of single elements: a ``List`` or a ``MutableSet``.
-protocol ElementCollection: AnyObject {
-    associatedtype Element: _Persistable
-    /// The C functions of its handles.
-    static var functions: CollectionFunctions { get }
-    /// Reads the element at a position of an open handle.
-    static var getElement: (OpaquePointer?, UInt64, UnsafeMutablePointer<coffer_value>?) -> coffer_status { get }
-    /// Reads every element of an open handle.
-    static func storedElements(of handle: OpaquePointer, in database: Database) throws(CofferError) -> [StoredValue]
+///
+/// Its extension supplies public members: Swift lets them witness the
+/// requirements of the public protocols it refines (``DatabaseCollection``,
+/// `RandomAccessCollection`, ``_Persistable``), as Realm's collections do.
+protocol ElementCollection: AnyObject, DatabaseCollection, _Persistable where Element: _Persistable {
+    /// How its kind of collection is read and stored.
+    static var functions: ElementCollectionFunctions { get }
 
-    var core: CollectionCore<[Element]> { get }
-    init(core: CollectionCore<[Element]>)
+    /// Its contents; an unmanaged collection starts empty.
+    var core: CollectionCore<[Element]> { get set }
+    /// An empty unmanaged collection.
+    init()
+}
+
+/// What differs between a list and a set below their public operations: the C
+/// functions of their handles, reading their elements, and their stored form.
+struct ElementCollectionFunctions: Sendable {
+    let handle: CollectionFunctions
+    /// `.list` or `.set`, in the property's kind.
+    let kind: CollectionKind
+    /// Reads the element at a position of an open handle.
+    let getElement: @Sendable (OpaquePointer?, UInt64, UnsafeMutablePointer<coffer_value>?) -> coffer_status
+    /// Reads every element of an open handle.
+    let readElements: @Sendable (Database, OpaquePointer) throws(CofferError) -> [StoredValue]
+    /// The elements as one stored value: `.list` or `.set`.
+    let stored: @Sendable ([StoredValue]) -> StoredValue
+
+    static let list = ElementCollectionFunctions(
+        handle: .list, kind: .list, getElement: coffer_list_get,
+        readElements: { database, list throws(CofferError) in try database.elements(ofList: list) },
+        stored: { .list($0) })
+    static let set = ElementCollectionFunctions(
+        handle: .set, kind: .set, getElement: coffer_set_get,
+        readElements: { database, set throws(CofferError) in try database.elements(ofSet: set) },
+        stored: { .set($0) })
+}
+
+extension ElementCollection {
+    /// The database managing this collection, or nil while it is unmanaged.
+    public var database: Database? { core.database }
+
+    public var count: Int { core.count }
+
+    /// Iterates a snapshot of the elements, read in one pass.
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        elementSnapshot.makeIterator()
+    }
+
+    public static var _cofferKind: _ValueKind { Element._cofferKind.inside(functions.kind) }
+    public static var _cofferIsOptional: Bool { Element._cofferIsOptional }
+    public static func _cofferDefaultValue() -> Self { Self() }
+
+    public var _cofferEncoded: _StoredValue {
+        _StoredValue(value: Self.functions.stored(storedElements))
+    }
+
+    public static func _cofferManagedView(_ property: _ManagedProperty) -> Self? {
+        Self(property.location)
+    }
 }
 
 extension ElementCollection {
     /// An unmanaged collection of `elements`.
     init(_ elements: [Element]) {
-        self.init(core: CollectionCore(elements, Self.functions))
+        self.init()
+        core = CollectionCore(elements, Self.functions.handle)
     }
 
     /// The live view of a managed collection.
     init(_ location: CollectionLocation) {
-        self.init(core: CollectionCore(location, Self.functions))
+        self.init()
+        core = CollectionCore(location, Self.functions.handle)
     }
 
     /// Where a managed collection lives; nil while it is unmanaged.
@@ -35,21 +86,17 @@ extension ElementCollection {
 
     /// Every element as stored, read in one pass.
     var storedElements: [StoredValue] {
-        core.storedElements(reading: { database, handle throws(CofferError) in
-            try Self.storedElements(of: handle, in: database)
-        })
+        core.storedElements(reading: Self.functions.readElements)
     }
 
     /// Every element, read in one pass.
     var elementSnapshot: [Element] {
-        core.elements(reading: { database, handle throws(CofferError) in
-            try Self.storedElements(of: handle, in: database)
-        })
+        core.elements(reading: Self.functions.readElements)
     }
 
     /// The keys of the objects a managed collection links to, in its order.
     func objectKeys(at location: CollectionLocation) -> [UInt64] {
-        core.objectKeys(at: location, get: Self.getElement)
+        core.objectKeys(at: location, get: Self.functions.getElement)
     }
 
     /// `stored` decoded element by element, or nil if one does not fit.

@@ -19,7 +19,7 @@ internal import CCoffer
 /// The origin property is a link, a `List` or a `MutableSet` of links to this
 /// class. An object linked twice from one list appears twice. An unmanaged
 /// object has no backlinks.
-public final class LinkingObjects<Element: Object>: RandomAccessCollection {
+public final class LinkingObjects<Element: Object>: DatabaseCollection {
     let propertyName: String
     /// The object this belongs to, for the plain (not `@Persisted`) form.
     private weak var owner: Object?
@@ -45,9 +45,6 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection {
 
     /// The database of the object, or nil while it is unmanaged.
     public var database: Database? { currentLocation?.database }
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
 
     public var count: Int {
         guard let location = currentLocation else { return 0 }

@@ -1,6 +1,6 @@
 // List: the ordered collection property, its list-only operations (positions,
-// insert, move, swap) on top of CollectionCore, and its _Persistable
-// conformance.
+// insert, move, swap) on top of CollectionCore, and how it decodes and casts
+// as a _Persistable (the rest comes from ElementCollection).
 
 internal import CCoffer
 
@@ -13,24 +13,11 @@ internal import CCoffer
 /// changes need a write transaction. As in Realm, a change outside a write
 /// transaction, an index out of range or use of a deleted object's list stops
 /// the program with a message naming the class and property.
-public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection {
-    private(set) var core: CollectionCore<[Element]>
+public final class List<Element: _Persistable>: DatabaseCollection, MutableCollection {
+    var core = CollectionCore<[Element]>([], .list)
 
     /// An empty unmanaged list.
-    public init() {
-        core = CollectionCore([], Self.functions)
-    }
-
-    init(core: CollectionCore<[Element]>) {
-        self.core = core
-    }
-
-    /// The database managing this list, or nil while it is unmanaged.
-    public var database: Database? { core.database }
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
-    public var count: Int { core.count }
+    public init() {}
 
     public subscript(position: Int) -> Element {
         get {
@@ -112,26 +99,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         let wanted = element._cofferEncoded.value
         return storedElements.firstIndex { $0.isSame(as: wanted) }
     }
-
-    /// Iterates a snapshot of the elements, read in one pass.
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        elementSnapshot.makeIterator()
-    }
 }
 
 extension List: ElementCollection {
-    static var functions: CollectionFunctions { .list }
-    static var getElement: (OpaquePointer?, UInt64, UnsafeMutablePointer<coffer_value>?) -> coffer_status { coffer_list_get }
-    static func storedElements(of list: OpaquePointer, in database: Database) throws(CofferError) -> [StoredValue] {
-        try database.elements(ofList: list)
-    }
+    static var functions: ElementCollectionFunctions { .list }
 }
 
 extension List: _Persistable {
-    public static var _cofferKind: _ValueKind { Element._cofferKind.inside(.list) }
-    public static var _cofferIsOptional: Bool { Element._cofferIsOptional }
-    public static func _cofferDefaultValue() -> List<Element> { List() }
-
     public static func _cofferDecode(_ stored: _StoredValue) -> List<Element>? {
         guard case .list(let elements) = stored.value else { return nil }
         return decodedElements(elements).map { List($0) }
@@ -140,13 +114,5 @@ extension List: _Persistable {
     /// Another list or an array whose elements fit.
     public static func _cofferCast(_ value: Any) -> List<Element>? {
         castElements(value).map { List($0) }
-    }
-
-    public var _cofferEncoded: _StoredValue {
-        _StoredValue(value: .list(storedElements))
-    }
-
-    public static func _cofferManagedView(_ property: _ManagedProperty) -> List<Element>? {
-        List(property.location)
     }
 }

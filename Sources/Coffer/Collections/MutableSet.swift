@@ -1,5 +1,6 @@
 // MutableSet: the collection property without duplicates, its set operations on
-// top of CollectionCore, and its _Persistable conformance.
+// top of CollectionCore, and how it decodes and casts as a _Persistable (the
+// rest comes from ElementCollection).
 
 internal import CCoffer
 
@@ -10,24 +11,11 @@ internal import CCoffer
 /// is stable but unspecified. Unmanaged sets live in memory until their object
 /// is added; managed ones are live views whose changes need a write transaction
 /// (outside one the program stops, as in Realm).
-public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
-    private(set) var core: CollectionCore<[Element]>
+public final class MutableSet<Element: _Persistable>: DatabaseCollection {
+    var core = CollectionCore<[Element]>([], .set)
 
     /// An empty unmanaged set.
-    public init() {
-        core = CollectionCore([], Self.functions)
-    }
-
-    init(core: CollectionCore<[Element]>) {
-        self.core = core
-    }
-
-    /// The database managing this set, or nil while it is unmanaged.
-    public var database: Database? { core.database }
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
-    public var count: Int { core.count }
+    public init() {}
 
     public subscript(position: Int) -> Element {
         let all = storedElements
@@ -118,19 +106,10 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
         }
         return location.decode(stored, as: Element.self)
     }
-
-    /// Iterates a snapshot of the elements, read in one pass.
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        elementSnapshot.makeIterator()
-    }
 }
 
 extension MutableSet: ElementCollection {
-    static var functions: CollectionFunctions { .set }
-    static var getElement: (OpaquePointer?, UInt64, UnsafeMutablePointer<coffer_value>?) -> coffer_status { coffer_set_get }
-    static func storedElements(of set: OpaquePointer, in database: Database) throws(CofferError) -> [StoredValue] {
-        try database.elements(ofSet: set)
-    }
+    static var functions: ElementCollectionFunctions { .set }
 
     /// An unmanaged set of `elements` without their duplicates.
     static func withoutDuplicates(_ elements: [Element]) -> MutableSet<Element> {
@@ -150,10 +129,6 @@ extension Array where Element: _Persistable {
 }
 
 extension MutableSet: _Persistable {
-    public static var _cofferKind: _ValueKind { Element._cofferKind.inside(.set) }
-    public static var _cofferIsOptional: Bool { Element._cofferIsOptional }
-    public static func _cofferDefaultValue() -> MutableSet<Element> { MutableSet() }
-
     public static func _cofferDecode(_ stored: _StoredValue) -> MutableSet<Element>? {
         switch stored.value {
         case .set(let values), .list(let values): decodedElements(values).map { withoutDuplicates($0) }
@@ -164,13 +139,5 @@ extension MutableSet: _Persistable {
     /// Another set or an array whose elements fit; duplicates are dropped.
     public static func _cofferCast(_ value: Any) -> MutableSet<Element>? {
         castElements(value).map { withoutDuplicates($0) }
-    }
-
-    public var _cofferEncoded: _StoredValue {
-        _StoredValue(value: .set(storedElements))
-    }
-
-    public static func _cofferManagedView(_ property: _ManagedProperty) -> MutableSet<Element>? {
-        MutableSet(property.location)
     }
 }

@@ -76,19 +76,3 @@ struct ObjectsAt<Object> {
     let count: () -> Int
     let object: (Int) -> Object
 }
-
-extension List where Element: Object {
-    /// The list's objects mapped to one of their properties, for ``Projection``s:
-    /// `\Person.friends.projectTo.firstName`.
-    public var projectTo: ElementMapper<Element> { ElementMapper(self) }
-}
-
-extension MutableSet where Element: Object {
-    /// The set's objects mapped to one of their properties, for ``Projection``s.
-    public var projectTo: ElementMapper<Element> { ElementMapper(self) }
-}
-
-extension LinkingObjects {
-    /// The linking objects mapped to one of their properties, for ``Projection``s.
-    public var projectTo: ElementMapper<Element> { ElementMapper(self) }
-}

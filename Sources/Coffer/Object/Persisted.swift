@@ -38,10 +38,27 @@ public struct Persisted<Value: _Persistable> {
         self.isIndexed = isIndexed
     }
 
+    // The initializers without `wrappedValue` start the property as its
+    // type's default value, through the matching one with `wrappedValue`.
+
     /// A property that starts as its type's default value.
     @inlinable
     public init() {
-        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: false, isIndexed: false)
+        self.init(wrappedValue: Value._cofferDefaultValue())
+    }
+
+    /// The class's primary key when `primaryKey` is true: unique, indexed, and
+    /// fixed once the object is added.
+    @inlinable
+    public init(primaryKey: Bool) where Value: _PrimaryKey {
+        self.init(wrappedValue: Value._cofferDefaultValue(), primaryKey: primaryKey)
+    }
+
+    /// A property with an index when `indexed` is true, which makes equality
+    /// lookups fast and writes a little slower.
+    @inlinable
+    public init(indexed: Bool) where Value: _Indexable {
+        self.init(wrappedValue: Value._cofferDefaultValue(), indexed: indexed)
     }
 
     /// A property that starts as `wrappedValue`.
@@ -50,24 +67,10 @@ public struct Persisted<Value: _Persistable> {
         self.init(box: PersistedBox(wrappedValue), isPrimaryKey: false, isIndexed: false)
     }
 
-    /// The class's primary key when `primaryKey` is true: unique, indexed, and
-    /// fixed once the object is added.
-    @inlinable
-    public init(primaryKey: Bool) where Value: _PrimaryKey {
-        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: primaryKey, isIndexed: false)
-    }
-
     /// The class's primary key when `primaryKey` is true, starting as `wrappedValue`.
     @inlinable
     public init(wrappedValue: Value, primaryKey: Bool) where Value: _PrimaryKey {
         self.init(box: PersistedBox(wrappedValue), isPrimaryKey: primaryKey, isIndexed: false)
-    }
-
-    /// A property with an index when `indexed` is true, which makes equality
-    /// lookups fast and writes a little slower.
-    @inlinable
-    public init(indexed: Bool) where Value: _Indexable {
-        self.init(box: PersistedBox(Value._cofferDefaultValue()), isPrimaryKey: false, isIndexed: indexed)
     }
 
     /// A property with an index when `indexed` is true, starting as `wrappedValue`.
