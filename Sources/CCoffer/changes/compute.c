@@ -483,6 +483,22 @@ coffer_status cf_compute_initial(cf_observer *obs, coffer_txn *new_txn)
     return COFFER_OK;
 }
 
+/* Ends a collection's computation: on success the new keys are what the
+ * observer saw last, and the change set is told unless empty. */
+static coffer_status remember_keys(cf_observer *obs, int failed, uint64_t *keys, size_t n, const cf_changeset *cs,
+                                   int *deliver)
+{
+    if (failed) {
+        free(keys);
+        return no_memory();
+    }
+    free(obs->keys);
+    obs->keys = keys;
+    obs->nkeys = n;
+    *deliver = !cf_changeset_is_empty(cs) || cs->collection_root_was_deleted;
+    return COFFER_OK;
+}
+
 static coffer_status compute_results(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
                                      cf_changeset *cs)
 {
@@ -496,16 +512,9 @@ static coffer_status compute_results(cf_observer *obs, coffer_txn *new_txn, cons
     if (st != COFFER_OK)
         return st;
     changed_ctx k = {obs, new_txn, c, obs->cls};
-    if (cf_changeset_diff(obs->keys, obs->nkeys, keys, n, c->gap ? NULL : key_changed, &k,
-                          obs->ordered ? CF_DIFF_ORDERED : CF_DIFF_TABLE_ORDER, cs)) {
-        free(keys);
-        return no_memory();
-    }
-    free(obs->keys);
-    obs->keys = keys;
-    obs->nkeys = n;
-    *deliver = !cf_changeset_is_empty(cs);
-    return COFFER_OK;
+    int failed = cf_changeset_diff(obs->keys, obs->nkeys, keys, n, c->gap ? NULL : key_changed, &k,
+                                   obs->ordered ? CF_DIFF_ORDERED : CF_DIFF_TABLE_ORDER, cs);
+    return remember_keys(obs, failed, keys, n, cs, deliver);
 }
 
 static int op_is_observed(const cf_observer *obs, coffer_db *db, const cf_log_coll_op *op)
@@ -578,15 +587,7 @@ static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const c
         failed = cf_list_changes_finish(&b, cs);
     cf_list_changes_free(&b);
 done:
-    if (failed) {
-        free(keys);
-        return no_memory();
-    }
-    free(obs->keys);
-    obs->keys = keys;
-    obs->nkeys = n;
-    *deliver = !cf_changeset_is_empty(cs) || cs->collection_root_was_deleted;
-    return COFFER_OK;
+    return remember_keys(obs, failed, keys, n, cs, deliver);
 }
 
 coffer_status cf_compute_collection(cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn, const cf_changes_read *c,

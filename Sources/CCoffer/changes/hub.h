@@ -29,9 +29,12 @@ typedef struct cf_observer {
     cf_obs_kind kind;
     struct cf_hub *hub;
     void *ctx;
-    coffer_db_callback db_cb;
-    coffer_collection_callback coll_cb;
-    coffer_object_callback obj_cb;
+    /* the callback, of the type the kind calls for */
+    union {
+        coffer_db_callback db;
+        coffer_collection_callback collection;
+        coffer_object_callback object;
+    } cb;
     /* what is observed */
     coffer_class_id cls;
     coffer_object_key key;

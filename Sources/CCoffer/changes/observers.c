@@ -111,10 +111,10 @@ static void deliver(cf_hub *hub, cf_observer *obs, coffer_txn *txn, uint64_t old
     hub->delivering_thread = pthread_self();
     pthread_mutex_unlock(&hub->lock);
     switch (obs->kind) {
-    case CF_OBS_DB: obs->db_cb(obs->ctx, txn, old_version, new_version); break;
+    case CF_OBS_DB: obs->cb.db(obs->ctx, txn, old_version, new_version); break;
     case CF_OBS_RESULTS:
-    case CF_OBS_LIST: obs->coll_cb(obs->ctx, txn, cc); break;
-    case CF_OBS_OBJECT: obs->obj_cb(obs->ctx, txn, oc); break;
+    case CF_OBS_LIST: obs->cb.collection(obs->ctx, txn, cc); break;
+    case CF_OBS_OBJECT: obs->cb.object(obs->ctx, txn, oc); break;
     }
     pthread_mutex_lock(&hub->lock);
     hub->delivering = NULL;
@@ -365,14 +365,22 @@ void cf_hub_close(coffer_db *db)
 /* Public API                                                                */
 /* ------------------------------------------------------------------------ */
 
-COFFER_API coffer_status coffer_db_refresh(coffer_db *db)
+/* The hub of an open handle, made on first use. */
+static coffer_status checked_hub(coffer_db *db, cf_hub **out)
 {
     coffer_status st = check_db(db);
     if (st != COFFER_OK)
         return st;
-    cf_hub *hub = hub_of(db);
-    if (!hub)
-        return COFFER_ERR_NO_MEMORY;
+    *out = hub_of(db);
+    return *out ? COFFER_OK : COFFER_ERR_NO_MEMORY;
+}
+
+COFFER_API coffer_status coffer_db_refresh(coffer_db *db)
+{
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
+    if (st != COFFER_OK)
+        return st;
     if (inside_callback(hub))
         return cf_error(COFFER_ERR_MISUSE, "coffer_db_refresh cannot be called from an observer's callback");
     pthread_mutex_lock(&hub->cycle_lock);
@@ -383,12 +391,10 @@ COFFER_API coffer_status coffer_db_refresh(coffer_db *db)
 
 COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on)
 {
-    coffer_status st = check_db(db);
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
     if (st != COFFER_OK)
         return st;
-    cf_hub *hub = hub_of(db);
-    if (!hub)
-        return COFFER_ERR_NO_MEMORY;
     pthread_mutex_lock(&hub->lock);
     hub->auto_refresh = on != 0;
     int running = hub->thread_started;
@@ -410,12 +416,10 @@ COFFER_API coffer_status coffer_db_version(coffer_db *db, uint64_t *out)
     if (!out)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_version: out is NULL");
     *out = 0;
-    coffer_status st = check_db(db);
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
     if (st != COFFER_OK)
         return st;
-    cf_hub *hub = hub_of(db);
-    if (!hub)
-        return COFFER_ERR_NO_MEMORY;
     pthread_mutex_lock(&hub->cycle_lock);
     *out = hub->version;
     pthread_mutex_unlock(&hub->cycle_lock);
@@ -424,12 +428,10 @@ COFFER_API coffer_status coffer_db_version(coffer_db *db, uint64_t *out)
 
 COFFER_API coffer_status coffer_db_set_scheduler(coffer_db *db, coffer_post_fn post, void *scheduler_ctx)
 {
-    coffer_status st = check_db(db);
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
     if (st != COFFER_OK)
         return st;
-    cf_hub *hub = hub_of(db);
-    if (!hub)
-        return COFFER_ERR_NO_MEMORY;
     pthread_mutex_lock(&hub->lock);
     hub->post = post;
     hub->post_ctx = scheduler_ctx;
@@ -437,34 +439,35 @@ COFFER_API coffer_status coffer_db_set_scheduler(coffer_db *db, coffer_post_fn p
     return COFFER_OK;
 }
 
-/* Adds an observer (filled in by the caller) and hands out its token. */
-static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_token **token)
+/* Adds observer `obs` (filled in by the caller, who checked it with status
+ * `st`) and hands out its token; a failure frees it. */
+static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_status st, coffer_token **token)
 {
-    cf_hub *hub = hub_of(db);
+    cf_hub *hub = st == COFFER_OK ? hub_of(db) : NULL;
     coffer_token *t = hub ? malloc(sizeof *t) : NULL;
-    if (!t) {
+    if (st == COFFER_OK && !t)
+        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+    if (st == COFFER_OK) {
+        /* The first observer fixes the version the handle starts from, so
+         * that every commit after this call is told. */
+        pthread_mutex_lock(&hub->cycle_lock);
+        if (!hub->snap && (st = coffer_txn_begin(db, COFFER_TXN_READ, &hub->snap)) == COFFER_OK)
+            hub->version = (uint64_t)mdb_txn_id(hub->snap->mdb);
+        else if (st != COFFER_OK)
+            hub->snap = NULL;
+        pthread_mutex_unlock(&hub->cycle_lock);
+    }
+    if (st != COFFER_OK) {
         observer_free(obs);
-        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+        free(t);
+        return st;
     }
     t->magic = TOKEN_MAGIC;
     t->obs = obs;
     obs->hub = hub;
     /* A database observer has no first callback: it is told of every commit
-     * after the version fixed below. */
+     * after the version fixed above. */
     obs->initial_pending = obs->kind != CF_OBS_DB;
-    /* The first observer fixes the version the handle starts from, so that
-     * every commit after this call is told. */
-    pthread_mutex_lock(&hub->cycle_lock);
-    coffer_status st = COFFER_OK;
-    if (!hub->snap && (st = coffer_txn_begin(db, COFFER_TXN_READ, &hub->snap)) == COFFER_OK)
-        hub->version = (uint64_t)mdb_txn_id(hub->snap->mdb);
-    pthread_mutex_unlock(&hub->cycle_lock);
-    if (st != COFFER_OK) {
-        hub->snap = NULL;
-        observer_free(obs);
-        free(t);
-        return st;
-    }
     pthread_mutex_lock(&hub->lock);
     obs->next = hub->observers;
     hub->observers = obs;
@@ -474,21 +477,29 @@ static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_token 
     return on ? start_notifier(hub) : COFFER_OK;
 }
 
-static coffer_status new_observer(coffer_db *db, cf_obs_kind kind, void *callback, coffer_token **token, void *ctx,
-                                  cf_observer **out)
+/* A new observer of `kind` on object `key` of class `cls` (unused by some
+ * kinds), checked as far as every kind needs. */
+static coffer_status new_observer(coffer_db *db, cf_obs_kind kind, coffer_class_id cls, coffer_object_key key,
+                                  int has_callback, void *ctx, coffer_token **token, cf_observer **out)
 {
+    *out = NULL;
     if (token)
         *token = NULL;
     coffer_status st = check_db(db);
     if (st != COFFER_OK)
         return st;
-    if (!callback || !token)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "observing: %s is NULL", callback ? "token" : "callback");
+    if (!has_callback || !token)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "observing: %s is NULL", has_callback ? "token" : "callback");
+    if (kind != CF_OBS_DB && kind != CF_OBS_RESULTS && cls >= db->schema->nclasses)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "no class with id %u (the database has %zu)", cls,
+                        db->schema->nclasses);
     cf_observer *obs = calloc(1, sizeof *obs);
     if (!obs)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
     obs->kind = kind;
     obs->ctx = ctx;
+    obs->cls = cls;
+    obs->key = key;
     *out = obs;
     return COFFER_OK;
 }
@@ -501,14 +512,6 @@ static coffer_status set_key_paths(coffer_db *db, cf_observer *obs, coffer_class
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "key_paths is NULL but count is %zu", count);
     obs->npaths = count;
     return cf_keypaths_resolve(db, cls, paths, count, &obs->paths);
-}
-
-static coffer_status check_class(coffer_db *db, coffer_class_id cls)
-{
-    if (cls >= db->schema->nclasses)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "no class with id %u (the database has %zu)", cls,
-                        db->schema->nclasses);
-    return COFFER_OK;
 }
 
 /* COFFER_ERR_NOT_FOUND unless object `key` of `cls` exists now. */
@@ -529,46 +532,38 @@ static coffer_status check_exists(coffer_db *db, coffer_class_id cls, coffer_obj
 
 COFFER_API coffer_status coffer_db_observe(coffer_db *db, coffer_db_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs = NULL;
-    coffer_status st = new_observer(db, CF_OBS_DB, (void *)callback, token, ctx, &obs);
+    cf_observer *obs;
+    coffer_status st = new_observer(db, CF_OBS_DB, 0, 0, callback != NULL, ctx, token, &obs);
     if (st != COFFER_OK)
         return st;
-    obs->db_cb = callback;
-    return add_observer(db, obs, token);
+    obs->cb.db = callback;
+    return add_observer(db, obs, COFFER_OK, token);
 }
 
 COFFER_API coffer_status coffer_object_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                                const char *const *key_paths, size_t count,
                                                coffer_object_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs = NULL;
-    coffer_status st = new_observer(db, CF_OBS_OBJECT, (void *)callback, token, ctx, &obs);
+    cf_observer *obs;
+    coffer_status st = new_observer(db, CF_OBS_OBJECT, cls, key, callback != NULL, ctx, token, &obs);
     if (st != COFFER_OK)
         return st;
-    obs->obj_cb = callback;
-    obs->cls = cls;
-    obs->key = key;
-    st = check_class(db, cls);
-    if (st == COFFER_OK)
-        st = set_key_paths(db, obs, cls, key_paths, count);
+    obs->cb.object = callback;
+    st = set_key_paths(db, obs, cls, key_paths, count);
     if (st == COFFER_OK)
         st = check_exists(db, cls, key);
-    if (st != COFFER_OK) {
-        observer_free(obs);
-        return st;
-    }
-    return add_observer(db, obs, token);
+    return add_observer(db, obs, st, token);
 }
 
 COFFER_API coffer_status coffer_query_observe(coffer_db *db, const coffer_query *query, const char *const *key_paths,
                                               size_t count, coffer_collection_callback callback, void *ctx,
                                               coffer_token **token)
 {
-    cf_observer *obs = NULL;
-    coffer_status st = new_observer(db, CF_OBS_RESULTS, (void *)callback, token, ctx, &obs);
+    cf_observer *obs;
+    coffer_status st = new_observer(db, CF_OBS_RESULTS, 0, 0, callback != NULL, ctx, token, &obs);
     if (st != COFFER_OK)
         return st;
-    obs->coll_cb = callback;
+    obs->cb.collection = callback;
     st = cf_query_share(query, &obs->query);
     if (st == COFFER_OK && coffer_query_class(query) >= db->schema->nclasses)
         st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "the query belongs to another database");
@@ -577,45 +572,33 @@ COFFER_API coffer_status coffer_query_observe(coffer_db *db, const coffer_query 
         obs->ordered = cf_query_ordered(query);
         st = set_key_paths(db, obs, obs->cls, key_paths, count);
     }
-    if (st != COFFER_OK) {
-        observer_free(obs);
-        return st;
-    }
-    return add_observer(db, obs, token);
+    return add_observer(db, obs, st, token);
 }
 
 COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                              coffer_property_id prop, const char *const *key_paths, size_t count,
                                              coffer_collection_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs = NULL;
-    coffer_status st = new_observer(db, CF_OBS_LIST, (void *)callback, token, ctx, &obs);
+    cf_observer *obs;
+    coffer_status st = new_observer(db, CF_OBS_LIST, cls, key, callback != NULL, ctx, token, &obs);
     if (st != COFFER_OK)
         return st;
-    obs->coll_cb = callback;
-    obs->cls = cls;
-    obs->key = key;
+    obs->cb.collection = callback;
     obs->prop = prop;
-    st = check_class(db, cls);
-    if (st == COFFER_OK && prop >= db->schema->classes[cls].nprops)
-        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u", db->schema->classes[cls].name,
-                      prop);
-    const cf_prop *p = st == COFFER_OK ? &db->schema->classes[cls].props[prop] : NULL;
+    const cf_class *cl = &db->schema->classes[cls];
+    if (prop >= cl->nprops)
+        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u", cl->name, prop);
+    const cf_prop *p = st == COFFER_OK ? &cl->props[prop] : NULL;
+    int of_objects = p && p->type == COFFER_TYPE_LINK && p->target >= 0;
     if (p && p->collection != COFFER_COLLECTION_LIST)
-        st = cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a list", db->schema->classes[cls].name, p->name);
-    if (st == COFFER_OK && key_paths && !(p->type == COFFER_TYPE_LINK && p->target >= 0) && count)
-        st = cf_error(COFFER_ERR_QUERY, "key paths need a list of objects; '%s.%s' holds values",
-                      db->schema->classes[cls].name, p->name);
+        st = cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a list", cl->name, p->name);
+    else if (p && count && !of_objects)
+        st = cf_error(COFFER_ERR_QUERY, "key paths need a list of objects; '%s.%s' holds values", cl->name, p->name);
     if (st == COFFER_OK)
-        st = set_key_paths(db, obs, p->type == COFFER_TYPE_LINK && p->target >= 0 ? (coffer_class_id)p->target : cls,
-                           key_paths, count);
+        st = set_key_paths(db, obs, of_objects ? (coffer_class_id)p->target : cls, key_paths, count);
     if (st == COFFER_OK)
         st = check_exists(db, cls, key);
-    if (st != COFFER_OK) {
-        observer_free(obs);
-        return st;
-    }
-    return add_observer(db, obs, token);
+    return add_observer(db, obs, st, token);
 }
 
 COFFER_API void coffer_token_stop(coffer_token *token)
