@@ -16,7 +16,7 @@ add_test(NAME exported_symbols
 # find_package(Coffer) and once with pkg-config, as a user would.
 set(_coffer_consumer_flags "")
 set(_coffer_consumer_link_flags "${CMAKE_EXE_LINKER_FLAGS}")
-if(COFFER_SANITIZE)
+if(COFFER_SANITIZE OR COFFER_TSAN)
   # A sanitized libcoffer needs sanitized programs to load it.
   string(REPLACE ";" " " _coffer_consumer_flags "${COFFER_SANITIZE_FLAGS}")
   string(APPEND _coffer_consumer_link_flags " ${_coffer_consumer_flags}")

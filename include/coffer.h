@@ -1375,7 +1375,7 @@ COFFER_API void coffer_results_free(coffer_results *results);
  * modifications in the old collection, of insertions (and modifications
  * again) in the new one; lists also report moves, results report a
  * reordering as a deletion plus an insertion. An empty change set is never
- * delivered. docs/CHANGES.md describes the semantics and the threads. */
+ * delivered. docs/LIVE.md describes the semantics and the threads. */
 
 typedef struct coffer_token coffer_token;
 typedef struct coffer_collection_changes coffer_collection_changes;

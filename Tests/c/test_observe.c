@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -62,7 +63,7 @@ typedef struct recorder {
     coffer_token *token;     /* for stopping from inside */
     int stop_inside_after;   /* stop own token at this call number (0 never) */
     int sleep_ms;            /* hold the callback this long */
-    volatile int in_callback;
+    _Atomic int in_callback;
 } recorder;
 
 static void recorder_init(recorder *r)
@@ -154,6 +155,15 @@ static void on_db(void *ctx, coffer_txn *txn, uint64_t old_version, uint64_t new
     end_call(r);
 }
 
+/* How many calls the recorder has seen. */
+static int calls_of(recorder *r)
+{
+    pthread_mutex_lock(&r->lock);
+    int n = r->ncalls;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
 /* Waits until the recorder has seen `n` calls (at most 5 s). */
 static void wait_calls(recorder *r, int n)
 {
@@ -172,12 +182,9 @@ static void wait_calls(recorder *r, int n)
 /* No further call arrives within `ms` milliseconds. */
 static void expect_quiet(recorder *r, int ms)
 {
-    int before = r->ncalls;
+    int before = calls_of(r);
     usleep((useconds_t)ms * 1000);
-    pthread_mutex_lock(&r->lock);
-    int after = r->ncalls;
-    pthread_mutex_unlock(&r->lock);
-    assert_int_equal(after, before);
+    assert_int_equal(calls_of(r), before);
 }
 
 static void expect_indices(const uint64_t *got, size_t n, const uint64_t *want, size_t wn)
@@ -389,7 +396,7 @@ TS_ENV_TEST(test_key_paths_filter)
     wait_calls(&shallow, 2);
     expect_quiet(&by_name, 200);
     /* Both saw only the insertion; the age change went untold. */
-    for (int i = 1; i < by_name.ncalls; i++)
+    for (int i = 1; i < calls_of(&by_name); i++)
         assert_int_equal(by_name.calls[i].nmod, 0);
     coffer_token_stop(t1);
     coffer_token_stop(t2);
@@ -421,11 +428,11 @@ TS_ENV_TEST(test_delivery_inside_refresh)
     add_dog(db, 1, "a", 1);
     expect_quiet(&r, 200); /* nothing without a refresh */
     assert_ok(coffer_db_refresh(db));
-    assert_int_equal(r.ncalls, 1);
+    assert_int_equal(calls_of(&r), 1);
     add_dog(db, 2, "b", 2);
     assert_ok(coffer_db_refresh(db));
     assert_ok(coffer_db_refresh(db)); /* nothing new: no call */
-    assert_int_equal(r.ncalls, 2);
+    assert_int_equal(calls_of(&r), 2);
     assert_true(pthread_equal(r.calls[0].thread, pthread_self()));
     assert_true(pthread_equal(r.calls[1].thread, pthread_self()));
     assert_ok(coffer_db_version(db, &after));
@@ -481,14 +488,14 @@ TS_ENV_TEST(test_delivery_through_a_scheduler)
     coffer_query_free(query);
     for (int i = 0; i < 250 && !run_queue(&q); i++)
         usleep(20000);
-    assert_int_equal(r.ncalls, 1);
+    assert_int_equal(calls_of(&r), 1);
     assert_true(pthread_equal(r.calls[0].thread, pthread_self()));
     add_dog(db, 1, "a", 1);
-    for (int i = 0; i < 250 && r.ncalls < 2; i++) {
+    for (int i = 0; i < 250 && calls_of(&r) < 2; i++) {
         run_queue(&q);
         usleep(20000);
     }
-    assert_int_equal(r.ncalls, 2);
+    assert_int_equal(calls_of(&r), 2);
     EXPECT(r.calls[1].ins, r.calls[1].nins, 0);
     assert_true(pthread_equal(r.calls[1].thread, pthread_self()));
     coffer_token_stop(token);
@@ -528,10 +535,10 @@ TS_ENV_TEST(test_stop_inside_and_from_another_thread)
         usleep(1000);
     coffer_token_stop(token);
     assert_false(slow.in_callback);
-    int calls = slow.ncalls;
+    int calls = calls_of(&slow);
     add_dog(db, 5, "e", 5);
     expect_quiet(&slow, 300);
-    assert_int_equal(slow.ncalls, calls);
+    assert_int_equal(calls_of(&slow), calls);
     recorder_destroy(&self);
     recorder_destroy(&slow);
 }
