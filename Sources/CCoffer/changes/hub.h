@@ -53,6 +53,8 @@ typedef struct cf_observer {
     size_t nkeys;
     uint64_t list_count;  /* lists: the size last told */
     uint64_t skip_version; /* a commit made without notifying this observer */
+    uint32_t *tables;      /* the tables whose changes can matter, sorted */
+    size_t ntables;
     struct cf_observer *next;
 } cf_observer;
 

@@ -10,6 +10,7 @@
 #include "changes/hub.h"
 #include "query/observed.h"
 #include "storage/txn.h"
+#include "util/buffer.h"
 #include "util/error.h"
 
 #define TOKEN_MAGIC 0xC0FF70C1u
@@ -74,6 +75,7 @@ static void observer_free(cf_observer *obs)
 {
     if (obs->query)
         cf_query_unshare(obs->query);
+    free(obs->tables);
     free(obs->paths);
     free(obs->keys);
     free(obs);
@@ -91,6 +93,94 @@ static void sweep_stopped(cf_hub *hub)
             p = &obs->next;
         }
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Which tables matter to an observer                                        */
+/* ------------------------------------------------------------------------ */
+
+static int add_table(cf_observer *obs, size_t *cap, uint32_t table)
+{
+    for (size_t i = 0; i < obs->ntables; i++)
+        if (obs->tables[i] == table)
+            return 0;
+    uint32_t *grown = cf_grow(obs->tables, obs->ntables, cap, sizeof *obs->tables, 8);
+    if (!grown)
+        return -1;
+    obs->tables = grown;
+    obs->tables[obs->ntables++] = table;
+    return 0;
+}
+
+/* Adds class `cls` and, with `follow`, every class its links and linking
+ * objects reach (a query or a modification can read through them). */
+static int add_reachable(cf_observer *obs, size_t *cap, const cf_schema *schema, coffer_class_id cls, int follow)
+{
+    size_t first = obs->ntables;
+    if (add_table(obs, cap, schema->classes[cls].table))
+        return -1;
+    if (obs->ntables == first || !follow)
+        return 0; /* seen before, or only this class */
+    const cf_class *c = &schema->classes[cls];
+    for (size_t p = 0; p < c->nprops; p++) {
+        const cf_prop *prop = &c->props[p];
+        int linked = prop->type == COFFER_TYPE_LINK || prop->type == COFFER_TYPE_LINKING_OBJECTS;
+        if (linked && prop->target >= 0 && add_reachable(obs, cap, schema, (coffer_class_id)prop->target, 1))
+            return -1;
+    }
+    return 0;
+}
+
+static int compare_tables(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Fills obs->tables: an object's own class (and the classes on its key
+ * paths); for results and lists every class reachable from the observed one
+ * (and a list's owner). A database observer needs none. */
+static coffer_status relevant_tables(coffer_db *db, cf_observer *obs)
+{
+    const cf_schema *schema = db->schema;
+    size_t cap = 0;
+    int failed = 0;
+    if (obs->kind == CF_OBS_OBJECT) {
+        failed = add_reachable(obs, &cap, schema, obs->cls, 0);
+        for (size_t i = 0; !failed && i < obs->npaths; i++)
+            for (size_t s = 0; !failed && s < obs->paths[i].nsteps; s++) {
+                const cf_prop *p = &schema->classes[obs->paths[i].steps[s].cls].props[obs->paths[i].steps[s].prop];
+                failed = add_reachable(obs, &cap, schema, obs->paths[i].steps[s].cls, 0) ||
+                         (p->target >= 0 && add_reachable(obs, &cap, schema, (coffer_class_id)p->target, 0));
+            }
+    } else if (obs->kind == CF_OBS_RESULTS) {
+        failed = add_reachable(obs, &cap, schema, obs->cls, 1);
+    } else if (obs->kind == CF_OBS_LIST) {
+        const cf_prop *p = &schema->classes[obs->cls].props[obs->prop];
+        failed = add_table(obs, &cap, schema->classes[obs->cls].table) ||
+                 (p->target >= 0 && add_reachable(obs, &cap, schema, (coffer_class_id)p->target, 1));
+    }
+    if (failed)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory observing a database");
+    if (obs->ntables)
+        qsort(obs->tables, obs->ntables, sizeof *obs->tables, compare_tables);
+    return COFFER_OK;
+}
+
+/* Whether the gathered changes touch a table the observer depends on. */
+static int touches(const cf_observer *obs, const cf_changes_read *c)
+{
+    if (c->gap)
+        return 1;
+    for (size_t i = 0, j = 0; i < obs->ntables && j < c->ntouched;) {
+        if (obs->tables[i] == c->touched[j])
+            return 1;
+        if (obs->tables[i] < c->touched[j])
+            i++;
+        else
+            j++;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -152,8 +242,8 @@ static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_
         deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL);
         return COFFER_OK;
     }
-    if (new_version == old_version)
-        return COFFER_OK;
+    if (new_version == old_version || (obs->kind != CF_OBS_DB && !touches(obs, all)))
+        return COFFER_OK; /* no commit changed a class it depends on: nothing to compute */
     cf_changes_read own;
     const cf_changes_read *c = all;
     pthread_mutex_lock(&hub->lock);
@@ -443,6 +533,8 @@ COFFER_API coffer_status coffer_db_set_scheduler(coffer_db *db, coffer_post_fn p
  * `st`) and hands out its token; a failure frees it. */
 static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_status st, coffer_token **token)
 {
+    if (st == COFFER_OK)
+        st = relevant_tables(db, obs);
     cf_hub *hub = st == COFFER_OK ? hub_of(db) : NULL;
     coffer_token *t = hub ? malloc(sizeof *t) : NULL;
     if (st == COFFER_OK && !t)
