@@ -42,8 +42,6 @@ let package = Package(
             name: "CCoffer",
             dependencies: ["CLMDB", "CSodium", "CUTF8Proc"],
             path: ".",
-            // The notes of a layer folder (changes/README.md) are not sources.
-            exclude: ["Sources/CCoffer/changes/README.md"],
             sources: ["Sources/CCoffer"],
             publicHeadersPath: "include",
             cSettings: [
@@ -72,7 +70,7 @@ let package = Package(
             dependencies: ["Coffer", "CCoffer"],
             path: "Tests/CofferTests"
         ),
-        // The README's Swift blocks, written here by scripts/check-readme.
+        // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
             name: "ReadmeTests",
             dependencies: ["Coffer"],
