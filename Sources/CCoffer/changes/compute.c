@@ -44,6 +44,8 @@ static int push_table(uint32_t **arr, size_t *n, size_t *cap, uint32_t table)
 
 static void sort_unique(uint32_t *arr, size_t *n)
 {
+    if (!*n)
+        return; /* arr may be NULL, which qsort must not be given */
     qsort(arr, *n, sizeof *arr, compare_u32);
     size_t kept = 0;
     for (size_t i = 0; i < *n; i++)
@@ -173,7 +175,7 @@ const cf_mod *cf_changes_find(const cf_changes_read *c, uint32_t table, uint64_t
 
 static int table_in(const uint32_t *tables, size_t n, uint32_t table)
 {
-    return bsearch(&table, tables, n, sizeof *tables, compare_u32) != NULL;
+    return n && bsearch(&table, tables, n, sizeof *tables, compare_u32) != NULL;
 }
 
 int cf_changes_deleted(const cf_changes_read *c, uint32_t table, uint64_t key)
