@@ -44,6 +44,8 @@ static int push_table(uint32_t **arr, size_t *n, size_t *cap, uint32_t table)
 
 static void sort_unique(uint32_t *arr, size_t *n)
 {
+    if (!*n)
+        return; /* arr may be NULL, which qsort must not be given */
     qsort(arr, *n, sizeof *arr, compare_u32);
     size_t kept = 0;
     for (size_t i = 0; i < *n; i++)
@@ -173,7 +175,7 @@ const cf_mod *cf_changes_find(const cf_changes_read *c, uint32_t table, uint64_t
 
 static int table_in(const uint32_t *tables, size_t n, uint32_t table)
 {
-    return bsearch(&table, tables, n, sizeof *tables, compare_u32) != NULL;
+    return n && bsearch(&table, tables, n, sizeof *tables, compare_u32) != NULL;
 }
 
 int cf_changes_deleted(const cf_changes_read *c, uint32_t table, uint64_t key)
@@ -335,17 +337,27 @@ static bool path_changed(const cf_changes_read *c, coffer_txn *txn, const cf_key
     const cf_mod *m = cf_changes_find(c, cl->table, key);
     if (i > 0 && m && (m->kinds & CF_LOG_INSERT))
         return true; /* a new object on the path */
-    if (m && p->type != COFFER_TYPE_LINKING_OBJECTS && cf_changes_column(m, p->column))
+    int backlinks = p->type == COFFER_TYPE_LINKING_OBJECTS;
+    if (m && !backlinks && cf_changes_column(m, p->column))
         return true;
-    if (i + 1 >= kp->nsteps)
+    /* A path ending in linking objects changes when a new object links
+     * here: the objects are followed one step further for that. */
+    if (i + 1 >= kp->nsteps && !backlinks)
         return false;
     uint64_t *keys;
     size_t n;
     if (targets_of(txn, cls, key, kp->steps[i].prop, &keys, &n) != COFFER_OK)
         return true;
+    uint32_t origin_table = backlinks && p->target >= 0 ? class_at(txn->db, (coffer_class_id)p->target)->table : 0;
     bool changed = false;
-    for (size_t t = 0; !changed && t < n; t++)
-        changed = path_changed(c, txn, kp, i + 1, keys[t]);
+    for (size_t t = 0; !changed && t < n; t++) {
+        if (i + 1 < kp->nsteps) {
+            changed = path_changed(c, txn, kp, i + 1, keys[t]);
+        } else {
+            const cf_mod *om = cf_changes_find(c, origin_table, keys[t]);
+            changed = om && (om->kinds & CF_LOG_INSERT);
+        }
+    }
     free(keys);
     return changed;
 }
@@ -536,6 +548,17 @@ static int replay_op(cf_list_changes *b, const cf_log_coll_op *op)
     return 0;
 }
 
+/* The size of a list after operation `op`, from its size before. */
+static uint64_t replayed_size(uint64_t size, const cf_log_coll_op *op)
+{
+    switch (op->op) {
+    case CF_COLL_INSERT: return size + 1;
+    case CF_COLL_ERASE: return size ? size - 1 : 0;
+    case CF_COLL_CLEAR: return 0;
+    }
+    return size;
+}
+
 static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
                                   cf_changeset *cs)
 {
@@ -557,15 +580,21 @@ static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const c
     } else {
         const cf_mod *m = cf_changes_find(c, owner->table, obs->key);
         size_t replayed = 0;
+        uint64_t size = obs->nkeys; /* as the replayed operations leave it */
         for (size_t i = 0; !failed && i < c->nops; i++)
             if (op_is_observed(obs, db, &c->ops[i])) {
                 failed = replay_op(&b, &c->ops[i]);
+                size = replayed_size(size, &c->ops[i]);
                 replayed++;
             }
         int reassigned = !replayed && m && cf_changes_column(m, p->column);
-        if (!failed && (c->gap || reassigned)) {
-            /* No operations to replay (the list was assigned whole, or the
-             * log has a gap): compare the elements instead. */
+        /* Deleting an object removes it from every list holding it without
+         * an operation in the log: the replay then ends at another size. */
+        int unlogged = size != n;
+        if (!failed && (c->gap || reassigned || unlogged)) {
+            /* No (complete) operations to replay (the list was assigned
+             * whole, elements went with their deleted objects, or the log
+             * has a gap): compare the elements instead. */
             cf_list_changes_free(&b);
             if (p->type == COFFER_TYPE_LINK && p->target >= 0) {
                 changed_ctx k = {obs, new_txn, c, (coffer_class_id)p->target};
@@ -620,7 +649,9 @@ static bool property_changed(const cf_observer *obs, coffer_txn *new_txn, const 
                              size_t i, const coffer_value *old_v, const coffer_value *new_v)
 {
     const cf_prop *p = &cl->props[i];
-    if (p->type == COFFER_TYPE_LINKING_OBJECTS)
+    /* Linking objects are no value of the object: they count only when a
+     * key path goes through them. */
+    if (p->type == COFFER_TYPE_LINKING_OBJECTS && (c->gap || !obs->filtered))
         return false;
     if (c->gap)
         return old_v && new_v && !coffer_value_equal(old_v, new_v);
