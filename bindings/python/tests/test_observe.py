@@ -228,7 +228,7 @@ def test_object_changes_carry_old_and_new_values(manual):
     with manual.write():
         manual.delete(rex)
     change = told(manual, recorder, 3)
-    assert change.deleted and change.changes == [] and change.is_last
+    assert change.deleted and change.changes == []
 
 
 def test_object_key_paths_and_list_properties(manual):
@@ -410,7 +410,7 @@ def test_observers_of_in_memory_and_encrypted_databases(db_path, memory_id, opti
             recorder.wait(1)
             add_dogs(db, 5, 3)
             assert recorder.wait(2).insertions == [0, 1]
-            rex = recorder.wait(2) and db.objects(Dog)[0]
+            rex = db.objects(Dog)[0]
             with rex.observe(recorder):
                 recorder.wait(3)
                 with db.write():

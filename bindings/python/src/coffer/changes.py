@@ -36,11 +36,6 @@ class CollectionChange:
     cleared: bool = False
     root_deleted: bool = False
 
-    @property
-    def is_last(self) -> bool:
-        """True when no call follows (the list's object was deleted)."""
-        return self.root_deleted
-
 
 @dataclasses.dataclass(frozen=True)
 class PropertyChange:
@@ -64,11 +59,6 @@ class ObjectChange:
     changes: List[PropertyChange] = dataclasses.field(default_factory=list)
     initial: bool = False
 
-    @property
-    def is_last(self) -> bool:
-        """True when no call follows (the object was deleted)."""
-        return self.deleted
-
 
 @dataclasses.dataclass(frozen=True)
 class DatabaseChange:
@@ -78,10 +68,13 @@ class DatabaseChange:
     old_version: int
     new_version: int
 
-    @property
-    def is_last(self) -> bool:
-        """Always False: a database observer runs until it is stopped."""
-        return False
+
+def is_last(change: object) -> bool:
+    """True for the last change an observer gets: its object, or the object
+    owning its list, was deleted."""
+    if isinstance(change, ObjectChange):
+        return change.deleted
+    return isinstance(change, CollectionChange) and change.root_deleted
 
 
 def _indices(changes: _capi.CollectionChangesP, kind: int) -> List[int]:

@@ -20,6 +20,7 @@ import weakref
 from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Set, TypeVar
 
 from . import _capi
+from .changes import is_last
 
 logger = logging.getLogger("coffer")
 
@@ -218,7 +219,7 @@ class ChangeStream(AsyncIterator[C]):
         if change is _END:
             self._ended = True
             raise StopAsyncIteration
-        if getattr(change, "is_last", False):
+        if is_last(change):
             self._ended = True
             self.token.stop()
         return change
