@@ -147,6 +147,14 @@ def test_limited_sorted_filtered_results_are_observed_as_one_query(manual):
     assert indices(told(manual, recorder, 3)) == ([0], [1], [], [])
 
 
+def test_chained_filters_keep_their_arguments_and_string_literals(manual):
+    add_dogs(manual, 1, 2, 3)
+    results = manual.objects(Dog).filter("name != $0 AND name != 'x $0 SORT(a)'", "dog0").filter("age < $0", 3)
+    recorder, _token = observed(manual, results)
+    add_dogs(manual, 0, 9)  # dog3 matches, dog4 does not
+    assert indices(told(manual, recorder, 2)) == ([], [1], [], [])
+
+
 def test_a_filter_after_a_limit_cannot_be_observed(db):
     with pytest.raises(coffer.QueryError, match="filter first"):
         db.objects(Dog).limit(2).filter("age > 1").observe(Recorder())
