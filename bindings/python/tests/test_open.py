@@ -13,7 +13,8 @@ def test_open_path_creates_the_file(db_path, tmp_path):
         assert db.path == db_path
         assert not db.is_read_only and not db.is_encrypted
         assert db.schema_version == 0
-    assert files_in(tmp_path) == ["test.coffer", "test.coffer-lock"]
+    # The file, its lock file, and the note file commits wake observers through.
+    assert files_in(tmp_path) == ["test.coffer", "test.coffer-lock", "test.coffer-note"]
 
 
 def test_path_may_be_a_path_object(tmp_path):

@@ -12,9 +12,38 @@
             db.add(Dog(id=1, name="Rex"))
         for dog in db.objects(Dog).filter("name BEGINSWITH $0", "R").sorted("name"):
             print(dog.name)
+
+Live data: observers are told of every commit, of this or any other
+process, with Realm's change sets.
+
+    def on_change(change: coffer.CollectionChange) -> None:
+        print(change.initial, change.deletions, change.insertions, change.modifications)
+
+    puppies = db.objects(Dog).filter("age < $0", 2).sorted("name")
+    token = puppies.observe(on_change)                # every property counts
+    rex_token = rex.observe(print, key_paths=["name"])  # coffer.ObjectChange
+    ...
+    token.stop()                                      # or `with puppies.observe(...):`
+
+    async for change in puppies.changes():            # on the running asyncio loop
+        ...
+
+Threads: callbacks run on the library's notifier thread soon after a
+commit (or, with `db.auto_refresh = False`, inside `db.refresh()` on the
+thread that calls it); with `loop=` (an asyncio loop) they run on that
+loop. A change object holds plain copies (indices, names, values), safe on
+any thread. The objects in it and the database handle belong to the
+handle's own thread: a callback on the notifier thread that wants to read
+data opens its own handle (`coffer.open(db.path, ...)`), or uses `loop=`
+to run on the handle's thread. Exceptions a callback raises are logged to
+the "coffer" logger and do not stop later notifications. Keep each token:
+collecting it stops its observer, and closing the database stops them all.
+`with db.write(without_notifying=[token]):` commits without telling those
+observers.
 """
 
 from . import _capi
+from .changes import CollectionChange, DatabaseChange, ObjectChange, PropertyChange
 from .database import Database
 from .errors import (
     BusyError,
@@ -54,6 +83,7 @@ from .errors import (
 from .containers import Dictionary, List, Set
 from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, indexed, linking_objects, primary_key
 from .migration import Migration, OldObject
+from .notifications import ChangeStream, NotificationToken
 from .objectid import ObjectId
 from .opening import default_path, open, set_default_path
 from .results import Results
@@ -81,10 +111,13 @@ def library_path() -> str:
 
 __all__ = [
     "BusyError",
+    "ChangeStream",
     "CofferError",
+    "CollectionChange",
     "CofferMemoryError",
     "CorruptedError",
     "Database",
+    "DatabaseChange",
     "Dictionary",
     "EmbeddedObject",
     "DatabaseClosedError",
@@ -114,11 +147,14 @@ __all__ = [
     "NotEncryptedError",
     "NotFoundError",
     "NotInWriteError",
+    "NotificationToken",
     "Object",
+    "ObjectChange",
     "ObjectId",
     "ObjectSchema",
     "OldObject",
     "PrimaryKeyExistsError",
+    "PropertyChange",
     "PropertyNotFoundError",
     "PropertySchema",
     "PropertyTypeError",

@@ -78,6 +78,11 @@ AGGREGATE_MAX = 1
 AGGREGATE_SUM = 2
 AGGREGATE_AVG = 3
 
+CHANGE_DELETIONS = 0
+CHANGE_INSERTIONS = 1
+CHANGE_MODIFICATIONS = 2
+CHANGE_MODIFICATIONS_NEW = 3
+
 # ---- structures ------------------------------------------------------------
 
 
@@ -218,6 +223,18 @@ class _Results(Structure):
     pass
 
 
+class _Token(Structure):
+    pass
+
+
+class _CollectionChanges(Structure):
+    pass
+
+
+class _ObjectChanges(Structure):
+    pass
+
+
 if TYPE_CHECKING:
     ConfigP = ctypes._Pointer[_Config]
     DbP = ctypes._Pointer[_Db]
@@ -229,6 +246,9 @@ if TYPE_CHECKING:
     MapP = ctypes._Pointer[_Map]
     QueryP = ctypes._Pointer[_Query]
     ResultsP = ctypes._Pointer[_Results]
+    TokenP = ctypes._Pointer[_Token]
+    CollectionChangesP = ctypes._Pointer[_CollectionChanges]
+    ObjectChangesP = ctypes._Pointer[_ObjectChanges]
 else:
     ConfigP = POINTER(_Config)
     DbP = POINTER(_Db)
@@ -240,6 +260,9 @@ else:
     MapP = POINTER(_Map)
     QueryP = POINTER(_Query)
     ResultsP = POINTER(_Results)
+    TokenP = POINTER(_Token)
+    CollectionChangesP = POINTER(_CollectionChanges)
+    ObjectChangesP = POINTER(_ObjectChanges)
 
 # ---- error checks ----------------------------------------------------------
 
@@ -457,6 +480,55 @@ coffer_results_get = _status("coffer_results_get", ResultsP, c_uint64, POINTER(O
 coffer_results_aggregate = _status("coffer_results_aggregate", ResultsP, c_uint32, c_int, POINTER(coffer_value))
 coffer_results_delete_all = _status("coffer_results_delete_all", ResultsP)
 coffer_results_free = _declare("coffer_results_free", None, [ResultsP])
+
+# Live data: refresh, observers and change sets. The callbacks take their
+# context as a plain integer (c_void_p), the id of an observer in
+# notifications.py; the change sets are borrowed for the call.
+DB_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, c_uint64, c_uint64)
+COLLECTION_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, CollectionChangesP)
+OBJECT_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, ObjectChangesP)
+coffer_db_refresh = _status("coffer_db_refresh", DbP)
+coffer_db_set_auto_refresh = _status("coffer_db_set_auto_refresh", DbP, c_int)
+coffer_db_auto_refresh = _declare("coffer_db_auto_refresh", c_int, [DbP])
+coffer_db_version = _status("coffer_db_version", DbP, POINTER(c_uint64))
+coffer_db_observe = _status("coffer_db_observe", DbP, DB_CALLBACK, c_void_p, POINTER(TokenP))
+coffer_object_observe = _status(
+    "coffer_object_observe", DbP, c_uint32, c_uint64, POINTER(c_char_p), c_size_t, OBJECT_CALLBACK, c_void_p,
+    POINTER(TokenP)
+)
+coffer_query_observe = _status(
+    "coffer_query_observe", DbP, QueryP, POINTER(c_char_p), c_size_t, COLLECTION_CALLBACK, c_void_p, POINTER(TokenP)
+)
+coffer_list_observe = _status(
+    "coffer_list_observe", DbP, c_uint32, c_uint64, c_uint32, POINTER(c_char_p), c_size_t, COLLECTION_CALLBACK,
+    c_void_p, POINTER(TokenP)
+)
+coffer_token_stop = _declare("coffer_token_stop", None, [TokenP])
+coffer_txn_commit_without_notifying = _status(
+    "coffer_txn_commit_without_notifying", TxnP, POINTER(TokenP), c_size_t
+)
+coffer_collection_changes_count = _declare(
+    "coffer_collection_changes_count", c_size_t, [CollectionChangesP, c_int]
+)
+coffer_collection_changes_copy = _declare(
+    "coffer_collection_changes_copy", c_size_t, [CollectionChangesP, c_int, POINTER(c_uint64)]
+)
+coffer_collection_changes_move_count = _declare(
+    "coffer_collection_changes_move_count", c_size_t, [CollectionChangesP]
+)
+coffer_collection_changes_move = _status(
+    "coffer_collection_changes_move", CollectionChangesP, c_size_t, POINTER(c_uint64), POINTER(c_uint64)
+)
+coffer_collection_changes_cleared = _declare("coffer_collection_changes_cleared", c_int, [CollectionChangesP])
+coffer_collection_changes_root_deleted = _declare(
+    "coffer_collection_changes_root_deleted", c_int, [CollectionChangesP]
+)
+coffer_object_changes_deleted = _declare("coffer_object_changes_deleted", c_int, [ObjectChangesP])
+coffer_object_changes_count = _declare("coffer_object_changes_count", c_size_t, [ObjectChangesP])
+coffer_object_changes_property = _status(
+    "coffer_object_changes_property", ObjectChangesP, c_size_t, POINTER(c_uint32), POINTER(coffer_value),
+    POINTER(coffer_value)
+)
 
 
 def type_name(coffer_type: int) -> str:

@@ -5,15 +5,18 @@ behave like Python's list, set and dict."""
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import contextlib
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List as _PyList, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List as _PyList, Optional, Sequence, Tuple, Union
 
-from . import _capi
+from . import _capi, observing
+from .changes import CollectionChange
 from .codec import Reader, Writer, accept_as_sequences, map_key
 from .errors import NotFoundError, PropertyTypeError
 from .model import brief
+from .notifications import ChangeStream, NotificationToken
 from .results import CollectionSource, Results
 
 if TYPE_CHECKING:
@@ -271,6 +274,26 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
         with self._open(write=True) as handle:
             size = _count(_capi.coffer_list_count, handle)
             _capi.coffer_list_swap(handle, self._index(a, size), self._index(b, size))
+
+    def observe(self, callback: Callable[[CollectionChange], None], key_paths: Optional[Sequence[str]] = None,
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
+        """Calls `callback(change)` with a coffer.CollectionChange each time
+        this list property changes: first with `initial` True, then with
+        insertions, deletions, moves, replaced elements and (for lists of
+        objects) elements whose properties changed, filtered by `key_paths`
+        from the element class ("age", or [] for none). When the owning
+        object is deleted, the last call has `root_deleted` True. Lists
+        nested in mixed values cannot be observed. See the coffer module
+        for threads and loops. Keep the token: collecting it stops the
+        observer."""
+        if self._steps:
+            raise PropertyTypeError(f"{self._where}: only list properties can be observed, not lists nested in them")
+        return observing.observe_list(self._db, self._info, self._key, self._prop, key_paths, callback, loop)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
+        """The changes of observe() as an async iterator on the running
+        loop: `async for change in owner.dogs.changes():`."""
+        return ChangeStream(lambda put, loop: self.observe(put, key_paths, loop))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, List)):

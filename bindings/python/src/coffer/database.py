@@ -1,10 +1,12 @@
 """Database, an open handle: its C handles and their lifetime,
-transactions, classes, and the object operations (create, add, find,
-delete, property reads and writes) that objects, collections and results
-call back into. coffer.open(), which makes one, is in opening.py."""
+transactions, refresh and observers of the whole handle, classes, and the
+object operations (create, add, find, delete, property reads and writes)
+that objects, collections and results call back into. coffer.open(), which
+makes one, is in opening.py; registering observers is in observing.py."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import os
@@ -12,12 +14,15 @@ import threading
 import weakref
 from typing import (
     Any,
+    Callable,
     Dict,
     Iterable,
     Iterator,
     List,
     Mapping,
     Optional,
+    Sequence,
+    Set,
     Tuple,
     Type,
     TypeVar,
@@ -25,7 +30,8 @@ from typing import (
     overload,
 )
 
-from . import _capi, packing
+from . import _capi, observing, packing
+from .changes import DatabaseChange
 from .errors import (
     DatabaseClosedError,
     InvalidArgumentError,
@@ -39,6 +45,7 @@ from .errors import (
 from .codec import Reader, Writer
 from .containers import managed
 from .model import Object
+from .notifications import ChangeStream, NotificationToken, Registration, held_tokens
 from .query import CompiledQuery
 from .results import BacklinkSource, ClassSource, Results
 from .schema import (
@@ -114,13 +121,16 @@ class _Handles:
     """The C handles of one Database; what its finalizer frees. Holds no
     reference to the Database, so that the finalizer can run."""
 
-    __slots__ = ("db", "read_txn", "write_txn", "file_id")
+    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers")
 
     def __init__(self, db: _capi.DbP, file_id: Optional[Tuple[int, int]]) -> None:
         self.db: Optional[_capi.DbP] = db
         self.read_txn: Optional[_capi.TxnP] = None
         self.write_txn: Optional[_capi.TxnP] = None
         self.file_id = file_id
+        # The running observers, stopped before the handle closes (a C
+        # token outliving its handle cannot be stopped safely).
+        self.observers: Set[Registration] = set()
 
 
 # Files this package has open, by (device, inode), so that
@@ -150,6 +160,8 @@ def _register(file_id: Optional[Tuple[int, int]], delta: int) -> None:
 
 def _release(handles: _Handles) -> None:
     """Frees every handle; safe to call more than once."""
+    for registration in list(handles.observers):
+        registration.stop_and_wait()
     if handles.write_txn is not None:
         _capi.coffer_txn_free(handles.write_txn)  # aborts it
         handles.write_txn = None
@@ -333,20 +345,38 @@ class Database:
         return handles.write_txn
 
     def refresh(self) -> None:
-        """Moves reads to the latest committed state (outside a write)."""
+        """Moves reads to the latest committed state (outside a write). When
+        the handle has observers, also moves them to the newest version and
+        runs, on this thread before returning, the callbacks of those whose
+        data changed (with auto_refresh off, the only way they are told);
+        callbacks given a loop are posted to it instead. Not allowed inside
+        a callback run by refresh()."""
         handles = self._open_handles()
         if self._migration_role is not None:
             return  # a migration's snapshots are fixed
+        self._new_snapshot()
+        if handles.observers:
+            _capi.coffer_db_refresh(handles.db)
+
+    def _new_snapshot(self) -> None:
+        """Reads start from the latest committed state on next use."""
+        handles = self._handles
         if handles.read_txn is not None:
             _capi.coffer_txn_free(handles.read_txn)
             handles.read_txn = None
             self._generation += 1
 
     @contextlib.contextmanager
-    def write(self) -> Iterator["Database"]:
+    def write(self, without_notifying: Sequence[NotificationToken] = ()) -> Iterator["Database"]:
         """`with db.write():` runs the block in a write transaction that
-        commits when the block ends and rolls back if it raises."""
+        commits when the block ends and rolls back if it raises.
+
+        The observers of the tokens in `without_notifying` (of this handle)
+        are not told of this commit: their next change starts after it
+        (Realm's `write(withoutNotifying:)`), e.g. for a change the user
+        interface made itself. Stopped tokens are ignored."""
         handles = self._open_handles()
+        skipped = self._registrations(without_notifying)
         if self._migration_role is not None:
             raise MisuseError("a migration writes in its own transaction: change objects without `with db.write():`")
         if handles.write_txn is not None:
@@ -360,9 +390,30 @@ class Database:
         except BaseException:
             self._end_write(txn, commit=False)
             raise
-        self._end_write(txn, commit=True)
+        self._end_write(txn, commit=True, skipped=skipped)
 
-    def _end_write(self, txn: _capi.TxnP, commit: bool) -> None:
+    def _registrations(self, tokens: Sequence[NotificationToken]) -> List[Registration]:
+        if isinstance(tokens, NotificationToken) or not isinstance(tokens, Sequence):
+            raise TypeError("without_notifying takes a list of notification tokens")
+        found = []
+        for token in tokens:
+            if not isinstance(token, NotificationToken):
+                raise TypeError(f"without_notifying takes notification tokens, got {type(token).__name__}")
+            registration = token._registration
+            if registration.owner is not self._handles.observers:
+                raise InvalidArgumentError("without_notifying: the token observes another database handle")
+            found.append(registration)
+        return found
+
+    def _commit(self, txn: _capi.TxnP, skipped: Sequence[Registration]) -> None:
+        if not skipped:
+            _capi.coffer_txn_commit(txn)
+            return
+        with held_tokens(skipped) as tokens:
+            array = (_capi.TokenP * max(len(tokens), 1))(*tokens)
+            _capi.coffer_txn_commit_without_notifying(txn, array, len(tokens))
+
+    def _end_write(self, txn: _capi.TxnP, commit: bool, skipped: Sequence[Registration] = ()) -> None:
         handles = self._handles
         if handles.write_txn is not txn:
             # close() inside the block already aborted and freed it.
@@ -372,13 +423,51 @@ class Database:
         handles.write_txn = None
         try:
             if commit:
-                _capi.coffer_txn_commit(txn)
+                self._commit(txn, skipped)
             elif _capi.coffer_txn_is_active(txn):
                 _capi.coffer_txn_abort(txn)
         finally:
             _capi.coffer_txn_free(txn)
-            self.refresh()
+            self._new_snapshot()
             self._generation += 1
+
+    # ---- live data ---------------------------------------------------------
+
+    @property
+    def auto_refresh(self) -> bool:
+        """Whether observers are told of commits (of any process) by
+        themselves, on the library's notifier thread (True, the default);
+        when False only refresh() tells them."""
+        return bool(_capi.coffer_db_auto_refresh(self._open_handles().db))
+
+    @auto_refresh.setter
+    def auto_refresh(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise TypeError(f"auto_refresh must be a bool, got {type(on).__name__}")
+        _capi.coffer_db_set_auto_refresh(self._open_handles().db, int(on))
+
+    @property
+    def version(self) -> int:
+        """The version of the file this handle's observers were last told
+        of (0 before the first refresh); every commit that writes makes the
+        next version."""
+        out = ctypes.c_uint64()
+        _capi.coffer_db_version(self._open_handles().db, ctypes.byref(out))
+        return out.value
+
+    def observe(self, callback: Callable[[DatabaseChange], None],
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
+        """Calls `callback(change)` with a coffer.DatabaseChange (old and
+        new version) after each refresh that moved this handle to a newer
+        version: a commit of this or any other process. See the coffer
+        module for threads and loops. Keep the token: collecting it stops
+        the observer."""
+        return observing.observe_database(self, callback, loop)
+
+    def changes(self) -> "ChangeStream[DatabaseChange]":
+        """The changes of observe() as an async iterator on the running
+        loop: `async for change in db.changes():`."""
+        return ChangeStream(lambda put, loop: self.observe(put, loop))
 
     # ---- classes -----------------------------------------------------------
 
@@ -594,6 +683,13 @@ class Database:
             _capi.coffer_object_set_value(handle, prop.id, ctypes.byref(c_value))
         finally:
             _capi.coffer_object_release(handle)
+
+    def _observe_object(self, info: _ClassInfo, key: int, key_paths: Optional[Sequence[str]],
+                        callback: Callable[[Any], None], loop: Optional[asyncio.AbstractEventLoop]) -> NotificationToken:
+        try:
+            return observing.observe_object(self, info, key, key_paths, callback, loop)
+        except NotFoundError:
+            raise InvalidObjectError(f"the {info.name} object was deleted") from None
 
     def _backlinks_from(self, info: _ClassInfo, key: int, origin_class: str, origin_property: str) -> Results[Any]:
         """The objects of origin_class that link to (info, key) through

@@ -4,6 +4,7 @@ the schema list coffer.open() takes (model classes and schema dicts)."""
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import dataclasses
 import datetime
@@ -11,10 +12,13 @@ import decimal
 import sys
 import typing
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Type)
 
 from . import schema as _schema
+from .changes import ObjectChange
 from .errors import CofferError, DatabaseClosedError, InvalidObjectError, PropertyNotFoundError, SchemaError
+from .notifications import ChangeStream, NotificationToken
 from .objectid import ObjectId
 from .values import ZERO_VALUES
 
@@ -275,6 +279,26 @@ class Object:
         if self._db is None:
             raise InvalidObjectError("an unmanaged object has no linking objects; add it to a database first")
         return self._db._backlinks_from(self._info, self._key, origin_class, origin_property)
+
+    def observe(self, callback: Callable[[ObjectChange], None], key_paths: Optional[Sequence[str]] = None,
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
+        """Calls `callback(change)` with a coffer.ObjectChange each time this
+        object changes: first with `initial` True, then with the changed
+        properties and their old and new values, and last with `deleted`
+        True when it is deleted. `key_paths` ("name", "owner.name")
+        restricts which changes count; a change reached through a link is
+        reported as the link property. An unknown key path raises
+        QueryError naming it. See the coffer module for threads and loops.
+        Keep the token: collecting it stops the observer."""
+        if self._db is None:
+            raise InvalidObjectError("an unmanaged object cannot be observed; add it to a database first")
+        token: NotificationToken = self._db._observe_object(self._info, self._key, key_paths, callback, loop)
+        return token
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[ObjectChange]":
+        """The changes of observe() as an async iterator on the running
+        loop, ending after the deletion: `async for change in dog.changes():`."""
+        return ChangeStream(lambda put, loop: self.observe(put, key_paths, loop))
 
     def to_dict(self) -> Dict[str, Any]:
         """Every property value, in schema order."""

@@ -64,6 +64,8 @@ class CompiledQuery:
             )
         self.info = info
         self.handle = handle
+        # Kept to combine this query with others (combined()).
+        self.args = tuple(args)
         if prepared is None:
             if len(db._prepared_queries) >= _PREPARED_CAPACITY:
                 db._prepared_queries.clear()
@@ -196,3 +198,75 @@ def limit_text(count: Any) -> str:
     if count < 0:
         raise QueryError(f"query: limit() needs a count of 0 or more, got {count}")
     return f"TRUEPREDICATE LIMIT({count})"
+
+
+# Where the descriptors of a canonical query text start, and its arguments.
+_DESCRIPTOR = re.compile(r" (?:SORT|DISTINCT|LIMIT)\(")
+_ARGUMENT = re.compile(r"\$([0-9]+)")
+
+
+def _outside_strings(text: str) -> List[Tuple[int, int]]:
+    """The (start, end) spans of `text` that are not inside a quoted
+    string literal (with backslash escapes)."""
+    spans: List[Tuple[int, int]] = []
+    start, i, quote = 0, 0, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote, start = "", i + 1
+        elif ch in "\"'":
+            spans.append((start, i))
+            quote = ch
+        i += 1
+    if not quote:
+        spans.append((start, len(text)))
+    return spans
+
+
+def _split(text: str) -> Tuple[str, str]:
+    """A canonical query text as (predicate, descriptors)."""
+    for start, end in _outside_strings(text):
+        found = _DESCRIPTOR.search(text, start, end)
+        if found:
+            return text[: found.start()], text[found.start() + 1:]
+    return text, ""
+
+
+def _renumbered(text: str, offset: int) -> str:
+    """`text` with argument $i as $(i + offset), outside string literals."""
+    out, last = [], 0
+    for start, end in _outside_strings(text):
+        out.append(text[last:start])
+        out.append(_ARGUMENT.sub(lambda m: f"${int(m.group(1)) + offset}", text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def combined(db: "Database", info: "_ClassInfo", queries: Sequence[CompiledQuery]) -> CompiledQuery:
+    """One query that selects what `queries` applied in turn select: their
+    predicates joined by AND, then their SORT, DISTINCT and LIMIT in order.
+    Raises QueryError when a predicate follows a SORT, DISTINCT or LIMIT,
+    which one query cannot say."""
+    if len(queries) == 1:
+        return queries[0]
+    predicates: List[str] = []
+    descriptors: List[str] = []
+    args: List[Any] = []
+    for query in queries:
+        predicate, ordering = _split(_renumbered(query.description, len(args)))
+        if predicate != "TRUEPREDICATE":
+            if descriptors:
+                raise QueryError(
+                    f"query: {query.description!r} filters after a sort, distinct or limit; one query cannot say "
+                    "that, so these results cannot be observed (filter first)"
+                )
+            predicates.append(f"({predicate})")
+        if ordering:
+            descriptors.append(ordering)
+        args.extend(query.args)
+    text = " AND ".join(predicates) or "TRUEPREDICATE"
+    return CompiledQuery(db, info, " ".join([text] + descriptors), args)

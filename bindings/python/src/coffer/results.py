@@ -4,14 +4,17 @@ database's current snapshot."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import dataclasses
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
-from . import _capi
-from .errors import Status
+from . import _capi, observing
+from .changes import CollectionChange
+from .errors import InvalidArgumentError, Status
 from .model import Object
+from .notifications import ChangeStream, NotificationToken
 from .query import CompiledQuery, SortKey, accept_as_argument_lists, distinct_text, limit_text, sort_text
 from .values import from_c
 
@@ -236,6 +239,34 @@ class Results(Sequence[T]):
             yield handle
         finally:
             _capi.coffer_results_free(handle)
+
+    # ---- notifications -----------------------------------------------------
+
+    def observe(self, callback: Callable[[CollectionChange], None], key_paths: Optional[Sequence[str]] = None,
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
+        """Calls `callback(change)` with a coffer.CollectionChange each time
+        these results change: first with `initial` True, then with the
+        indices of deleted, inserted and modified objects (under the
+        results' sort, distinct and limit). A change of a property of a
+        result object, or of an object it links to, is a modification;
+        `key_paths` ("name", "owner.name") restricts that to those paths,
+        and [] to none (only insertions and deletions count). An unknown
+        key path raises QueryError naming it.
+
+        Results of a class only (not of a list or backlinks: observe the
+        list itself), with every filter before any sort, distinct or limit.
+        See the coffer module for threads and loops. Keep the token:
+        collecting it stops the observer."""
+        if not isinstance(self._source, ClassSource):
+            raise InvalidArgumentError(
+                "only results of a class can be observed; observe the list itself, or its object"
+            )
+        return observing.observe_query(self._db, self._info, self._queries, key_paths, callback, loop)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
+        """The changes of observe() as an async iterator on the running
+        loop: `async for change in results.changes():`."""
+        return ChangeStream(lambda put, loop: self.observe(put, key_paths, loop))
 
     # ---- aggregates --------------------------------------------------------
 
