@@ -1466,7 +1466,9 @@ COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls,
 /** Stops an observer and frees its token. Once it returns, the callback
  *  runs no more, from any thread: if it is running on another thread, this
  *  waits for it to return. It may be called from inside the callback itself
- *  (that call still finishes). NULL is a no-op. */
+ *  (that call still finishes). Closing the handle ends its observers (no
+ *  callback runs once coffer_close() returns), but their tokens stay valid
+ *  until stopped, which frees them. NULL is a no-op. */
 COFFER_API void coffer_token_stop(coffer_token *token);
 
 /** Commits `txn` as coffer_txn_commit() does, but the observers of the

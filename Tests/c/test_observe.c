@@ -610,6 +610,23 @@ TS_ENV_TEST(test_commit_of_another_process)
     recorder_destroy(&r);
 }
 
+/* A token outlives its closed handle: stopping it later is safe and frees it. */
+TS_ENV_TEST(test_token_stopped_after_close)
+{
+    recorder r;
+    recorder_init(&r);
+    coffer_token *token;
+    coffer_query *q = compile(env->db, "TRUEPREDICATE");
+    assert_ok(coffer_query_observe(env->db, q, NULL, 0, on_collection, &r, &token));
+    coffer_query_free(q);
+    wait_calls(&r, 1);
+    ts_env_close(env);
+    int calls = calls_of(&r);
+    coffer_token_stop(token);
+    assert_int_equal(calls_of(&r), calls);
+    recorder_destroy(&r);
+}
+
 TS_ENV_TEST(test_bad_input)
 {
     coffer_db *db = env->db;
@@ -650,6 +667,7 @@ int main(void)
         TS_TEST_ALL_MODES_SETUP(test_stop_inside_and_from_another_thread, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_commit_without_notifying, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_commit_of_another_process, setup_kennel),
+        TS_TEST_ALL_MODES_SETUP(test_token_stopped_after_close, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_bad_input, setup_kennel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,7 @@ typedef struct cf_observer {
     int initial_pending; /* the first callback is still due */
     int finished;        /* the object (or the list's owner) was deleted */
     int stopped;
+    int orphaned; /* its handle closed while its token lived: the token frees it */
     uint64_t *keys; /* results and lists: the keys (list elements) last told */
     size_t nkeys;
     uint64_t list_count;  /* lists: the size last told */

@@ -439,9 +439,20 @@ void cf_hub_close(coffer_db *db)
     }
     pthread_mutex_lock(&hub->cycle_lock);
     pthread_mutex_lock(&hub->lock);
-    for (cf_observer *o = hub->observers; o; o = o->next)
-        o->stopped = 1;
-    sweep_stopped(hub);
+    /* Observers whose tokens live on are left to them (stopping a token of a
+     * closed handle stays safe); each keeps the hub's memory alive. */
+    for (cf_observer *o = hub->observers, *next; o; o = next) {
+        next = o->next;
+        if (o->stopped) {
+            observer_free(o);
+        } else {
+            o->stopped = 1;
+            o->orphaned = 1;
+            o->next = NULL;
+            hub->refs++;
+        }
+    }
+    hub->observers = NULL;
     pthread_mutex_unlock(&hub->lock);
     if (hub->snap)
         coffer_txn_free(hub->snap);
@@ -700,6 +711,14 @@ COFFER_API void coffer_token_stop(coffer_token *token)
     cf_observer *obs = token->obs;
     cf_hub *hub = obs->hub;
     pthread_mutex_lock(&hub->lock);
+    if (obs->orphaned) {
+        pthread_mutex_unlock(&hub->lock);
+        observer_free(obs);
+        hub_unref(hub);
+        token->magic = CF_DEAD_MAGIC;
+        free(token);
+        return;
+    }
     obs->stopped = 1;
     while (hub->delivering == obs && !pthread_equal(hub->delivering_thread, pthread_self()))
         pthread_cond_wait(&hub->cond, &hub->lock);
