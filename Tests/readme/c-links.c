@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "readme_harness.h"
+
 // readme: c-links-schema
 
 static const coffer_property_schema dog_properties[] = {
@@ -18,26 +20,13 @@ static const coffer_class_schema schema[] = {
     {.name = "Person", .properties = person_properties, .property_count = 3},
 };
 
-static void check(coffer_status status, const char *what)
-{
-    if (status != COFFER_OK) {
-        fprintf(stderr, "%s: %s\n", what, coffer_last_error());
-        exit(1);
-    }
-}
-
 int main(void)
 {
-    coffer_config *config;
     coffer_db *db;
     coffer_txn *txn;
     coffer_class_id dog, person_class;
 
-    check(coffer_config_new(&config), "config");
-    check(coffer_config_set_path(config, "links-c.coffer"), "path");
-    check(coffer_config_set_schema(config, schema, 2, 1), "schema");
-    check(coffer_open(config, &db), "open");
-    coffer_config_free(config);
+    db = open_harness_db("links-c.coffer", 0, schema, 2);
     check(coffer_db_find_class(db, "Dog", &dog), "Dog");
     check(coffer_db_find_class(db, "Person", &person_class), "Person");
     check(coffer_txn_begin(db, COFFER_TXN_WRITE, &txn), "begin");

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "readme_harness.h"
+
 // readme: c-observe-callback
 
 static const coffer_property_schema dog_properties[] = {
@@ -16,14 +18,6 @@ static const coffer_property_schema dog_properties[] = {
 static const coffer_class_schema schema[] = {
     {.name = "Dog", .properties = dog_properties, .property_count = 2},
 };
-
-static void check(coffer_status status, const char *what)
-{
-    if (status != COFFER_OK) {
-        fprintf(stderr, "%s: %s\n", what, coffer_last_error());
-        exit(1);
-    }
-}
 
 static void add_dog(coffer_db *db, coffer_class_id dog, int64_t id, const char *name)
 {
@@ -37,14 +31,9 @@ static void add_dog(coffer_db *db, coffer_class_id dog, int64_t id, const char *
 
 int main(void)
 {
-    coffer_config *config;
     coffer_db *db;
     coffer_class_id dog;
-    check(coffer_config_new(&config), "config");
-    check(coffer_config_set_in_memory_identifier(config, "readme-observe"), "identifier");
-    check(coffer_config_set_schema(config, schema, 1, 1), "schema");
-    check(coffer_open(config, &db), "open");
-    coffer_config_free(config);
+    db = open_harness_db("readme-observe", 1, schema, 1);
     check(coffer_db_find_class(db, "Dog", &dog), "Dog");
 
     // readme: c-observe

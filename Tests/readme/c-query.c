@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "readme_harness.h"
+
 static const coffer_property_schema dog_properties[] = {
     {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
     {.name = "name", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_INDEXED},
@@ -13,27 +15,14 @@ static const coffer_class_schema schema[] = {
     {.name = "Dog", .properties = dog_properties, .property_count = 2},
 };
 
-static void check(coffer_status status, const char *what)
-{
-    if (status != COFFER_OK) {
-        fprintf(stderr, "%s: %s\n", what, coffer_last_error());
-        exit(1);
-    }
-}
-
 int main(void)
 {
     static const char *const names[] = {"Rex", "rover", "Fido", "Rusty"};
-    coffer_config *config;
     coffer_db *db;
     coffer_txn *txn;
     coffer_class_id dog;
 
-    check(coffer_config_new(&config), "config");
-    check(coffer_config_set_path(config, "query-c.coffer"), "path");
-    check(coffer_config_set_schema(config, schema, 1, 1), "schema");
-    check(coffer_open(config, &db), "open");
-    coffer_config_free(config);
+    db = open_harness_db("query-c.coffer", 0, schema, 1);
     check(coffer_db_find_class(db, "Dog", &dog), "Dog");
     check(coffer_txn_begin(db, COFFER_TXN_WRITE, &txn), "begin write");
     for (int i = 0; i < 4; i++) {
