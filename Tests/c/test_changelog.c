@@ -90,9 +90,8 @@ static const cf_log_object *find_object(const cf_log_entry *e, uint32_t table, u
     return NULL;
 }
 
-static void test_inserts_modifications_and_deletions(void **state)
+TS_ENV_TEST(test_inserts_modifications_and_deletions)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key rex = add_dog(txn, &k, 1, "Rex");
@@ -136,9 +135,8 @@ static void test_inserts_modifications_and_deletions(void **state)
     cf_log_entry_free(&e);
 }
 
-static void test_folding_inside_one_transaction(void **state)
+TS_ENV_TEST(test_folding_inside_one_transaction)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key old = add_dog(txn, &k, 1, "Old");
@@ -178,9 +176,8 @@ static void test_folding_inside_one_transaction(void **state)
     coffer_txn_free(r);
 }
 
-static void test_list_operations_in_order(void **state)
+TS_ENV_TEST(test_list_operations_in_order)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     coffer_object_key dogs[3];
@@ -247,9 +244,8 @@ static coffer_object_key add_tag(coffer_txn *txn, coffer_class_id tag, const cha
 
 /* A class nothing links to is dropped whole and logged as cleared; one in
  * the object graph is deleted (and logged) object by object. */
-static void test_clearing_a_class(void **state)
+TS_ENV_TEST(test_clearing_a_class)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_class_id tag = ts_class(env->db, "Tag");
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -287,9 +283,8 @@ static uint64_t oldest_entry(coffer_db *db)
 
 /* Entries stay while a reader needs them and go once none does; a steady
  * write load keeps the log (and the file) bounded. */
-static void test_trimmed_after_readers(void **state)
+TS_ENV_TEST(test_trimmed_after_readers)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     add_dog(txn, &k, 0, "first");
@@ -339,9 +334,8 @@ static void test_trimmed_after_readers(void **state)
 
 /* In an encrypted file an entry is sealed to its place: moved elsewhere it
  * fails to open; a plain entry that does not decode is reported damaged. */
-static void test_damaged_and_moved_entries(void **state)
+TS_ENV_TEST(test_damaged_and_moved_entries)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     add_dog(txn, &k, 1, "Rex");
@@ -389,9 +383,8 @@ static void test_damaged_and_moved_entries(void **state)
 
 /* A writer killed in the middle of a transaction leaves the committed
  * entries and data as they were, and no entry of the lost transaction. */
-static void test_killed_writer(void **state)
+TS_ENV_TEST(test_killed_writer)
 {
-    ts_env *env = *state;
     kennel_ids k = ids_of(env->db);
     coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
     add_dog(txn, &k, 1, "kept");
@@ -441,9 +434,8 @@ static void test_killed_writer(void **state)
     coffer_txn_free(r);
 }
 
-static void test_origin_and_version_errors(void **state)
+TS_ENV_TEST(test_origin_and_version_errors)
 {
-    ts_env *env = *state;
     uint64_t v;
     int origin;
     assert_status(coffer_txn_version(NULL, &v), COFFER_ERR_INVALID_ARGUMENT);
