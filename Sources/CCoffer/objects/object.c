@@ -129,14 +129,9 @@ static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_obj
     coffer_object *o = cf_pool_take(&txn->objects, sizeof *o, "out of memory allocating an object handle");
     if (!o)
         return NULL;
-    o->magic = CF_OBJ_MAGIC;
-    o->txn = txn;
-    o->cls = cls;
-    o->key = key;
-    o->loaded = 0;
-    o->deleted = 0;
-    o->in_use = 1;
-    o->iter_owned = 0;
+    /* A reused handle starts as a new one, keeping its pool links and buffer. */
+    *o = (coffer_object){.pool = o->pool, .buf = o->buf, .buf_cap = o->buf_cap,
+                         .magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .key = key, .in_use = 1};
     return o;
 }
 
