@@ -238,6 +238,33 @@ static status keep_nested(cf_qrun *run, coffer_value *v, int open_next, coffer_l
     return st;
 }
 
+/* Appends the element of list `l` (of `n`) at step index `index`, if it has one. */
+static status list_value(cf_qrun *run, coffer_list *l, uint64_t n, uint64_t index, int open_next, cf_qvals *out)
+{
+    uint64_t at;
+    if (!resolve_index(index, n, &at))
+        return COFFER_OK;
+    coffer_value v;
+    status st = coffer_list_get(l, at, &v);
+    if (st == COFFER_OK)
+        st = keep_nested(run, &v, open_next, l, NULL, at, NULL, 0);
+    return st == COFFER_OK ? push(out, &v) : st;
+}
+
+/* Appends the value under step `s`'s key in map `m`: null when there is none. */
+static status map_value(cf_qrun *run, coffer_map *m, const cf_bstep *s, int open_next, cf_qvals *out)
+{
+    coffer_value v;
+    status st = coffer_map_get(m, s->key, s->key_size, &v);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        v = coffer_value_null();
+    } else if (st != COFFER_OK || (st = keep_nested(run, &v, open_next, NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
+        return st;
+    }
+    return push(out, &v);
+}
+
 static int step_opens_nested(const cf_bstep *next)
 {
     return next && (next->kind == CF_BS_MIXED_AT || next->kind == CF_BS_MIXED_KEY || next->kind == CF_BS_MIXED_SIZE ||
@@ -302,7 +329,7 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
         int open_next = step_opens_nested(next);
         if (in->type == CF_QTYPE_LIST_HANDLE) {
             coffer_list *l = (coffer_list *)(void *)in->u.object;
-            uint64_t n, at;
+            uint64_t n;
             if ((st = coffer_list_count(l, &n)) != COFFER_OK)
                 return st;
             if (s->kind == CF_BS_MIXED_SIZE) {
@@ -311,12 +338,7 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
             }
             if (s->kind == CF_BS_MIXED_ELEMENTS)
                 return elements(run, 1, l, 0, out);
-            if (s->kind != CF_BS_MIXED_AT || !resolve_index(s->index, n, &at))
-                return COFFER_OK;
-            if ((st = coffer_list_get(l, at, &v)) != COFFER_OK ||
-                (st = keep_nested(run, &v, open_next, l, NULL, at, NULL, 0)) != COFFER_OK)
-                return st;
-            return push(out, &v);
+            return s->kind == CF_BS_MIXED_AT ? list_value(run, l, n, s->index, open_next, out) : COFFER_OK;
         }
         if (in->type == CF_QTYPE_MAP_HANDLE) {
             coffer_map *m = (coffer_map *)(void *)in->u.object;
@@ -329,17 +351,7 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
             }
             if (s->kind == CF_BS_MIXED_ELEMENTS)
                 return elements(run, 3, m, 0, out);
-            if (s->kind != CF_BS_MIXED_KEY)
-                return COFFER_OK;
-            st = coffer_map_get(m, s->key, s->key_size, &v);
-            if (st == COFFER_ERR_NOT_FOUND) {
-                coffer_clear_error();
-                v = coffer_value_null();
-            } else if (st != COFFER_OK ||
-                       (st = keep_nested(run, &v, open_next, NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
-                return st;
-            }
-            return push(out, &v);
+            return s->kind == CF_BS_MIXED_KEY ? map_value(run, m, s, open_next, out) : COFFER_OK;
         }
         return COFFER_OK; /* not a nested collection: no value */
     }
@@ -373,28 +385,16 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
         return push(out, &v);
     case CF_BS_AT: {
         coffer_list *l;
-        uint64_t n, at;
+        uint64_t n;
         if ((st = open_list(run, obj, s->prop, &l)) != COFFER_OK || (st = coffer_list_count(l, &n)) != COFFER_OK)
             return st;
-        if (!resolve_index(s->index, n, &at))
-            return COFFER_OK;
-        if ((st = coffer_list_get(l, at, &v)) != COFFER_OK || (st = keep_nested(run, &v, step_opens_nested(next), l, NULL, at, NULL, 0)) != COFFER_OK)
-            return st;
-        return push(out, &v);
+        return list_value(run, l, n, s->index, step_opens_nested(next), out);
     }
     case CF_BS_KEY: {
         coffer_map *m;
         if ((st = open_map(run, obj, s->prop, &m)) != COFFER_OK)
             return st;
-        st = coffer_map_get(m, s->key, s->key_size, &v);
-        if (st == COFFER_ERR_NOT_FOUND) {
-            coffer_clear_error();
-            v = coffer_value_null();
-        } else if (st != COFFER_OK ||
-                   (st = keep_nested(run, &v, step_opens_nested(next), NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
-            return st;
-        }
-        return push(out, &v);
+        return map_value(run, m, s, step_opens_nested(next), out);
     }
     case CF_BS_LINKING: return backlinks(obj, s, out);
     case CF_BS_BACKLINK_COUNT: {
