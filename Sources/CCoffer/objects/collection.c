@@ -1119,17 +1119,11 @@ static cf_coll *coll_alloc(coffer_txn *txn, int kind)
     cf_coll *c = cf_pool_take(&txn->colls, sizeof *c, "out of memory opening a collection");
     if (!c)
         return NULL;
-    c->magic = CF_COLL_MAGIC;
-    c->txn = txn;
-    c->kind = kind;
-    c->in_use = 1;
-    c->loaded = 0;
-    c->cursor_valid = 0;
-    c->nested = 0;
-    c->policy = COFFER_UPDATE_ERROR;
-    c->id = 0;
-    c->count = 0;
-    c->nchunks = 0;
+    /* A reused handle starts as a new one, keeping its pool links and buffers
+     * (its cursor was closed on release). */
+    *c = (cf_coll){.pool = c->pool, .buf = c->buf, .buf_cap = c->buf_cap,
+                   .chunk_no = c->chunk_no, .ends = c->ends, .chunk_cap = c->chunk_cap,
+                   .magic = CF_COLL_MAGIC, .txn = txn, .kind = kind, .in_use = 1, .policy = COFFER_UPDATE_ERROR};
     return c;
 }
 

@@ -101,15 +101,14 @@ size_t cf_backlink_prefix(uint32_t ttable, coffer_object_key tkey, int with_orig
     return 19;
 }
 
-coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val *v, uint32_t *otable, uint16_t *ocol,
-                                coffer_object_key *okey, uint32_t *count)
+coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val *v, cf_backlink *out)
 {
     if (k->mv_size != 27)
         return cf_error(COFFER_ERR_CORRUPTED, "a backlink entry of %zu bytes", k->mv_size);
     const uint8_t *p = k->mv_data;
-    *otable = cf_get_be32(p + 13);
-    *ocol = (uint16_t)(p[17] << 8 | p[18]);
-    *okey = cf_get_be64(p + 19);
+    out->otable = cf_get_be32(p + 13);
+    out->ocol = (uint16_t)(p[17] << 8 | p[18]);
+    out->okey = cf_get_be64(p + 19);
     const uint8_t *data;
     size_t len;
     uint8_t *buf = NULL;
@@ -118,7 +117,7 @@ coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val
     if (st == COFFER_OK && len != 4)
         st = cf_error(COFFER_ERR_CORRUPTED, "a backlink count of %zu bytes", len);
     if (st == COFFER_OK)
-        *count = (uint32_t)cf_get_le(data, 4);
+        out->count = (uint32_t)cf_get_le(data, 4);
     free(buf);
     return st;
 }
@@ -164,13 +163,11 @@ coffer_status cf_backlink_count(coffer_txn *txn, uint32_t ttable, coffer_object_
     MDB_val k, v;
     st = cf_graph_first(txn, cur, prefix, plen, &k, &v);
     while (st == COFFER_OK) {
-        uint32_t ot, c;
-        uint16_t oc;
-        coffer_object_key ok;
-        st = cf_backlink_entry(txn, &k, &v, &ot, &oc, &ok, &c);
+        cf_backlink e;
+        st = cf_backlink_entry(txn, &k, &v, &e);
         if (st != COFFER_OK)
             break;
-        *out += c;
+        *out += e.count;
         int rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
         if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)))
             st = COFFER_DONE;
@@ -198,15 +195,13 @@ coffer_status cf_graph_unlink_all(coffer_txn *txn, uint32_t ttable, coffer_objec
             break;
         uint8_t entry[27];
         memcpy(entry, k.mv_data, 27 <= k.mv_size ? 27 : k.mv_size);
-        uint32_t otable, count;
-        uint16_t ocol;
-        coffer_object_key okey;
-        st = cf_backlink_entry(txn, &k, &v, &otable, &ocol, &okey, &count);
+        cf_backlink e;
+        st = cf_backlink_entry(txn, &k, &v, &e);
         if (st != COFFER_OK)
             break;
-        int ocls = cf_graph_class_of_table(txn->db, otable);
+        int ocls = cf_graph_class_of_table(txn->db, e.otable);
         if (ocls >= 0)
-            st = cf_object_unlink(txn, (coffer_class_id)ocls, ocol, okey, ttable, tkey);
+            st = cf_object_unlink(txn, (coffer_class_id)ocls, e.ocol, e.okey, ttable, tkey);
         if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
             break;
         /* Whatever is left of the entry (an origin that is gone) goes too. */

@@ -72,9 +72,17 @@ coffer_status cf_backlink_change(coffer_txn *txn, uint32_t ttable, coffer_object
  * when `with_origin` — and returns its length. */
 size_t cf_backlink_prefix(uint32_t ttable, coffer_object_key tkey, int with_origin, uint32_t otable, uint16_t ocol, uint8_t *out);
 
+/* A backlink entry: `count` links to its target from property `ocol` of
+ * object `okey` of table `otable`. */
+typedef struct cf_backlink {
+    uint32_t otable;
+    uint16_t ocol;
+    coffer_object_key okey;
+    uint32_t count;
+} cf_backlink;
+
 /* Reads the backlink entry under cursor position (k, v). */
-coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val *v, uint32_t *otable, uint16_t *ocol,
-                                coffer_object_key *okey, uint32_t *count);
+coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val *v, cf_backlink *out);
 
 /* Counts the links to (ttable, tkey), from (otable, ocol) when with_origin. */
 coffer_status cf_backlink_count(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey, int with_origin, uint32_t otable,

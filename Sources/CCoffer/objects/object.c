@@ -129,14 +129,9 @@ static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_obj
     coffer_object *o = cf_pool_take(&txn->objects, sizeof *o, "out of memory allocating an object handle");
     if (!o)
         return NULL;
-    o->magic = CF_OBJ_MAGIC;
-    o->txn = txn;
-    o->cls = cls;
-    o->key = key;
-    o->loaded = 0;
-    o->deleted = 0;
-    o->in_use = 1;
-    o->iter_owned = 0;
+    /* A reused handle starts as a new one, keeping its pool links and buffer. */
+    *o = (coffer_object){.pool = o->pool, .buf = o->buf, .buf_cap = o->buf_cap,
+                         .magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .key = key, .in_use = 1};
     return o;
 }
 
@@ -1369,24 +1364,22 @@ static coffer_status iter_next_backlink(coffer_iter *it)
             return COFFER_DONE;
         if (rc != 0)
             return cf_error_mdb(rc, "cannot read backlinks");
-        uint32_t otable, count;
-        uint16_t ocol;
-        coffer_object_key okey;
-        coffer_status st = cf_backlink_entry(txn, &k, &v, &otable, &ocol, &okey, &count);
+        cf_backlink e;
+        coffer_status st = cf_backlink_entry(txn, &k, &v, &e);
         if (st != COFFER_OK)
             return st;
         it->started = 1;
-        it->last_key = okey;
+        it->last_key = e.okey;
         it->generation = txn->generation;
-        it->obj->key = okey;
+        it->obj->key = e.okey;
         it->obj->deleted = 0;
         it->obj->loaded = 0;
         st = obj_load(it->obj);
         if (st == COFFER_ERR_NOT_FOUND)
             continue;
-        if (st != COFFER_OK || count == 0)
+        if (st != COFFER_OK || e.count == 0)
             return st == COFFER_OK ? cf_error(COFFER_ERR_CORRUPTED, "a backlink entry counts no links") : st;
-        it->repeat = count - 1;
+        it->repeat = e.count - 1;
         return COFFER_OK;
     }
 }

@@ -158,6 +158,14 @@ static uint64_t position_index(const cf_qpath_elem *e)
     return e->kind == CF_QK_FIRST ? CF_AT_FIRST : e->kind == CF_QK_LAST ? CF_AT_LAST : e->index;
 }
 
+/* A step of `kind` that reads the map entry named by path element `e`. */
+static void key_step(cf_bstep *s, cf_bstep_kind kind, const cf_qpath_elem *e)
+{
+    s->kind = kind;
+    s->key = e->name;
+    s->key_size = e->name_size;
+}
+
 static int aggregatable(coffer_type t, cf_qpath_elem_kind agg)
 {
     if (is_number(t) || t == COFFER_TYPE_MIXED)
@@ -205,9 +213,7 @@ static status bind_collection(const cf_qpath *path, size_t *i, const cf_prop *p,
             return cf_error(COFFER_ERR_QUERY, "query: %s is a %s; ['key'], @keys and @values need a map", label, kind);
         const cf_qpath_elem *e = &path->elems[next];
         if (e->kind == CF_QK_KEY) {
-            s->kind = CF_BS_KEY;
-            s->key = e->name;
-            s->key_size = e->name_size;
+            key_step(s, CF_BS_KEY, e);
             *at = element_of(p, at->multi);
         } else if (e->kind == CF_QK_KEYS) {
             s->kind = CF_BS_KEYS;
@@ -266,9 +272,7 @@ static status bind_mixed(const cf_qpath *path, size_t i, const char *label, cf_b
         return cf_error(COFFER_ERR_QUERY, "query: in %s, %s needs a list, set or map property (or a mixed one)",
                         label, e->kind == CF_QK_KEY ? "['key']" : e->kind == CF_QK_VALUES ? "@values" : "[n]");
     if (e->kind == CF_QK_KEY) {
-        s->kind = CF_BS_MIXED_KEY;
-        s->key = e->name;
-        s->key_size = e->name_size;
+        key_step(s, CF_BS_MIXED_KEY, e);
     } else if (e->kind == CF_QK_VALUES) {
         s->kind = CF_BS_MIXED_ELEMENTS;
         at->multi = 1;
@@ -418,6 +422,18 @@ static status bind_path(binder *b, const cf_qpath *path, cf_bstep **steps_out, s
 
 /* ---- constants ----------------------------------------------------------- */
 
+/* A literal that meets only its own type (or mixed) as that value; `what`
+ * names it for a message. */
+static coffer_value one_type_literal(const cf_qvalue *q, const char **what)
+{
+    switch (q->kind) {
+    case CF_QV_BOOL: *what = "a bool"; return coffer_value_bool(q->u.boolean);
+    case CF_QV_DATE: *what = "a date"; return coffer_value_date(q->u.date.seconds, q->u.date.nanoseconds);
+    case CF_QV_OBJECT_ID: *what = "an objectId"; return coffer_value_object_id(q->u.object_id.bytes);
+    default: *what = "a uuid"; return coffer_value_uuid(q->u.uuid.bytes);
+    }
+}
+
 /* Converts a literal to what it meets: `to` is the other side's type
  * (MIXED: any). */
 static status convert_literal(binder *b, const cf_qvalue *q, const cf_boperand *other, coffer_value *out)
@@ -427,13 +443,6 @@ static status convert_literal(binder *b, const cf_qvalue *q, const cf_boperand *
     memset(out, 0, sizeof *out);
     switch (q->kind) {
     case CF_QV_NULL: out->type = COFFER_TYPE_NULL; return COFFER_OK;
-    case CF_QV_BOOL:
-        if (to == COFFER_TYPE_BOOL || to == COFFER_TYPE_MIXED) {
-            *out = coffer_value_bool(q->u.boolean);
-            return COFFER_OK;
-        }
-        what = "a bool";
-        break;
     case CF_QV_INT:
     case CF_QV_FLOAT: {
         int integral = q->kind == CF_QV_INT;
@@ -468,27 +477,17 @@ static status convert_literal(binder *b, const cf_qvalue *q, const cf_boperand *
         }
         what = q->kind == CF_QV_STRING ? "a string" : "binary data";
         break;
+    case CF_QV_BOOL:
     case CF_QV_DATE:
-        if (to == COFFER_TYPE_DATE || to == COFFER_TYPE_MIXED) {
-            *out = coffer_value_date(q->u.date.seconds, q->u.date.nanoseconds);
-            return COFFER_OK;
-        }
-        what = "a date";
-        break;
     case CF_QV_OBJECT_ID:
-        if (to == COFFER_TYPE_OBJECT_ID || to == COFFER_TYPE_MIXED) {
-            *out = coffer_value_object_id(q->u.object_id.bytes);
+    case CF_QV_UUID: {
+        coffer_value v = one_type_literal(q, &what);
+        if (to == v.type || to == COFFER_TYPE_MIXED) {
+            *out = v;
             return COFFER_OK;
         }
-        what = "an objectId";
         break;
-    case CF_QV_UUID:
-        if (to == COFFER_TYPE_UUID || to == COFFER_TYPE_MIXED) {
-            *out = coffer_value_uuid(q->u.uuid.bytes);
-            return COFFER_OK;
-        }
-        what = "a uuid";
-        break;
+    }
     }
     return cf_error(COFFER_ERR_QUERY, "query: cannot compare %s (%s) with %s", other->label,
                     type_label(other->type, 1, b, other->link_cls), what);

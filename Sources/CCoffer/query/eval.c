@@ -154,30 +154,27 @@ static status open_list(cf_qrun *run, coffer_object *obj, coffer_property_id pro
     return st == COFFER_OK ? track(run, 1, *out) : st;
 }
 
-static status list_elements(cf_qrun *run, coffer_list *l, cf_qvals *out)
+static status open_map(cf_qrun *run, coffer_object *obj, coffer_property_id prop, coffer_map **out)
 {
-    uint64_t n;
-    status st = coffer_list_count(l, &n);
-    for (uint64_t i = 0; st == COFFER_OK && i < n; i++) {
-        coffer_value v;
-        st = coffer_list_get(l, i, &v);
-        if (st == COFFER_OK)
-            st = keep_bytes(run, &v);
-        if (st == COFFER_OK)
-            st = push(out, &v);
-    }
-    return st;
+    status st = coffer_object_get_map(obj, prop, out);
+    return st == COFFER_OK ? track(run, 3, *out) : st;
 }
 
-static status map_elements(cf_qrun *run, coffer_map *m, int keys, cf_qvals *out)
+/* Appends the elements of open collection `coll` of `kind` (1 list, 2 set,
+ * 3 map, as in track(); of a map its values, or its keys when `keys`), each
+ * kept for the run. */
+static status elements(cf_qrun *run, int kind, void *coll, int keys, cf_qvals *out)
 {
     uint64_t n;
-    status st = coffer_map_count(m, &n);
+    status st = kind == 1 ? coffer_list_count(coll, &n) : kind == 2 ? coffer_set_count(coll, &n) : coffer_map_count(coll, &n);
     for (uint64_t i = 0; st == COFFER_OK && i < n; i++) {
-        coffer_bytes key;
         coffer_value v;
-        st = coffer_map_get_entry(m, i, &key, &v);
-        if (st == COFFER_OK && keys)
+        coffer_bytes key;
+        if (kind == 1)
+            st = coffer_list_get(coll, i, &v);
+        else if (kind == 2)
+            st = coffer_set_get(coll, i, &v);
+        else if ((st = coffer_map_get_entry(coll, i, &key, &v)) == COFFER_OK && keys)
             v = coffer_value_string(key.data, key.size);
         if (st == COFFER_OK)
             st = keep_bytes(run, &v);
@@ -194,30 +191,18 @@ static status collection_elements(cf_qrun *run, coffer_object *obj, coffer_prope
     if (p->collection == COFFER_COLLECTION_LIST) {
         coffer_list *l;
         st = open_list(run, obj, prop, &l);
-        return st == COFFER_OK ? list_elements(run, l, out) : st;
+        return st == COFFER_OK ? elements(run, 1, l, 0, out) : st;
     }
     if (p->collection == COFFER_COLLECTION_SET) {
         coffer_set *s;
         st = coffer_object_get_set(obj, prop, &s);
-        if (st != COFFER_OK || (st = track(run, 2, s)) != COFFER_OK)
-            return st;
-        uint64_t n;
-        st = coffer_set_count(s, &n);
-        for (uint64_t i = 0; st == COFFER_OK && i < n; i++) {
-            coffer_value v;
-            st = coffer_set_get(s, i, &v);
-            if (st == COFFER_OK)
-                st = keep_bytes(run, &v);
-            if (st == COFFER_OK)
-                st = push(out, &v);
-        }
-        return st;
+        if (st == COFFER_OK)
+            st = track(run, 2, s);
+        return st == COFFER_OK ? elements(run, 2, s, 0, out) : st;
     }
     coffer_map *m;
-    st = coffer_object_get_map(obj, prop, &m);
-    if (st != COFFER_OK || (st = track(run, 3, m)) != COFFER_OK)
-        return st;
-    return map_elements(run, m, keys, out);
+    st = open_map(run, obj, prop, &m);
+    return st == COFFER_OK ? elements(run, 3, m, keys, out) : st;
 }
 
 static int resolve_index(uint64_t index, uint64_t n, uint64_t *at)
@@ -253,6 +238,33 @@ static status keep_nested(cf_qrun *run, coffer_value *v, int open_next, coffer_l
     return st;
 }
 
+/* Appends the element of list `l` (of `n`) at step index `index`, if it has one. */
+static status list_value(cf_qrun *run, coffer_list *l, uint64_t n, uint64_t index, int open_next, cf_qvals *out)
+{
+    uint64_t at;
+    if (!resolve_index(index, n, &at))
+        return COFFER_OK;
+    coffer_value v;
+    status st = coffer_list_get(l, at, &v);
+    if (st == COFFER_OK)
+        st = keep_nested(run, &v, open_next, l, NULL, at, NULL, 0);
+    return st == COFFER_OK ? push(out, &v) : st;
+}
+
+/* Appends the value under step `s`'s key in map `m`: null when there is none. */
+static status map_value(cf_qrun *run, coffer_map *m, const cf_bstep *s, int open_next, cf_qvals *out)
+{
+    coffer_value v;
+    status st = coffer_map_get(m, s->key, s->key_size, &v);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        v = coffer_value_null();
+    } else if (st != COFFER_OK || (st = keep_nested(run, &v, open_next, NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
+        return st;
+    }
+    return push(out, &v);
+}
+
 static int step_opens_nested(const cf_bstep *next)
 {
     return next && (next->kind == CF_BS_MIXED_AT || next->kind == CF_BS_MIXED_KEY || next->kind == CF_BS_MIXED_SIZE ||
@@ -270,9 +282,7 @@ static status mixed_property(cf_qrun *run, coffer_object *obj, coffer_property_i
         v->u.object = (const coffer_object *)(void *)l;
     } else if (v->type == COFFER_TYPE_MAP) {
         coffer_map *m;
-        st = coffer_object_get_map(obj, prop, &m);
-        if (st == COFFER_OK)
-            st = track(run, 3, m);
+        st = open_map(run, obj, prop, &m);
         v->type = CF_QTYPE_MAP_HANDLE;
         v->u.object = (const coffer_object *)(void *)m;
     } else {
@@ -319,7 +329,7 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
         int open_next = step_opens_nested(next);
         if (in->type == CF_QTYPE_LIST_HANDLE) {
             coffer_list *l = (coffer_list *)(void *)in->u.object;
-            uint64_t n, at;
+            uint64_t n;
             if ((st = coffer_list_count(l, &n)) != COFFER_OK)
                 return st;
             if (s->kind == CF_BS_MIXED_SIZE) {
@@ -327,13 +337,8 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
                 return push(out, &v);
             }
             if (s->kind == CF_BS_MIXED_ELEMENTS)
-                return list_elements(run, l, out);
-            if (s->kind != CF_BS_MIXED_AT || !resolve_index(s->index, n, &at))
-                return COFFER_OK;
-            if ((st = coffer_list_get(l, at, &v)) != COFFER_OK ||
-                (st = keep_nested(run, &v, open_next, l, NULL, at, NULL, 0)) != COFFER_OK)
-                return st;
-            return push(out, &v);
+                return elements(run, 1, l, 0, out);
+            return s->kind == CF_BS_MIXED_AT ? list_value(run, l, n, s->index, open_next, out) : COFFER_OK;
         }
         if (in->type == CF_QTYPE_MAP_HANDLE) {
             coffer_map *m = (coffer_map *)(void *)in->u.object;
@@ -345,18 +350,8 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
                 return push(out, &v);
             }
             if (s->kind == CF_BS_MIXED_ELEMENTS)
-                return map_elements(run, m, 0, out);
-            if (s->kind != CF_BS_MIXED_KEY)
-                return COFFER_OK;
-            st = coffer_map_get(m, s->key, s->key_size, &v);
-            if (st == COFFER_ERR_NOT_FOUND) {
-                coffer_clear_error();
-                v = coffer_value_null();
-            } else if (st != COFFER_OK ||
-                       (st = keep_nested(run, &v, open_next, NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
-                return st;
-            }
-            return push(out, &v);
+                return elements(run, 3, m, 0, out);
+            return s->kind == CF_BS_MIXED_KEY ? map_value(run, m, s, open_next, out) : COFFER_OK;
         }
         return COFFER_OK; /* not a nested collection: no value */
     }
@@ -390,28 +385,16 @@ static status step_value(cf_qrun *run, const cf_bstep *s, const cf_bstep *next, 
         return push(out, &v);
     case CF_BS_AT: {
         coffer_list *l;
-        uint64_t n, at;
+        uint64_t n;
         if ((st = open_list(run, obj, s->prop, &l)) != COFFER_OK || (st = coffer_list_count(l, &n)) != COFFER_OK)
             return st;
-        if (!resolve_index(s->index, n, &at))
-            return COFFER_OK;
-        if ((st = coffer_list_get(l, at, &v)) != COFFER_OK || (st = keep_nested(run, &v, step_opens_nested(next), l, NULL, at, NULL, 0)) != COFFER_OK)
-            return st;
-        return push(out, &v);
+        return list_value(run, l, n, s->index, step_opens_nested(next), out);
     }
     case CF_BS_KEY: {
         coffer_map *m;
-        if ((st = coffer_object_get_map(obj, s->prop, &m)) != COFFER_OK || (st = track(run, 3, m)) != COFFER_OK)
+        if ((st = open_map(run, obj, s->prop, &m)) != COFFER_OK)
             return st;
-        st = coffer_map_get(m, s->key, s->key_size, &v);
-        if (st == COFFER_ERR_NOT_FOUND) {
-            coffer_clear_error();
-            v = coffer_value_null();
-        } else if (st != COFFER_OK ||
-                   (st = keep_nested(run, &v, step_opens_nested(next), NULL, m, 0, s->key, s->key_size)) != COFFER_OK) {
-            return st;
-        }
-        return push(out, &v);
+        return map_value(run, m, s, step_opens_nested(next), out);
     }
     case CF_BS_LINKING: return backlinks(obj, s, out);
     case CF_BS_BACKLINK_COUNT: {

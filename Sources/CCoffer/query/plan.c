@@ -171,6 +171,23 @@ static int exact_type(const cf_prop *p, const coffer_value *v)
     return v->type == p->type || (v->type == COFFER_TYPE_NULL && cf_prop_optional(p));
 }
 
+/* Sets the lower (or, when `upper`, the upper) bound of range walk `w` to
+ * constant `v` of its property, inclusive when `incl`. */
+static void set_bound(coffer_txn *txn, index_walk *w, int upper, const coffer_value *v, int incl)
+{
+    int hashed;
+    size_t len = cf_index_prefix(txn->db, w->cls, w->prop, v, upper ? w->hi : w->lo, &hashed);
+    if (upper) {
+        w->has_hi = 1;
+        w->hi_incl = incl;
+        w->hilen = len;
+    } else {
+        w->has_lo = 1;
+        w->lo_incl = incl;
+        w->lolen = len;
+    }
+}
+
 /* Fills `w` if conjunct `p` can be answered by an index; 0 otherwise. */
 static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, index_walk *w)
 {
@@ -214,25 +231,19 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
     int ordered = prop->type == COFFER_TYPE_INT || prop->type == COFFER_TYPE_DATE || prop->type == COFFER_TYPE_BOOL;
     if (!ordered || p->right.consts[0].type == COFFER_TYPE_NULL)
         return 0;
-    int hashed;
     w->range = 1;
     switch (p->op) {
     case CF_QC_GT:
     case CF_QC_GE:
-        w->has_lo = 1;
-        w->lo_incl = p->op == CF_QC_GE;
-        w->lolen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->lo, &hashed);
+        set_bound(txn, w, 0, &p->right.consts[0], p->op == CF_QC_GE);
         return 1;
     case CF_QC_LT:
     case CF_QC_LE:
-        w->has_hi = 1;
-        w->hi_incl = p->op == CF_QC_LE;
-        w->hilen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->hi, &hashed);
+        set_bound(txn, w, 1, &p->right.consts[0], p->op == CF_QC_LE);
         return 1;
     case CF_QC_BETWEEN:
-        w->has_lo = w->has_hi = w->lo_incl = w->hi_incl = 1;
-        w->lolen = cf_index_prefix(txn->db, c, prop, &p->right.consts[0], w->lo, &hashed);
-        w->hilen = cf_index_prefix(txn->db, c, prop, &p->right.consts[1], w->hi, &hashed);
+        set_bound(txn, w, 0, &p->right.consts[0], 1);
+        set_bound(txn, w, 1, &p->right.consts[1], 1);
         return 1;
     default: return 0;
     }

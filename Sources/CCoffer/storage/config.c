@@ -9,9 +9,6 @@
 #include "storage/env.h"
 #include "util/error.h"
 
-#define CHECK_CONFIG(c, fn) \
-    if (!(c)) return cf_error(COFFER_ERR_INVALID_ARGUMENT, fn ": config is NULL")
-
 COFFER_API coffer_status coffer_config_new(coffer_config **out)
 {
     if (!out)

@@ -4,6 +4,7 @@
 
 #include "coffer.h"
 #include "schema/schema.h"
+#include "util/error.h"
 
 struct coffer_config {
     char *path;      /* NULL: the default path */
@@ -23,5 +24,9 @@ struct coffer_config {
     void *should_compact_ctx;
     uint64_t max_active_versions;
 };
+
+/* The first line of every setter: `fn` names it in the error. */
+#define CHECK_CONFIG(c, fn) \
+    if (!(c)) return cf_error(COFFER_ERR_INVALID_ARGUMENT, fn ": config is NULL")
 
 #endif

@@ -3,29 +3,24 @@
 #include "storage/config.h"
 #include "util/error.h"
 
-#define CHECK_CONFIG(c, fn) \
-    if (!(c)) return cf_error(COFFER_ERR_INVALID_ARGUMENT, fn ": config is NULL")
+/* Defines `setter`, which stores callback `field` and its context (dropped
+ * with the callback, so that a cleared one keeps no stale pointer). */
+#define CALLBACK_SETTER(setter, fn_type, field)                            \
+    COFFER_API coffer_status setter(coffer_config *c, fn_type fn, void *ctx) \
+    {                                                                      \
+        CHECK_CONFIG(c, #setter);                                          \
+        c->field = fn;                                                     \
+        c->field##_ctx = fn ? ctx : NULL;                                  \
+        return COFFER_OK;                                                  \
+    }
 
-COFFER_API coffer_status coffer_config_set_migration(coffer_config *c, coffer_migration_fn fn, void *ctx)
-{
-    CHECK_CONFIG(c, "coffer_config_set_migration");
-    c->migration = fn;
-    c->migration_ctx = fn ? ctx : NULL;
-    return COFFER_OK;
-}
+CALLBACK_SETTER(coffer_config_set_migration, coffer_migration_fn, migration)
+CALLBACK_SETTER(coffer_config_set_should_compact_on_launch, coffer_should_compact_fn, should_compact)
 
 COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_config *c, int delete_if_needed)
 {
     CHECK_CONFIG(c, "coffer_config_set_delete_if_migration_needed");
     c->delete_if_migration_needed = delete_if_needed != 0;
-    return COFFER_OK;
-}
-
-COFFER_API coffer_status coffer_config_set_should_compact_on_launch(coffer_config *c, coffer_should_compact_fn fn, void *ctx)
-{
-    CHECK_CONFIG(c, "coffer_config_set_should_compact_on_launch");
-    c->should_compact = fn;
-    c->should_compact_ctx = fn ? ctx : NULL;
     return COFFER_OK;
 }
 

@@ -141,6 +141,21 @@ size_t cf_meta_next_key(uint32_t table, uint8_t out[5])
     return 5;
 }
 
+/* A counter of the meta sub-database under `key`; 1 when it was never stored. */
+static coffer_status read_counter(coffer_txn *txn, const uint8_t *key, size_t klen, const char *what, uint64_t *out)
+{
+    const uint8_t *data;
+    size_t len;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    *out = 1;
+    coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, key, klen, &data, &len, &buf, &cap, what);
+    if (st == COFFER_OK && len == 8)
+        *out = cf_get_be64(data);
+    free(buf);
+    return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
+}
+
 /* The next key is the larger of the stored counter and the last key + 1, so
  * keys are never reused, not even after the newest object was deleted. */
 coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_state **out)
@@ -149,19 +164,11 @@ coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_
     if (!s->loaded) {
         coffer_db *db = txn->db;
         const cf_class *c = &db->schema->classes[cls];
-        uint64_t next = 1;
+        uint64_t next;
         uint8_t mk[5];
         size_t mklen = cf_meta_next_key(c->table, mk);
-        const uint8_t *data;
-        size_t len;
-        uint8_t *buf = NULL;
-        size_t cap = 0;
-        coffer_status st = cf_store_get(txn, db->meta_dbi, CF_META_DBI, mk, mklen, &data, &len, &buf, &cap,
-                                        "the object-key counter");
-        if (st == COFFER_OK && len == 8)
-            next = cf_get_be64(data);
-        free(buf);
-        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+        coffer_status st = read_counter(txn, mk, mklen, "the object-key counter", &next);
+        if (st != COFFER_OK)
             return st;
         MDB_cursor *cur;
         int rc = mdb_cursor_open(txn->mdb, db->object_dbis[cls], &cur);
@@ -297,17 +304,9 @@ static const uint8_t META_COLLECTION_COUNTER[] = {'c'};
 coffer_status cf_txn_next_collection_id(coffer_txn *txn, uint64_t *out)
 {
     if (!txn->collection_loaded) {
-        const uint8_t *data;
-        size_t len;
-        uint8_t *buf = NULL;
-        size_t cap = 0;
-        uint64_t next = 1;
-        coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, META_COLLECTION_COUNTER, 1, &data, &len, &buf, &cap,
-                                        "the collection counter");
-        if (st == COFFER_OK && len == 8)
-            next = cf_get_be64(data);
-        free(buf);
-        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+        uint64_t next;
+        coffer_status st = read_counter(txn, META_COLLECTION_COUNTER, 1, "the collection counter", &next);
+        if (st != COFFER_OK)
             return st;
         txn->next_collection = next;
         txn->collection_loaded = 1;
@@ -500,15 +499,20 @@ void cf_db_destroy(coffer_db *db)
     free(db);
 }
 
-COFFER_API coffer_status coffer_txn_version(const coffer_txn *txn, uint64_t *out)
+/* The checks of call `fn` that reads from `txn` into `out` (named `what`). */
+static coffer_status check_read_into(const coffer_txn *txn, const void *out, const char *fn, const char *what)
 {
     if (!out)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_version: out is NULL");
-    coffer_status st = cf_txn_check(txn, 0);
-    if (st != COFFER_OK)
-        return st;
-    *out = (uint64_t)mdb_txn_id(txn->mdb);
-    return COFFER_OK;
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+    return cf_txn_check(txn, 0);
+}
+
+COFFER_API coffer_status coffer_txn_version(const coffer_txn *txn, uint64_t *out)
+{
+    coffer_status st = check_read_into(txn, out, "coffer_txn_version", "out");
+    if (st == COFFER_OK)
+        *out = (uint64_t)mdb_txn_id(txn->mdb);
+    return st;
 }
 
 COFFER_API coffer_status coffer_txn_set_origin(coffer_txn *txn, int origin)
@@ -525,9 +529,7 @@ COFFER_API coffer_status coffer_txn_set_origin(coffer_txn *txn, int origin)
 
 COFFER_API coffer_status coffer_txn_commit_origin(coffer_txn *txn, uint64_t version, int *origin)
 {
-    if (!origin)
-        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_txn_commit_origin: origin is NULL");
-    coffer_status st = cf_txn_check(txn, 0);
+    coffer_status st = check_read_into(txn, origin, "coffer_txn_commit_origin", "origin");
     if (st != COFFER_OK)
         return st;
     cf_log_entry entry;

@@ -3,8 +3,8 @@
 
 import Foundation
 
-/// A value of any stored type, as Realm's `AnyRealmValue`:
-/// `@Persisted var value: AnyValue`.
+/// A value of any stored type, as Realm's `AnyRealmValue` (its cases in the
+/// same order): `@Persisted var value: AnyValue`.
 ///
 /// `.list` and `.dictionary` hold nested collections of further `AnyValue`s, up
 /// to 100 levels. They are values: reading the property reads the whole nested
@@ -19,10 +19,10 @@ public enum AnyValue {
     case string(String)
     case data(Data)
     case date(Date)
+    case object(Object)
     case objectId(ObjectId)
     case decimal128(Decimal128)
     case uuid(UUID)
-    case object(Object)
     case list([AnyValue])
     case dictionary([String: AnyValue])
 
@@ -36,10 +36,10 @@ public enum AnyValue {
         case .string(let v): .string(v)
         case .data(let v): .data(v)
         case .date(let v): .date(v)
+        case .object(let v): .object(v)
         case .objectId(let v): .objectId(v)
         case .decimal128(let v): .decimal128(v)
         case .uuid(let v): .uuid(v)
-        case .object(let v): .object(v)
         case .list(let v): .list(v.map(\.storedValue))
         case .dictionary(let v): .map(v.keys.sorted().map { ($0, v[$0]!.storedValue) })
         }
