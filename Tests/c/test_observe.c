@@ -437,7 +437,14 @@ TS_ENV_TEST(test_delivery_inside_refresh)
     assert_true(pthread_equal(r.calls[1].thread, pthread_self()));
     assert_ok(coffer_db_version(db, &after));
     assert_int_equal(after, before + 2);
+    /* The handle pins its version while observed, and not after. */
+    add_dog(db, 3, "c", 3);
+    uint64_t live;
+    assert_ok(coffer_db_active_versions(db, &live));
+    assert_int_equal(live, 2);
     coffer_token_stop(token);
+    assert_ok(coffer_db_active_versions(db, &live));
+    assert_int_equal(live, 1);
     recorder_destroy(&r);
 }
 

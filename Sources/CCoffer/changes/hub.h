@@ -7,6 +7,7 @@
 #define COFFER_HUB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -77,7 +78,7 @@ typedef struct cf_hub {
     int thread_started, stopping;
     pthread_t thread;
     coffer_txn *snap; /* read transaction at `version`; only cycles touch it */
-    uint64_t version;
+    _Atomic uint64_t version; /* written in cycles, read by the notifier between them */
 } cf_hub;
 
 /* The changes between two versions, gathered from the change log: every

@@ -281,6 +281,20 @@ static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_
     return st;
 }
 
+/* With no observer left, the handle stops pinning its version (LMDB could
+ * not reuse later pages otherwise); the next observer pins the newest.
+ * With cycle_lock held. */
+static void release_snapshot_if_unobserved(cf_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int unobserved = hub->observers == NULL;
+    pthread_mutex_unlock(&hub->lock);
+    if (unobserved && hub->snap) {
+        coffer_txn_free(hub->snap);
+        hub->snap = NULL;
+    }
+}
+
 /* Moves the hub to the newest version and tells every observer; with
  * cycle_lock held. */
 static coffer_status cycle(cf_hub *hub)
@@ -323,6 +337,7 @@ static coffer_status cycle(cf_hub *hub)
         coffer_txn_free(hub->snap);
     hub->snap = new_txn;
     hub->version = new_version;
+    release_snapshot_if_unobserved(hub);
     return COFFER_OK;
 }
 
@@ -724,7 +739,13 @@ COFFER_API void coffer_token_stop(coffer_token *token)
         pthread_cond_wait(&hub->cond, &hub->lock);
     if (!hub->cycling)
         sweep_stopped(hub);
+    int unobserved = hub->observers == NULL;
     pthread_mutex_unlock(&hub->lock);
+    /* A running cycle (perhaps the caller's own) releases it at its end. */
+    if (unobserved && pthread_mutex_trylock(&hub->cycle_lock) == 0) {
+        release_snapshot_if_unobserved(hub);
+        pthread_mutex_unlock(&hub->cycle_lock);
+    }
     token->magic = CF_DEAD_MAGIC;
     free(token);
 }
