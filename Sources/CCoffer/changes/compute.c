@@ -424,18 +424,24 @@ static bool key_changed(uint64_t key, void *ctx)
     return cf_object_changed(k->obs, k->txn, k->c, k->cls, key, 1);
 }
 
+coffer_status cf_observed_owner(const cf_observer *obs, coffer_txn *txn, coffer_object **owner)
+{
+    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, owner);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        *owner = NULL;
+        return COFFER_OK;
+    }
+    return st;
+}
+
 coffer_status cf_list_keys(const cf_observer *obs, coffer_txn *txn, uint64_t **keys, size_t *n, int *deleted)
 {
     *keys = NULL;
     *n = 0;
-    *deleted = 0;
     coffer_object *owner;
-    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, &owner);
-    if (st == COFFER_ERR_NOT_FOUND) {
-        *deleted = 1;
-        return COFFER_OK;
-    }
-    if (st != COFFER_OK)
+    coffer_status st = cf_observed_owner(obs, txn, &owner);
+    *deleted = st == COFFER_OK && !owner;
+    if (st != COFFER_OK || !owner)
         return st;
     coffer_list *list;
     uint64_t count = 0;

@@ -175,6 +175,14 @@ coffer_status cf_compute_object(cf_observer *obs, coffer_txn *old_txn, coffer_tx
                                 int *deliver, struct coffer_object_changes *out);
 void cf_object_changes_free(struct coffer_object_changes *oc);
 
+/* The object owning the observed collection in `txn`, in `*owner` (NULL,
+ * with COFFER_OK, when it was deleted); the caller releases it. */
+coffer_status cf_observed_owner(const cf_observer *obs, coffer_txn *txn, coffer_object **owner);
+
+/* The identity of value `v` (equal values, equal identities; a nested
+ * collection is known by its kind only). */
+void cf_value_identity(const coffer_value *v, uint8_t out[16]);
+
 /* Lists (compute.c): the elements of the observed list in `txn` (keys of
  * linked objects, 0 for values; `*deleted` when its owner is gone), and the
  * change set from the elements last told (obs->keys) to those. */

@@ -20,10 +20,9 @@ static const cf_prop *observed_prop(const cf_observer *obs, coffer_db *db)
     return &db->schema->classes[obs->cls].props[obs->prop];
 }
 
-/* The identity of value `v` (equal values, equal identities). A nested
- * collection is known by its kind only: a change inside it is no change of
- * the entry holding it. */
-static void identity_of(const coffer_value *v, uint8_t out[CF_INDEX_HASH_SIZE])
+/* A nested collection is known by its kind only: a change inside it is no
+ * change of the entry holding it. */
+void cf_value_identity(const coffer_value *v, uint8_t out[CF_INDEX_HASH_SIZE])
 {
     uint8_t head[40];
     size_t hl = 1;
@@ -48,7 +47,7 @@ void cf_items_free(cf_item *items, size_t n)
 static int item_fill(cf_item *item, const coffer_value *v, const coffer_bytes *key)
 {
     memset(item, 0, sizeof *item);
-    identity_of(v, key ? item->value : item->id);
+    cf_value_identity(v, key ? item->value : item->id);
     if (v->type == COFFER_TYPE_LINK) {
         item->is_link = 1;
         item->link_cls = v->u.link.class_id;
@@ -58,7 +57,7 @@ static int item_fill(cf_item *item, const coffer_value *v, const coffer_bytes *k
         coffer_value k = {.type = COFFER_TYPE_STRING};
         k.u.string.data = (const char *)key->data;
         k.u.string.size = key->size;
-        identity_of(&k, item->id);
+        cf_value_identity(&k, item->id);
         item->key = malloc(key->size ? key->size : 1);
         if (!item->key)
             return -1;
@@ -74,14 +73,10 @@ static coffer_status read_items(const cf_observer *obs, coffer_txn *txn, cf_item
 {
     *items = NULL;
     *n = 0;
-    *deleted = 0;
     coffer_object *owner;
-    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, &owner);
-    if (st == COFFER_ERR_NOT_FOUND) {
-        *deleted = 1;
-        return COFFER_OK;
-    }
-    if (st != COFFER_OK)
+    coffer_status st = cf_observed_owner(obs, txn, &owner);
+    *deleted = st == COFFER_OK && !owner;
+    if (st != COFFER_OK || !owner)
         return st;
     int is_map = obs->kind == CF_OBS_MAP;
     coffer_set *set = NULL;
@@ -246,19 +241,35 @@ static int set_diff(const cf_observer *obs, coffer_txn *txn, const cf_changes_re
     return failed;
 }
 
-coffer_status cf_compute_set(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
-                             cf_changeset *cs)
-{
-    *deliver = 0;
-    if (!worth_reading(obs, new_txn->db, c))
-        return COFFER_OK;
+/* The contents of a new version: the items, or the owner deleted. */
+typedef struct contents {
     cf_item *items;
     size_t n;
     int deleted;
-    coffer_status st = read_items(obs, new_txn, &items, &n, &deleted);
-    if (st != COFFER_OK)
+} contents;
+
+/* The new contents, when a change could have reached them (`*read`);
+ * nothing is delivered until a change is found. */
+static coffer_status read_new_items(const cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c,
+                                    contents *now, int *read, int *deliver)
+{
+    *deliver = 0;
+    memset(now, 0, sizeof *now);
+    *read = worth_reading(obs, new_txn->db, c);
+    return *read ? read_items(obs, new_txn, &now->items, &now->n, &now->deleted) : COFFER_OK;
+}
+
+coffer_status cf_compute_set(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
+                             cf_changeset *cs)
+{
+    contents now;
+    int read;
+    coffer_status st = read_new_items(obs, new_txn, c, &now, &read, deliver);
+    if (st != COFFER_OK || !read)
         return st;
-    int failed;
+    cf_item *items = now.items;
+    size_t n = now.n;
+    int deleted = now.deleted, failed;
     if (deleted) {
         failed = cf_index_set_add_range(&cs->deletions, 0, obs->nitems);
         cs->collection_root_was_deleted = true;
@@ -299,16 +310,14 @@ coffer_status cf_compute_map(cf_observer *obs, coffer_txn *new_txn, const cf_cha
                              struct coffer_map_changes *out)
 {
     memset(out, 0, sizeof *out);
-    *deliver = 0;
-    if (!worth_reading(obs, new_txn->db, c))
-        return COFFER_OK;
-    cf_item *items;
-    size_t n;
-    int deleted;
-    coffer_status st = read_items(obs, new_txn, &items, &n, &deleted);
-    if (st != COFFER_OK)
+    contents now;
+    int read;
+    coffer_status st = read_new_items(obs, new_txn, c, &now, &read, deliver);
+    if (st != COFFER_OK || !read)
         return st;
-    size_t nold = obs->nitems;
+    cf_item *items = now.items;
+    size_t n = now.n, nold = obs->nitems;
+    int deleted = now.deleted;
     size_t *old_of_new = malloc((n ? n : 1) * sizeof *old_of_new);
     bool *kept = malloc((nold ? nold : 1) * sizeof *kept);
     for (int k = 0; k < 3; k++)

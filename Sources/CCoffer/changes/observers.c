@@ -739,17 +739,32 @@ static coffer_status collection_observer(coffer_db *db, cf_obs_kind kind, coffer
     return st;
 }
 
+/* An observer of a list, set or map property with its callback (`map_cb`
+ * for maps, else `collection_cb`). */
+static coffer_status observe_property(coffer_db *db, cf_obs_kind kind, int collection, coffer_class_id cls,
+                                      coffer_object_key key, coffer_property_id prop, const char *const *key_paths,
+                                      size_t count, coffer_collection_callback collection_cb,
+                                      coffer_map_callback map_cb, void *ctx, coffer_token **token)
+{
+    cf_observer *obs;
+    int has_callback = kind == CF_OBS_MAP ? map_cb != NULL : collection_cb != NULL;
+    coffer_status st = collection_observer(db, kind, cls, key, prop, collection, -1, key_paths, count, has_callback,
+                                           ctx, token, &obs);
+    if (!obs)
+        return st;
+    if (kind == CF_OBS_MAP)
+        obs->cb.map = map_cb;
+    else
+        obs->cb.collection = collection_cb;
+    return add_observer(db, obs, st, token);
+}
+
 COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                              coffer_property_id prop, const char *const *key_paths, size_t count,
                                              coffer_collection_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs;
-    coffer_status st = collection_observer(db, CF_OBS_LIST, cls, key, prop, COFFER_COLLECTION_LIST, -1, key_paths,
-                                           count, callback != NULL, ctx, token, &obs);
-    if (!obs)
-        return st;
-    obs->cb.collection = callback;
-    return add_observer(db, obs, st, token);
+    return observe_property(db, CF_OBS_LIST, COFFER_COLLECTION_LIST, cls, key, prop, key_paths, count, callback, NULL,
+                            ctx, token);
 }
 
 COFFER_API coffer_status coffer_list_query_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
@@ -803,26 +818,16 @@ COFFER_API coffer_status coffer_set_observe(coffer_db *db, coffer_class_id cls, 
                                             coffer_property_id prop, const char *const *key_paths, size_t count,
                                             coffer_collection_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs;
-    coffer_status st = collection_observer(db, CF_OBS_SET, cls, key, prop, COFFER_COLLECTION_SET, -1, key_paths, count,
-                                           callback != NULL, ctx, token, &obs);
-    if (!obs)
-        return st;
-    obs->cb.collection = callback;
-    return add_observer(db, obs, st, token);
+    return observe_property(db, CF_OBS_SET, COFFER_COLLECTION_SET, cls, key, prop, key_paths, count, callback, NULL,
+                            ctx, token);
 }
 
 COFFER_API coffer_status coffer_map_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                             coffer_property_id prop, const char *const *key_paths, size_t count,
                                             coffer_map_callback callback, void *ctx, coffer_token **token)
 {
-    cf_observer *obs;
-    coffer_status st = collection_observer(db, CF_OBS_MAP, cls, key, prop, COFFER_COLLECTION_MAP, -1, key_paths, count,
-                                           callback != NULL, ctx, token, &obs);
-    if (!obs)
-        return st;
-    obs->cb.map = callback;
-    return add_observer(db, obs, st, token);
+    return observe_property(db, CF_OBS_MAP, COFFER_COLLECTION_MAP, cls, key, prop, key_paths, count, NULL, callback,
+                            ctx, token);
 }
 
 COFFER_API void coffer_token_stop(coffer_token *token)

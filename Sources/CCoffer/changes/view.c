@@ -12,7 +12,6 @@
 
 #include "changes/hub.h"
 #include "crypto/crypto.h"
-#include "objects/cell.h"
 #include "query/engine.h"
 #include "util/error.h"
 
@@ -145,9 +144,9 @@ static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held *
     *out = NULL;
     *n = 0;
     coffer_object *owner;
-    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, &owner);
-    if (st != COFFER_OK)
-        return st;
+    coffer_status st = cf_observed_owner(obs, txn, &owner);
+    if (st != COFFER_OK || !owner)
+        return st; /* a deleted owner has no view: its rows are all deleted */
     coffer_list *list;
     uint64_t count = 0;
     st = coffer_object_get_list(owner, obs->prop, &list);
@@ -164,13 +163,7 @@ static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held *
             break;
         e->pos = i;
         e->descending = obs->value_order == COFFER_SORT_DESCENDING;
-        uint8_t head[40];
-        size_t hl = 1, bl = 0;
-        const void *body = NULL;
-        head[0] = (uint8_t)e->v.type;
-        if (e->v.type <= COFFER_TYPE_LINK)
-            cf_cell_identity(&e->v, head, &hl, &body, &bl);
-        cf_index_hash(NULL, e->id, head, hl, body, bl);
+        cf_value_identity(&e->v, e->id);
         if (e->v.type == COFFER_TYPE_STRING || e->v.type == COFFER_TYPE_BINARY) {
             size_t size = e->v.u.binary.size;
             uint8_t *copy = malloc(size ? size : 1);
