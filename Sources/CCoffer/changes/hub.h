@@ -2,7 +2,9 @@
  * they have seen (a read transaction kept open at it), the notifier thread
  * that wakes on commits of any process, and the refresh cycle that computes
  * and delivers change sets. observers.c runs it; compute.c computes what
- * each kind of observer is told; keypath.c resolves and follows key paths. */
+ * each kind of observer is told (and resolves and follows key paths), with
+ * items.c for sets and maps and view.c for lists seen through a query or a
+ * sort. */
 #ifndef COFFER_HUB_H
 #define COFFER_HUB_H
 
