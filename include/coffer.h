@@ -1363,7 +1363,8 @@ COFFER_API void coffer_results_free(coffer_results *results);
  * it, only coffer_db_refresh() moves the handle.
  *
  * Observers watch the whole database, one object, the results of a query
- * (with its SORT, DISTINCT and LIMIT), or a list property. Their callbacks
+ * (with its SORT, DISTINCT and LIMIT), a list property (also seen through a
+ * query, or sorted), a set property or a map property. Their callbacks
  * run, once per refresh that changed what they watch, on the handle's
  * notifier thread (owned by the library), or inside coffer_db_refresh() on
  * the thread that calls it, or through a scheduler the program supplies
@@ -1463,6 +1464,101 @@ COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls,
                                              coffer_property_id prop, const char *const *key_paths, size_t count,
                                              coffer_collection_callback callback, void *ctx, coffer_token **token);
 
+/** Observes list property `prop` of object `key` of class `cls` seen
+ *  through `query` (compiled for the list's element class; kept by the
+ *  observer, the caller may free it): the list's elements, in the list's
+ *  order, that match its predicate, then its SORT, DISTINCT and LIMIT, as
+ *  realm-core's `list.filter(...)`/`list.sorted(...)` results. An object the
+ *  list holds twice is two rows. The change set is that of results with an
+ *  order of their own: a row that changes places (the list was reordered,
+ *  or a sort key changed) is a deletion plus an insertion, never a move.
+ *  Key paths are from the element class, as for coffer_list_observe(); when
+ *  the object is deleted the last call reports every row deleted and
+ *  coffer_collection_changes_root_deleted().
+ *  Errors as coffer_list_observe(); COFFER_ERR_TYPE when `prop` is not a
+ *  list of objects; COFFER_ERR_INVALID_ARGUMENT when `query` is NULL or of
+ *  another class than the list's elements. */
+COFFER_API coffer_status coffer_list_query_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                                   coffer_property_id prop, const coffer_query *query,
+                                                   const char *const *key_paths, size_t count,
+                                                   coffer_collection_callback callback, void *ctx,
+                                                   coffer_token **token);
+
+/** Orders of a list of values seen sorted (coffer_list_values_observe()). */
+typedef enum coffer_sort_order {
+    COFFER_SORT_NONE = 0,       /**< the list's own order */
+    COFFER_SORT_ASCENDING = 1,  /**< smallest first (the order of a query's SORT) */
+    COFFER_SORT_DESCENDING = 2  /**< largest first */
+} coffer_sort_order;
+
+/** Observes list-of-values property `prop` of object `key` of class `cls`
+ *  seen distinct and/or sorted, as realm-core's `list.distinct()` and
+ *  `list.sorted(ascending:)`: with `distinct` nonzero equal values appear
+ *  once (the first, in list order), then `order` (a coffer_sort_order; the
+ *  sort is stable) orders them. A row is a position of the list: an element
+ *  replaced in place is modified, and reported as a deletion plus an
+ *  insertion when that moves it in the sorted order. Otherwise as
+ *  coffer_list_query_observe().
+ *  Errors as coffer_list_observe(); COFFER_ERR_TYPE when `prop` is not a
+ *  list of values; COFFER_ERR_INVALID_ARGUMENT for an unknown `order`. */
+COFFER_API coffer_status coffer_list_values_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                                    coffer_property_id prop, int order, int distinct,
+                                                    coffer_collection_callback callback, void *ctx,
+                                                    coffer_token **token);
+
+/** Observes set property `prop` of object `key` of class `cls`: elements
+ *  inserted and deleted, and (for sets of objects) elements whose objects
+ *  changed, as a collection change set whose indices are positions in the
+ *  set's order (coffer_set_get()), old ones for deletions and
+ *  modifications, new ones for insertions and modifications_new. Sets
+ *  report no moves; coffer_collection_changes_cleared() tells a clear that
+ *  left the set empty. Key paths (from the element class, for sets of
+ *  objects) filter as for coffer_list_observe(); when the object is deleted
+ *  the last call reports every element deleted and
+ *  coffer_collection_changes_root_deleted().
+ *  Errors as coffer_object_observe(); COFFER_ERR_TYPE when `prop` is not a
+ *  set; COFFER_ERR_QUERY for key paths on a set of values. */
+COFFER_API coffer_status coffer_set_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                            coffer_property_id prop, const char *const *key_paths, size_t count,
+                                            coffer_collection_callback callback, void *ctx, coffer_token **token);
+
+typedef struct coffer_map_changes coffer_map_changes;
+/** Called with the changes of an observed map; `changes` is NULL for the
+ *  first call, which reports the initial state. */
+typedef void (*coffer_map_callback)(void *ctx, coffer_txn *txn, const coffer_map_changes *changes);
+
+/** Observes map property `prop` of object `key` of class `cls`. Changes
+ *  are given as keys, as Realm's dictionary changes: keys deleted (they were
+ *  in the old map), inserted (new in the map) and modified (kept, with
+ *  another value, or for maps of objects a linked object that changed, as
+ *  filtered by `key_paths` from the value class). A change inside a list or
+ *  map nested in a value is not a modification of its key. When the object
+ *  is deleted the last call reports every key deleted and
+ *  coffer_map_changes_root_deleted().
+ *  Errors as coffer_object_observe(); COFFER_ERR_TYPE when `prop` is not a
+ *  map; COFFER_ERR_QUERY for key paths on a map of values. */
+COFFER_API coffer_status coffer_map_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                            coffer_property_id prop, const char *const *key_paths, size_t count,
+                                            coffer_map_callback callback, void *ctx, coffer_token **token);
+
+/** The number of keys of `kind` (COFFER_CHANGE_DELETIONS,
+ *  COFFER_CHANGE_INSERTIONS or COFFER_CHANGE_MODIFICATIONS) in `changes`;
+ *  0 for another kind or NULL. Deleted keys are in the old map's order,
+ *  the others in the new map's. */
+COFFER_API size_t coffer_map_changes_count(const coffer_map_changes *changes, int kind);
+
+/** Key `i` of `kind`, borrowed for the duration of the callback.
+ *  COFFER_ERR_INVALID_ARGUMENT for a NULL argument, another kind, or `i`
+ *  out of range. */
+COFFER_API coffer_status coffer_map_changes_key(const coffer_map_changes *changes, int kind, size_t i,
+                                                coffer_bytes *key);
+
+/** 1 if the map was cleared (and left empty), else 0. */
+COFFER_API int coffer_map_changes_cleared(const coffer_map_changes *changes);
+
+/** 1 if the object owning the observed map was deleted, else 0. */
+COFFER_API int coffer_map_changes_root_deleted(const coffer_map_changes *changes);
+
 /** Stops an observer and frees its token. Once it returns, the callback
  *  runs no more, from any thread: if it is running on another thread, this
  *  waits for it to return. It may be called from inside the callback itself
@@ -1504,7 +1600,7 @@ COFFER_API coffer_status coffer_collection_changes_move(const coffer_collection_
 /** 1 if the list was cleared (and not added to after), else 0. */
 COFFER_API int coffer_collection_changes_cleared(const coffer_collection_changes *changes);
 
-/** 1 if the object owning the observed list was deleted, else 0. */
+/** 1 if the object owning the observed list (or set) was deleted, else 0. */
 COFFER_API int coffer_collection_changes_root_deleted(const coffer_collection_changes *changes);
 
 /** 1 if the observed object was deleted (then no property is listed). */

@@ -14,11 +14,10 @@
  * primitive_list.cpp), licensed under the Apache License 2.0; each case cites
  * its file and section in `source`.
  *
- * A list seen through a query or sort ("list_results") has no observer of its
- * own in the C API; where the view is exactly the results of a sorted query
- * over the element class restricted to the list's owner (a sort with no ties,
- * a list without duplicates) it is observed that way, and the other such
- * cases are skipped with the reason printed.
+ * A list seen through a query or sort ("list_results") is observed with
+ * coffer_list_query_observe() (a list of objects) or
+ * coffer_list_values_observe() (a list of values, sorted or distinct on
+ * "self"). Every case runs; none is skipped.
  */
 #include "test_support.h"
 #include "json_reader.h"
@@ -489,55 +488,39 @@ static coffer_token *observe_query(coffer_db *db, const char *type, const char *
     return token;
 }
 
-/* Why a list seen through a query cannot be observed through the C API, or
- * NULL when it can: as a query over the element class restricted to the
- * list's owner, which is exact only for a sorted view (its order does not
- * depend on the list's) without ties, of a list that never holds an object
- * twice. */
-static const char *list_results_unsupported(const jr_value *c)
+/* A list seen through a query: a list of objects through a query of its
+ * element class ("TRUEPREDICATE" when the case has none) with the case's
+ * descriptors; a list of values through its distinct and sort on "self". */
+static coffer_token *observe_list_results(coffer_db *db, const jr_value *observe, coffer_class_id owner_cls,
+                                          coffer_object_key owner, const key_paths *kp, told *t)
 {
-    const jr_value *observe = jr_get(c, "observe"), *write = jr_get(c, "write");
+    coffer_property_id prop = ts_prop(db, owner_cls, jr_get_str(observe, "property"));
+    const coffer_property_schema *p = property_of(db, owner_cls, prop);
     const jr_value *descriptors = jr_get(observe, "descriptors");
-    const jr_value *fixture = jr_get(jr_get(suite, "fixtures"), jr_get_str(c, "fixture"));
-    const jr_value *schema = jr_get(fixture, "schema");
-    for (size_t i = 0; i < jr_count(schema); i++) {
-        const jr_value *cls = jr_at(schema, i);
-        if (strcmp(jr_get_str(cls, "name"), jr_get_str(observe, "type")) != 0)
-            continue;
-        const jr_value *props = jr_get(cls, "properties");
-        for (size_t k = 0; k < jr_count(props); k++)
-            if (strcmp(jr_get_str(jr_at(props, k), "name"), jr_get_str(observe, "property")) == 0 &&
-                is_scalar_name(jr_get_str(jr_at(props, k), "objectType")))
-                return "a list of primitive values has no element class: coffer_query_observe() observes "
-                       "objects of a class, and the C API has no observer of a list through a query";
+    coffer_token *token;
+    if (is_scalar_name(p->object_class) || p->type != COFFER_TYPE_LINK) {
+        int order = COFFER_SORT_NONE, distinct = 0;
+        for (size_t d = 0; d < jr_count(descriptors); d++) {
+            const jr_value *desc = jr_at(descriptors, d), *sort = jr_get(desc, "sort");
+            if (sort)
+                order = jr_is_true(jr_get(jr_at(sort, 0), "ascending")) ? COFFER_SORT_ASCENDING : COFFER_SORT_DESCENDING;
+            else if (jr_get(desc, "distinct"))
+                distinct = 1;
+            else
+                fail_msg("a list of values is seen only sorted or distinct");
+        }
+        assert_ok(coffer_list_values_observe(db, owner_cls, owner, prop, order, distinct, on_collection, t, &token));
+        return token;
     }
-    if (jr_count(descriptors) != 1 || !jr_get(jr_at(descriptors, 0), "sort") || jr_get(observe, "query"))
-        return "the view keeps the list's order, which a query over the element class (in table order) "
-               "cannot follow, and the C API has no observer of a list through a query";
-    for (size_t i = 0; i < jr_count(write); i++) {
-        const char *op = jr_get_str(jr_at(write, i), "op");
-        if (strcmp(op, "list_append") == 0 || strcmp(op, "list_insert") == 0 || strcmp(op, "list_set") == 0)
-            return "the write puts objects into the list that may already be in it; results of a query over "
-                   "the element class hold each object once, and the C API has no observer of a list through "
-                   "a query";
-    }
-    return NULL;
-}
-
-/* The list's owner restricts the element class: its objects that the list
- * holds (every one once, so exact without duplicates). */
-static coffer_token *observe_list_results(coffer_db *db, const jr_value *observe, const key_paths *kp, told *t)
-{
-    const char *owner = jr_get_str(observe, "type"), *prop = jr_get_str(observe, "property");
-    coffer_class_id owner_cls = ts_class(db, owner);
-    const coffer_property_schema *p = property_of(db, owner_cls, ts_prop(db, owner_cls, prop));
-    coffer_property_id pk;
-    assert_ok(coffer_db_primary_key(db, owner_cls, &pk));
     char text[512];
-    snprintf(text, sizeof text, "ANY @links.%s.%s.%s == %lld", owner, prop, property_of(db, owner_cls, pk)->name,
-             (long long)jr_int(jr_get(observe, "pk"), 0));
-    append_descriptors(text, sizeof text, jr_get(observe, "descriptors"));
-    return observe_query(db, p->object_class, text, kp, t);
+    const char *query = jr_get_str(observe, "query");
+    snprintf(text, sizeof text, "%s", query ? query : "TRUEPREDICATE");
+    append_descriptors(text, sizeof text, descriptors);
+    coffer_query *q;
+    assert_ok(coffer_query_compile(db, ts_class(db, p->object_class), text, SIZE_MAX, NULL, 0, &q));
+    assert_ok(coffer_list_query_observe(db, owner_cls, owner, prop, q, kp->ptr, kp->count, on_collection, t, &token));
+    coffer_query_free(q);
+    return token;
 }
 
 static coffer_token *observe_case(conf_db *c, const jr_value *observe, const key_paths *kp, told *t,
@@ -551,8 +534,6 @@ static coffer_token *observe_case(conf_db *c, const jr_value *observe, const key
         append_descriptors(text, sizeof text, jr_get(observe, "descriptors"));
         return observe_query(c->db, type, text, kp, t);
     }
-    if (strcmp(kind, "list_results") == 0)
-        return observe_list_results(c->db, observe, kp, t);
     c->txn = ts_begin(c->db, COFFER_TXN_READ);
     coffer_object *obj = find_object(c, type, jr_int(jr_get(observe, "pk"), 0));
     coffer_object_key key = coffer_object_key_of(obj);
@@ -560,6 +541,8 @@ static coffer_token *observe_case(conf_db *c, const jr_value *observe, const key
     coffer_txn_free(c->txn);
     c->txn = NULL;
     coffer_class_id cls = ts_class(c->db, type);
+    if (strcmp(kind, "list_results") == 0)
+        return observe_list_results(c->db, observe, cls, key, kp, t);
     if (strcmp(kind, "list") == 0) {
         coffer_property_id prop = ts_prop(c->db, cls, jr_get_str(observe, "property"));
         assert_ok(coffer_list_observe(c->db, cls, key, prop, kp->ptr, kp->count, on_collection, t, &token));
@@ -580,13 +563,6 @@ static void run_case(void **state)
     const jr_value *c = *state;
     const char *id = jr_get_str(c, "id");
     const jr_value *observe = jr_get(c, "observe"), *expected = jr_get(c, "expected");
-    if (strcmp(jr_get_str(observe, "kind"), "list_results") == 0) {
-        const char *why = list_results_unsupported(c);
-        if (why) {
-            print_message("[  SKIPPED ] %s: not expressible: %s\n", id, why);
-            skip();
-        }
-    }
     const jr_value *fixture = jr_get(jr_get(suite, "fixtures"), jr_get_str(c, "fixture"));
     assert_non_null(fixture);
     built_schema schema;

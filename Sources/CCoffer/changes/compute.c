@@ -424,20 +424,24 @@ static bool key_changed(uint64_t key, void *ctx)
     return cf_object_changed(k->obs, k->txn, k->c, k->cls, key, 1);
 }
 
-/* The elements of the observed list in `txn`: keys of linked objects (0
- * for other elements), and the count. `*deleted` when its owner is gone. */
-static coffer_status list_keys(const cf_observer *obs, coffer_txn *txn, uint64_t **keys, size_t *n, int *deleted)
+coffer_status cf_observed_owner(const cf_observer *obs, coffer_txn *txn, coffer_object **owner)
+{
+    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, owner);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        *owner = NULL;
+        return COFFER_OK;
+    }
+    return st;
+}
+
+coffer_status cf_list_keys(const cf_observer *obs, coffer_txn *txn, uint64_t **keys, size_t *n, int *deleted)
 {
     *keys = NULL;
     *n = 0;
-    *deleted = 0;
     coffer_object *owner;
-    coffer_status st = coffer_object_get(txn, obs->cls, obs->key, &owner);
-    if (st == COFFER_ERR_NOT_FOUND) {
-        *deleted = 1;
-        return COFFER_OK;
-    }
-    if (st != COFFER_OK)
+    coffer_status st = cf_observed_owner(obs, txn, &owner);
+    *deleted = st == COFFER_OK && !owner;
+    if (st != COFFER_OK || !owner)
         return st;
     coffer_list *list;
     uint64_t count = 0;
@@ -477,10 +481,14 @@ coffer_status cf_compute_initial(cf_observer *obs, coffer_txn *new_txn)
         return cf_query_keys(new_txn, obs->query, &obs->keys, &obs->nkeys);
     if (obs->kind == CF_OBS_LIST) {
         int deleted;
-        coffer_status st = list_keys(obs, new_txn, &obs->keys, &obs->nkeys, &deleted);
+        coffer_status st = cf_list_keys(obs, new_txn, &obs->keys, &obs->nkeys, &deleted);
         obs->finished = deleted;
         return st;
     }
+    if (obs->kind == CF_OBS_LIST_VIEW)
+        return cf_view_initial(obs, new_txn);
+    if (obs->kind == CF_OBS_SET || obs->kind == CF_OBS_MAP)
+        return cf_items_initial(obs, new_txn);
     if (obs->kind == CF_OBS_OBJECT) {
         coffer_object *obj;
         coffer_status st = coffer_object_get(new_txn, obs->cls, obs->key, &obj);
@@ -548,29 +556,12 @@ static int replay_op(cf_list_changes *b, const cf_log_coll_op *op)
     return 0;
 }
 
-/* The size of a list after operation `op`, from its size before. */
-static uint64_t replayed_size(uint64_t size, const cf_log_coll_op *op)
-{
-    switch (op->op) {
-    case CF_COLL_INSERT: return size + 1;
-    case CF_COLL_ERASE: return size ? size - 1 : 0;
-    case CF_COLL_CLEAR: return 0;
-    }
-    return size;
-}
-
-static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
-                                  cf_changeset *cs)
+coffer_status cf_list_compute(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, const uint64_t *keys,
+                              size_t n, int deleted, cf_changeset *cs)
 {
     coffer_db *db = new_txn->db;
     const cf_class *owner = class_at(db, obs->cls);
     const cf_prop *p = observed_prop(obs, db);
-    uint64_t *keys;
-    size_t n;
-    int deleted;
-    coffer_status st = list_keys(obs, new_txn, &keys, &n, &deleted);
-    if (st != COFFER_OK)
-        return st;
     cf_list_changes b;
     cf_list_changes_init(&b);
     int failed = 0;
@@ -580,21 +571,15 @@ static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const c
     } else {
         const cf_mod *m = cf_changes_find(c, owner->table, obs->key);
         size_t replayed = 0;
-        uint64_t size = obs->nkeys; /* as the replayed operations leave it */
         for (size_t i = 0; !failed && i < c->nops; i++)
             if (op_is_observed(obs, db, &c->ops[i])) {
                 failed = replay_op(&b, &c->ops[i]);
-                size = replayed_size(size, &c->ops[i]);
                 replayed++;
             }
         int reassigned = !replayed && m && cf_changes_column(m, p->column);
-        /* Deleting an object removes it from every list holding it without
-         * an operation in the log: the replay then ends at another size. */
-        int unlogged = size != n;
-        if (!failed && (c->gap || reassigned || unlogged)) {
-            /* No (complete) operations to replay (the list was assigned
-             * whole, elements went with their deleted objects, or the log
-             * has a gap): compare the elements instead. */
+        if (!failed && (c->gap || reassigned)) {
+            /* No operations to replay (the list was assigned whole, or the
+             * log has a gap): compare the elements instead. */
             cf_list_changes_free(&b);
             if (p->type == COFFER_TYPE_LINK && p->target >= 0) {
                 changed_ctx k = {obs, new_txn, c, (coffer_class_id)p->target};
@@ -604,7 +589,7 @@ static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const c
                 failed = cf_index_set_add_range(&cs->deletions, 0, obs->nkeys) ||
                          cf_index_set_add_range(&cs->insertions, 0, n);
             }
-            goto done;
+            return failed ? no_memory() : COFFER_OK;
         }
         /* Elements whose objects changed, at their new positions. */
         if (!failed && p->type == COFFER_TYPE_LINK && p->target >= 0)
@@ -615,8 +600,23 @@ static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const c
     if (!failed)
         failed = cf_list_changes_finish(&b, cs);
     cf_list_changes_free(&b);
-done:
-    return remember_keys(obs, failed, keys, n, cs, deliver);
+    return failed ? no_memory() : COFFER_OK;
+}
+
+static coffer_status compute_list(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
+                                  cf_changeset *cs)
+{
+    uint64_t *keys;
+    size_t n;
+    int deleted;
+    coffer_status st = cf_list_keys(obs, new_txn, &keys, &n, &deleted);
+    if (st == COFFER_OK)
+        st = cf_list_compute(obs, new_txn, c, keys, n, deleted, cs);
+    if (st != COFFER_OK) {
+        free(keys);
+        return st;
+    }
+    return remember_keys(obs, 0, keys, n, cs, deliver);
 }
 
 coffer_status cf_compute_collection(cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn, const cf_changes_read *c,
@@ -625,8 +625,13 @@ coffer_status cf_compute_collection(cf_observer *obs, coffer_txn *old_txn, coffe
     (void)old_txn;
     *deliver = 0;
     cf_changeset_init(&out->cs);
-    coffer_status st = obs->kind == CF_OBS_RESULTS ? compute_results(obs, new_txn, c, deliver, &out->cs)
-                                                   : compute_list(obs, new_txn, c, deliver, &out->cs);
+    coffer_status st;
+    switch (obs->kind) {
+    case CF_OBS_RESULTS: st = compute_results(obs, new_txn, c, deliver, &out->cs); break;
+    case CF_OBS_LIST_VIEW: st = cf_compute_view(obs, new_txn, c, deliver, &out->cs); break;
+    case CF_OBS_SET: st = cf_compute_set(obs, new_txn, c, deliver, &out->cs); break;
+    default: st = compute_list(obs, new_txn, c, deliver, &out->cs); break;
+    }
     if (st != COFFER_OK || !*deliver)
         cf_changeset_free(&out->cs);
     return st;

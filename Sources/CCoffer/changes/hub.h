@@ -2,7 +2,9 @@
  * they have seen (a read transaction kept open at it), the notifier thread
  * that wakes on commits of any process, and the refresh cycle that computes
  * and delivers change sets. observers.c runs it; compute.c computes what
- * each kind of observer is told; keypath.c resolves and follows key paths. */
+ * each kind of observer is told (and resolves and follows key paths), with
+ * items.c for sets and maps and view.c for lists seen through a query or a
+ * sort. */
 #ifndef COFFER_HUB_H
 #define COFFER_HUB_H
 
@@ -15,7 +17,28 @@
 #include "storage/changelog.h"
 #include "storage/handles.h"
 
-typedef enum cf_obs_kind { CF_OBS_DB, CF_OBS_OBJECT, CF_OBS_RESULTS, CF_OBS_LIST } cf_obs_kind;
+typedef enum cf_obs_kind {
+    CF_OBS_DB,
+    CF_OBS_OBJECT,
+    CF_OBS_RESULTS,
+    CF_OBS_LIST,
+    CF_OBS_LIST_VIEW, /* a list through a query (objects) or a sort/distinct (values) */
+    CF_OBS_SET,
+    CF_OBS_MAP
+} cf_obs_kind;
+
+/* One element of an observed set, or entry of an observed map, as an
+ * observer last saw it. Identities are hashes of the value's identity
+ * (cf_cell_identity), so equal values have equal identities. */
+typedef struct cf_item {
+    uint8_t id[16];    /* set: the element's identity; map: the key's */
+    uint8_t value[16]; /* map: the value's identity */
+    coffer_class_id link_cls; /* the object it links to, when link_key */
+    uint64_t link_key;
+    int is_link;
+    uint8_t *key; /* map: the key's bytes (owned) */
+    size_t key_len;
+} cf_item;
 
 /* A key path resolved to steps: class index and property index per step. */
 typedef struct cf_keypath {
@@ -35,12 +58,13 @@ typedef struct cf_observer {
         coffer_db_callback db;
         coffer_collection_callback collection;
         coffer_object_callback object;
+        coffer_map_callback map;
     } cb;
     /* what is observed */
     coffer_class_id cls;
     coffer_object_key key;
     coffer_property_id prop;
-    coffer_query *query; /* results: a shared handle (cf_query_unshare) */
+    coffer_query *query; /* results and list views: a shared handle (cf_query_unshare) */
     int ordered;         /* results in their own order (SORT/DISTINCT/LIMIT) */
     /* key paths: `filtered` set when any were given (none = shallow) */
     int filtered;
@@ -53,7 +77,12 @@ typedef struct cf_observer {
     int orphaned; /* its handle closed while its token lived: the token frees it */
     uint64_t *keys; /* results and lists: the keys (list elements) last told */
     size_t nkeys;
-    uint64_t list_count;  /* lists: the size last told */
+    cf_item *items;       /* sets and maps: the elements or entries last told */
+    size_t nitems;
+    uint64_t *rows;       /* list views: the list positions of the rows last told */
+    size_t nrows;
+    int value_order;      /* list views of values: COFFER_SORT_* */
+    int value_distinct;   /* list views of values: equal values once */
     uint64_t skip_version; /* a commit made without notifying this observer */
     uint32_t *tables;      /* the tables whose changes can matter, sorted */
     size_t ntables;
@@ -147,6 +176,44 @@ coffer_status cf_compute_collection(cf_observer *obs, coffer_txn *old_txn, coffe
 coffer_status cf_compute_object(cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn, const cf_changes_read *c,
                                 int *deliver, struct coffer_object_changes *out);
 void cf_object_changes_free(struct coffer_object_changes *oc);
+
+/* The object owning the observed collection in `txn`, in `*owner` (NULL,
+ * with COFFER_OK, when it was deleted); the caller releases it. */
+coffer_status cf_observed_owner(const cf_observer *obs, coffer_txn *txn, coffer_object **owner);
+
+/* The identity of value `v` (equal values, equal identities; a nested
+ * collection is known by its kind only). */
+void cf_value_identity(const coffer_value *v, uint8_t out[16]);
+
+/* Lists (compute.c): the elements of the observed list in `txn` (keys of
+ * linked objects, 0 for values; `*deleted` when its owner is gone), and the
+ * change set from the elements last told (obs->keys) to those. */
+coffer_status cf_list_keys(const cf_observer *obs, coffer_txn *txn, uint64_t **keys, size_t *n, int *deleted);
+coffer_status cf_list_compute(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, const uint64_t *keys,
+                              size_t n, int deleted, cf_changeset *cs);
+
+/* List views (view.c): a list through a query or a sort of its values. */
+coffer_status cf_view_initial(cf_observer *obs, coffer_txn *txn);
+coffer_status cf_compute_view(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
+                              cf_changeset *cs);
+
+/* Sets and maps (items.c): their contents compared element by element. */
+struct coffer_map_changes {
+    coffer_bytes *keys[3]; /* COFFER_CHANGE_DELETIONS, _INSERTIONS, _MODIFICATIONS */
+    size_t count[3];
+    int cleared;
+    int root_deleted;
+    cf_item *retired; /* the entries last told, which deleted keys point into */
+    size_t nretired;
+};
+
+void cf_items_free(cf_item *items, size_t n);
+coffer_status cf_items_initial(cf_observer *obs, coffer_txn *txn);
+coffer_status cf_compute_set(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
+                             cf_changeset *cs);
+coffer_status cf_compute_map(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
+                             struct coffer_map_changes *out);
+void cf_map_changes_free(struct coffer_map_changes *mc);
 
 /* Stops the notifier and frees every observer of a closing handle. */
 void cf_hub_close(coffer_db *db);

@@ -78,6 +78,8 @@ static void observer_free(cf_observer *obs)
     free(obs->tables);
     free(obs->paths);
     free(obs->keys);
+    free(obs->rows);
+    cf_items_free(obs->items, obs->nitems);
     free(obs);
 }
 
@@ -155,7 +157,7 @@ static coffer_status relevant_tables(coffer_db *db, cf_observer *obs)
             }
     } else if (obs->kind == CF_OBS_RESULTS) {
         failed = add_reachable(obs, &cap, schema, obs->cls, 1);
-    } else if (obs->kind == CF_OBS_LIST) {
+    } else if (obs->kind != CF_OBS_DB) { /* a list, a list view, a set or a map */
         const cf_prop *p = &schema->classes[obs->cls].props[obs->prop];
         failed = add_table(obs, &cap, schema->classes[obs->cls].table) ||
                  (p->target >= 0 && add_reachable(obs, &cap, schema, (coffer_class_id)p->target, 1));
@@ -190,7 +192,7 @@ static int touches(const cf_observer *obs, const cf_changes_read *c)
 /* Calls one observer's callback unless its token was stopped; a stop from
  * another thread waits until this returns. */
 static void deliver(cf_hub *hub, cf_observer *obs, coffer_txn *txn, uint64_t old_version, uint64_t new_version,
-                    const coffer_collection_changes *cc, const coffer_object_changes *oc)
+                    const coffer_collection_changes *cc, const coffer_object_changes *oc, const coffer_map_changes *mc)
 {
     pthread_mutex_lock(&hub->lock);
     if (obs->stopped) {
@@ -203,8 +205,11 @@ static void deliver(cf_hub *hub, cf_observer *obs, coffer_txn *txn, uint64_t old
     switch (obs->kind) {
     case CF_OBS_DB: obs->cb.db(obs->ctx, txn, old_version, new_version); break;
     case CF_OBS_RESULTS:
-    case CF_OBS_LIST: obs->cb.collection(obs->ctx, txn, cc); break;
+    case CF_OBS_LIST:
+    case CF_OBS_LIST_VIEW:
+    case CF_OBS_SET: obs->cb.collection(obs->ctx, txn, cc); break;
     case CF_OBS_OBJECT: obs->cb.object(obs->ctx, txn, oc); break;
+    case CF_OBS_MAP: obs->cb.map(obs->ctx, txn, mc); break;
     }
     pthread_mutex_lock(&hub->lock);
     hub->delivering = NULL;
@@ -239,7 +244,7 @@ static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_
         coffer_status st = cf_compute_initial(obs, new_txn);
         if (st != COFFER_OK)
             return st;
-        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL);
+        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL, NULL);
         return COFFER_OK;
     }
     if (new_version == old_version || (obs->kind != CF_OBS_DB && !touches(obs, all)))
@@ -260,19 +265,26 @@ static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_
     coffer_status st = COFFER_OK;
     int tell = 0;
     if (obs->kind == CF_OBS_DB) {
-        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL);
+        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL, NULL);
     } else if (obs->kind == CF_OBS_OBJECT) {
         coffer_object_changes oc;
         st = cf_compute_object(obs, old_txn, new_txn, c, &tell, &oc);
         if (st == COFFER_OK && tell) {
-            deliver(hub, obs, new_txn, old_version, new_version, NULL, &oc);
+            deliver(hub, obs, new_txn, old_version, new_version, NULL, &oc, NULL);
             cf_object_changes_free(&oc);
+        }
+    } else if (obs->kind == CF_OBS_MAP) {
+        coffer_map_changes mc;
+        st = cf_compute_map(obs, new_txn, c, &tell, &mc);
+        if (st == COFFER_OK && tell) {
+            deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL, &mc);
+            cf_map_changes_free(&mc);
         }
     } else {
         coffer_collection_changes cc;
         st = cf_compute_collection(obs, old_txn, new_txn, c, &tell, &cc);
         if (st == COFFER_OK && tell) {
-            deliver(hub, obs, new_txn, old_version, new_version, &cc, NULL);
+            deliver(hub, obs, new_txn, old_version, new_version, &cc, NULL, NULL);
             cf_changeset_free(&cc.cs);
         }
     }
@@ -693,30 +705,129 @@ COFFER_API coffer_status coffer_query_observe(coffer_db *db, const coffer_query 
     return add_observer(db, obs, st, token);
 }
 
+/* A new observer of collection property `prop` of object `key`, which must
+ * be a `collection` (COFFER_COLLECTION_*) and, with `of_objects` 1, hold
+ * objects (0: values; -1: either); key paths are from the element class. */
+static coffer_status collection_observer(coffer_db *db, cf_obs_kind kind, coffer_class_id cls, coffer_object_key key,
+                                         coffer_property_id prop, int collection, int of_objects,
+                                         const char *const *key_paths, size_t count, int has_callback, void *ctx,
+                                         coffer_token **token, cf_observer **out)
+{
+    static const char *const names[] = {"", "list", "set", "map"};
+    cf_observer *obs;
+    coffer_status st = new_observer(db, kind, cls, key, has_callback, ctx, token, &obs);
+    *out = obs;
+    if (st != COFFER_OK)
+        return st;
+    obs->prop = prop;
+    const cf_class *cl = &db->schema->classes[cls];
+    if (prop >= cl->nprops)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u", cl->name, prop);
+    const cf_prop *p = &cl->props[prop];
+    int objects = p->type == COFFER_TYPE_LINK && p->target >= 0;
+    if (p->collection != collection)
+        return cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a %s", cl->name, p->name, names[collection]);
+    if (of_objects >= 0 && objects != of_objects)
+        return cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a %s of %s", cl->name, p->name, names[collection],
+                        of_objects ? "objects" : "values");
+    if (count && !objects)
+        return cf_error(COFFER_ERR_QUERY, "key paths need a %s of objects; '%s.%s' holds values", names[collection],
+                        cl->name, p->name);
+    st = set_key_paths(db, obs, objects ? (coffer_class_id)p->target : cls, key_paths, count);
+    if (st == COFFER_OK)
+        st = check_exists(db, cls, key);
+    return st;
+}
+
+/* An observer of a list, set or map property with its callback (`map_cb`
+ * for maps, else `collection_cb`). */
+static coffer_status observe_property(coffer_db *db, cf_obs_kind kind, int collection, coffer_class_id cls,
+                                      coffer_object_key key, coffer_property_id prop, const char *const *key_paths,
+                                      size_t count, coffer_collection_callback collection_cb,
+                                      coffer_map_callback map_cb, void *ctx, coffer_token **token)
+{
+    cf_observer *obs;
+    int has_callback = kind == CF_OBS_MAP ? map_cb != NULL : collection_cb != NULL;
+    coffer_status st = collection_observer(db, kind, cls, key, prop, collection, -1, key_paths, count, has_callback,
+                                           ctx, token, &obs);
+    if (!obs)
+        return st;
+    if (kind == CF_OBS_MAP)
+        obs->cb.map = map_cb;
+    else
+        obs->cb.collection = collection_cb;
+    return add_observer(db, obs, st, token);
+}
+
 COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                              coffer_property_id prop, const char *const *key_paths, size_t count,
                                              coffer_collection_callback callback, void *ctx, coffer_token **token)
 {
+    return observe_property(db, CF_OBS_LIST, COFFER_COLLECTION_LIST, cls, key, prop, key_paths, count, callback, NULL,
+                            ctx, token);
+}
+
+COFFER_API coffer_status coffer_list_query_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                                   coffer_property_id prop, const coffer_query *query,
+                                                   const char *const *key_paths, size_t count,
+                                                   coffer_collection_callback callback, void *ctx,
+                                                   coffer_token **token)
+{
     cf_observer *obs;
-    coffer_status st = new_observer(db, CF_OBS_LIST, cls, key, callback != NULL, ctx, token, &obs);
-    if (st != COFFER_OK)
+    coffer_status st = collection_observer(db, CF_OBS_LIST_VIEW, cls, key, prop, COFFER_COLLECTION_LIST, 1, key_paths,
+                                           count, callback != NULL, ctx, token, &obs);
+    if (!obs)
         return st;
     obs->cb.collection = callback;
-    obs->prop = prop;
-    const cf_class *cl = &db->schema->classes[cls];
-    if (prop >= cl->nprops)
-        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "class '%s' has no property with id %u", cl->name, prop);
-    const cf_prop *p = st == COFFER_OK ? &cl->props[prop] : NULL;
-    int of_objects = p && p->type == COFFER_TYPE_LINK && p->target >= 0;
-    if (p && p->collection != COFFER_COLLECTION_LIST)
-        st = cf_error(COFFER_ERR_TYPE, "property '%s.%s' is not a list", cl->name, p->name);
-    else if (p && count && !of_objects)
-        st = cf_error(COFFER_ERR_QUERY, "key paths need a list of objects; '%s.%s' holds values", cl->name, p->name);
+    if (st == COFFER_OK && !query)
+        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_query_observe: query is NULL");
     if (st == COFFER_OK)
-        st = set_key_paths(db, obs, of_objects ? (coffer_class_id)p->target : cls, key_paths, count);
-    if (st == COFFER_OK)
-        st = check_exists(db, cls, key);
+        st = cf_query_share(query, &obs->query);
+    if (st == COFFER_OK) {
+        const cf_prop *p = &db->schema->classes[cls].props[prop];
+        coffer_class_id qcls = coffer_query_class(query);
+        if (qcls != (coffer_class_id)p->target)
+            st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "the query is for class '%s', the list '%s.%s' holds '%s'",
+                          qcls < db->schema->nclasses ? db->schema->classes[qcls].name : "(another database)",
+                          db->schema->classes[cls].name, p->name, db->schema->classes[p->target].name);
+    }
     return add_observer(db, obs, st, token);
+}
+
+COFFER_API coffer_status coffer_list_values_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                                    coffer_property_id prop, int order, int distinct,
+                                                    coffer_collection_callback callback, void *ctx,
+                                                    coffer_token **token)
+{
+    cf_observer *obs;
+    coffer_status st = collection_observer(db, CF_OBS_LIST_VIEW, cls, key, prop, COFFER_COLLECTION_LIST, 0, NULL, 0,
+                                           callback != NULL, ctx, token, &obs);
+    if (!obs)
+        return st;
+    obs->cb.collection = callback;
+    if (st == COFFER_OK && order != COFFER_SORT_NONE && order != COFFER_SORT_ASCENDING &&
+        order != COFFER_SORT_DESCENDING)
+        st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_values_observe: order %d is not a coffer_sort_order",
+                      order);
+    obs->value_order = order;
+    obs->value_distinct = distinct != 0;
+    return add_observer(db, obs, st, token);
+}
+
+COFFER_API coffer_status coffer_set_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                            coffer_property_id prop, const char *const *key_paths, size_t count,
+                                            coffer_collection_callback callback, void *ctx, coffer_token **token)
+{
+    return observe_property(db, CF_OBS_SET, COFFER_COLLECTION_SET, cls, key, prop, key_paths, count, callback, NULL,
+                            ctx, token);
+}
+
+COFFER_API coffer_status coffer_map_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                            coffer_property_id prop, const char *const *key_paths, size_t count,
+                                            coffer_map_callback callback, void *ctx, coffer_token **token)
+{
+    return observe_property(db, CF_OBS_MAP, COFFER_COLLECTION_MAP, cls, key, prop, key_paths, count, NULL, callback,
+                            ctx, token);
 }
 
 COFFER_API void coffer_token_stop(coffer_token *token)

@@ -948,10 +948,13 @@ coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_
     return walk_stored(txn, slot, id, delete_elements, NULL);
 }
 
-/* The object whose links cf_collection_unlink drops. */
+/* The object whose links cf_collection_unlink drops, and the collection
+ * that is its property's own (0: none), whose operations the change log
+ * names without a collection id. */
 typedef struct link_target {
     uint32_t table;
     coffer_object_key key;
+    uint64_t own_id;
 } link_target;
 
 static int is_target(const coffer_value *v, const link_target *t)
@@ -981,8 +984,15 @@ static coffer_status unlink_list(cf_coll *c, const cf_slot *e, const link_target
                 st = list_splice(c, start + i, 1, NULL, 0);
                 if (st == COFFER_OK)
                     st = cf_graph_release(c->txn, e, &v);
+                /* Observers of the list see the element go at the position
+                 * it had then (later ones were removed first). */
+                if (st == COFFER_OK) {
+                    const cf_class *cl = class_at(c->txn, c->cls);
+                    st = cf_log_collection_op(c->txn, cl->table, cl->props[c->prop].column, c->okey,
+                                              c->id == t->own_id ? 0 : c->id, CF_COLL_ERASE, start + i, 0);
+                }
             } else if (v.type == COFFER_TYPE_LIST || v.type == COFFER_TYPE_MAP) {
-                st = cf_collection_unlink(c->txn, e, v.u.link.key, t->table, t->key);
+                st = cf_collection_unlink(c->txn, e, v.u.link.key, 0, t->table, t->key);
             }
         }
         free(k.data);
@@ -1040,7 +1050,7 @@ static coffer_status unlink_map(cf_coll *c, const cf_slot *e, const link_target 
                 st = cf_graph_release(txn, e, &val);
             free(kcopy);
         } else if (val.type == COFFER_TYPE_LIST || val.type == COFFER_TYPE_MAP) {
-            st = cf_collection_unlink(txn, e, val.u.link.key, t->table, t->key);
+            st = cf_collection_unlink(txn, e, val.u.link.key, 0, t->table, t->key);
         }
         if (st != COFFER_OK)
             break;
@@ -1068,9 +1078,10 @@ static coffer_status unlink_elements(cf_coll *c, const cf_slot *e, const void *a
     return c->kind == COFFER_COLLECTION_SET ? unlink_set(c, t) : unlink_map(c, e, t);
 }
 
-coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, uint32_t ttable, coffer_object_key tkey)
+coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, int own, uint32_t ttable,
+                                   coffer_object_key tkey)
 {
-    link_target t = {ttable, tkey};
+    link_target t = {ttable, tkey, own ? id : 0};
     return walk_stored(txn, slot, id, unlink_elements, &t);
 }
 
@@ -1650,10 +1661,17 @@ static coffer_status clear_entries(cf_coll *c, int kind)
     if (st != COFFER_OK || c->id == 0)
         return st;
     cf_slot e = elem_slot(c);
+    uint64_t before = c->count;
     st = release_entries(c, &e);
     if (st == COFFER_OK) {
         c->count = 0;
         st = hdr_store(c);
+    }
+    /* Observers of the set or map tell a clear from removals. */
+    if (st == COFFER_OK) {
+        const cf_class *cl = class_at(c->txn, c->cls);
+        st = cf_log_collection_op(c->txn, cl->table, cl->props[c->prop].column, c->okey, c->nested ? c->id : 0,
+                                  CF_COLL_CLEAR, before, 0);
     }
     return coll_finish(c, st);
 }

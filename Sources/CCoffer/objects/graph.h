@@ -103,8 +103,12 @@ coffer_status cf_collection_create(coffer_txn *txn, const cf_slot *slot, int kin
 /* Deletes collection `id` and releases everything in it. */
 coffer_status cf_collection_delete(coffer_txn *txn, const cf_slot *slot, uint64_t id);
 
-/* Removes or nulls every link to (ttable, tkey) inside collection `id`. */
-coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, uint32_t ttable, coffer_object_key tkey);
+/* Removes or nulls every link to (ttable, tkey) inside collection `id`;
+ * `own` when `id` is the slot property's own collection (not one nested in
+ * a mixed value). Elements removed from lists are recorded in the change
+ * log as erased. */
+coffer_status cf_collection_unlink(coffer_txn *txn, const cf_slot *slot, uint64_t id, int own, uint32_t ttable,
+                                   coffer_object_key tkey);
 
 /* The key under which an entry of sub-database 1 (`key`, with opened value
  * `value`) is stored in the file of `txn`: set elements and map entries are

@@ -1048,12 +1048,12 @@ coffer_status cf_object_unlink(coffer_txn *txn, coffer_class_id ocls, uint16_t c
     cf_slot slot = slot_of(ocls, (coffer_property_id)i, okey, COFFER_UPDATE_ALL);
     if (st == COFFER_OK && cf_prop_is_collection(p)) {
         if (v.type == COFFER_TYPE_INT)
-            st = cf_collection_unlink(txn, &slot, (uint64_t)v.u.integer, ttable, tkey);
+            st = cf_collection_unlink(txn, &slot, (uint64_t)v.u.integer, 1, ttable, tkey);
     } else if (st == COFFER_OK && v.type == COFFER_TYPE_LINK && v.u.link.class_id == ttable && v.u.link.key == tkey) {
         coffer_field f = {(coffer_property_id)i, {.type = COFFER_TYPE_NULL}};
         st = set_fields(obj, &f, 1, 0, COFFER_UPDATE_ALL);
     } else if (st == COFFER_OK && (v.type == COFFER_TYPE_LIST || v.type == COFFER_TYPE_MAP)) {
-        st = cf_collection_unlink(txn, &slot, v.u.link.key, ttable, tkey);
+        st = cf_collection_unlink(txn, &slot, v.u.link.key, 0, ttable, tkey);
     }
     coffer_object_release(obj);
     return st;

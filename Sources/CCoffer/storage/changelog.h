@@ -24,8 +24,9 @@ enum {
 };
 
 /* Operations on a collection, in the order they were made. Positions are
- * those at the time of the operation. Sets and maps report INSERT/ERASE/SET
- * at the position of the element in their order. */
+ * those at the time of the operation. Lists report every operation; sets and
+ * maps report only CLEAR (their other writes show as a modification of the
+ * owner's property, and observers compare their contents). */
 enum {
     CF_COLL_INSERT = 1, /* a: position */
     CF_COLL_ERASE = 2,  /* a: position */

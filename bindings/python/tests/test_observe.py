@@ -160,11 +160,18 @@ def test_a_filter_after_a_limit_cannot_be_observed(db):
         db.objects(Dog).limit(2).filter("age > 1").observe(Recorder())
 
 
-def test_results_of_a_list_are_not_observed_as_results(db):
-    with db.write():
-        owner = db.add(Owner(id=1, dogs=[Dog(id=1)]))
-    with pytest.raises(coffer.InvalidArgumentError, match="observe the list"):
-        owner.dogs.filter("age > 1").observe(Recorder())
+def test_results_of_a_list_are_observed_in_the_lists_order(manual):
+    with manual.write():
+        owner = manual.add(Owner(id=1, dogs=[Dog(id=1, age=5), Dog(id=2, age=1), Dog(id=3, age=4)]))
+    recorder, token = observed(manual, owner.dogs.filter("age > 2"))  # dogs 1 and 3
+    with manual.write():
+        owner.dogs[0].age = 0
+    assert indices(told(manual, recorder, 2)) == ([0], [], [], [])
+    with manual.write():
+        owner.dogs.append(Dog(id=4, age=9))
+        owner.dogs[2].age = 7
+    assert indices(told(manual, recorder, 3)) == ([], [1], [0], [0])
+    token.stop()
 
 
 # ---- key paths -------------------------------------------------------------

@@ -39,11 +39,19 @@ to run on the handle's thread. Exceptions a callback raises are logged to
 the "coffer" logger and do not stop later notifications. Keep each token:
 collecting it stops its observer, and closing the database stops them all.
 `with db.write(without_notifying=[token]):` commits without telling those
-observers.
+observers. `db.set_scheduler(loop.call_soon_threadsafe)` delivers every
+notification of the handle through the program's own loop instead of the
+notifier thread.
+
+Lists, sets and dictionaries are observed like results:
+`owner.dogs.observe(...)`, `owner.tags.observe(...)` (positions in the
+set's order), `owner.scores.observe(...)` (a coffer.MapChange of keys), a
+list seen through a query `owner.dogs.filter("age < 3").observe(...)`, and
+a list of values seen sorted `owner.numbers.sorted().observe(...)`.
 """
 
 from . import _capi
-from .changes import CollectionChange, DatabaseChange, ObjectChange, PropertyChange
+from .changes import CollectionChange, DatabaseChange, MapChange, ObjectChange, Origin, PropertyChange
 from .database import Database
 from .errors import (
     BusyError,
@@ -87,6 +95,7 @@ from .notifications import ChangeStream, NotificationToken
 from .objectid import ObjectId
 from .opening import default_path, open, set_default_path
 from .results import Results
+from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 
 __version__ = "0.1.0"
@@ -138,6 +147,7 @@ __all__ = [
     "List",
     "LimitError",
     "MAX_NESTING",
+    "MapChange",
     "MapFullError",
     "Migration",
     "MigrationRequiredError",
@@ -152,6 +162,7 @@ __all__ = [
     "ObjectChange",
     "ObjectId",
     "ObjectSchema",
+    "Origin",
     "OldObject",
     "PrimaryKeyExistsError",
     "PropertyChange",
@@ -164,6 +175,7 @@ __all__ = [
     "SchemaError",
     "SchemaVersionError",
     "Set",
+    "SortedValues",
     "Status",
     "WrongKeyError",
     "default_path",

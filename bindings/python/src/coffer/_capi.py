@@ -83,6 +83,13 @@ CHANGE_INSERTIONS = 1
 CHANGE_MODIFICATIONS = 2
 CHANGE_MODIFICATIONS_NEW = 3
 
+SORT_NONE = 0
+SORT_ASCENDING = 1
+SORT_DESCENDING = 2
+
+ORIGIN_LOCAL = 0
+ORIGIN_REMOTE = 1
+
 # ---- structures ------------------------------------------------------------
 
 
@@ -235,6 +242,10 @@ class _ObjectChanges(Structure):
     pass
 
 
+class _MapChanges(Structure):
+    pass
+
+
 if TYPE_CHECKING:
     ConfigP = ctypes._Pointer[_Config]
     DbP = ctypes._Pointer[_Db]
@@ -249,6 +260,7 @@ if TYPE_CHECKING:
     TokenP = ctypes._Pointer[_Token]
     CollectionChangesP = ctypes._Pointer[_CollectionChanges]
     ObjectChangesP = ctypes._Pointer[_ObjectChanges]
+    MapChangesP = ctypes._Pointer[_MapChanges]
 else:
     ConfigP = POINTER(_Config)
     DbP = POINTER(_Db)
@@ -263,6 +275,7 @@ else:
     TokenP = POINTER(_Token)
     CollectionChangesP = POINTER(_CollectionChanges)
     ObjectChangesP = POINTER(_ObjectChanges)
+    MapChangesP = POINTER(_MapChanges)
 
 # ---- error checks ----------------------------------------------------------
 
@@ -487,6 +500,14 @@ coffer_results_free = _declare("coffer_results_free", None, [ResultsP])
 DB_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, c_uint64, c_uint64)
 COLLECTION_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, CollectionChangesP)
 OBJECT_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, ObjectChangesP)
+MAP_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, TxnP, MapChangesP)
+# A scheduler: post(scheduler_ctx, work, arg) asks for work(arg) to run later.
+WORK_FN = ctypes.CFUNCTYPE(None, c_void_p)
+POST_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
+coffer_db_set_scheduler = _status("coffer_db_set_scheduler", DbP, POST_FN, c_void_p)
+coffer_txn_version = _status("coffer_txn_version", TxnP, POINTER(c_uint64))
+coffer_txn_set_origin = _status("coffer_txn_set_origin", TxnP, c_int)
+coffer_txn_commit_origin = _status("coffer_txn_commit_origin", TxnP, c_uint64, POINTER(c_int))
 coffer_db_refresh = _status("coffer_db_refresh", DbP)
 coffer_db_set_auto_refresh = _status("coffer_db_set_auto_refresh", DbP, c_int)
 coffer_db_auto_refresh = _declare("coffer_db_auto_refresh", c_int, [DbP])
@@ -503,6 +524,26 @@ coffer_list_observe = _status(
     "coffer_list_observe", DbP, c_uint32, c_uint64, c_uint32, POINTER(c_char_p), c_size_t, COLLECTION_CALLBACK,
     c_void_p, POINTER(TokenP)
 )
+coffer_list_query_observe = _status(
+    "coffer_list_query_observe", DbP, c_uint32, c_uint64, c_uint32, QueryP, POINTER(c_char_p), c_size_t,
+    COLLECTION_CALLBACK, c_void_p, POINTER(TokenP)
+)
+coffer_list_values_observe = _status(
+    "coffer_list_values_observe", DbP, c_uint32, c_uint64, c_uint32, c_int, c_int, COLLECTION_CALLBACK, c_void_p,
+    POINTER(TokenP)
+)
+coffer_set_observe = _status(
+    "coffer_set_observe", DbP, c_uint32, c_uint64, c_uint32, POINTER(c_char_p), c_size_t, COLLECTION_CALLBACK,
+    c_void_p, POINTER(TokenP)
+)
+coffer_map_observe = _status(
+    "coffer_map_observe", DbP, c_uint32, c_uint64, c_uint32, POINTER(c_char_p), c_size_t, MAP_CALLBACK, c_void_p,
+    POINTER(TokenP)
+)
+coffer_map_changes_count = _declare("coffer_map_changes_count", c_size_t, [MapChangesP, c_int])
+coffer_map_changes_key = _status("coffer_map_changes_key", MapChangesP, c_int, c_size_t, POINTER(coffer_bytes))
+coffer_map_changes_cleared = _declare("coffer_map_changes_cleared", c_int, [MapChangesP])
+coffer_map_changes_root_deleted = _declare("coffer_map_changes_root_deleted", c_int, [MapChangesP])
 coffer_token_stop = _declare("coffer_token_stop", None, [TokenP])
 coffer_txn_commit_without_notifying = _status(
     "coffer_txn_commit_without_notifying", TxnP, POINTER(TokenP), c_size_t

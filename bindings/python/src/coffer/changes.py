@@ -1,5 +1,5 @@
-"""The change sets observers receive (CollectionChange, ObjectChange with
-its PropertyChanges, DatabaseChange), and reading them out of the C change
+"""The change sets observers receive (CollectionChange, MapChange,
+ObjectChange with its PropertyChanges, DatabaseChange), and reading them out of the C change
 sets, which are borrowed for the duration of one callback: everything is
 copied into plain Python values before the callback returns."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import enum
 from typing import Any, Callable, List, Tuple
 
 from . import _capi
@@ -14,8 +15,9 @@ from . import _capi
 
 @dataclasses.dataclass(frozen=True)
 class CollectionChange:
-    """What changed in observed results or an observed list since the
-    previous call, as Realm reports it.
+    """What changed in observed results, an observed list or set, or a list
+    seen sorted or through a query, since the previous call, as Realm
+    reports it. For a set the indices are positions in its iteration order.
 
     `deletions` and `modifications` are indices in the old collection,
     `insertions` and `modifications_new` in the new one (the same rows as
@@ -32,6 +34,24 @@ class CollectionChange:
     modifications: List[int] = dataclasses.field(default_factory=list)
     modifications_new: List[int] = dataclasses.field(default_factory=list)
     moves: List[Tuple[int, int]] = dataclasses.field(default_factory=list)
+    initial: bool = False
+    cleared: bool = False
+    root_deleted: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class MapChange:
+    """What changed in an observed dictionary since the previous call, as
+    Realm reports a map's changes: by key. `deletions` are keys that were in
+    the old dictionary and are gone, `insertions` keys that are new,
+    `modifications` keys kept with another value (or, for a dictionary of
+    objects, whose object changed). `initial` is True for the first call;
+    `cleared` says the dictionary was cleared; `root_deleted` that the
+    object owning it was deleted (the last call: every key is deleted)."""
+
+    deletions: List[str] = dataclasses.field(default_factory=list)
+    insertions: List[str] = dataclasses.field(default_factory=list)
+    modifications: List[str] = dataclasses.field(default_factory=list)
     initial: bool = False
     cleared: bool = False
     root_deleted: bool = False
@@ -60,6 +80,16 @@ class ObjectChange:
     initial: bool = False
 
 
+class Origin(enum.IntEnum):
+    """Where the changes of a commit came from, as the change log records
+    it (Database.write(origin=...), Database.commit_origin())."""
+
+    LOCAL = _capi.ORIGIN_LOCAL
+    """Made by this program (the default)."""
+    REMOTE = _capi.ORIGIN_REMOTE
+    """Applied from elsewhere, e.g. by sync."""
+
+
 @dataclasses.dataclass(frozen=True)
 class DatabaseChange:
     """The database handle moved from `old_version` to `new_version` (a
@@ -74,7 +104,7 @@ def is_last(change: object) -> bool:
     owning its list, was deleted."""
     if isinstance(change, ObjectChange):
         return change.deleted
-    return isinstance(change, CollectionChange) and change.root_deleted
+    return isinstance(change, (CollectionChange, MapChange)) and change.root_deleted
 
 
 def _indices(changes: _capi.CollectionChangesP, kind: int) -> List[int]:
@@ -101,6 +131,28 @@ def read_collection_change(changes: _capi.CollectionChangesP) -> CollectionChang
         moves=moves,
         cleared=bool(_capi.coffer_collection_changes_cleared(changes)),
         root_deleted=bool(_capi.coffer_collection_changes_root_deleted(changes)),
+    )
+
+
+def _keys(changes: _capi.MapChangesP, kind: int) -> List[str]:
+    found = []
+    key = _capi.coffer_bytes()
+    for i in range(_capi.coffer_map_changes_count(changes, kind)):
+        _capi.coffer_map_changes_key(changes, kind, i, ctypes.byref(key))
+        found.append(ctypes.string_at(key.data, key.size).decode("utf-8"))
+    return found
+
+
+def read_map_change(changes: _capi.MapChangesP) -> MapChange:
+    """A copy of a C map change set; NULL is the initial call."""
+    if not changes:
+        return MapChange(initial=True)
+    return MapChange(
+        deletions=_keys(changes, _capi.CHANGE_DELETIONS),
+        insertions=_keys(changes, _capi.CHANGE_INSERTIONS),
+        modifications=_keys(changes, _capi.CHANGE_MODIFICATIONS),
+        cleared=bool(_capi.coffer_map_changes_cleared(changes)),
+        root_deleted=bool(_capi.coffer_map_changes_root_deleted(changes)),
     )
 
 

@@ -12,12 +12,12 @@ import ctypes
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List as _PyList, Optional, Sequence, Tuple, Union
 
 from . import _capi, observing
-from .changes import CollectionChange
 from .codec import Reader, Writer, accept_as_sequences, map_key
 from .errors import NotFoundError, PropertyTypeError
 from .model import brief
 from .notifications import ChangeStream, NotificationToken
 from .results import CollectionSource, Results
+from .views import SortedValues
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo, _PropInfo
@@ -165,6 +165,11 @@ class _ObjectQueries:
         coffer.Results.sorted), as coffer.Results."""
         return self._object_results().sorted(prop, ascending)
 
+    def distinct(self, *key_paths: str) -> Any:
+        """The first object of this collection for each distinct combination
+        of values at `key_paths` (see coffer.Results.distinct)."""
+        return self._object_results().distinct(*key_paths)
+
     def _link_keys(self) -> _PyList[int]:
         """The keys of the linked objects, without making Python objects."""
         coll: Any = self
@@ -172,6 +177,38 @@ class _ObjectQueries:
                             else (_capi.coffer_set_count, _capi.coffer_set_get))
         keys: _PyList[int] = coll._elements(count_fn, get_fn, lambda value, i: int(value.u.link.key))
         return keys
+
+
+class _Observable:
+    """observe() and changes() for a list, set or dictionary property."""
+
+    def observe(self, callback: Callable[[Any], None], key_paths: Optional[Sequence[str]] = None,
+                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
+        """Calls `callback(change)` each time this list, set or dictionary
+        property changes: first with `initial` True, then with what changed.
+        A list or set gives a coffer.CollectionChange (a list: insertions,
+        deletions, moves, replaced elements; a set: positions in its
+        iteration order); a dictionary a coffer.MapChange (keys deleted,
+        inserted and modified). For collections of objects a change of an
+        object held is a modification, filtered by `key_paths` from the
+        element class ("age", or [] for none). When the owning object is
+        deleted, the last call has `root_deleted` True. Collections nested
+        in mixed values cannot be observed. See the coffer module for
+        threads and loops. Keep the token: collecting it stops the
+        observer."""
+        coll: Any = self
+        if coll._steps or coll._prop.type == _capi.TYPE_MIXED:
+            raise PropertyTypeError(
+                f"{coll._where}: only list, set and dictionary properties can be observed, not collections "
+                "nested in mixed values (observe the object holding it)"
+            )
+        return observing.observe_collection(coll._db, coll._info, coll._key, coll._prop, coll._kind, key_paths,
+                                            callback, loop)
+
+    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[Any]":
+        """The changes of observe() as an async iterator on the running
+        loop: `async for change in owner.dogs.changes():`."""
+        return ChangeStream(lambda put, loop: self.observe(put, key_paths, loop))
 
 
 def _count(count_fn: Any, handle: Any) -> int:
@@ -198,7 +235,7 @@ def _python_value(value: Any) -> Any:
     return value._python() if isinstance(value, _Managed) else value
 
 
-class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: ignore[type-arg]
+class List(_Managed, _ObjectQueries, _Observable, collections.abc.MutableSequence):  # type: ignore[type-arg]
     """A managed list. Indexes may be negative; slices read a Python list."""
 
     def __len__(self) -> int:
@@ -275,25 +312,27 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
             size = _count(_capi.coffer_list_count, handle)
             _capi.coffer_list_swap(handle, self._index(a, size), self._index(b, size))
 
-    def observe(self, callback: Callable[[CollectionChange], None], key_paths: Optional[Sequence[str]] = None,
-                loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:
-        """Calls `callback(change)` with a coffer.CollectionChange each time
-        this list property changes: first with `initial` True, then with
-        insertions, deletions, moves, replaced elements and (for lists of
-        objects) elements whose properties changed, filtered by `key_paths`
-        from the element class ("age", or [] for none). When the owning
-        object is deleted, the last call has `root_deleted` True. Lists
-        nested in mixed values cannot be observed. See the coffer module
-        for threads and loops. Keep the token: collecting it stops the
-        observer."""
-        if self._steps:
-            raise PropertyTypeError(f"{self._where}: only list properties can be observed, not lists nested in them")
-        return observing.observe_list(self._db, self._info, self._key, self._prop, key_paths, callback, loop)
+    def _values_view(self, what: str) -> SortedValues:
+        if self._prop.type == _capi.TYPE_LINK or self._prop.type == _capi.TYPE_MIXED or self._steps:
+            raise PropertyTypeError(f"{self._where}: {what} of the values of a list of "
+                                    f"{_capi.type_name(self._prop.type)} values is not supported")
+        return SortedValues(self)
 
-    def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
-        """The changes of observe() as an async iterator on the running
-        loop: `async for change in owner.dogs.changes():`."""
-        return ChangeStream(lambda put, loop: self.observe(put, key_paths, loop))
+    def sorted(self, prop: Any = "self", ascending: bool = True) -> Any:
+        """A list of objects sorted by `prop` (see coffer.Results.sorted),
+        as coffer.Results; a list of values sorted by its values ("self"),
+        as a coffer.SortedValues."""
+        if self._prop.type == _capi.TYPE_LINK:
+            return _ObjectQueries.sorted(self, prop, ascending)
+        return self._values_view("sorting").sorted(prop, ascending)
+
+    def distinct(self, *key_paths: str) -> Any:
+        """A list of objects narrowed to the first object per distinct
+        values at `key_paths` (coffer.Results); a list of values with equal
+        values once ("self"), as a coffer.SortedValues."""
+        if self._prop.type == _capi.TYPE_LINK:
+            return _ObjectQueries.distinct(self, *key_paths)
+        return self._values_view("distinct").distinct(*key_paths)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, List)):
@@ -306,7 +345,7 @@ class List(_Managed, _ObjectQueries, collections.abc.MutableSequence):  # type: 
         return [_python_value(v) for v in self._all()]
 
 
-class Set(_Managed, _ObjectQueries, collections.abc.MutableSet):  # type: ignore[type-arg]
+class Set(_Managed, _ObjectQueries, _Observable, collections.abc.MutableSet):  # type: ignore[type-arg]
     """A managed set (of a set property). Order is stable but unspecified."""
 
     def __len__(self) -> int:
@@ -409,7 +448,7 @@ class Set(_Managed, _ObjectQueries, collections.abc.MutableSet):  # type: ignore
         return self._all()
 
 
-class Dictionary(_Managed, collections.abc.MutableMapping):  # type: ignore[type-arg]
+class Dictionary(_Managed, _Observable, collections.abc.MutableMapping):  # type: ignore[type-arg]
     """A managed map from str keys. A plain file keeps keys in UTF-8 byte
     order; an encrypted one in a stable, unspecified order."""
 

@@ -31,7 +31,7 @@ from typing import (
 )
 
 from . import _capi, observing, packing
-from .changes import DatabaseChange
+from .changes import DatabaseChange, Origin
 from .errors import (
     DatabaseClosedError,
     InvalidArgumentError,
@@ -45,7 +45,15 @@ from .errors import (
 from .codec import Reader, Writer
 from .containers import managed
 from .model import Object
-from .notifications import ChangeStream, NotificationToken, Registration, held_tokens
+from .notifications import (
+    POST_CALLBACK,
+    ChangeStream,
+    NotificationToken,
+    Registration,
+    add_scheduler,
+    held_tokens,
+    remove_scheduler,
+)
 from .query import CompiledQuery
 from .results import BacklinkSource, ClassSource, Results
 from .schema import (
@@ -121,7 +129,7 @@ class _Handles:
     """The C handles of one Database; what its finalizer frees. Holds no
     reference to the Database, so that the finalizer can run."""
 
-    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers")
+    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers", "scheduler")
 
     def __init__(self, db: _capi.DbP, file_id: Optional[Tuple[int, int]]) -> None:
         self.db: Optional[_capi.DbP] = db
@@ -131,6 +139,8 @@ class _Handles:
         # The running observers, stopped before the handle closes (a C
         # token outliving its handle cannot be stopped safely).
         self.observers: Set[Registration] = set()
+        # The id of the scheduler set with set_scheduler(), if any.
+        self.scheduler: Optional[int] = None
 
 
 # Files this package has open, by (device, inode), so that
@@ -172,6 +182,9 @@ def _release(handles: _Handles) -> None:
         _capi.coffer_close(handles.db)
         handles.db = None
         _register(handles.file_id, -1)
+    if handles.scheduler is not None:
+        remove_scheduler(handles.scheduler)  # work it posted before closing does nothing
+        handles.scheduler = None
 
 
 def path_bytes(value: Any, what: str) -> bytes:
@@ -367,16 +380,23 @@ class Database:
             self._generation += 1
 
     @contextlib.contextmanager
-    def write(self, without_notifying: Sequence[NotificationToken] = ()) -> Iterator["Database"]:
+    def write(self, without_notifying: Sequence[NotificationToken] = (),
+              origin: Origin = Origin.LOCAL) -> Iterator["Database"]:
         """`with db.write():` runs the block in a write transaction that
         commits when the block ends and rolls back if it raises.
 
         The observers of the tokens in `without_notifying` (of this handle)
         are not told of this commit: their next change starts after it
         (Realm's `write(withoutNotifying:)`), e.g. for a change the user
-        interface made itself. Stopped tokens are ignored."""
+        interface made itself. Stopped tokens are ignored.
+
+        `origin` marks the commit in the change log: coffer.Origin.LOCAL
+        (the default) or coffer.Origin.REMOTE for changes applied from
+        elsewhere (sync); commit_origin() reads it back."""
         handles = self._open_handles()
         skipped = self._registrations(without_notifying)
+        if not isinstance(origin, Origin):
+            raise TypeError(f"origin must be a coffer.Origin, got {type(origin).__name__}")
         if self._migration_role is not None:
             raise MisuseError("a migration writes in its own transaction: change objects without `with db.write():`")
         if handles.write_txn is not None:
@@ -386,6 +406,8 @@ class Database:
         handles.write_txn = txn
         self._generation += 1
         try:
+            if origin != Origin.LOCAL:
+                _capi.coffer_txn_set_origin(txn, int(origin))
             yield self
         except BaseException:
             self._end_write(txn, commit=False)
@@ -454,6 +476,56 @@ class Database:
         out = ctypes.c_uint64()
         _capi.coffer_db_version(self._open_handles().db, ctypes.byref(out))
         return out.value
+
+    def commit_origin(self, version: Optional[int] = None) -> Origin:
+        """Where the commit that made `version` came from (coffer.Origin),
+        as the change log recorded it; None asks about the newest version.
+        Raises NotFoundError when the log has no entry for that version: the
+        commit changed no object, or no reader needed its entry any more and
+        a later commit trimmed it."""
+        handles = self._open_handles()
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+            raise TypeError(f"version must be a non-negative int or None, got {version!r}")
+        txn = _capi.TxnP()
+        _capi.coffer_txn_begin(handles.db, _capi.TXN_READ, ctypes.byref(txn))
+        try:
+            if version is None:
+                newest = ctypes.c_uint64()
+                _capi.coffer_txn_version(txn, ctypes.byref(newest))
+                version = newest.value
+            origin = ctypes.c_int()
+            _capi.coffer_txn_commit_origin(txn, version, ctypes.byref(origin))
+        finally:
+            _capi.coffer_txn_free(txn)
+        return Origin(origin.value)
+
+    def set_scheduler(self, post: Optional[Callable[[Callable[[], None]], Any]]) -> None:
+        """Delivers this handle's notifications through `post`, a function
+        that takes a function and arranges for it to run soon, once, on the
+        program's own loop: `db.set_scheduler(loop.call_soon_threadsafe)`.
+        When a commit is seen, the library's notifier thread calls `post`;
+        the function it is given then refreshes this handle's observers and
+        runs their callbacks where it runs (observers given a `loop=` still
+        post to theirs). None goes back to the notifier thread. If `post`
+        raises, the exception is logged and the notifications are
+        delivered on the notifier thread; work posted before the database
+        closed does nothing when it runs."""
+        handles = self._open_handles()
+        if post is not None and not callable(post):
+            raise TypeError(f"the scheduler must be callable or None, got {type(post).__name__}")
+        new_id = add_scheduler(post) if post is not None else None
+        try:
+            if new_id is None:
+                _capi.coffer_db_set_scheduler(handles.db, _capi.POST_FN(), None)
+            else:
+                _capi.coffer_db_set_scheduler(handles.db, POST_CALLBACK, new_id)
+        except BaseException:
+            if new_id is not None:
+                remove_scheduler(new_id)
+            raise
+        if handles.scheduler is not None:
+            remove_scheduler(handles.scheduler)
+        handles.scheduler = new_id
 
     def observe(self, callback: Callable[[DatabaseChange], None],
                 loop: Optional[asyncio.AbstractEventLoop] = None) -> NotificationToken:

@@ -141,18 +141,54 @@ def _on_db(ctx: Optional[int], txn: Any, old_version: int, new_version: int) -> 
     _dispatch(ctx, old_version, new_version)
 
 
-def _on_collection(ctx: Optional[int], txn: Any, changes: Any) -> None:
+def _on_changes(ctx: Optional[int], txn: Any, changes: Any) -> None:
+    # Collections, objects and maps alike: the change set is read by the
+    # registration's own reader.
     _dispatch(ctx, changes)
 
 
-def _on_object(ctx: Optional[int], txn: Any, changes: Any) -> None:
-    _dispatch(ctx, changes)
+# Schedulers given to Database.set_scheduler(), by id (the C scheduler
+# context): each takes a function to run later on the program's loop.
+_schedulers: Dict[int, Callable[[Callable[[], None]], Any]] = {}
+
+
+def add_scheduler(post: Callable[[Callable[[], None]], Any]) -> int:
+    with _lock:
+        scheduler_id = next(_ids)
+        _schedulers[scheduler_id] = post
+    return scheduler_id
+
+
+def remove_scheduler(scheduler_id: int) -> None:
+    with _lock:
+        _schedulers.pop(scheduler_id, None)
+
+
+def _post(ctx: Optional[int], work: Optional[int], arg: Optional[int]) -> None:
+    # Called on the notifier thread. The work must run exactly once: if the
+    # scheduler is gone or raises, it runs here instead.
+    work_fn = _capi.WORK_FN(work or 0)
+
+    def run() -> None:
+        work_fn(arg)
+
+    post = _schedulers.get(ctx or 0)
+    if post is None:
+        run()
+        return
+    try:
+        post(run)
+    except BaseException:
+        logger.exception("coffer: a scheduler raised; notifications were delivered on the notifier thread")
+        run()
 
 
 # The C callbacks, alive as long as the module.
 DB_CALLBACK = _capi.DB_CALLBACK(_on_db)
-COLLECTION_CALLBACK = _capi.COLLECTION_CALLBACK(_on_collection)
-OBJECT_CALLBACK = _capi.OBJECT_CALLBACK(_on_object)
+COLLECTION_CALLBACK = _capi.COLLECTION_CALLBACK(_on_changes)
+OBJECT_CALLBACK = _capi.OBJECT_CALLBACK(_on_changes)
+MAP_CALLBACK = _capi.MAP_CALLBACK(_on_changes)
+POST_CALLBACK = _capi.POST_FN(_post)
 
 
 class NotificationToken:

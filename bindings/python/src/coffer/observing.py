@@ -1,5 +1,6 @@
-"""Registering observers of a database handle, an object, a list property
-and query results with the C library, and reading the values of an
+"""Registering observers of a database handle, an object, a list, set or
+map property, a list seen sorted or through a query, and query results
+with the C library, and reading the values of an
 object's changed properties. Database, Object, List and Results call these
 through their observe() and changes() methods; notifications.py delivers."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple
 
 from . import _capi
 from .changes import (
@@ -17,11 +18,19 @@ from .changes import (
     PropertyChange,
     PropertyReader,
     read_collection_change,
+    read_map_change,
     read_object_change,
 )
 from .codec import Reader
 from .errors import CofferError, MisuseError
-from .notifications import COLLECTION_CALLBACK, DB_CALLBACK, OBJECT_CALLBACK, NotificationToken, Registration
+from .notifications import (
+    COLLECTION_CALLBACK,
+    DB_CALLBACK,
+    MAP_CALLBACK,
+    OBJECT_CALLBACK,
+    NotificationToken,
+    Registration,
+)
 from .query import CompiledQuery, combined
 
 if TYPE_CHECKING:
@@ -89,12 +98,52 @@ def observe_object(db: "Database", info: "_ClassInfo", key: int, key_paths: Opti
     return _register(db, callback, lambda changes: read_object_change(changes, read_property), loop, observe)
 
 
-def observe_list(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", key_paths: Optional[Sequence[str]],
-                 callback: Callable[[CollectionChange], None], loop: Loop) -> NotificationToken:
+# The C observe function of each kind of collection property, its C
+# callback, and the reader of its change sets.
+_PROPERTY_OBSERVERS: Dict[int, Tuple[Any, Any, Callable[..., Any]]] = {
+    _capi.TYPE_LIST: (_capi.coffer_list_observe, COLLECTION_CALLBACK, read_collection_change),
+    _capi.TYPE_SET: (_capi.coffer_set_observe, COLLECTION_CALLBACK, read_collection_change),
+    _capi.TYPE_MAP: (_capi.coffer_map_observe, MAP_CALLBACK, read_map_change),
+}
+
+
+def observe_collection(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", kind: int,
+                       key_paths: Optional[Sequence[str]], callback: Callable[[Any], None],
+                       loop: Loop) -> NotificationToken:
+    """Observes list, set or map property `prop` (`kind` TYPE_LIST, TYPE_SET
+    or TYPE_MAP) of object `key`: CollectionChanges, or MapChanges for a map."""
     paths, count = _key_paths(key_paths)
+    c_observe, c_callback, read = _PROPERTY_OBSERVERS[kind]
 
     def observe(c_db: _capi.DbP, ctx: ctypes.c_void_p, token: Any) -> None:
-        _capi.coffer_list_observe(c_db, info.class_id, key, prop.id, paths, count, COLLECTION_CALLBACK, ctx, token)
+        c_observe(c_db, info.class_id, key, prop.id, paths, count, c_callback, ctx, token)
+
+    return _register(db, callback, read, loop, observe)
+
+
+def observe_list_query(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", objects: "_ClassInfo",
+                       queries: Sequence[CompiledQuery], key_paths: Optional[Sequence[str]],
+                       callback: Callable[[CollectionChange], None], loop: Loop) -> NotificationToken:
+    """Observes list-of-objects property `prop` of object `key` through
+    `queries` (of the element class `objects`) applied in turn."""
+    paths, count = _key_paths(key_paths)
+    query = combined(db, objects, queries) if queries else CompiledQuery(db, objects, "TRUEPREDICATE", ())
+
+    def observe(c_db: _capi.DbP, ctx: ctypes.c_void_p, token: Any) -> None:
+        _capi.coffer_list_query_observe(c_db, info.class_id, key, prop.id, query.handle, paths, count,
+                                        COLLECTION_CALLBACK, ctx, token)
+
+    return _register(db, callback, read_collection_change, loop, observe)
+
+
+def observe_list_values(db: "Database", info: "_ClassInfo", key: int, prop: "_PropInfo", order: int, distinct: bool,
+                        callback: Callable[[CollectionChange], None], loop: Loop) -> NotificationToken:
+    """Observes list-of-values property `prop` of object `key` seen
+    distinct and/or sorted (`order` a SORT_* constant)."""
+
+    def observe(c_db: _capi.DbP, ctx: ctypes.c_void_p, token: Any) -> None:
+        _capi.coffer_list_values_observe(c_db, info.class_id, key, prop.id, order, int(distinct),
+                                         COLLECTION_CALLBACK, ctx, token)
 
     return _register(db, callback, read_collection_change, loop, observe)
 

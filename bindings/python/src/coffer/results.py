@@ -253,15 +253,24 @@ class Results(Sequence[T]):
         and [] to none (only insertions and deletions count). An unknown
         key path raises QueryError naming it.
 
-        Results of a class only (not of a list or backlinks: observe the
-        list itself), with every filter before any sort, distinct or limit.
+        Results of a class, or of a list property (`owner.dogs.filter(...)`:
+        the list's objects in its order, then the queries; an object the
+        list holds twice is two rows, and a row that changes places is a
+        deletion plus an insertion), with every filter before any sort,
+        distinct or limit; not of a set or of backlinks.
         See the coffer module for threads and loops. Keep the token:
         collecting it stops the observer."""
-        if not isinstance(self._source, ClassSource):
-            raise InvalidArgumentError(
-                "only results of a class can be observed; observe the list itself, or its object"
-            )
-        return observing.observe_query(self._db, self._info, self._queries, key_paths, callback, loop)
+        source = self._source
+        if isinstance(source, ClassSource):
+            return observing.observe_query(self._db, self._info, self._queries, key_paths, callback, loop)
+        owner = getattr(source, "collection", None)
+        if owner is not None and owner._kind == _capi.TYPE_LIST and not owner._steps:
+            return observing.observe_list_query(self._db, owner._info, owner._key, owner._prop, self._info,
+                                                self._queries, key_paths, callback, loop)
+        raise InvalidArgumentError(
+            "only results of a class or of a list property can be observed; observe the set itself, or the object "
+            "holding the backlinks"
+        )
 
     def changes(self, key_paths: Optional[Sequence[str]] = None) -> "ChangeStream[CollectionChange]":
         """The changes of observe() as an async iterator on the running
