@@ -123,45 +123,36 @@ static void assert_disk_full_error(coffer_status st)
         fail_msg("expected COFFER_ERR_IO naming '%s', got status %d: %s", strerror(ENOSPC), (int)st, msg);
 }
 
-/* A blob of `size` bytes whose content follows `tag`. */
-static void blob_for(unsigned char *b, size_t size, int64_t tag)
+/* Removes a database's data, lock and note files. */
+static void remove_database(const char *path)
 {
-    for (size_t i = 0; i < size; i++)
-        b[i] = (unsigned char)(tag * 31 + i / 4096);
-}
-
-/* Checks that the AllTypes objects of `db` are the blobs tagged 0..n-1. */
-static void assert_blobs(coffer_db *db, int n, size_t size)
-{
-    unsigned char *want = malloc(size);
-    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
-    coffer_class_id at = ts_class(db, "AllTypes");
-    assert_int_equal(ts_count(r, at), (uint64_t)n);
-    coffer_iter *it = ts_iterate(r, at);
-    coffer_object *obj;
-    int seen = 0;
-    while (ts_next(it, &obj)) {
-        int64_t tag = ts_get_int(obj, AT_INT);
-        size_t got;
-        const void *data = ts_get_binary(obj, AT_BINARY, &got);
-        blob_for(want, size, tag);
-        assert_int_equal(got, size);
-        assert_memory_equal(data, want, size);
-        seen++;
+    static const char *const suffixes[] = {"", "-lock", "-note"};
+    for (size_t i = 0; i < 3; i++) {
+        char name[TS_PATH_MAX + 8];
+        snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+        unlink(name);
     }
-    assert_int_equal(seen, n);
-    coffer_iter_free(it);
-    coffer_txn_free(r);
-    free(want);
 }
 
 static coffer_status write_tagged_blob(coffer_db *db, size_t size, int64_t tag)
 {
-    unsigned char *b = malloc(size);
-    blob_for(b, size, tag);
-    coffer_status st = ts_write_blob(db, ts_class(db, "AllTypes"), b, size, tag);
-    free(b);
+    unsigned char *buf = malloc(size);
+    coffer_status st = ts_write_tagged_blobs(db, buf, size, tag, 1);
+    free(buf);
     return st;
+}
+
+/* Deletes the AllTypes objects tagged `first` or more, in one commit. */
+static void delete_tagged_from(coffer_db *db, int64_t first)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object *obj = NULL;
+    coffer_iter *it = ts_iterate(w, ts_class(db, "AllTypes"));
+    while (ts_next(it, &obj))
+        if (ts_get_int(obj, AT_INT) >= first)
+            assert_ok(coffer_object_delete(obj));
+    coffer_iter_free(it);
+    ts_commit(w);
 }
 
 /* Creating a database with no room at all and with every amount of room up
@@ -184,12 +175,7 @@ TS_ENV_TEST(test_create_on_full_disk)
             coffer_close(db);
             assert_ok(ts_open_path(path, ts_mode_key(env->mode), 0, NULL, 0, 0, &db));
             coffer_close(db);
-            char name[TS_PATH_MAX + 8];
-            unlink(path);
-            snprintf(name, sizeof name, "%s-lock", path);
-            unlink(name);
-            snprintf(name, sizeof name, "%s-note", path);
-            unlink(name);
+            remove_database(path);
         } else {
             failed++;
             assert_disk_full_error(st);
@@ -221,31 +207,23 @@ TS_ENV_TEST(test_write_on_full_disk)
     for (int attempt = 0; attempt < 40 && failures < 3; attempt++) {
         coffer_status st = write_tagged_blob(env->db, size * 4, 1000 + attempt);
         if (st == COFFER_OK) {
-            /* the free pages of earlier commits took it: keep the count right */
-            coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-            coffer_object *obj = NULL;
-            coffer_iter *it = ts_iterate(w, ts_class(env->db, "AllTypes"));
-            while (ts_next(it, &obj))
-                if (ts_get_int(obj, AT_INT) >= 1000)
-                    assert_ok(coffer_object_delete(obj));
-            coffer_iter_free(it);
-            ts_commit(w);
+            delete_tagged_from(env->db, 1000); /* the free pages of earlier commits took it */
             continue;
         }
         assert_disk_full_error(st);
         failures++;
     }
     assert_int_equal(failures, 3);
-    assert_blobs(env->db, n, size);
+    ts_check_tagged_blobs(env->db, n, size, 1);
     coffer_close(env->db);
     env->db = NULL;
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &env->db));
-    assert_blobs(env->db, n, size);
+    ts_check_tagged_blobs(env->db, n, size, 1);
     /* space back: writing resumes in the same handle */
     unlink(filler);
     for (; n < 20; n++)
         assert_ok(write_tagged_blob(env->db, size, n));
-    assert_blobs(env->db, n, size);
+    ts_check_tagged_blobs(env->db, n, size, 1);
 }
 
 static int always_compact(uint64_t total, uint64_t used, void *ctx)
@@ -277,14 +255,7 @@ TS_ENV_TEST(test_compact_on_full_disk)
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
     for (int i = 0; i < 40; i++)
         assert_ok(write_tagged_blob(env->db, size, i));
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object *obj = NULL;
-    coffer_iter *it = ts_iterate(w, ts_class(env->db, "AllTypes"));
-    while (ts_next(it, &obj))
-        if (ts_get_int(obj, AT_INT) >= 5)
-            assert_ok(coffer_object_delete(obj));
-    coffer_iter_free(it);
-    ts_commit(w);
+    delete_tagged_from(env->db, 5);
     ts_env_close(env);
     long long before = ts_file_size(env->path);
     int entries = ts_count_dir_entries(env->dir);
@@ -299,11 +270,11 @@ TS_ENV_TEST(test_compact_on_full_disk)
     unlink(filler);
 
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &env->db));
-    assert_blobs(env->db, 5, size);
+    ts_check_tagged_blobs(env->db, 5, size, 1);
     ts_env_close(env);
     assert_ok(open_compacting(env, &calls, &env->db));
     assert_int_equal(calls, 2);
-    assert_blobs(env->db, 5, size);
+    ts_check_tagged_blobs(env->db, 5, size, 1);
     print_message("    %lld bytes before, %lld after compacting\n", before, ts_file_size(env->path));
     assert_true(ts_file_size(env->path) < before);
 }
@@ -335,16 +306,11 @@ TS_ENV_TEST(test_write_copy_on_full_disk)
         assert_ok(coffer_db_write_copy(env->db, copy, keys[k], keys[k] ? COFFER_ENCRYPTION_KEY_SIZE : 0));
         coffer_db *db = NULL;
         assert_ok(ts_open_path(copy, keys[k], 0, NULL, 0, 0, &db));
-        assert_blobs(db, 20, size);
+        ts_check_tagged_blobs(db, 20, size, 1);
         coffer_close(db);
-        char name[TS_PATH_MAX + 8];
-        unlink(copy);
-        snprintf(name, sizeof name, "%s-lock", copy);
-        unlink(name);
-        snprintf(name, sizeof name, "%s-note", copy);
-        unlink(name);
+        remove_database(copy);
     }
-    assert_blobs(env->db, 20, size);
+    ts_check_tagged_blobs(env->db, 20, size, 1);
 }
 
 /* Both file modes, each on its own small filesystem. */

@@ -15,62 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* One write transaction creating `count` objects with binary values of
- * `size` bytes tagged first, first+1, ...; no retry: its status. */
-static coffer_status write_blobs(coffer_db *db, unsigned char *buf, size_t size, int64_t first, int count)
-{
-    coffer_class_id at;
-    coffer_status st = coffer_db_find_class(db, "AllTypes", &at);
-    coffer_txn *w = NULL;
-    if (st == COFFER_OK)
-        st = coffer_txn_begin(db, COFFER_TXN_WRITE, &w);
-    for (int i = 0; st == COFFER_OK && i < count; i++) {
-        int64_t tag = first + i;
-        memset(buf, (int)(tag & 0xff), size);
-        memcpy(buf, &tag, sizeof tag);
-        memcpy(buf + size - sizeof tag, &tag, sizeof tag);
-        coffer_field f[] = {ts_field(AT_BINARY, coffer_value_binary(buf, size)), ts_field(AT_INT, coffer_value_int(tag))};
-        st = coffer_object_create(w, at, f, 2, COFFER_UPDATE_ERROR, NULL);
-    }
-    if (st == COFFER_OK)
-        st = coffer_txn_commit(w);
-    else if (w)
-        coffer_txn_abort(w);
-    coffer_txn_free(w);
-    return st;
-}
-
-/* Checks the objects tagged 0..n-1: their tags, sizes and the tag stored at
- * both ends of every value; every `full`-th value byte by byte. */
-static void check_blobs(coffer_db *db, int64_t n, size_t size, int full)
-{
-    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
-    coffer_class_id at = ts_class(db, "AllTypes");
-    assert_int_equal(ts_count(r, at), (uint64_t)n);
-    coffer_iter *it = ts_iterate(r, at);
-    coffer_object *obj;
-    int64_t want = 0;
-    while (ts_next(it, &obj)) {
-        size_t got;
-        const unsigned char *b = ts_get_binary(obj, AT_BINARY, &got);
-        int64_t head, tail;
-        assert_int_equal(ts_get_int(obj, AT_INT), want);
-        assert_int_equal(got, size);
-        memcpy(&head, b, sizeof head);
-        memcpy(&tail, b + size - sizeof tail, sizeof tail);
-        assert_int_equal(head, want);
-        assert_int_equal(tail, want);
-        if (want % full == 0)
-            for (size_t i = sizeof head; i < size - sizeof tail; i++)
-                if (b[i] != (unsigned char)(want & 0xff))
-                    fail_msg("value %lld differs at byte %zu", (long long)want, i);
-        want++;
-    }
-    assert_int_equal(want, n);
-    coffer_iter_free(it);
-    coffer_txn_free(r);
-}
-
 /* 4 GiB in 16 MiB values, 128 MiB per transaction, with a read transaction
  * of the process open all along: every write succeeds the first time. */
 TS_ENV_TEST(test_write_4_gib)
@@ -83,7 +27,7 @@ TS_ENV_TEST(test_write_4_gib)
     assert_ok(ts_open_std(env->path, ts_mode_key(env->mode), 0, 0, &reader));
     coffer_txn *pinned = ts_begin(reader, COFFER_TXN_READ);
     for (int t = 0; t < txns; t++) {
-        coffer_status st = write_blobs(env->db, buf, size, (int64_t)t * per_txn, per_txn);
+        coffer_status st = ts_write_tagged_blobs(env->db, buf, size, (int64_t)t * per_txn, per_txn);
         if (st != COFFER_OK)
             fail_msg("transaction %d (%lld MiB written): status %d: %s", t, (long long)t * per_txn * 16, (int)st,
                      coffer_last_error());
@@ -95,7 +39,7 @@ TS_ENV_TEST(test_write_4_gib)
     long long file = ts_file_size(env->path);
     print_message("    file size %lld bytes\n", file);
     assert_true(file >= (4LL << 30));
-    check_blobs(env->db, (int64_t)txns * per_txn, size, 64);
+    ts_check_tagged_blobs(env->db, (int64_t)txns * per_txn, size, 64);
     ts_env_close(env);
     assert_int_equal(unlink(env->path), 0); /* 4 GiB back at once */
 }
@@ -115,12 +59,12 @@ TS_ENV_TEST(test_small_map_grows_before_it_fills)
     const size_t size = 256u << 10;
     unsigned char *buf = malloc(size);
     for (int i = 0; i < 192; i++)
-        assert_ok(write_blobs(env->db, buf, size, i, 1));
+        assert_ok(ts_write_tagged_blobs(env->db, buf, size, i, 1));
     free(buf);
-    check_blobs(env->db, 192, size, 8);
+    ts_check_tagged_blobs(env->db, 192, size, 8);
     coffer_db *keep = ts_env_keep(env);
     ts_env_reopen(env, NULL, 0, 0);
-    check_blobs(env->db, 192, size, 8);
+    ts_check_tagged_blobs(env->db, 192, size, 8);
     coffer_close(keep);
 }
 
@@ -144,7 +88,7 @@ TS_ENV_TEST(test_map_grown_by_another_process)
         if (read(child.recv, &go, 1) != 1 || !buf || ts_open_std(env->path, key, 0, 1, &cdb) != COFFER_OK)
             _exit(10);
         for (int i = 0; i < 192; i++)
-            if (write_blobs(cdb, buf, size, i, 1) != COFFER_OK) {
+            if (ts_write_tagged_blobs(cdb, buf, size, i, 1) != COFFER_OK) {
                 fprintf(stderr, "growing process: %s\n", coffer_last_error());
                 _exit(11);
             }
@@ -174,12 +118,12 @@ TS_ENV_TEST(test_map_grown_by_another_process)
     assert_error_contains("transactions of this process stayed open");
     coffer_txn_free(old);
 
-    check_blobs(db, 192, size, 8);
+    ts_check_tagged_blobs(db, 192, size, 8);
     unsigned char *buf = malloc(size);
     for (int i = 192; i < 256; i++)
-        assert_ok(write_blobs(db, buf, size, i, 1));
+        assert_ok(ts_write_tagged_blobs(db, buf, size, i, 1));
     free(buf);
-    check_blobs(db, 256, size, 8);
+    ts_check_tagged_blobs(db, 256, size, 8);
     coffer_close(db);
 }
 
@@ -210,7 +154,7 @@ TS_ENV_TEST(test_max_file_size_is_the_only_limit)
         unsigned char *buf = malloc(size);
         int written = 0;
         for (; written < 128; written++) {
-            st = write_blobs(db, buf, size, written, 1);
+            st = ts_write_tagged_blobs(db, buf, size, written, 1);
             if (st != COFFER_OK)
                 break;
         }
@@ -219,7 +163,7 @@ TS_ENV_TEST(test_max_file_size_is_the_only_limit)
         assert_status(st, COFFER_ERR_FILE_TOO_LARGE);
         assert_error_contains("maximum size");
         assert_true(written >= 32);
-        check_blobs(db, written, size, 4);
+        ts_check_tagged_blobs(db, written, size, 4);
         coffer_close(db);
         assert_true((uint64_t)ts_file_size(path) <= max);
     }
