@@ -2,7 +2,8 @@
  * committed data: creating a database, writing and committing, compacting on
  * launch and writing a copy on a small tmpfs that a filler file has filled.
  * Each gives COFFER_ERR_IO naming the cause, leaves no file behind, keeps
- * what was committed, and works again once space is freed.
+ * what was committed, and works again once space is freed. The process's
+ * file size limit (RLIMIT_FSIZE: EFBIG, not ENOSPC) is checked alike.
  *
  * The filesystem is real: the suite moves into a mount namespace of its own
  * (as root, or through a user namespace) and mounts a tmpfs per test, which
@@ -17,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -313,6 +316,55 @@ TS_ENV_TEST(test_write_copy_on_full_disk)
     ts_check_tagged_blobs(env->db, 20, size, 1);
 }
 
+/* In a child: the process may write files of at most 4 MiB (SIGXFSZ
+ * ignored, so a write past it fails with EFBIG or is cut short). Writes
+ * 256 KiB values until one fails; returns how many were committed, or 100
+ * and up when the failure was not COFFER_ERR_IO naming "File too large". */
+static int write_under_file_size_limit(void *arg)
+{
+    const ts_env *env = arg;
+    struct rlimit limit;
+    signal(SIGXFSZ, SIG_IGN);
+    if (getrlimit(RLIMIT_FSIZE, &limit) != 0)
+        return 100;
+    limit.rlim_cur = 4u << 20;
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+        return 101;
+    coffer_db *db = NULL;
+    if (ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &db) != COFFER_OK)
+        return 102;
+    const size_t size = 256u << 10;
+    unsigned char *buf = malloc(size);
+    coffer_status st = COFFER_OK;
+    int n = 0;
+    for (; n < 64 && st == COFFER_OK; n++)
+        if ((st = ts_write_tagged_blobs(db, buf, size, n, 1)) != COFFER_OK)
+            break;
+    free(buf);
+    int good = st == COFFER_ERR_IO && strstr(coffer_last_error(), strerror(EFBIG));
+    if (!good)
+        fprintf(stderr, "under a file size limit: status %d: %s\n", (int)st, coffer_last_error());
+    coffer_close(db);
+    return good ? n : 103;
+}
+
+/* The process's file size limit (RLIMIT_FSIZE) is not a full disk, but
+ * stops writes alike: COFFER_ERR_IO naming "File too large", and what was
+ * committed stays; without the limit, writing goes on. */
+TS_ENV_TEST(test_file_size_limit)
+{
+    int n = ts_run_in_child(write_under_file_size_limit, env, "writing under a file size limit");
+    print_message("    %d values of 256 KiB committed under a 4 MiB file size limit\n", n);
+    assert_true(n >= 4 && n < 64);
+    const size_t size = 256u << 10;
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &env->db));
+    ts_check_tagged_blobs(env->db, n, size, 1);
+    unsigned char *buf = malloc(size);
+    assert_ok(ts_write_tagged_blobs(env->db, buf, size, n, 8));
+    free(buf);
+    ts_check_tagged_blobs(env->db, n + 8, size, 1);
+}
+
 /* Both file modes, each on its own small filesystem. */
 #define DISK_TESTS(f)                                                                  \
     {#f "[plain]", f, setup_disk, teardown_disk, (void *)&ts_mode_plain},             \
@@ -326,6 +378,7 @@ int main(void)
         DISK_TESTS(test_write_on_full_disk),
         DISK_TESTS(test_compact_on_full_disk),
         DISK_TESTS(test_write_copy_on_full_disk),
+        DISK_TESTS(test_file_size_limit),
     };
     return cmocka_run_group_tests_name("disk full", tests, NULL, NULL);
 }

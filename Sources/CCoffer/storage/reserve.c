@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -129,15 +130,23 @@ coffer_status cf_reserve_lock_file(MDB_env *mdb, const char *path, int *fd)
     return COFFER_OK;
 }
 
-/* Below this many free bytes a short write means the disk ran full. */
+/* Below this many free bytes a short write means the disk ran full; this
+ * close to the process's file size limit, that it hit the limit. */
 #define NEARLY_FULL (1u << 20)
 
 coffer_status cf_error_write(MDB_env *mdb, int rc, const char *what)
 {
     int fd = -1;
+    if ((rc != EIO && rc != EFBIG) || !mdb || mdb_env_get_fd(mdb, &fd) != 0)
+        return cf_error_mdb(rc, what);
+    struct rlimit limit;
+    struct stat sb;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && fstat(fd, &sb) == 0 &&
+        (uint64_t)sb.st_size + NEARLY_FULL > (uint64_t)limit.rlim_cur)
+        return cf_error(COFFER_ERR_IO, "%s: %s (this process may not write files larger than %llu bytes)", what,
+                        strerror(EFBIG), (unsigned long long)limit.rlim_cur);
     struct statvfs vfs;
-    if (rc == EIO && mdb && mdb_env_get_fd(mdb, &fd) == 0 && fstatvfs(fd, &vfs) == 0 &&
-        (uint64_t)vfs.f_bavail * vfs.f_frsize < NEARLY_FULL)
+    if (rc == EIO && fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < NEARLY_FULL)
         return cf_error(COFFER_ERR_IO, "%s: %s (a write was cut short with %llu bytes free)", what, strerror(ENOSPC),
                         (unsigned long long)vfs.f_bavail * vfs.f_frsize);
     return cf_error_mdb(rc, what);

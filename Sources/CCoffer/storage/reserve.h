@@ -34,8 +34,9 @@ coffer_status cf_reserve_lock_file(MDB_env *mdb, const char *path, int *fd);
 
 /* The error of a failed LMDB write (`rc`, from a commit or a put of `mdb`),
  * as cf_error_mdb gives it, except that a write LMDB reports as EIO because
- * it was cut short is named for what it is when the file's filesystem has
- * (almost) no room left: the disk is full. */
+ * it was cut short is named for what it is: the disk is full, when the
+ * file's filesystem has (almost) no room left, or the file reached the
+ * process's file size limit (RLIMIT_FSIZE, also for EFBIG). */
 coffer_status cf_error_write(MDB_env *mdb, int rc, const char *what);
 
 #endif
