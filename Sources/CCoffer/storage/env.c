@@ -454,12 +454,14 @@ coffer_status cf_env_txn_begin(cf_env *env, int write, MDB_txn **out)
         /* Another process grew the file beyond our map while this process
          * kept transactions open: adopt it once they are closed. */
         pthread_mutex_lock(&env->lock);
-        if (env->active_txns == 1) {
+        int adopt = env->active_txns == 1;
+        if (adopt)
             remap(env, map_target(env, used_bytes(env)));
-            if (!env->broken)
-                rc = mdb_txn_begin(env->mdb, NULL, write ? 0 : MDB_RDONLY, out);
-        }
+        adopt = adopt && !env->broken;
         pthread_mutex_unlock(&env->lock);
+        /* not under env->lock: a write transaction may wait for another process */
+        if (adopt)
+            rc = mdb_txn_begin(env->mdb, NULL, write ? 0 : MDB_RDONLY, out);
     }
     pthread_mutex_lock(&env->lock);
     if (rc != 0) {
