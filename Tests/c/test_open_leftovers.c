@@ -75,8 +75,16 @@ TS_ENV_TEST(test_lock_file_is_reserved)
     assert_true((long long)sb.st_blocks * 512 >= (long long)sb.st_size);
 }
 
-/* A text file is refused, read-write and read-only, and nothing is left
- * beside it; the text is untouched. */
+static int compact_always(uint64_t total, uint64_t used, void *ctx)
+{
+    (void)total;
+    (void)used;
+    ++*(int *)ctx;
+    return 1;
+}
+
+/* A text file is refused, read-write, read-only and with compaction on
+ * launch, and nothing is left beside it; the text is untouched. */
 TS_ENV_TEST(test_text_file_leaves_no_lock)
 {
     for (int size = 0; size < 2; size++) {
@@ -93,6 +101,14 @@ TS_ENV_TEST(test_text_file_leaves_no_lock)
             assert_null(db);
             assert_entries(env->dir, 1);
         }
+        /* compaction on launch looks at the file first, under its own lock */
+        int calls = 0;
+        coffer_config *cfg = ts_config_at(path);
+        assert_ok(coffer_config_set_should_compact_on_launch(cfg, compact_always, &calls));
+        coffer_db *db = NULL;
+        assert_status(coffer_open(cfg, &db), COFFER_ERR_NOT_A_DATABASE);
+        coffer_config_free(cfg);
+        assert_entries(env->dir, 1);
         size_t got_len;
         unsigned char *got = ts_read_file(path, &got_len);
         assert_int_equal(got_len, len);

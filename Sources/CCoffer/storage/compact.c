@@ -144,6 +144,13 @@ coffer_status cf_compact_on_launch(const coffer_config *config, const char *path
     if (fd < 0)
         return COFFER_OK; /* cannot prove exclusion: do not compact */
     coffer_status st = compact_locked(config, path, (uint64_t)sb.st_size);
+    if (missing) {
+        /* made only to exclude others: the open that follows makes its own
+         * (and a file that is not a database gets none) */
+        char lock[4200];
+        if (snprintf(lock, sizeof lock, "%s-lock", path) < (int)sizeof lock)
+            unlink(lock);
+    }
     close(fd); /* drops the lock: waiting processes open the new file */
     return st;
 }

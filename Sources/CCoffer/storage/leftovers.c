@@ -20,11 +20,14 @@ int cf_exclusion_lock(const char *path, int create, int *missing)
     *missing = 0;
     if (snprintf(lock, sizeof lock, "%s-lock", path) >= (int)sizeof lock)
         return -1;
-    int fd = open(lock, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        *missing = errno == ENOENT;
-        return -1;
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        *missing = 1;
+        if (create)
+            fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     }
+    if (fd < 0)
+        return -1;
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
     if (fcntl(fd, F_SETLK, &fl) != 0) {
         close(fd);

@@ -20,7 +20,8 @@ coffer_status cf_delete_database_files(const char *path);
  * on its byte 0. Every process that has the database open holds a read lock
  * there, so success proves that none has, and keeps new openers waiting
  * until the returned descriptor is closed. -1 when another process holds
- * it or the file cannot be opened; *missing is set when it does not exist. */
+ * it or the file cannot be opened; *missing is set when it did not exist
+ * (with `create`, this call created it: the caller removes it again). */
 int cf_exclusion_lock(const char *path, int create, int *missing);
 
 /* What an open created beside `path`, for cf_remove_leftovers. */
