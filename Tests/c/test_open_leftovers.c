@@ -3,10 +3,12 @@
  * and an open that fails removes what it created (a `-lock` and `-note`
  * beside a text file, an LMDB file of another program or an encrypted file
  * opened with the wrong key), but never a lock file another process is using
- * nor a data file holding committed data. */
+ * nor a data file holding committed data; and an opener left waiting for a
+ * lock file that was removed opens again. */
 #define _GNU_SOURCE
 #include "test_support.h"
 
+#include <dirent.h>
 #include <lmdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "storage/lifecycle.h"
@@ -227,6 +230,78 @@ TS_ENV_TEST(test_leftovers_respect_other_processes)
     close(to_parent[1]);
 }
 
+/* Whether process `pid` has a descriptor of a removed file whose name ends
+ * in "-lock". */
+static int holds_removed_lock(pid_t pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char link[512], target[TS_PATH_MAX];
+        snprintf(link, sizeof link, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strstr(target, "-lock (deleted)"))
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+/* A process opening a database while a failed open elsewhere removes its
+ * lock file (holding the exclusion lock, so the opener waits inside LMDB
+ * with the old file) notices the file was replaced and opens again: it
+ * ends up on the same lock file as every later opener. */
+TS_ENV_TEST(test_opener_waiting_for_a_removed_lock_opens_again)
+{
+    ts_env_close(env);
+    const uint8_t *key = ts_mode_key(env->mode);
+    char lock[TS_PATH_MAX];
+    sidecar(lock, env->path, "-lock");
+    int missing = 0;
+    int excl = cf_exclusion_lock(env->path, 0, &missing);
+    assert_true(excl >= 0);
+    ts_fork child;
+    pid_t pid = ts_fork_with_pipes(&child);
+    if (pid == 0) {
+        coffer_db *db = NULL;
+        char c = 0;
+        close(excl); /* the parent's, inherited */
+        if (ts_open_std(env->path, key, 0, 1, &db) != COFFER_OK)
+            _exit(10);
+        if (write(child.send, "o", 1) != 1 || read(child.recv, &c, 1) != 1)
+            _exit(11);
+        coffer_close(db);
+        _exit(0);
+    }
+    /* give the child time to wait for the lock (if it is not waiting yet,
+     * it simply opens the new file) */
+    struct timespec pause = {0, 300 * 1000000L};
+    nanosleep(&pause, NULL);
+    assert_int_equal(unlink(lock), 0);
+    close(excl);
+    char c = 0;
+    assert_int_equal(read(child.recv, &c, 1), 1);
+    int stale = holds_removed_lock(pid);
+    coffer_db *db = NULL;
+    coffer_status st = ts_open_std(env->path, key, 0, 1, &db);
+    ts_commit_person(db, ts_class(db, "Person"), 7, "after");
+    coffer_close(db);
+    assert_int_equal(write(child.send, "c", 1), 1);
+    int status = 0;
+    assert_int_equal(ts_wait_pid(pid, &status), 0);
+    ts_fork_close(&child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_false(stale);
+    assert_ok(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +311,7 @@ int main(void)
         TS_TEST_EMPTY(test_wrong_key_leaves_no_lock),
         TS_TEST_FILE_MODES(test_failed_open_keeps_files_in_use),
         TS_TEST_FILE_MODES_SETUP(test_leftovers_respect_other_processes, ts_setup_empty),
+        TS_TEST_FILE_MODES(test_opener_waiting_for_a_removed_lock_opens_again),
     };
     return cmocka_run_group_tests_name("open leftovers", tests, NULL, NULL);
 }
