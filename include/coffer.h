@@ -107,9 +107,12 @@ typedef enum coffer_status {
     COFFER_ERR_PRIMARY_KEY_EXISTS = 13,
     /** The property cannot be changed once set (primary keys). */
     COFFER_ERR_IMMUTABLE = 14,
-    /** The file's map was full: this write transaction failed and nothing of it
-     *  was committed. The map grows when the next write transaction begins
-     *  while this process has no other transaction open; retry then. */
+    /** One write transaction needed more than the room left in the file's map
+     *  (half of it or more: 32 GiB or more by default) while this process kept
+     *  other transactions open, so the map could not grow. Nothing of it was
+     *  committed; the map grows when the next transaction begins with no other
+     *  open in the process: retry then. Ordinary writes never meet it: the
+     *  map grows before it fills (docs/FORMAT.md, "The map and its growth"). */
     COFFER_ERR_MAP_FULL = 15,
     /** The file reached the configured maximum file size. */
     COFFER_ERR_FILE_TOO_LARGE = 16,
@@ -518,7 +521,9 @@ COFFER_API coffer_status coffer_config_set_class_subset(coffer_config *config, c
 
 /** Caps the file size in bytes (0 = no cap beyond the address space). A
  *  write that would grow the file past it fails with
- *  COFFER_ERR_FILE_TOO_LARGE and is not committed. */
+ *  COFFER_ERR_FILE_TOO_LARGE and is not committed. Below it the file grows
+ *  as needed: the map is grown before it fills, so writers never see
+ *  COFFER_ERR_MAP_FULL for a file's size. */
 COFFER_API coffer_status coffer_config_set_max_file_size(coffer_config *config, uint64_t max_bytes);
 
 /** Sets the process-wide default path used by configurations that set no
@@ -546,8 +551,13 @@ typedef uint32_t coffer_property_id;
  *  a write transaction of its own (docs/FORMAT.md). The caller owns `*out`
  *  and closes it with coffer_close().
  *
+ *  An open that fails removes the files it created (an empty data file, a
+ *  `-lock` or `-note` beside a file that is not a database), never files
+ *  another process has open nor a file holding committed data.
+ *
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_NOT_FOUND (read-only and
- *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO;
+ *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO
+ *  (also a full disk, naming "No space left on device");
  *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
  *  format 2 opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
  *  finds a damaged index entry; the file is left as it was);
@@ -804,7 +814,9 @@ enum {
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_MISUSE (db closed, or
  *  this thread already holds a write transaction on the file);
  *  COFFER_ERR_READ_ONLY (write on a read-only handle); COFFER_ERR_LIMIT
- *  (too many readers); COFFER_ERR_INTERNAL. */
+ *  (too many readers); COFFER_ERR_BUSY (another process grew the file beyond
+ *  this process's map while transactions of this process stayed open: end
+ *  them and retry); COFFER_ERR_INTERNAL. */
 COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **out);
 
 /** Commits and ends the transaction; the handle stays allocated until
@@ -813,7 +825,8 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
  *
  *  Errors: COFFER_ERR_MISUSE (already ended, database closed, or another
  *  thread than the one that began the write); COFFER_ERR_MAP_FULL or
- *  COFFER_ERR_FILE_TOO_LARGE (nothing was committed); COFFER_ERR_IO. On any
+ *  COFFER_ERR_FILE_TOO_LARGE (nothing was committed); COFFER_ERR_IO (also a
+ *  full disk, naming "No space left on device"). On any
  *  error of a write transaction nothing of it is committed and it has ended. */
 COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn);
 

@@ -709,6 +709,58 @@ coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void
     return COFFER_ERR_MAP_FULL;
 }
 
+coffer_status ts_write_tagged_blobs(coffer_db *db, unsigned char *buf, size_t size, int64_t first, int count)
+{
+    coffer_class_id at;
+    coffer_status st = coffer_db_find_class(db, "AllTypes", &at);
+    coffer_txn *w = NULL;
+    if (st == COFFER_OK)
+        st = coffer_txn_begin(db, COFFER_TXN_WRITE, &w);
+    for (int i = 0; st == COFFER_OK && i < count; i++) {
+        int64_t tag = first + i;
+        memset(buf, (int)(tag & 0xff), size);
+        memcpy(buf, &tag, sizeof tag);
+        memcpy(buf + size - sizeof tag, &tag, sizeof tag);
+        coffer_field f[] = {ts_field(AT_BINARY, coffer_value_binary(buf, size)), ts_field(AT_INT, coffer_value_int(tag))};
+        st = coffer_object_create(w, at, f, 2, COFFER_UPDATE_ERROR, NULL);
+    }
+    if (st == COFFER_OK)
+        st = coffer_txn_commit(w);
+    else if (w)
+        coffer_txn_abort(w);
+    coffer_txn_free(w);
+    return st;
+}
+
+void ts_check_tagged_blobs(coffer_db *db, int64_t n, size_t size, int full)
+{
+    coffer_txn *r = ts_begin(db, COFFER_TXN_READ);
+    coffer_class_id at = ts_class(db, "AllTypes");
+    assert_int_equal(ts_count(r, at), (uint64_t)n);
+    coffer_iter *it = ts_iterate(r, at);
+    coffer_object *obj;
+    int64_t want = 0;
+    while (ts_next(it, &obj)) {
+        size_t got;
+        const unsigned char *b = ts_get_binary(obj, AT_BINARY, &got);
+        int64_t head, tail;
+        assert_int_equal(ts_get_int(obj, AT_INT), want);
+        assert_int_equal(got, size);
+        memcpy(&head, b, sizeof head);
+        memcpy(&tail, b + size - sizeof tail, sizeof tail);
+        assert_int_equal(head, want);
+        assert_int_equal(tail, want);
+        if (want % full == 0)
+            for (size_t i = sizeof head; i < size - sizeof tail; i++)
+                if (b[i] != (unsigned char)(want & 0xff))
+                    fail_msg("value %lld differs at byte %zu", (long long)want, i);
+        want++;
+    }
+    assert_int_equal(want, n);
+    coffer_iter_free(it);
+    coffer_txn_free(r);
+}
+
 static void get_typed(coffer_object *obj, coffer_property_id p, coffer_type type, coffer_value *v)
 {
     memset(v, 0, sizeof *v);

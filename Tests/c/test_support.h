@@ -301,6 +301,17 @@ coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const cof
  * assert, so children may use it. */
 coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag);
 
+/* Tagged blobs (standard schema): the value of tag t, `size` bytes, holds t
+ * (int64, native order) at both ends and the byte t & 0xff between.
+ * ts_write_tagged_blobs creates `count` AllTypes objects tagged first,
+ * first+1, ... in one write transaction (`buf` is scratch of `size` bytes),
+ * without retrying, and returns its status (children may use it).
+ * ts_check_tagged_blobs checks that AllTypes holds exactly the objects tagged
+ * 0..n-1 in key order, their sizes and end marks, and every `full`-th value
+ * byte by byte. */
+coffer_status ts_write_tagged_blobs(coffer_db *db, unsigned char *buf, size_t size, int64_t first, int count);
+void ts_check_tagged_blobs(coffer_db *db, int64_t n, size_t size, int full);
+
 /* Reading with type checks (fail the test on error or wrong type). */
 int64_t ts_get_int(coffer_object *obj, coffer_property_id p);
 bool ts_get_bool(coffer_object *obj, coffer_property_id p);

@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/lifecycle.h"
+#include "storage/reserve.h"
 #include "objects/object.h"
 #include "storage/txn.h"
 
@@ -126,15 +127,22 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
     size_t map = (size_t)1 << 30;
     if ((uint64_t)info.me_last_pgno * 4096 * 4 > map)
         map = (size_t)info.me_last_pgno * 4096 * 4;
-    int rc = 0;
+    int rc = 0, lock_fd = -1;
     if (st == COFFER_OK && ((rc = mdb_env_create(&c.env)) != 0 || (rc = mdb_env_set_maxdbs(c.env, CF_MAX_DBIS)) != 0 ||
-                            (rc = mdb_env_set_mapsize(c.env, map)) != 0 ||
-                            (rc = mdb_env_open(c.env, tmp, MDB_NOSUBDIR | MDB_NOTLS, 0644)) != 0))
+                            (rc = mdb_env_set_mapsize(c.env, map)) != 0))
+        st = cf_error(COFFER_ERR_IO, "cannot create the copy '%s': %s", tmp, mdb_strerror(rc));
+    /* LMDB writes its lock file through a mapping: a full disk must be an
+     * error here, not a SIGBUS. No lock is taken yet, so the descriptor can
+     * be closed before LMDB opens the file. */
+    if (st == COFFER_OK && (st = cf_reserve_lock_file(c.env, tmp, &lock_fd)) == COFFER_OK && lock_fd >= 0)
+        close(lock_fd);
+    if (st == COFFER_OK && (rc = mdb_env_open(c.env, tmp, MDB_NOSUBDIR | MDB_NOTLS, 0644)) != 0)
         st = cf_error(COFFER_ERR_IO, "cannot create the copy '%s': %s", tmp, mdb_strerror(rc));
     if (st == COFFER_OK && (rc = mdb_txn_begin(c.env, NULL, 0, &c.txn.mdb)) != 0)
         st = cf_error_mdb(rc, "cannot write the copy");
     pthread_mutex_init(&c.shim.lock, NULL);
     c.shim.map_size = map;
+    c.shim.mdb = c.env; /* names a full disk in write errors */
     c.db.magic = CF_DB_MAGIC;
     c.db.env = &c.shim;
     c.txn = (coffer_txn){.magic = CF_TXN_MAGIC, .db = &c.db, .mdb = c.txn.mdb, .write = 1, .active = c.txn.mdb != NULL};
@@ -159,8 +167,13 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
             st = cf_error_mdb(rc, "cannot create a sub-database of the copy");
     }
     if (c.txn.mdb) {
-        if (st == COFFER_OK && (rc = mdb_txn_commit(c.txn.mdb)) != 0)
-            st = cf_error(COFFER_ERR_IO, "cannot write the copy '%s': %s", tmp, mdb_strerror(rc));
+        if (st == COFFER_OK && (rc = mdb_txn_commit(c.txn.mdb)) != 0) {
+            char what[4300];
+            snprintf(what, sizeof what, "cannot write the copy '%s'", tmp);
+            st = cf_error_write(c.env, rc, what);
+            if (st != COFFER_ERR_IO)
+                st = cf_error(COFFER_ERR_IO, "%s", coffer_last_error());
+        }
         else if (st != COFFER_OK)
             mdb_txn_abort(c.txn.mdb);
     }
@@ -216,14 +229,13 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
         return cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': the file already exists", path);
     if (errno != ENOENT)
         return cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, strerror(errno));
-    char tmp[4200], lock[4300];
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.copy-XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0)
         return cf_error(COFFER_ERR_IO, "cannot create a file beside '%s': %s", path, strerror(errno));
     close(fd);
     unlink(tmp); /* the name is reserved; the copy creates the file */
-    snprintf(lock, sizeof lock, "%s-lock", tmp);
     coffer_status st;
     if (!db->keys && !key) {
         int rc = mdb_env_copy2(db->env->mdb, tmp, MDB_CP_COMPACT);
@@ -239,7 +251,9 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
         st = cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, errno == EEXIST ? "the file already exists" : strerror(errno));
     if (st == COFFER_OK)
         st = cf_sync_dir(path);
-    unlink(tmp);
-    unlink(lock);
+    /* the temporary name and what opening it created: its lock and note */
+    coffer_status removed = cf_delete_database_files(tmp);
+    if (st == COFFER_OK && removed != COFFER_OK)
+        coffer_clear_error(); /* the copy is complete; a stray file beside it is not its failure */
     return st;
 }

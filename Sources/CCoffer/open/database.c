@@ -13,6 +13,7 @@
 #include "objects/graph.h"
 #include "storage/index.h"
 #include "storage/lifecycle.h"
+#include "storage/reserve.h"
 #include "migration/migration.h"
 #include "objects/object.h"
 #include "storage/txn.h"
@@ -133,7 +134,7 @@ static coffer_status end_pass(coffer_db *db, MDB_txn *mdb, int write, int commit
         if (rc == MDB_MAP_FULL)
             st = cf_env_map_full(db->env, label);
         else if (rc != 0)
-            st = cf_error_mdb(rc, label);
+            st = cf_error_write(db->env->mdb, rc, label);
     } else {
         mdb_txn_abort(mdb);
     }
@@ -446,7 +447,9 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
         cf_registry_lock();
         st = open_locked(config, db);
         if (st != COFFER_OK && db->env)
-            cf_env_release(db->env);
+            cf_env_release(db->env); /* the last reference removes what this open created */
+        else if (st == COFFER_OK)
+            db->env->served = 1; /* a database now: its files stay */
         cf_registry_unlock();
     }
     if (st != COFFER_OK) {

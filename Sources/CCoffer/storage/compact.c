@@ -139,15 +139,18 @@ coffer_status cf_compact_on_launch(const coffer_config *config, const char *path
     struct stat sb;
     if (stat(path, &sb) != 0 || sb.st_size == 0 || cf_env_file_is_open(&sb))
         return COFFER_OK; /* nothing to compact, or not the first open in the process */
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s-lock", path);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int missing;
+    int fd = cf_exclusion_lock(path, 1, &missing);
     if (fd < 0)
         return COFFER_OK; /* cannot prove exclusion: do not compact */
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-    coffer_status st = COFFER_OK;
-    if (fcntl(fd, F_SETLK, &fl) == 0)
-        st = compact_locked(config, path, (uint64_t)sb.st_size);
+    coffer_status st = compact_locked(config, path, (uint64_t)sb.st_size);
+    if (missing) {
+        /* made only to exclude others: the open that follows makes its own
+         * (and a file that is not a database gets none) */
+        char lock[4200];
+        if (snprintf(lock, sizeof lock, "%s-lock", path) < (int)sizeof lock)
+            unlink(lock);
+    }
     close(fd); /* drops the lock: waiting processes open the new file */
     return st;
 }

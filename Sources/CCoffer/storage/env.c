@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "storage/lifecycle.h"
+#include "storage/reserve.h"
 #include "util/error.h"
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -20,23 +23,32 @@ static cf_env *registry;
 void cf_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
 void cf_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 
-/* A large map is only a reservation of address space, not disk. 1 GiB is
- * more than ordinary use needs; the map doubles when a write fills it.
- * COFFER_INITIAL_MAP_SIZE (bytes) overrides it, which tests use to exercise
- * growth. */
-static size_t initial_map_size(void)
+/* Without MDB_WRITEMAP the map is read-only and costs no memory and no disk
+ * beyond the pages read: it only reserves address space. So it is sized far
+ * beyond ordinary use (64 GiB, or four times the file once the file outgrows
+ * a quarter of that), and a process whose transactions stay open (an
+ * observed database always has one) keeps room to write. It grows before it
+ * fills, at a transaction begun with no other open, since LMDB remaps only
+ * then. COFFER_INITIAL_MAP_SIZE (bytes) replaces the 64 GiB, which tests
+ * use to exercise growth. */
+static uint64_t map_reserve(void)
 {
-    size_t size = (size_t)1 << 30;
+    uint64_t size = sizeof(size_t) >= 8 ? (uint64_t)64 << 30 : (uint64_t)1 << 28;
     const char *s = getenv("COFFER_INITIAL_MAP_SIZE");
     if (s && *s) {
         char *end = NULL;
         unsigned long long v = strtoull(s, &end, 10);
         if (end && *end == '\0' && v >= 65536)
-            size = (size_t)v;
+            size = (uint64_t)v;
     }
-    if (sizeof(size_t) < 8 && size > ((size_t)1 << 28))
-        size = (size_t)1 << 28;
     return size;
+}
+
+/* The largest map LMDB is asked for: half the 64-bit address space, or 2 GiB
+ * on a 32-bit system. */
+static uint64_t map_ceiling(void)
+{
+    return sizeof(size_t) >= 8 ? (uint64_t)1 << 46 : (uint64_t)1 << 31;
 }
 
 static size_t page_round(uint64_t v)
@@ -51,6 +63,51 @@ static size_t page_round(uint64_t v)
     return (size_t)v;
 }
 
+/* The map a file of `used` bytes should have: the reservation, or four
+ * times the file, within the configured maximum file size (but never below
+ * what the file already uses). */
+static uint64_t map_target(const cf_env *env, uint64_t used)
+{
+    uint64_t want = map_reserve();
+    if (used > want / 4)
+        want = used > map_ceiling() / 4 ? map_ceiling() : used * 4;
+    if (env->max_file_size && want > env->max_file_size)
+        want = env->max_file_size;
+    return want > used ? want : used;
+}
+
+/* The largest of `want`, want/2, want/4... (not below `floor`) that the
+ * address space can take now, tried with a mapping that reserves nothing:
+ * LMDB gives up its old map before it maps the new one and cannot get it
+ * back if that fails, so a size is tried before LMDB is asked for it. 0 if
+ * none fits. */
+static uint64_t fit_address_space(uint64_t want, uint64_t floor)
+{
+    if (floor == 0)
+        floor = 1;
+    for (uint64_t size = want;; size /= 2) {
+        if (size < floor)
+            size = floor;
+        void *p = mmap(NULL, page_round(size), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p != MAP_FAILED) {
+            munmap(p, page_round(size));
+            return size;
+        }
+        if (size == floor)
+            return 0;
+    }
+}
+
+/* Bytes of the file in use: every page up to the newest commit's last,
+ * whichever process made it. */
+static uint64_t used_bytes(cf_env *env)
+{
+    MDB_envinfo info;
+    if (mdb_env_info(env->mdb, &info) != 0)
+        return 0;
+    return ((uint64_t)info.me_last_pgno + 1) * env->psize;
+}
+
 static cf_env *env_new(void)
 {
     cf_env *env = calloc(1, sizeof *env);
@@ -58,6 +115,7 @@ static cf_env *env_new(void)
         return NULL;
     pthread_mutex_init(&env->lock, NULL);
     env->refcount = 1;
+    env->lock_fd = -1;
     return env;
 }
 
@@ -67,7 +125,11 @@ static void env_free(cf_env *env)
         return;
     if (env->mdb)
         mdb_env_close(env->mdb);
+    if (env->lock_fd >= 0)
+        close(env->lock_fd); /* after LMDB's: closing it earlier would drop LMDB's locks */
     cf_signal_close(env->signal);
+    if (env->path && !env->served)
+        cf_remove_leftovers(env->path, env->created);
     pthread_mutex_destroy(&env->lock);
     free(env->path);
     free(env->memory_id);
@@ -82,34 +144,75 @@ static const char *memory_dir(void)
     return (t && *t) ? t : "/tmp";
 }
 
-/* Opens env->mdb on `path` with `flags`, sized for the file and the cap. */
+/* Whether the lock file at `<path>-lock` is still the one this process
+ * opened before LMDB did: a failed open elsewhere may have removed it (see
+ * leftovers.c) while LMDB waited for its lock, and two lock files for one
+ * database would let two writers in. */
+static int lock_file_replaced(const cf_env *env, const char *path)
+{
+    char name[4200];
+    struct stat mine, now;
+    if (env->lock_fd < 0 || snprintf(name, sizeof name, "%s-lock", path) >= (int)sizeof name)
+        return 0;
+    if (fstat(env->lock_fd, &mine) != 0)
+        return 0;
+    return stat(name, &now) != 0 || now.st_dev != mine.st_dev || now.st_ino != mine.st_ino;
+}
+
+static void close_mdb(cf_env *env)
+{
+    mdb_env_close(env->mdb);
+    env->mdb = NULL;
+    if (env->lock_fd >= 0)
+        close(env->lock_fd);
+    env->lock_fd = -1;
+}
+
+/* Opens env->mdb on `path` with `flags`, its map sized for the file and the
+ * cap, after reserving the lock file's space. */
 static coffer_status open_mdb(cf_env *env, const char *path, unsigned flags, uint64_t file_size, const char *label)
 {
-    int rc = mdb_env_create(&env->mdb);
-    if (rc != 0)
-        return cf_error_mdb(rc, label);
-    mdb_env_set_maxdbs(env->mdb, CF_MAX_DBIS + 1);
-    uint64_t map = initial_map_size();
-    if (file_size * 2 > map)
-        map = file_size * 2;
-    if (env->max_file_size && map > env->max_file_size)
-        map = env->max_file_size > file_size ? env->max_file_size : file_size;
-    mdb_env_set_mapsize(env->mdb, page_round(map));
-    rc = mdb_env_open(env->mdb, path, flags | MDB_NOSUBDIR | MDB_NOTLS, 0644);
-    if (rc != 0) {
-        mdb_env_close(env->mdb);
-        env->mdb = NULL;
-        if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
-            return cf_error(COFFER_ERR_NOT_A_DATABASE, "%s is not a Coffer database (%s)", label, mdb_strerror(rc));
-        if (rc == EACCES || rc == EROFS)
-            return cf_error(COFFER_ERR_READ_ONLY, "%s cannot be opened for writing: %s", label, mdb_strerror(rc));
-        if (rc == ENOENT)
-            return cf_error(COFFER_ERR_NOT_FOUND, "%s: %s", label, mdb_strerror(rc));
-        return cf_error_mdb(rc, label);
+    for (int attempt = 0;; attempt++) {
+        int rc = mdb_env_create(&env->mdb);
+        if (rc != 0)
+            return cf_error_mdb(rc, label);
+        mdb_env_set_maxdbs(env->mdb, CF_MAX_DBIS + 1);
+        uint64_t map = fit_address_space(map_target(env, file_size), file_size);
+        if (map == 0) {
+            close_mdb(env);
+            return cf_error(COFFER_ERR_NO_MEMORY, "%s: no room in the address space to map its %llu bytes", label,
+                            (unsigned long long)file_size);
+        }
+        mdb_env_set_mapsize(env->mdb, page_round(map));
+        coffer_status st = cf_reserve_lock_file(env->mdb, path, &env->lock_fd);
+        if (st != COFFER_OK) {
+            close_mdb(env);
+            return cf_error_prefix("cannot open %s", label);
+        }
+        rc = mdb_env_open(env->mdb, path, flags | MDB_NOSUBDIR | MDB_NOTLS, 0644);
+        if (rc != 0) {
+            close_mdb(env);
+            if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+                return cf_error(COFFER_ERR_NOT_A_DATABASE, "%s is not a Coffer database (%s)", label, mdb_strerror(rc));
+            if (rc == EACCES || rc == EROFS)
+                return cf_error(COFFER_ERR_READ_ONLY, "%s cannot be opened for writing: %s", label, mdb_strerror(rc));
+            if (rc == ENOENT)
+                return cf_error(COFFER_ERR_NOT_FOUND, "%s: %s", label, mdb_strerror(rc));
+            return cf_error_mdb(rc, label);
+        }
+        if (lock_file_replaced(env, path)) {
+            close_mdb(env);
+            if (attempt < 8)
+                continue;
+            return cf_error(COFFER_ERR_BUSY, "%s: its lock file was replaced again and again while it was being opened", label);
+        }
+        break;
     }
     MDB_envinfo info;
+    MDB_stat ms;
     mdb_env_info(env->mdb, &info);
     env->map_size = info.me_mapsize;
+    env->psize = mdb_env_stat(env->mdb, &ms) == 0 ? ms.ms_psize : 4096u;
     int dead = 0;
     mdb_reader_check(env->mdb, &dead);
     return COFFER_OK;
@@ -135,11 +238,12 @@ static coffer_status check_not_truncated(cf_env *env, const char *label)
     return COFFER_OK;
 }
 
-/* Adds a newly opened environment to the registry, or frees it on failure. */
+/* Adds a newly opened environment to the registry, or frees it on failure
+ * (removing what its opening created). */
 static coffer_status register_env(cf_env *env, coffer_status st, cf_env **out)
 {
-    if (st == COFFER_OK && !(env->signal = cf_signal_open(env->memory_id ? NULL : env->path, env->read_only)))
-        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a database");
+    if (st == COFFER_OK)
+        st = cf_signal_open(env->memory_id ? NULL : env->path, env->read_only, &env->signal);
     if (st != COFFER_OK) {
         env_free(env);
         return st;
@@ -186,9 +290,26 @@ static coffer_status acquire_memory(const char *id, int read_only, uint64_t max_
     return register_env(env, st, out);
 }
 
+/* Which of the lock and note files of `path` do not exist yet: the ones an
+ * open that fails must remove again. */
+static unsigned missing_sidecars(const char *path)
+{
+    static const struct { const char *suffix; unsigned flag; } sidecars[] = {{"-lock", CF_CREATED_LOCK}, {"-note", CF_CREATED_NOTE}};
+    unsigned missing = 0;
+    for (size_t i = 0; i < sizeof sidecars / sizeof sidecars[0]; i++) {
+        char name[4200];
+        struct stat sb;
+        if (snprintf(name, sizeof name, "%s%s", path, sidecars[i].suffix) < (int)sizeof name && lstat(name, &sb) != 0 &&
+            errno == ENOENT)
+            missing |= sidecars[i].flag;
+    }
+    return missing;
+}
+
 static coffer_status acquire_file(const char *path, int read_only, uint64_t max_file_size, cf_env **out)
 {
     struct stat sb;
+    unsigned created = 0;
     if (stat(path, &sb) != 0) {
         if (errno != ENOENT)
             return cf_error(COFFER_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
@@ -199,6 +320,7 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
             return cf_error(errno == EACCES || errno == EROFS ? COFFER_ERR_READ_ONLY : COFFER_ERR_IO,
                             "cannot create '%s': %s", path, strerror(errno));
         close(fd);
+        created = CF_CREATED_DATA;
         if (stat(path, &sb) != 0)
             return cf_error(COFFER_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     }
@@ -218,11 +340,18 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
             return COFFER_OK;
         }
     }
+    if (!(created & CF_CREATED_DATA))
+        created |= missing_sidecars(path);
+    else
+        created |= CF_CREATED_LOCK | CF_CREATED_NOTE;
     cf_env *env = env_new();
     if (!env || !(env->path = strdup(path))) {
         env_free(env);
+        if (created & CF_CREATED_DATA)
+            cf_remove_leftovers(path, created);
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening '%s'", path);
     }
+    env->created = created;
     env->dev = sb.st_dev;
     env->ino = sb.st_ino;
     env->max_file_size = max_file_size;
@@ -266,56 +395,81 @@ void cf_env_release(cf_env *env)
     env_free(env);
 }
 
-/* Grows the map (doubling, capped) when a write filled it. LMDB allows this
- * only while the process has no transaction open. Called with env->lock. */
-static void grow_if_pending(cf_env *env)
+/* Remaps to `size` bytes, or to the largest half, quarter... of it above
+ * the present map that the address space takes. LMDB allows it only while
+ * the process has no transaction open. If LMDB loses the map all the same,
+ * `broken` makes every later transaction fail instead of reading through
+ * it. Called with env->lock. */
+static void remap(cf_env *env, uint64_t size)
 {
-    if (!env->grow_pending || env->active_txns != 0)
+    uint64_t floor = size > env->map_size ? (uint64_t)env->map_size + 1 : size;
+    uint64_t fits = fit_address_space(size, floor);
+    if (fits == 0)
         return;
-    uint64_t want = (uint64_t)env->map_size * 2;
-    if (env->max_file_size && want > env->max_file_size)
-        want = env->max_file_size;
-    if (mdb_env_set_mapsize(env->mdb, page_round(want)) == 0) {
-        MDB_envinfo info;
-        mdb_env_info(env->mdb, &info);
-        env->map_size = info.me_mapsize;
+    if (mdb_env_set_mapsize(env->mdb, page_round(fits)) != 0) {
+        env->broken = 1; /* with no transaction open, only the new mapping can have failed */
+        return;
     }
+    MDB_envinfo info;
+    mdb_env_info(env->mdb, &info);
+    env->map_size = info.me_mapsize;
+}
+
+/* Grows the map before it fills: once the file (whichever process wrote
+ * it) uses more than half of it, or after a write found it full; and brings
+ * it within a maximum file size lowered by a later handle. Called with
+ * env->lock and no transaction of the process open. */
+static void adjust_map(cf_env *env)
+{
+    uint64_t used = used_bytes(env);
+    uint64_t basis = env->grow_pending && env->map_size > used ? env->map_size : used;
+    uint64_t target = map_target(env, basis);
+    int grow = (used > env->map_size / 2 || env->grow_pending) && page_round(target) > env->map_size;
+    int shrink = env->max_file_size && page_round(target) < env->map_size;
+    if (grow || shrink)
+        remap(env, target);
     env->grow_pending = 0;
 }
 
 coffer_status cf_env_txn_begin(cf_env *env, int write, MDB_txn **out)
 {
     pthread_t self = pthread_self();
+    const char *name = env->path ? env->path : env->memory_id;
     pthread_mutex_lock(&env->lock);
     if (write && env->has_writer && pthread_equal(env->writer, self)) {
         pthread_mutex_unlock(&env->lock);
-        return cf_error(COFFER_ERR_MISUSE, "this thread already holds the write transaction of %s; commit or abort it first",
-                        env->path ? env->path : env->memory_id);
+        return cf_error(COFFER_ERR_MISUSE, "this thread already holds the write transaction of %s; commit or abort it first", name);
     }
-    grow_if_pending(env);
+    if (env->active_txns == 0 && !env->broken)
+        adjust_map(env);
+    if (env->broken) {
+        pthread_mutex_unlock(&env->lock);
+        return cf_error(COFFER_ERR_NO_MEMORY, "%s lost its map when it was resized (out of address space); close every handle of it and open it again", name);
+    }
     env->active_txns++;
     pthread_mutex_unlock(&env->lock);
 
     int rc = mdb_txn_begin(env->mdb, NULL, write ? 0 : MDB_RDONLY, out);
     if (rc == MDB_MAP_RESIZED) {
-        /* Another process grew the file beyond our map: adopt its size. */
+        /* Another process grew the file beyond our map while this process
+         * kept transactions open: adopt it once they are closed. */
         pthread_mutex_lock(&env->lock);
-        if (env->active_txns == 1 && mdb_env_set_mapsize(env->mdb, 0) == 0) {
-            MDB_envinfo info;
-            mdb_env_info(env->mdb, &info);
-            env->map_size = info.me_mapsize;
-            pthread_mutex_unlock(&env->lock);
+        int adopt = env->active_txns == 1;
+        if (adopt)
+            remap(env, map_target(env, used_bytes(env)));
+        adopt = adopt && !env->broken;
+        pthread_mutex_unlock(&env->lock);
+        /* not under env->lock: a write transaction may wait for another process */
+        if (adopt)
             rc = mdb_txn_begin(env->mdb, NULL, write ? 0 : MDB_RDONLY, out);
-        } else {
-            pthread_mutex_unlock(&env->lock);
-        }
     }
     pthread_mutex_lock(&env->lock);
     if (rc != 0) {
         env->active_txns--;
         pthread_mutex_unlock(&env->lock);
         if (rc == MDB_MAP_RESIZED)
-            return cf_error(COFFER_ERR_BUSY, "the file was grown by another process; end this process's open transactions and retry");
+            return cf_error(COFFER_ERR_BUSY, "%s grew beyond the %zu bytes this process maps while transactions of this process "
+                            "stayed open; end them (and stop observers) and retry", name, env->map_size);
         return cf_error_mdb(rc, "cannot begin a transaction");
     }
     if (write) {
@@ -342,11 +496,14 @@ coffer_status cf_env_map_full(cf_env *env, const char *what)
     if (!capped)
         env->grow_pending = 1;
     uint64_t cap = env->max_file_size;
+    size_t map = env->map_size;
     pthread_mutex_unlock(&env->lock);
     if (capped)
         return cf_error(COFFER_ERR_FILE_TOO_LARGE, "%s: the file reached its maximum size of %llu bytes; nothing of this transaction was committed",
                         what, (unsigned long long)cap);
-    return cf_error(COFFER_ERR_MAP_FULL, "%s: the map is full; nothing of this transaction was committed and the map grows before the next write transaction: retry it", what);
+    return cf_error(COFFER_ERR_MAP_FULL, "%s: this transaction needs more than the %zu bytes mapped for the file, which can grow "
+                    "only while this process has no other transaction open; nothing of it was committed, and the map grows before "
+                    "the next transaction that begins with none open: retry it then", what, map);
 }
 
 int cf_env_known_dbi(cf_env *env, uint32_t number, MDB_dbi *out)

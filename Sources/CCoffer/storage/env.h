@@ -30,9 +30,15 @@ typedef struct cf_env {
     int read_only;     /* opened with MDB_RDONLY */
     cf_signal *signal; /* commits of every process, for observers */
 
+    int lock_fd;       /* our descriptor of the lock file (kept while LMDB's is open), or -1 */
+    unsigned created;  /* CF_CREATED_* files that opening this environment created */
+    int served;        /* a coffer_open succeeded through it: it created nothing to remove */
+    unsigned psize;    /* LMDB's page size of the file */
+
     pthread_mutex_t lock; /* guards everything below */
     int active_txns;      /* transactions of this process */
-    int grow_pending;
+    int grow_pending;     /* a write found the map full: grow before the next */
+    int broken;           /* the map was lost in a failed remap: no more transactions */
     size_t map_size;
     uint64_t max_file_size; /* 0 = unlimited */
     int has_writer;
@@ -61,16 +67,20 @@ void cf_env_release(cf_env *env);
 void cf_registry_lock(void);
 void cf_registry_unlock(void);
 
-/* Begins an LMDB transaction, growing or adopting the map first when needed
- * and possible. Fails with COFFER_ERR_MISUSE if this thread already holds the
- * write transaction. */
+/* Begins an LMDB transaction. With no other transaction of the process
+ * open, it first grows the map once the file uses more than half of it (or
+ * a write found it full) and adopts a file another process grew beyond it
+ * (MDB_MAP_RESIZED). Fails with COFFER_ERR_MISUSE if this thread already
+ * holds the write transaction. */
 coffer_status cf_env_txn_begin(cf_env *env, int write, MDB_txn **out);
 
 /* Accounts for the end of a transaction begun by cf_env_txn_begin. */
 void cf_env_txn_end(cf_env *env, int write);
 
-/* Maps a MDB_MAP_FULL on a write to COFFER_ERR_MAP_FULL (arranging growth
- * before the next write transaction) or COFFER_ERR_FILE_TOO_LARGE. */
+/* Maps a MDB_MAP_FULL on a write to COFFER_ERR_FILE_TOO_LARGE when the map
+ * reached the configured maximum file size, else to COFFER_ERR_MAP_FULL
+ * (one transaction wrote more than the reserved room while the process kept
+ * other transactions open), arranging growth before the next one. */
 coffer_status cf_env_map_full(cf_env *env, const char *what);
 
 /* Looks up (and with `create`, creates) sub-database `number` in `txn`. The

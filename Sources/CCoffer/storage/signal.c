@@ -5,6 +5,9 @@
 #define _GNU_SOURCE
 #include "storage/signal.h"
 
+#include "storage/reserve.h"
+#include "util/error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,24 +42,37 @@ struct cf_signal {
     int mapped;
 };
 
-cf_signal *cf_signal_open(const char *path, int read_only)
+coffer_status cf_signal_open(const char *path, int read_only, cf_signal **out)
 {
+    *out = NULL;
     cf_signal *sig = calloc(1, sizeof *sig);
     if (!sig)
-        return NULL;
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a database");
     sig->shared = &sig->local;
+    *out = sig;
     if (!path)
-        return sig;
+        return COFFER_OK;
     char name[4200];
     if (snprintf(name, sizeof name, "%s-note", path) >= (int)sizeof name)
-        return sig;
+        return COFFER_OK;
     int fd = open(name, (read_only ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0644);
     if (fd < 0 && !read_only)
         fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return sig;
+        return COFFER_OK;
     struct stat sb;
     int writable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+    /* The counter is written through the mapping: its page must be backed
+     * before it is mapped, or a full disk would be a SIGBUS. */
+    if (writable && fstat(fd, &sb) == 0) {
+        coffer_status st = cf_reserve_space(fd, sb.st_size > NOTE_SIZE ? sb.st_size : NOTE_SIZE, name);
+        if (st != COFFER_OK) {
+            close(fd);
+            cf_signal_close(sig);
+            *out = NULL;
+            return st;
+        }
+    }
     if (fstat(fd, &sb) == 0 && sb.st_size < NOTE_SIZE && writable && ftruncate(fd, NOTE_SIZE) == 0)
         sb.st_size = NOTE_SIZE;
     if (sb.st_size >= NOTE_SIZE) {
@@ -74,7 +90,7 @@ cf_signal *cf_signal_open(const char *path, int read_only)
         }
     }
     close(fd);
-    return sig;
+    return COFFER_OK;
 }
 
 void cf_signal_close(cf_signal *sig)

@@ -13,11 +13,12 @@
 typedef struct cf_signal cf_signal;
 
 /* Opens the note file of the database at `path` (creating it unless
- * `read_only`), or a process-local counter when `path` is NULL. A file that
- * cannot be opened or mapped (a read-only folder without one) gives a
- * signal that never wakes early: waiters then rely on their timeout. NULL
- * only when out of memory. */
-cf_signal *cf_signal_open(const char *path, int read_only);
+ * `read_only`, its space reserved before it is mapped), or a process-local
+ * counter when `path` is NULL, into *out. A file that cannot be opened or
+ * mapped (a read-only folder without one) gives a signal that never wakes
+ * early: waiters then rely on their timeout. Fails only when out of memory
+ * and with COFFER_ERR_IO when the disk has no room for the note file. */
+coffer_status cf_signal_open(const char *path, int read_only, cf_signal **out);
 
 void cf_signal_close(cf_signal *sig);
 

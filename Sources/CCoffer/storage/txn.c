@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "storage/changelog.h"
+#include "storage/reserve.h"
 #include "util/error.h"
 
 /* Additional data of a sealed value: file id, sub-database, key. A value
@@ -112,7 +113,7 @@ coffer_status cf_txn_write_error(coffer_txn *txn, int rc, const char *what)
     /* LMDB leaves a write transaction unusable after any failure but these. */
     if (rc != MDB_KEYEXIST && rc != MDB_NOTFOUND && rc != MDB_BAD_VALSIZE && rc != EINVAL)
         txn->failed = 1;
-    return cf_error_mdb(rc, what);
+    return cf_error_write(txn->db->env->mdb, rc, what); /* a put may write: LMDB spills pages */
 }
 
 coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
@@ -396,7 +397,7 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     if (rc == MDB_MAP_FULL)
         return cf_env_map_full(txn->db->env, "commit failed");
     if (rc != 0)
-        return cf_error_mdb(rc, "commit failed; nothing of the transaction was committed");
+        return cf_error_write(env->mdb, rc, "commit failed; nothing of the transaction was committed");
     return COFFER_OK;
 }
 

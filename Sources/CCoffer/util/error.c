@@ -97,6 +97,8 @@ coffer_status cf_error_mdb(int rc, const char *what)
     case EACCES:
     case EROFS: st = COFFER_ERR_READ_ONLY; break;
     case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
     case EIO: st = COFFER_ERR_IO; break;
     default: st = COFFER_ERR_INTERNAL; break;
     }

@@ -53,7 +53,10 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         case primaryKeyExists = 13
         /// The property cannot be changed once set: primary keys (`COFFER_ERR_IMMUTABLE`).
         case immutable = 14
-        /// The file's map was full; nothing of the write transaction was committed (`COFFER_ERR_MAP_FULL`).
+        /// One write transaction needed more than the room left in the file's map (half of it, 32 GiB or
+        /// more by default) while other transactions of the process stayed open; nothing of it was
+        /// committed, and retrying once they have ended succeeds. Ordinary writes never meet it: the map
+        /// grows before it fills (`COFFER_ERR_MAP_FULL`).
         case mapFull = 15
         /// The file reached its maximum size (`COFFER_ERR_FILE_TOO_LARGE`).
         case fileTooLarge = 16

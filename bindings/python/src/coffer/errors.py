@@ -162,7 +162,13 @@ class ImmutablePropertyError(CofferError):
 
 
 class MapFullError(CofferError):
-    """The file's map was full; the write transaction was not committed."""
+    """One write transaction needed more than the room left in the file's map.
+
+    Ordinary writes never raise it: the map is grown before it fills. It is
+    left for a single transaction larger than half the map (32 GiB or more by
+    default) while other transactions of the process stay open. Nothing of it
+    was committed; retrying once they have ended succeeds.
+    """
 
     default_status = Status.MAP_FULL
 
