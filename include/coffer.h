@@ -573,7 +573,14 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
 /** Closes a database handle. Transactions still open on it are aborted and
  *  become unusable (their calls give COFFER_ERR_MISUSE) but stay allocated
  *  until coffer_txn_free(). The storage is released when its last handle in
- *  the process closes; an in-memory store is discarded then. NULL is a no-op. */
+ *  the process closes; an in-memory store is discarded then. NULL is a no-op.
+ *
+ *  Handles do not cross fork(), as LMDB environments do not: in a child,
+ *  open the file again (coffer_open() there gets storage of its own, never
+ *  the parent's). A handle inherited from the parent gives COFFER_ERR_MISUSE
+ *  when it begins a transaction, and coffer_close() of it only marks it
+ *  closed: it releases nothing, so the parent's readers and locks stay
+ *  intact. */
 COFFER_API void coffer_close(coffer_db *db);
 
 /** The path of the open file, or NULL for an in-memory database. Owned by

@@ -467,6 +467,13 @@ COFFER_API void coffer_close(coffer_db *db)
         return;
     if (cf_hub_in_callback(db))
         return; /* its own notifier runs this callback: documented as not allowed */
+    if (db->env && cf_env_inherited(db->env)) {
+        /* A handle of the parent, in a fork() of it: closing the environment
+         * or its transactions would release the parent's reader slots and
+         * locks, and its notifier thread does not exist here. Only mark it. */
+        db->closed = 1;
+        return;
+    }
     cf_hub_close(db);
     cf_txn_abort_all(db);
     cf_registry_lock();

@@ -116,6 +116,7 @@ static cf_env *env_new(void)
     pthread_mutex_init(&env->lock, NULL);
     env->refcount = 1;
     env->lock_fd = -1;
+    env->pid = getpid();
     return env;
 }
 
@@ -257,7 +258,7 @@ static coffer_status register_env(cf_env *env, coffer_status st, cf_env **out)
 static coffer_status acquire_memory(const char *id, int read_only, uint64_t max_file_size, cf_env **out)
 {
     for (cf_env *e = registry; e; e = e->next) {
-        if (e->memory_id && strcmp(e->memory_id, id) == 0) {
+        if (e->memory_id && strcmp(e->memory_id, id) == 0 && !cf_env_inherited(e)) {
             e->refcount++;
             *out = e;
             return COFFER_OK;
@@ -327,7 +328,7 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
     if (S_ISDIR(sb.st_mode))
         return cf_error(COFFER_ERR_IO, "cannot open '%s': it is a directory", path);
     for (cf_env *e = registry; e; e = e->next) {
-        if (!e->memory_id && e->dev == sb.st_dev && e->ino == sb.st_ino) {
+        if (!e->memory_id && e->dev == sb.st_dev && e->ino == sb.st_ino && !cf_env_inherited(e)) {
             if (e->read_only && !read_only)
                 return cf_error(COFFER_ERR_BUSY, "'%s' is already open read-only in this process and cannot also be opened for writing", path);
             e->refcount++;
@@ -377,10 +378,12 @@ coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_o
 int cf_env_file_is_open(const struct stat *sb)
 {
     for (cf_env *e = registry; e; e = e->next)
-        if (!e->memory_id && e->dev == sb->st_dev && e->ino == sb->st_ino)
+        if (!e->memory_id && e->dev == sb->st_dev && e->ino == sb->st_ino && !cf_env_inherited(e))
             return 1;
     return 0;
 }
+
+int cf_env_inherited(const cf_env *env) { return env->pid != getpid(); }
 
 void cf_env_release(cf_env *env)
 {
@@ -435,6 +438,9 @@ coffer_status cf_env_txn_begin(cf_env *env, int write, MDB_txn **out)
 {
     pthread_t self = pthread_self();
     const char *name = env->path ? env->path : env->memory_id;
+    if (cf_env_inherited(env))
+        return cf_error(COFFER_ERR_MISUSE, "%s was opened by process %ld and cannot be used in process %ld, a fork() of it; "
+                        "open it again in this process", name, (long)env->pid, (long)getpid());
     pthread_mutex_lock(&env->lock);
     if (write && env->has_writer && pthread_equal(env->writer, self)) {
         pthread_mutex_unlock(&env->lock);

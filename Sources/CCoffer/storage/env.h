@@ -27,6 +27,7 @@ typedef struct cf_env {
     ino_t ino;
     char *path;        /* file path; NULL for in-memory */
     char *memory_id;   /* in-memory identifier; NULL for files */
+    pid_t pid;         /* the process that opened it: LMDB environments do not survive fork() */
     int read_only;     /* opened with MDB_RDONLY */
     cf_signal *signal; /* commits of every process, for observers */
 
@@ -59,6 +60,11 @@ coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_o
 /* Whether the file `sb` describes is open in this process. Call with the
  * registry held. */
 int cf_env_file_is_open(const struct stat *sb);
+
+/* Whether `env` was opened by another process (this one is a fork() of
+ * it). Such an environment must not be used nor closed: LMDB would act on
+ * the parent's reader slots and locks. */
+int cf_env_inherited(const cf_env *env);
 
 /* Drops a reference; the last one closes the environment. */
 void cf_env_release(cf_env *env);
