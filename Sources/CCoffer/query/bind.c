@@ -650,6 +650,52 @@ static status bind_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
 
 static status bind_pred(binder *b, const cf_qpred *q, const cf_bpred **out);
 
+/* Marks in `seen` (indexed by variable + 1) the variables below `limit`
+ * that predicate `p` reads; those of nested SUBQUERYs are already known. */
+static void mark_deps(const cf_bpred *p, int limit, unsigned char *seen)
+{
+    switch (p->kind) {
+    case CF_BP_AND:
+    case CF_BP_OR:
+        for (size_t i = 0; i < p->count; i++)
+            mark_deps(p->items[i], limit, seen);
+        return;
+    case CF_BP_NOT: mark_deps(p->operand, limit, seen); return;
+    case CF_BP_COMPARE:
+        for (int side = 0; side < 2; side++) {
+            const cf_boperand *o = side ? &p->right : &p->left;
+            if (o->kind == CF_BO_CONST)
+                continue;
+            if (o->var < limit)
+                seen[o->var + 1] = 1;
+            for (size_t i = 0; o->kind == CF_BO_SUBQUERY && i < o->ndeps; i++)
+                if (o->deps[i] < limit)
+                    seen[o->deps[i] + 1] = 1;
+        }
+        return;
+    default: return;
+    }
+}
+
+/* Records what SUBQUERY operand `o` depends on besides where it starts. */
+static status subquery_deps(binder *b, cf_boperand *o)
+{
+    unsigned char seen[CF_QUERY_MAX_DEPTH + 1] = {0};
+    mark_deps(o->where, o->sub_var, seen);
+    size_t n = 0;
+    for (int v = 0; v <= o->sub_var; v++)
+        n += seen[v];
+    int *deps = cf_qarena_alloc(b->arena, (n ? n : 1) * sizeof *deps);
+    if (!deps)
+        return no_memory();
+    o->ndeps = 0;
+    for (int v = 0; v <= o->sub_var; v++)
+        if (seen[v])
+            deps[o->ndeps++] = v - 1;
+    o->deps = deps;
+    return COFFER_OK;
+}
+
 static status bind_operand(binder *b, const cf_qexpr *e, cf_boperand *o)
 {
     memset(o, 0, sizeof *o);
@@ -686,6 +732,8 @@ static status bind_operand(binder *b, const cf_qexpr *e, cf_boperand *o)
             b->max_var = b->nvars;
         st = bind_pred(b, e->u.subquery.where, &o->where);
         b->nvars--;
+        if (st == COFFER_OK)
+            st = subquery_deps(b, o);
         if (st != COFFER_OK)
             return st;
         o->label = "SUBQUERY(...).@count";

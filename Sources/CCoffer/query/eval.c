@@ -1,5 +1,6 @@
 /* eval — evaluates a bound predicate on one object: key paths to lists of
- * values, quantifiers, operators, SUBQUERY counts and aggregates. */
+ * values, quantifiers, operators, SUBQUERY counts (nested ones memoized for
+ * the run) and aggregates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "util/buffer.h"
 #include "util/error.h"
 #include "query/engine.h"
+#include "query/memo.h"
 #include "query/text.h"
 
 typedef coffer_status status;
@@ -32,6 +34,9 @@ struct cf_qrun {
     size_t npool, usedpool;
     coffer_value *vars;
     coffer_object *root;
+    cf_qguard *guard;
+    cf_qmemo *memo; /* made when a nested SUBQUERY is first counted */
+    cf_buf key;     /* the memo key being built */
 };
 
 static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory"); }
@@ -80,7 +85,7 @@ static status keep_bytes(cf_qrun *run, coffer_value *v)
     return track(run, 4, p);
 }
 
-coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qrun **out)
+coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_qrun **out)
 {
     /* One block: the run, its pattern slots and its variables. */
     size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1;
@@ -89,6 +94,7 @@ coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qrun **out)
         return no_memory();
     run->txn = txn;
     run->bq = bq;
+    run->guard = guard;
     run->vars = (coffer_value *)(run + 1);
     run->patterns = (cf_text_pattern **)(run->vars + nvar);
     *out = run;
@@ -108,8 +114,12 @@ void cf_qrun_free(cf_qrun *run)
     }
     free(run->pool);
     free(run->open);
+    cf_qmemo_free(run->memo);
+    free(run->key.p);
     free(run);
 }
+
+coffer_status cf_qrun_check(cf_qrun *run) { return cf_qguard_check(run->guard); }
 
 /* A value list from the pool (lists never move); give it back with
  * put_vals in LIFO order. */
@@ -553,28 +563,73 @@ coffer_status cf_qrun_path(cf_qrun *run, coffer_object *obj, const cf_bstep *ste
 
 static int eval_pred(cf_qrun *run, const cf_bpred *p);
 
-static status operand_values(cf_qrun *run, const cf_boperand *o, cf_qvals *out)
+static coffer_value root_value(const cf_qrun *run)
 {
-    coffer_value start = run->root ? coffer_value_link(run->root->cls, run->root->key) : coffer_value_null();
-    if (o->var >= 0)
-        start = run->vars[o->var];
-    if (o->kind == CF_BO_PATH)
-        return eval_steps(run, &start, o->steps, o->nsteps, out);
-    /* SUBQUERY: count the elements for which the predicate holds. */
-    status st = eval_steps(run, &start, o->steps, o->nsteps, out);
-    if (st != COFFER_OK)
-        return st;
-    int64_t count = 0;
-    for (size_t i = 0; i < out->n; i++) {
+    return run->root ? coffer_value_link(run->root->cls, run->root->key) : coffer_value_null();
+}
+
+/* SUBQUERY: counts the elements from `start` for which the predicate holds. */
+static status subquery_count(cf_qrun *run, const cf_boperand *o, const coffer_value *start, cf_qvals *out,
+                             int64_t *count)
+{
+    status st = eval_steps(run, start, o->steps, o->nsteps, out);
+    *count = 0;
+    for (size_t i = 0; st == COFFER_OK && i < out->n; i++) {
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         run->vars[o->sub_var] = out->v[i];
         int m = eval_pred(run, o->where);
         if (m < 0)
             return coffer_last_status();
-        count += m;
+        *count += m;
     }
+    return st;
+}
+
+/* The memo key of SUBQUERY `o` from `start`: which subquery, where it
+ * starts, and the outer values it reads. 0 if one of them cannot be part
+ * of a key. */
+static int subquery_key(cf_qrun *run, const cf_boperand *o, const coffer_value *start)
+{
+    run->key.len = 0;
+    run->key.failed = 0;
+    cf_buf_put(&run->key, &o, sizeof o);
+    int ok = cf_qmemo_key_value(&run->key, start);
+    for (size_t i = 0; ok && i < o->ndeps; i++) {
+        coffer_value root = root_value(run);
+        ok = cf_qmemo_key_value(&run->key, o->deps[i] < 0 ? &root : &run->vars[o->deps[i]]);
+    }
+    return ok && !run->key.failed;
+}
+
+/* A SUBQUERY nested in another is met once per element of the enclosing
+ * one: its counts are kept for the run, so each is computed once. */
+static status subquery_value(cf_qrun *run, const cf_boperand *o, const coffer_value *start, cf_qvals *out)
+{
+    int64_t count;
+    status st = COFFER_OK;
+    int memoize = o->sub_var > 0 && subquery_key(run, o, start);
+    if (memoize && !run->memo && !(run->memo = cf_qmemo_new()))
+        return no_memory();
+    if (!memoize || !cf_qmemo_find(run->memo, &run->key, &count)) {
+        st = subquery_count(run, o, start, out, &count);
+        /* Nested counts reused the key buffer: make it again. */
+        if (st == COFFER_OK && memoize && subquery_key(run, o, start))
+            st = cf_qmemo_put(run->memo, &run->key, count);
+    }
+    if (st != COFFER_OK)
+        return st;
     out->n = 0;
     coffer_value v = coffer_value_int(count);
     return push(out, &v);
+}
+
+static status operand_values(cf_qrun *run, const cf_boperand *o, cf_qvals *out)
+{
+    coffer_value start = o->var >= 0 ? run->vars[o->var] : root_value(run);
+    if (o->kind == CF_BO_PATH)
+        return eval_steps(run, &start, o->steps, o->nsteps, out);
+    return subquery_value(run, o, &start, out);
 }
 
 static int text_compare(cf_qrun *run, const cf_bpred *p, const coffer_value *l, const coffer_value *r)

@@ -304,6 +304,8 @@ static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
             cf_error_prefix("object %llu of class '%s'", (unsigned long long)cf_get_be64(k.mv_data), c->name);
             break;
         }
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         int m = 1;
         for (size_t i = 0; i < n && m == 1; i++) {
             const cf_prop *p = &c->props[conj[i]->left.steps[0].prop];
@@ -340,6 +342,8 @@ static status scan(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, cf_keylis
         return st;
     coffer_object *obj;
     while ((st = coffer_iter_next(it, &obj)) == COFFER_OK) {
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         int m = cf_qrun_matches(run, obj);
         if (m < 0) {
             st = coffer_last_status();
@@ -358,7 +362,10 @@ static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
 {
     for (size_t i = 0; i < nin; i++) {
         coffer_object *obj;
-        status st = coffer_object_get(txn, bq->cls, in[i], &obj);
+        status st = cf_qrun_check(run);
+        if (st != COFFER_OK)
+            return st;
+        st = coffer_object_get(txn, bq->cls, in[i], &obj);
         if (st == COFFER_ERR_NOT_FOUND) {
             coffer_clear_error(); /* deleted since: not a match */
             continue;
@@ -403,8 +410,8 @@ coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t 
     return walk(txn, bq->cls, &w, NULL, SIZE_MAX, count);
 }
 
-coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
-                              cf_keylist *out)
+coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const uint64_t *within,
+                              size_t nwithin, cf_keylist *out)
 {
     const cf_bpred *where = bq->where;
     const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
@@ -414,7 +421,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     cf_qrun *run = NULL;
     status st;
     if (within) {
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
         if (st == COFFER_OK)
             st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
         cf_qrun_free(run);
@@ -450,7 +457,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
         int all_simple = 1;
         for (size_t i = 0; i < n; i++)
             all_simple &= conj[i]->simple;
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
         if (st == COFFER_OK)
             st = all_simple ? scan_simple(txn, run, bq, conj, n, out) : scan(txn, run, bq, out);
         cf_qrun_free(run);
@@ -469,7 +476,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
         return COFFER_OK;
     }
     if (st == COFFER_OK)
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
     if (st == COFFER_OK)
         st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
     cf_qrun_free(run);
