@@ -153,6 +153,10 @@ static status object_for(cf_qrun *run, const coffer_value *link, coffer_object *
         return COFFER_OK;
     }
     status st = coffer_object_get(run->txn, link->u.link.class_id, link->u.link.key, obj);
+    if (st == COFFER_ERR_NOT_FOUND) /* deleting an object removes every link to it */
+        return cf_error(COFFER_ERR_CORRUPTED, "a stored link names object %llu of class '%s', which does not exist: the "
+                        "file is damaged", (unsigned long long)link->u.link.key,
+                        run->txn->db->schema->classes[link->u.link.class_id].name);
     if (st != COFFER_OK)
         return st;
     return track(run, 0, *obj);

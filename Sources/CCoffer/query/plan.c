@@ -356,9 +356,11 @@ static status scan(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, cf_keylis
     return st == COFFER_DONE ? COFFER_OK : st;
 }
 
-/* Keeps the keys of `in` whose object matches every conjunct but `skip`. */
+/* Keeps the keys of `in` whose object matches every conjunct but `skip`.
+ * Keys an index of this snapshot gave (`from_index`) must have objects; a
+ * caller's keys may be of objects deleted since. */
 static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
-                          size_t skip, const uint64_t *in, size_t nin, cf_keylist *out)
+                          size_t skip, const uint64_t *in, size_t nin, int from_index, cf_keylist *out)
 {
     for (size_t i = 0; i < nin; i++) {
         coffer_object *obj;
@@ -366,6 +368,9 @@ static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
         if (st != COFFER_OK)
             return st;
         st = coffer_object_get(txn, bq->cls, in[i], &obj);
+        if (st == COFFER_ERR_NOT_FOUND && from_index)
+            return cf_error(COFFER_ERR_CORRUPTED, "an index entry of class '%s' names object %llu, which does not exist: "
+                            "the file is damaged", txn->db->schema->classes[bq->cls].name, (unsigned long long)in[i]);
         if (st == COFFER_ERR_NOT_FOUND) {
             coffer_clear_error(); /* deleted since: not a match */
             continue;
@@ -423,7 +428,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *g
     if (within) {
         st = cf_qrun_new(txn, bq, guard, &run);
         if (st == COFFER_OK)
-            st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
+            st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, 0, out);
         cf_qrun_free(run);
         return st;
     }
@@ -478,7 +483,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *g
     if (st == COFFER_OK)
         st = cf_qrun_new(txn, bq, guard, &run);
     if (st == COFFER_OK)
-        st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
+        st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, 1, out);
     cf_qrun_free(run);
     free(cand.k);
     return st;
