@@ -785,11 +785,15 @@ static status check_compare(binder *b, cf_bpred *p)
             if (o->kind != CF_BO_CONST && !is_bytes(o->type) && o->type != COFFER_TYPE_MIXED)
                 return cf_error(COFFER_ERR_QUERY, "query: %s needs strings or binary data, but %s is %s", op_name(op),
                                 o->label, type_label(o->type, 1, b, o->link_cls));
-            if (o->kind == CF_BO_CONST && has_null(o))
-                return cf_error(COFFER_ERR_QUERY, "query: %s cannot take null", op_name(op));
         }
         if (path->type_names)
             return cf_error(COFFER_ERR_QUERY, "query: %s cannot apply to @type", op_name(op));
+    }
+    if ((op == CF_QC_EQ || op == CF_QC_NE) && path->type == COFFER_TYPE_LINK && path->multi && path->kind == CF_BO_PATH) {
+        const cf_boperand *c = path == l ? r : l;
+        if (c->kind == CF_BO_CONST && c->nconsts == 1 && !c->multi && c->consts[0].type == COFFER_TYPE_NULL)
+            return cf_error(COFFER_ERR_QUERY, "query: cannot compare %s, a list of links, with NULL (compare its "
+                            "@count with 0, or a property of its objects with NULL)", path->label);
     }
     if (is_ordered_op(op)) {
         if (path->type == COFFER_TYPE_LINK || path->type_names)

@@ -636,13 +636,33 @@ static status operand_values(cf_qrun *run, const cf_boperand *o, cf_qvals *out)
     return subquery_value(run, o, &start, out);
 }
 
+/* A text operator where either side is null, as Realm decides it: a null
+ * string is equal to ([c]) and LIKE only null; as a pattern of BEGINSWITH,
+ * ENDSWITH and CONTAINS it is found in every string and in null (but for
+ * CONTAINS[c] in binary data, only in values that are not null); a NULL
+ * constant on the left contains, begins and ends with nothing. */
+static int text_null(const cf_bpred *p, cf_qcompare_op op, const coffer_value *l, const coffer_value *r)
+{
+    int lnull = l->type == COFFER_TYPE_NULL, rnull = r->type == COFFER_TYPE_NULL;
+    int lbytes = l->type == COFFER_TYPE_STRING || l->type == COFFER_TYPE_BINARY;
+    if (op == CF_QC_EQ || op == CF_QC_LIKE)
+        return lnull && rnull;
+    if (!rnull || (!lnull && !lbytes) || p->left.kind == CF_BO_CONST)
+        return 0;
+    if (lnull && op == CF_QC_CONTAINS && (p->modifiers & CF_QM_CASE_INSENSITIVE) && p->left.type == COFFER_TYPE_BINARY)
+        return 0;
+    return 1;
+}
+
 static int text_compare(cf_qrun *run, const cf_bpred *p, const coffer_value *l, const coffer_value *r)
 {
+    cf_qcompare_op op = p->op == CF_QC_NE ? CF_QC_EQ : p->op;
+    if (l->type == COFFER_TYPE_NULL || r->type == COFFER_TYPE_NULL)
+        return text_null(p, op, l, r);
     int lb = l->type == COFFER_TYPE_STRING || l->type == COFFER_TYPE_BINARY;
     int rb = r->type == COFFER_TYPE_STRING || r->type == COFFER_TYPE_BINARY;
     if (!lb || !rb)
         return 0;
-    cf_qcompare_op op = p->op == CF_QC_NE ? CF_QC_EQ : p->op;
     if (p->pattern >= 0 && r == &p->right.consts[0]) {
         cf_text_pattern **slot = &run->patterns[p->pattern];
         if (!*slot && cf_text_pattern_new(op, p->modifiers, r->u.string.data, r->u.string.size, slot) != COFFER_OK)

@@ -124,13 +124,34 @@ static status parse_or(parser *p, const cf_qpred **out);
 
 /* ---- key paths ----------------------------------------------------------- */
 
+/* The current name token with its escapes ("\ ", "\t", "\n", "\r", which
+ * the lexer checked) decoded, in the arena. */
+static status name_text(parser *p, const char **name, size_t *size)
+{
+    const char *s = p->tok.text;
+    size_t n = p->tok.len;
+    char *out = cf_qarena_strndup(p->lx.arena, s, n);
+    if (!out)
+        return cf_qscan_no_memory(&p->lx);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            char c = s[++i];
+            out[w++] = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+        } else {
+            out[w++] = s[i];
+        }
+    }
+    out[w] = '\0';
+    *name = out;
+    *size = w;
+    return COFFER_OK;
+}
+
 static status name_elem(parser *p, cf_qpath_elem *e, cf_qpath_elem_kind kind)
 {
     e->kind = kind;
-    e->name_size = p->tok.len;
-    e->name = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
-    if (!e->name)
-        return cf_qscan_no_memory(&p->lx);
+    TRY(name_text(p, &e->name, &e->name_size));
     return advance(p);
 }
 
@@ -152,9 +173,8 @@ static status links_elem(parser *p, cf_qpath_elem *e, bool *needs_count)
     TRY(expect(p, CF_QT_DOT, "'.property' (the linking property of the class)"));
     if (p->tok.kind != CF_QT_IDENT)
         return expected_after(p, "the linking property of the class");
-    e->property = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
-    if (!e->property)
-        return cf_qscan_no_memory(&p->lx);
+    size_t size;
+    TRY(name_text(p, &e->property, &size));
     return advance(p);
 }
 
