@@ -210,7 +210,7 @@ static const error_case error_cases[] = {
     {"between_and_in", "age BETWEEN {1, 2, 3}", 13, "BETWEEN takes exactly two values {low, high}, found 3"},
     {"between_and_in", "age BETWEEN {1}", 13, "exactly two values"},
     {"between_and_in", "age BETWEEN 1", 13, "expected '{' (BETWEEN takes {low, high}) after 'BETWEEN', found '1'"},
-    {"between_and_in", "n IN {1, a}", 10, "expected a value or an argument after ',', found 'a'"},
+    {"between_and_in", "n IN {1, a}", 10, "expected a value, an argument or obj('Class', key) after ',', found 'a'"},
     {"between_and_in", "n IN {1 2}", 9, "expected ',' or '}' after '1', found '2'"},
     {"between_and_in", "n IN {1,", 9, "found the end of the query"},
     {"string_operators_and_modifiers", "s <[c] 'a'", 4, "[c] and [d] apply to ==, !=, IN and the string operators"},

@@ -72,6 +72,8 @@ static int expr_equal(const cf_qexpr *a, const cf_qexpr *b)
                 return 0;
         return 1;
     case CF_QE_PATH: return path_equal(&a->u.path, &b->u.path);
+    case CF_QE_OBJECT:
+        return strcmp(a->u.object.cls, b->u.object.cls) == 0 && expr_equal(a->u.object.key, b->u.object.key);
     case CF_QE_SUBQUERY:
         return path_equal(&a->u.subquery.path, &b->u.subquery.path) &&
                strcmp(a->u.subquery.variable, b->u.subquery.variable) == 0 &&

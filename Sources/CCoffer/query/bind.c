@@ -35,6 +35,7 @@ typedef struct binder {
     const coffer_value *args;
     size_t nargs;
     int npatterns;
+    int nrefs;
     int nvars, max_var;
     variable vars[CF_QUERY_MAX_DEPTH]; /* last: not cleared up front */
 } binder;
@@ -571,7 +572,7 @@ static status convert_argument(binder *b, size_t index, const coffer_value *a, c
 
 static size_t const_count(const binder *b, const cf_qexpr *e)
 {
-    if (e->kind == CF_QE_VALUE)
+    if (e->kind == CF_QE_VALUE || e->kind == CF_QE_OBJECT)
         return 1;
     if (e->kind == CF_QE_ARG) {
         const coffer_value *a = &b->args[e->u.arg];
@@ -600,6 +601,49 @@ static status check_argument(const binder *b, const cf_qexpr *e)
             if (st != COFFER_OK)
                 return st;
         }
+    if (e->kind == CF_QE_OBJECT)
+        return check_argument(b, e->u.object.key);
+    return COFFER_OK;
+}
+
+static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other, coffer_value *out, size_t *n);
+
+/* obj('Class', key) compared with `other`: the class must have a primary
+ * key and be what `other` links to; the key is converted to its type. */
+static status convert_object(binder *b, const cf_qexpr *e, const cf_boperand *other, coffer_value *out)
+{
+    const char *name = e->u.object.cls;
+    int cls = cf_schema_find(b->schema, name);
+    if (cls < 0)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...) names no class of the database", name);
+    const cf_class *c = class_at(b, (coffer_class_id)cls);
+    if (c->pk < 0)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...): class '%s' has no primary key", name, name);
+    if (other->type != COFFER_TYPE_MIXED && !(other->type == COFFER_TYPE_LINK && other->link_cls == (coffer_class_id)cls))
+        return cf_error(COFFER_ERR_QUERY, "query: cannot compare %s (%s) with obj('%s', ...), an object of class '%s'",
+                        other->label, type_label(other->type, 1, b, other->link_cls), name, name);
+    const cf_prop *pk = &c->props[c->pk];
+    const coffer_value *arg = e->u.object.key->kind == CF_QE_ARG ? &b->args[e->u.object.key->u.arg] : NULL;
+    if (arg && arg->type == COFFER_TYPE_LIST)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', $%zu) takes one primary key, not a list", name,
+                        e->u.object.key->u.arg);
+    char label[160];
+    snprintf(label, sizeof label, "the primary key of class '%s' ('%s')", name, pk->name);
+    cf_boperand key_of = {.type = pk->type, .label = label};
+    coffer_value *key = cf_qarena_alloc(b->arena, sizeof *key);
+    if (!key)
+        return no_memory();
+    size_t n = 0;
+    status st = fill_consts(b, e->u.object.key, &key_of, key, &n);
+    if (st != COFFER_OK)
+        return st;
+    if (key->type == COFFER_TYPE_NULL && !cf_prop_optional(pk))
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...) needs a primary key; null is not one of class '%s'",
+                        name, name);
+    memset(out, 0, sizeof *out);
+    out->type = CF_QTYPE_OBJECT_REF;
+    out->u.list.items = key;
+    out->u.list.count = (size_t)cls;
     return COFFER_OK;
 }
 
@@ -607,6 +651,8 @@ static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
 {
     if (e->kind == CF_QE_VALUE)
         return convert_literal(b, &e->u.value, other, &out[(*n)++]);
+    if (e->kind == CF_QE_OBJECT)
+        return convert_object(b, e, other, &out[(*n)++]);
     if (e->kind == CF_QE_ARG) {
         const coffer_value *a = &b->args[e->u.arg];
         if (a->type != COFFER_TYPE_LIST)
@@ -635,7 +681,7 @@ static status bind_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
     o->type = other->type;
     o->label = "a constant";
     size_t n = const_count(b, e);
-    o->multi = e->kind != CF_QE_VALUE;
+    o->multi = e->kind != CF_QE_VALUE && e->kind != CF_QE_OBJECT;
     coffer_value *vals = cf_qarena_alloc(b->arena, (n ? n : 1) * sizeof *vals);
     if (!vals)
         return no_memory();
@@ -824,6 +870,24 @@ static status check_compare(binder *b, cf_bpred *p)
     return COFFER_OK;
 }
 
+/* Gives a comparison with obj() constants a slot for them found. */
+static status note_object_refs(binder *b, cf_bpred *p)
+{
+    const cf_boperand *c = p->left.kind == CF_BO_CONST ? &p->left : &p->right;
+    if (c->kind != CF_BO_CONST)
+        return COFFER_OK;
+    for (size_t i = 0; i < c->nconsts; i++) {
+        if (c->consts[i].type != CF_QTYPE_OBJECT_REF)
+            continue;
+        if (p->op != CF_QC_EQ && p->op != CF_QC_NE && p->op != CF_QC_IN)
+            return cf_error(COFFER_ERR_QUERY, "query: %s cannot compare with obj(...): objects are compared with ==, != "
+                            "and IN", op_name(p->op));
+        p->ref_slot = b->nrefs++;
+        break;
+    }
+    return COFFER_OK;
+}
+
 static cf_qcompare_op mirror(cf_qcompare_op op)
 {
     switch (op) {
@@ -837,7 +901,7 @@ static cf_qcompare_op mirror(cf_qcompare_op op)
 
 static int is_const_expr(const cf_qexpr *e)
 {
-    return e->kind == CF_QE_VALUE || e->kind == CF_QE_ARG || e->kind == CF_QE_LIST;
+    return e->kind == CF_QE_VALUE || e->kind == CF_QE_ARG || e->kind == CF_QE_LIST || e->kind == CF_QE_OBJECT;
 }
 
 static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
@@ -847,6 +911,7 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
     p->op = q->u.compare.op;
     p->modifiers = q->u.compare.modifiers;
     p->pattern = -1;
+    p->ref_slot = -1;
     status st = check_argument(b, le);
     if (st == COFFER_OK)
         st = check_argument(b, re);
@@ -884,6 +949,8 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
     if (st != COFFER_OK)
         return st;
     st = check_compare(b, p);
+    if (st == COFFER_OK)
+        st = note_object_refs(b, p);
     if (st != COFFER_OK)
         return st;
     if (p->op == CF_QC_IN)
@@ -997,6 +1064,7 @@ static status bind_into(coffer_db *db, coffer_class_id cls, const cf_query *q, c
     bq->db = db;
     bq->cls = cls;
     bq->npatterns = b->npatterns;
+    bq->nrefs = b->nrefs;
     bq->max_var = b->max_var;
     bq->refs = 1;
     *out = bq;

@@ -63,6 +63,11 @@ typedef struct cf_bstep {
 
 /* ---- bound operands and predicates --------------------------------------- */
 
+/* A constant obj('Class', key): the object is looked up when the query runs
+ * (u.list.items: the primary key, one value; u.list.count: the class id).
+ * A run replaces it by the link, or by a link to no object. */
+#define CF_QTYPE_OBJECT_REF ((coffer_type)66)
+
 typedef enum cf_boperand_kind {
     CF_BO_CONST,    /* `consts`: a literal, an argument, or a list of them */
     CF_BO_PATH,     /* `steps` from the object (or from variable `var`) */
@@ -105,6 +110,7 @@ struct cf_bpred {
     unsigned modifiers;
     cf_boperand left, right;
     int pattern;                  /* slot of a precompiled text pattern, or -1 */
+    int ref_slot;                 /* slot of its constants with obj() found, or -1 */
     int simple;                   /* one property of the object against constants */
 };
 
@@ -135,6 +141,7 @@ typedef struct cf_bquery {
     const cf_bpost *post;
     size_t npost;
     int npatterns;   /* text pattern slots used by `where` */
+    int nrefs;       /* slots of constants holding obj('Class', key) */
     int max_var;     /* deepest SUBQUERY variable + 1 */
     const cf_query *parsed; /* the syntax tree: in the arena, or in `source`'s */
     struct cf_bquery *source; /* a rebound query: the query whose tree it uses (held) */

@@ -37,6 +37,7 @@ struct cf_qrun {
     cf_qguard *guard;
     cf_qmemo *memo; /* made when a nested SUBQUERY is first counted */
     cf_buf key;     /* the memo key being built */
+    coffer_value **refs; /* per slot: constants with obj() found, made on first use */
 };
 
 static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory"); }
@@ -87,9 +88,10 @@ static status keep_bytes(cf_qrun *run, coffer_value *v)
 
 coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_qrun **out)
 {
-    /* One block: the run, its pattern slots and its variables. */
-    size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1;
-    cf_qrun *run = calloc(1, sizeof *run + npat * sizeof *run->patterns + nvar * sizeof *run->vars);
+    /* One block: the run, its variables, pattern and obj() slots. */
+    size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1, nrefs = (size_t)bq->nrefs;
+    cf_qrun *run = calloc(1, sizeof *run + nvar * sizeof *run->vars + npat * sizeof *run->patterns +
+                                 nrefs * sizeof *run->refs);
     if (!run)
         return no_memory();
     run->txn = txn;
@@ -97,6 +99,7 @@ coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard
     run->guard = guard;
     run->vars = (coffer_value *)(run + 1);
     run->patterns = (cf_text_pattern **)(run->vars + nvar);
+    run->refs = (coffer_value **)(run->patterns + npat);
     *out = run;
     return COFFER_OK;
 }
@@ -108,6 +111,8 @@ void cf_qrun_free(cf_qrun *run)
     cf_qrun_release(run);
     for (int i = 0; i < run->bq->npatterns; i++)
         cf_text_pattern_free(run->patterns[i]);
+    for (int i = 0; i < run->bq->nrefs; i++)
+        free(run->refs[i]);
     for (size_t i = 0; i < run->npool; i++) {
         free(run->pool[i]->v);
         free(run->pool[i]);
@@ -754,6 +759,49 @@ int cf_bpred_is_simple(const cf_bpred *p, coffer_class_id cls)
            p->right.nconsts > 0;
 }
 
+/* The object obj('Class', key) names in this run's snapshot, as a link; a
+ * link to no object (key UINT64_MAX, never given) when there is none. */
+static status find_object(cf_qrun *run, const coffer_value *ref, coffer_value *out)
+{
+    coffer_class_id cls = (coffer_class_id)ref->u.list.count;
+    coffer_object *obj;
+    status st = coffer_object_find(run->txn, cls, ref->u.list.items, &obj);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        *out = coffer_value_link(cls, UINT64_MAX);
+        return COFFER_OK;
+    }
+    if (st != COFFER_OK)
+        return st;
+    *out = coffer_value_link(cls, coffer_object_key_of(obj));
+    coffer_object_release(obj);
+    return COFFER_OK;
+}
+
+/* The constants of `o`, with its obj() constants found once per run; NULL
+ * on error. */
+static const coffer_value *run_consts(cf_qrun *run, const cf_bpred *p, const cf_boperand *o)
+{
+    if (p->ref_slot < 0)
+        return o->consts;
+    coffer_value **slot = &run->refs[p->ref_slot];
+    if (*slot)
+        return *slot;
+    coffer_value *v = malloc((o->nconsts ? o->nconsts : 1) * sizeof *v);
+    if (!v) {
+        no_memory();
+        return NULL;
+    }
+    for (size_t i = 0; i < o->nconsts; i++) {
+        v[i] = o->consts[i];
+        if (v[i].type == CF_QTYPE_OBJECT_REF && find_object(run, &o->consts[i], &v[i]) != COFFER_OK) {
+            free(v);
+            return NULL;
+        }
+    }
+    return *slot = v;
+}
+
 static int eval_compare(cf_qrun *run, const cf_bpred *p)
 {
     if (p->simple && run->root)
@@ -770,13 +818,19 @@ static int eval_compare(cf_qrun *run, const cf_bpred *p)
     }
     const cf_boperand *l = &p->left, *r = &p->right;
     if (l->kind == CF_BO_CONST) {
-        lconst = (cf_qvals){(coffer_value *)l->consts, l->nconsts, l->nconsts};
+        const coffer_value *c = run_consts(run, p, l);
+        if (!c)
+            goto done;
+        lconst = (cf_qvals){(coffer_value *)c, l->nconsts, l->nconsts};
         lv = &lconst;
     } else if (operand_values(run, l, lv) != COFFER_OK) {
         goto done;
     }
     if (r->kind == CF_BO_CONST) {
-        rconst = (cf_qvals){(coffer_value *)r->consts, r->nconsts, r->nconsts};
+        const coffer_value *c = run_consts(run, p, r);
+        if (!c)
+            goto done;
+        rconst = (cf_qvals){(coffer_value *)c, r->nconsts, r->nconsts};
         rv = &rconst;
     } else if (p->op != CF_QC_BETWEEN && operand_values(run, r, rv) != COFFER_OK) {
         goto done;

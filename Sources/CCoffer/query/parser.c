@@ -310,6 +310,50 @@ static void note_arg(parser *p, size_t arg)
         p->arg_count = arg + 1;
 }
 
+/* Whether the current token is the word `obj` right before a '(': the
+ * object literal (a property named obj stays a property elsewhere). */
+static bool at_object_literal(const parser *p)
+{
+    if (!is_word(p, "obj"))
+        return false;
+    size_t i = p->lx.pos;
+    while (i < p->lx.len && strchr(" \t\r\n\f\v", p->lx.src[i]) && p->lx.src[i])
+        i++;
+    return i < p->lx.len && p->lx.src[i] == '(';
+}
+
+/* At obj: obj('Class', primary key), the key an integer, a string, an
+ * object id, a uuid or an argument. */
+static status parse_object(parser *p, cf_qexpr *out)
+{
+    out->kind = CF_QE_OBJECT;
+    TRY(advance(p));
+    TRY(expect(p, CF_QT_LPAREN, "'('"));
+    if (p->tok.kind != CF_QT_VALUE || p->tok.value.kind != CF_QV_STRING)
+        return expected_after(p, "the class name as a string");
+    out->u.object.cls = p->tok.value.u.bytes.data;
+    TRY(advance(p));
+    TRY(expect(p, CF_QT_COMMA, "','"));
+    cf_qexpr *key = alloc(p, sizeof *key);
+    if (!key)
+        return cf_qscan_no_memory(&p->lx);
+    key->offset = p->tok.offset;
+    cf_qvalue_kind k = p->tok.value.kind;
+    if (p->tok.kind == CF_QT_VALUE && (k == CF_QV_INT || k == CF_QV_STRING || k == CF_QV_OBJECT_ID || k == CF_QV_UUID)) {
+        key->kind = CF_QE_VALUE;
+        key->u.value = p->tok.value;
+    } else if (p->tok.kind == CF_QT_ARG) {
+        key->kind = CF_QE_ARG;
+        key->u.arg = p->tok.arg;
+        note_arg(p, p->tok.arg);
+    } else {
+        return expected_after(p, "a primary key (an integer, a string, oid(...), uuid(...) or an argument)");
+    }
+    out->u.object.key = key;
+    TRY(advance(p));
+    return expect(p, CF_QT_RPAREN, "')'");
+}
+
 /* At '{': literals and arguments separated by commas. */
 static status parse_list(parser *p, cf_qexpr *out)
 {
@@ -322,17 +366,20 @@ static status parse_list(parser *p, cf_qexpr *out)
             TRY(grow(p, (void **)&items, count, &cap, sizeof *items));
             cf_qexpr *e = &items[count++];
             e->offset = p->tok.offset;
-            if (p->tok.kind == CF_QT_VALUE) {
+            if (at_object_literal(p)) {
+                TRY(parse_object(p, e));
+            } else if (p->tok.kind == CF_QT_VALUE) {
                 e->kind = CF_QE_VALUE;
                 e->u.value = p->tok.value;
+                TRY(advance(p));
             } else if (p->tok.kind == CF_QT_ARG) {
                 e->kind = CF_QE_ARG;
                 e->u.arg = p->tok.arg;
                 note_arg(p, p->tok.arg);
+                TRY(advance(p));
             } else {
-                return expected_after(p, "a value or an argument");
+                return expected_after(p, "a value, an argument or obj('Class', key)");
             }
-            TRY(advance(p));
             if (p->tok.kind != CF_QT_COMMA)
                 break;
             TRY(advance(p));
@@ -391,6 +438,8 @@ static status parse_expr(parser *p, const char *what, cf_qexpr *out)
     default:
         break;
     }
+    if (at_object_literal(p))
+        return parse_object(p, out);
     out->kind = CF_QE_PATH;
     cf_qquantifier q = CF_QQ_NONE_GIVEN;
     if (is_word(p, "ANY") || is_word(p, "SOME"))

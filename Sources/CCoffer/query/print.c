@@ -167,6 +167,13 @@ static void expr(buffer *b, const cf_qexpr *e)
         puts_(b, "}");
         break;
     case CF_QE_PATH: path(b, &e->u.path); break;
+    case CF_QE_OBJECT:
+        puts_(b, "obj(");
+        quoted(b, e->u.object.cls, strlen(e->u.object.cls));
+        puts_(b, ", ");
+        expr(b, e->u.object.key);
+        puts_(b, ")");
+        break;
     case CF_QE_SUBQUERY:
         puts_(b, "SUBQUERY(");
         path(b, &e->u.subquery.path);
