@@ -254,7 +254,7 @@ static const error_case error_cases[] = {
     {"key_paths", "a.@sum.b.c == 1", 9, "expected a comparison operator"},
     {"key_paths", "a.@sum.@count == 1", 8, "expected a property name after '.', found '@count'"},
     {"key_paths", "@count == 1", 1, "expected a predicate"},
-    {"key_paths", "ANY 5 == 1", 5, "expected a key path after 'ANY', found '5'"},
+    {"key_paths", "ANY 5 == 1", 5, "expected a key path, a {list} or an argument after 'ANY', found '5'"},
     {"key_paths", "AND == 1", 1, "expected a predicate"},
     {"backlinks_and_subqueries", "@links == 1", 8, "expected '.Class.property' or '.@count' after '@links'"},
     {"backlinks_and_subqueries", "@links.Person == 1", 15, "expected '.property'"},

@@ -682,6 +682,7 @@ static status bind_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
     o->label = "a constant";
     size_t n = const_count(b, e);
     o->multi = e->kind != CF_QE_VALUE && e->kind != CF_QE_OBJECT;
+    o->quantifier = e->kind == CF_QE_LIST ? e->u.list.quantifier : CF_QQ_NONE_GIVEN;
     coffer_value *vals = cf_qarena_alloc(b->arena, (n ? n : 1) * sizeof *vals);
     if (!vals)
         return no_memory();
@@ -825,6 +826,9 @@ static status check_compare(binder *b, cf_bpred *p)
                         type_label(l->type, 1, b, l->link_cls), r->label, type_label(r->type, 1, b, r->link_cls));
     if (l->quantifier != CF_QQ_NONE_GIVEN && r->quantifier != CF_QQ_NONE_GIVEN)
         return cf_error(COFFER_ERR_QUERY, "query: only one side of a comparison may have ANY, ALL or NONE");
+    if (op == CF_QC_IN && r->kind == CF_BO_CONST && r->quantifier != CF_QQ_NONE_GIVEN)
+        return cf_error(COFFER_ERR_QUERY, "query: IN takes a plain list or argument; write == ANY {...}, == ALL {...} "
+                        "or == NONE {...} to quantify one");
     if (is_text_op(op)) {
         for (int side = 0; side < 2; side++) {
             const cf_boperand *o = side ? r : l;

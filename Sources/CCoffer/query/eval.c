@@ -756,7 +756,7 @@ int cf_bpred_is_simple(const cf_bpred *p, coffer_class_id cls)
     return p->kind == CF_BP_COMPARE && p->left.kind == CF_BO_PATH && p->left.var < 0 && p->left.nsteps == 1 &&
            p->left.steps[0].kind == CF_BS_PROPERTY && p->left.steps[0].cls == cls && p->left.type != COFFER_TYPE_LINK &&
            p->left.type != COFFER_TYPE_MIXED && !p->left.type_names && p->right.kind == CF_BO_CONST &&
-           p->right.nconsts > 0;
+           p->right.nconsts > 0 && p->right.quantifier == CF_QQ_NONE_GIVEN;
 }
 
 /* The object obj('Class', key) names in this run's snapshot, as a link; a

@@ -450,7 +450,26 @@ static status parse_expr(parser *p, const char *what, cf_qexpr *out)
         q = CF_QQ_NONE;
     if (q != CF_QQ_NONE_GIVEN) {
         TRY(advance(p));
-        return parse_path(p, q, "a key path", &out->u.path);
+        if (p->tok.kind == CF_QT_LBRACE) {
+            TRY(parse_list(p, out));
+            out->u.list.quantifier = q;
+            return COFFER_OK;
+        }
+        if (p->tok.kind == CF_QT_ARG) { /* the values of a list argument */
+            cf_qexpr *item = alloc(p, sizeof *item);
+            if (!item)
+                return cf_qscan_no_memory(&p->lx);
+            item->kind = CF_QE_ARG;
+            item->offset = p->tok.offset;
+            item->u.arg = p->tok.arg;
+            note_arg(p, p->tok.arg);
+            out->kind = CF_QE_LIST;
+            out->u.list.items = item;
+            out->u.list.count = 1;
+            out->u.list.quantifier = q;
+            return advance(p);
+        }
+        return parse_path(p, q, "a key path, a {list} or an argument", &out->u.path);
     }
     if (is_word(p, "SUBQUERY"))
         return parse_subquery(p, out);

@@ -193,7 +193,8 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
 {
     memset(w, 0, offsetof(index_walk, lo));
     if (p->kind != CF_BP_COMPARE || p->left.kind != CF_BO_PATH || p->left.var >= 0 || p->left.nsteps != 1 ||
-        p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0)
+        p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0 ||
+        (p->right.quantifier != CF_QQ_NONE_GIVEN && p->right.quantifier != CF_QQ_ANY))
         return 0;
     const cf_bstep *s = &p->left.steps[0];
     const cf_class *c = &txn->db->schema->classes[bq->cls];

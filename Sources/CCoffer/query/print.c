@@ -158,6 +158,7 @@ static void expr(buffer *b, const cf_qexpr *e)
     case CF_QE_VALUE: value(b, &e->u.value); break;
     case CF_QE_ARG: printf_(b, "$%zu", e->u.arg); break;
     case CF_QE_LIST:
+        puts_(b, (const char *const[]){"", "ANY ", "ALL ", "NONE "}[e->u.list.quantifier]);
         puts_(b, "{");
         for (size_t i = 0; i < e->u.list.count; i++) {
             if (i)

@@ -22,7 +22,7 @@
  *               | expr IN [modifier] ('{' values '}' | $n | path)
  *   op         := == = != <> < <= =< > >= => BEGINSWITH ENDSWITH CONTAINS LIKE
  *   modifier   := [c] | [d] | [cd]            (on ==, !=, IN and string ops)
- *   expr       := value | $n | '{' values '}' | [ANY|SOME|ALL|NONE] path
+ *   expr       := value | $n | [ANY|SOME|ALL|NONE] ('{' values '}' | $n | path)
  *               | SUBQUERY(path, $var, or_pred).@count | object
  *   values     := (value | $n | object) {, (value | $n | object)}
  *   object     := obj('Class', primary_key)   primary_key: an integer, a
@@ -180,6 +180,9 @@ struct cf_qexpr {
         struct {
             const cf_qexpr *items;
             size_t count;
+            /* ANY, ALL or NONE before the list: the comparison holds for
+             * any, all or none of its values; ANY $n is a list of $n. */
+            cf_qquantifier quantifier;
         } list;
         cf_qpath path;
         struct {
