@@ -44,11 +44,24 @@ static const char *describe(const cf_qtoken *t, char *buf, size_t size)
     return buf;
 }
 
+static bool is_reserved(const cf_qtoken *t);
+
+/* The token found where something else was expected: a keyword where a
+ * name or a value belongs is called one. */
+static const char *describe_found(const cf_qtoken *t, char *buf, size_t size)
+{
+    if (t->kind != CF_QT_IDENT || !is_reserved(t) || size <= 16)
+        return describe(t, buf, size);
+    memcpy(buf, "the keyword ", 12);
+    describe(t, buf + 12, size - 12);
+    return buf;
+}
+
 static status expected(parser *p, const char *what)
 {
     char found[64];
     return cf_qscan_error(&p->lx, p->tok.offset, "expected %s, found %s", what,
-                         describe(&p->tok, found, sizeof found));
+                         describe_found(&p->tok, found, sizeof found));
 }
 
 /* "expected X after 'prev', found Y" */
@@ -57,7 +70,7 @@ static status expected_after(parser *p, const char *what)
     char found[64], after[64];
     return cf_qscan_error(&p->lx, p->tok.offset, "expected %s after %s, found %s", what,
                          describe(&p->prev, after, sizeof after),
-                         describe(&p->tok, found, sizeof found));
+                         describe_found(&p->tok, found, sizeof found));
 }
 
 static status expect(parser *p, cf_qtok_kind kind, const char *what)
