@@ -236,6 +236,17 @@ static coffer_status lex(cf_qscan *sc, cf_qtoken *tok)
         tok->kind = CF_QT_VALUE;
         return cf_qlit_uuid(sc, &tok->value);
     }
+    if (c == 'b' || c == 'B') {
+        /* bin(...) and binary(...): the word, then a '('. */
+        size_t end = ident_end(sc, sc->pos), open = end;
+        while (open < sc->len && (sc->src[open] == ' ' || sc->src[open] == '\t'))
+            open++;
+        if ((cf_qlex_word_is(sc->src + sc->pos, end - sc->pos, "bin") ||
+             cf_qlex_word_is(sc->src + sc->pos, end - sc->pos, "binary")) && open < sc->len && sc->src[open] == '(') {
+            tok->kind = CF_QT_VALUE;
+            return cf_qlit_bin(sc, open, &tok->value);
+        }
+    }
     if (cf_qscan_is_ident_start(c))
         return word(sc, tok);
     char q[16];
