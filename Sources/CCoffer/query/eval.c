@@ -802,6 +802,20 @@ static const coffer_value *run_consts(cf_qrun *run, const cf_bpred *p, const cf_
     return *slot = v;
 }
 
+/* The values of one side of `p`: its constants (in `consts`), or what its
+ * path or SUBQUERY gives (in the pooled list `*vals`). */
+static status side_values(cf_qrun *run, const cf_bpred *p, const cf_boperand *o, cf_qvals *consts, cf_qvals **vals)
+{
+    if (o->kind != CF_BO_CONST)
+        return operand_values(run, o, *vals);
+    const coffer_value *c = run_consts(run, p, o);
+    if (!c)
+        return coffer_last_status();
+    *consts = (cf_qvals){(coffer_value *)c, o->nconsts, o->nconsts};
+    *vals = consts;
+    return COFFER_OK;
+}
+
 static int eval_compare(cf_qrun *run, const cf_bpred *p)
 {
     if (p->simple && run->root)
@@ -817,24 +831,8 @@ static int eval_compare(cf_qrun *run, const cf_bpred *p)
         return -1;
     }
     const cf_boperand *l = &p->left, *r = &p->right;
-    if (l->kind == CF_BO_CONST) {
-        const coffer_value *c = run_consts(run, p, l);
-        if (!c)
-            goto done;
-        lconst = (cf_qvals){(coffer_value *)c, l->nconsts, l->nconsts};
-        lv = &lconst;
-    } else if (operand_values(run, l, lv) != COFFER_OK) {
+    if (side_values(run, p, l, &lconst, &lv) != COFFER_OK || side_values(run, p, r, &rconst, &rv) != COFFER_OK)
         goto done;
-    }
-    if (r->kind == CF_BO_CONST) {
-        const coffer_value *c = run_consts(run, p, r);
-        if (!c)
-            goto done;
-        rconst = (cf_qvals){(coffer_value *)c, r->nconsts, r->nconsts};
-        rv = &rconst;
-    } else if (p->op != CF_QC_BETWEEN && operand_values(run, r, rv) != COFFER_OK) {
-        goto done;
-    }
     /* The quantifier is the left side's unless only the right has one. */
     int right_q = l->quantifier == CF_QQ_NONE_GIVEN && r->quantifier != CF_QQ_NONE_GIVEN;
     cf_qquantifier q = right_q ? r->quantifier : l->quantifier;
