@@ -146,7 +146,12 @@ typedef enum coffer_status {
      *  expected), names an unknown class or property, compares incompatible
      *  types, or has missing or mistyped arguments; the message names the
      *  culprit. */
-    COFFER_ERR_QUERY = 27
+    COFFER_ERR_QUERY = 27,
+    /** A running query was stopped before it ended: by coffer_interrupt() on
+     *  its database handle, or because it ran past the timeout set with
+     *  coffer_query_set_timeout(). The message says which. Nothing is
+     *  changed; the query can be run again. */
+    COFFER_ERR_INTERRUPTED = 28
 } coffer_status;
 
 /** A static English description of a status code. Never NULL; never free. */
@@ -1286,6 +1291,37 @@ COFFER_API const char *coffer_query_description(const coffer_query *query);
 
 /** The class the query was compiled for; UINT32_MAX for an invalid handle. */
 COFFER_API coffer_class_id coffer_query_class(const coffer_query *query);
+
+/** Bounds how long each run of `query` may take: a run (coffer_query_run(),
+ *  coffer_results_filter() with it, coffer_results_rerun() of results it
+ *  made, the deferred count or keys of such results, and the runs an
+ *  observer of it makes) that is still going `milliseconds` after it began
+ *  stops with COFFER_ERR_INTERRUPTED, whose message names the timeout.
+ *  0 (the default) means no limit. The run checks the time as it reads
+ *  objects and visits SUBQUERY elements (every 64 checks), so it stops
+ *  shortly after the deadline, not exactly on it. The setting may be
+ *  changed while other threads run the query; runs that begin afterwards
+ *  use the new value. coffer_query_rebind() copies it.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a query). */
+COFFER_API coffer_status coffer_query_set_timeout(coffer_query *query, uint64_t milliseconds);
+
+/** The timeout set with coffer_query_set_timeout(), in milliseconds; 0 for
+ *  none or for an invalid handle. */
+COFFER_API uint64_t coffer_query_timeout(const coffer_query *query);
+
+/** Stops every query running on `db` when it is called, as sqlite3_interrupt()
+ *  does: each returns COFFER_ERR_INTERRUPTED ("query: interrupted by
+ *  coffer_interrupt()") at its next check (once per object it reads, once
+ *  per SUBQUERY element it visits). Callable from any thread, including
+ *  while another thread is inside a call on `db`; the handle must not be
+ *  closed meanwhile. Queries that begin after the call run normally, so an
+ *  interrupt with no query running has no effect. What it stops are runs of
+ *  queries: coffer_query_run(), coffer_results_filter(),
+ *  coffer_results_rerun(), deferred counts and keys of results, and the
+ *  runs observers make (whose observers then report the error). Nothing is
+ *  written by a query, so nothing is undone; the transaction stays usable.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL or not a database). */
+COFFER_API coffer_status coffer_interrupt(coffer_db *db);
 
 /** Runs `query` in `txn` (read or write). The caller frees `*out` with
  *  coffer_results_free(), before or after the transaction ends; after it

@@ -37,6 +37,13 @@ import Testing
         #expect(try tasks.where { $0.isComplete }.filter("priority > 1").names == ["Write docs"])
     }
 
+    @Test func anInterruptWithNoQueryRunningChangesNothing() throws {
+        let test = try todoDatabase(.inMemory), db = test.db
+        db.interrupt()
+        #expect(try db.objects(Todo.Task.self).filter("priority > 0").count == 4)
+        #expect(Coffer.Error.Code.interrupted.summary == "query interrupted")
+    }
+
     /// A query text runs again with other arguments without being parsed again;
     /// each run still checks its own arguments, and many texts stay correct.
     @Test(arguments: Storage.allCases)

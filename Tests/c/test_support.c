@@ -61,6 +61,7 @@ static const char *status_name(coffer_status s)
     case COFFER_ERR_BUSY: return "COFFER_ERR_BUSY";
     case COFFER_ERR_INTERNAL: return "COFFER_ERR_INTERNAL";
     case COFFER_ERR_QUERY: return "COFFER_ERR_QUERY";
+    case COFFER_ERR_INTERRUPTED: return "COFFER_ERR_INTERRUPTED";
     }
     return "unknown status";
 }

@@ -100,6 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (coffer_query_compile(db, cls, (const char *)data, size, args, 5, &q) != COFFER_OK)
         return 0;
     (void)coffer_query_description(q);
+    /* A query may be built to run for ages (SUBQUERYs nested deep, each
+     * reading every outer variable): the timeout stops it like any caller. */
+    coffer_query_set_timeout(q, 2000);
     coffer_txn *txn;
     coffer_results *r;
     if (coffer_txn_begin(db, COFFER_TXN_READ, &txn) == COFFER_OK) {

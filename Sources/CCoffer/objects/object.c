@@ -186,6 +186,19 @@ static coffer_status obj_load(coffer_object *obj)
     return obj_take(obj, &k, &v);
 }
 
+/* Loads an object whose key the file itself gave (an index entry, a
+ * backlink): deletes remove those in the same transaction, so an object
+ * that is missing means a damaged file, not a deleted object. */
+static coffer_status obj_load_named(coffer_object *obj, const char *named_by)
+{
+    coffer_status st = obj_load(obj);
+    if (st != COFFER_ERR_NOT_FOUND)
+        return st;
+    obj->deleted = 0;
+    return cf_error(COFFER_ERR_CORRUPTED, "%s of class '%s' names object %" PRIu64 ", which does not exist: the file is "
+                    "damaged", named_by, class_of(obj->txn, obj->cls)->name, obj->key);
+}
+
 /* Properties kept outside the plain columns: links, mixed values,
  * collections and linking objects. */
 static int is_graph_prop(const cf_prop *p)
@@ -317,12 +330,12 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
         probe->loaded = 0;
         probe->deleted = 0;
         coffer_value cur_value;
-        st = obj_load(probe);
+        st = obj_load_named(probe, "an index entry");
         if (st == COFFER_OK)
             st = obj_read(probe, p, &cur_value);
         int match = st == COFFER_OK && coffer_value_equal(&cur_value, v);
         free(local.buf);
-        if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+        if (st != COFFER_OK)
             break;
         if (match) {
             *key = k;
@@ -882,7 +895,7 @@ COFFER_API coffer_status coffer_object_find(coffer_txn *txn, coffer_class_id cls
     if (st == COFFER_OK && obj->key != key) {
         obj->key = key; /* found without a probe: load it now */
         obj->loaded = 0;
-        st = obj_load(obj);
+        st = obj_load_named(obj, "the primary-key index");
     }
     if (st != COFFER_OK) {
         coffer_object_release(obj);
@@ -1322,9 +1335,7 @@ static coffer_status iter_next_index(coffer_iter *it)
         it->obj->key = key;
         it->obj->deleted = 0;
         it->obj->loaded = 0;
-        st = obj_load(it->obj);
-        if (st == COFFER_ERR_NOT_FOUND)
-            continue; /* an entry without its object: never returned */
+        st = obj_load_named(it->obj, "an index entry");
         if (st != COFFER_OK)
             return st;
         if (!it->recheck)
@@ -1374,9 +1385,7 @@ static coffer_status iter_next_backlink(coffer_iter *it)
         it->obj->key = e.okey;
         it->obj->deleted = 0;
         it->obj->loaded = 0;
-        st = obj_load(it->obj);
-        if (st == COFFER_ERR_NOT_FOUND)
-            continue;
+        st = obj_load_named(it->obj, "a backlink");
         if (st != COFFER_OK || e.count == 0)
             return st == COFFER_OK ? cf_error(COFFER_ERR_CORRUPTED, "a backlink entry counts no links") : st;
         it->repeat = e.count - 1;

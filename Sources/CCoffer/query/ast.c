@@ -65,13 +65,15 @@ static int expr_equal(const cf_qexpr *a, const cf_qexpr *b)
     case CF_QE_VALUE: return value_equal(&a->u.value, &b->u.value);
     case CF_QE_ARG: return a->u.arg == b->u.arg;
     case CF_QE_LIST:
-        if (a->u.list.count != b->u.list.count)
+        if (a->u.list.count != b->u.list.count || a->u.list.quantifier != b->u.list.quantifier)
             return 0;
         for (size_t i = 0; i < a->u.list.count; i++)
             if (!expr_equal(&a->u.list.items[i], &b->u.list.items[i]))
                 return 0;
         return 1;
     case CF_QE_PATH: return path_equal(&a->u.path, &b->u.path);
+    case CF_QE_OBJECT:
+        return strcmp(a->u.object.cls, b->u.object.cls) == 0 && expr_equal(a->u.object.key, b->u.object.key);
     case CF_QE_SUBQUERY:
         return path_equal(&a->u.subquery.path, &b->u.subquery.path) &&
                strcmp(a->u.subquery.variable, b->u.subquery.variable) == 0 &&

@@ -35,6 +35,7 @@ typedef struct binder {
     const coffer_value *args;
     size_t nargs;
     int npatterns;
+    int nrefs;
     int nvars, max_var;
     variable vars[CF_QUERY_MAX_DEPTH]; /* last: not cleared up front */
 } binder;
@@ -571,7 +572,7 @@ static status convert_argument(binder *b, size_t index, const coffer_value *a, c
 
 static size_t const_count(const binder *b, const cf_qexpr *e)
 {
-    if (e->kind == CF_QE_VALUE)
+    if (e->kind == CF_QE_VALUE || e->kind == CF_QE_OBJECT)
         return 1;
     if (e->kind == CF_QE_ARG) {
         const coffer_value *a = &b->args[e->u.arg];
@@ -600,6 +601,49 @@ static status check_argument(const binder *b, const cf_qexpr *e)
             if (st != COFFER_OK)
                 return st;
         }
+    if (e->kind == CF_QE_OBJECT)
+        return check_argument(b, e->u.object.key);
+    return COFFER_OK;
+}
+
+static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other, coffer_value *out, size_t *n);
+
+/* obj('Class', key) compared with `other`: the class must have a primary
+ * key and be what `other` links to; the key is converted to its type. */
+static status convert_object(binder *b, const cf_qexpr *e, const cf_boperand *other, coffer_value *out)
+{
+    const char *name = e->u.object.cls;
+    int cls = cf_schema_find(b->schema, name);
+    if (cls < 0)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...) names no class of the database", name);
+    const cf_class *c = class_at(b, (coffer_class_id)cls);
+    if (c->pk < 0)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...): class '%s' has no primary key", name, name);
+    if (other->type != COFFER_TYPE_MIXED && !(other->type == COFFER_TYPE_LINK && other->link_cls == (coffer_class_id)cls))
+        return cf_error(COFFER_ERR_QUERY, "query: cannot compare %s (%s) with obj('%s', ...), an object of class '%s'",
+                        other->label, type_label(other->type, 1, b, other->link_cls), name, name);
+    const cf_prop *pk = &c->props[c->pk];
+    const coffer_value *arg = e->u.object.key->kind == CF_QE_ARG ? &b->args[e->u.object.key->u.arg] : NULL;
+    if (arg && arg->type == COFFER_TYPE_LIST)
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', $%zu) takes one primary key, not a list", name,
+                        e->u.object.key->u.arg);
+    char label[160];
+    snprintf(label, sizeof label, "the primary key of class '%s' ('%s')", name, pk->name);
+    cf_boperand key_of = {.type = pk->type, .label = label};
+    coffer_value *key = cf_qarena_alloc(b->arena, sizeof *key);
+    if (!key)
+        return no_memory();
+    size_t n = 0;
+    status st = fill_consts(b, e->u.object.key, &key_of, key, &n);
+    if (st != COFFER_OK)
+        return st;
+    if (key->type == COFFER_TYPE_NULL && !cf_prop_optional(pk))
+        return cf_error(COFFER_ERR_QUERY, "query: obj('%s', ...) needs a primary key; null is not one of class '%s'",
+                        name, name);
+    memset(out, 0, sizeof *out);
+    out->type = CF_QTYPE_OBJECT_REF;
+    out->u.list.items = key;
+    out->u.list.count = (size_t)cls;
     return COFFER_OK;
 }
 
@@ -607,6 +651,8 @@ static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
 {
     if (e->kind == CF_QE_VALUE)
         return convert_literal(b, &e->u.value, other, &out[(*n)++]);
+    if (e->kind == CF_QE_OBJECT)
+        return convert_object(b, e, other, &out[(*n)++]);
     if (e->kind == CF_QE_ARG) {
         const coffer_value *a = &b->args[e->u.arg];
         if (a->type != COFFER_TYPE_LIST)
@@ -635,7 +681,8 @@ static status bind_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
     o->type = other->type;
     o->label = "a constant";
     size_t n = const_count(b, e);
-    o->multi = e->kind != CF_QE_VALUE;
+    o->multi = e->kind != CF_QE_VALUE && e->kind != CF_QE_OBJECT;
+    o->quantifier = e->kind == CF_QE_LIST ? e->u.list.quantifier : CF_QQ_NONE_GIVEN;
     coffer_value *vals = cf_qarena_alloc(b->arena, (n ? n : 1) * sizeof *vals);
     if (!vals)
         return no_memory();
@@ -649,6 +696,52 @@ static status bind_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
 /* ---- predicates ---------------------------------------------------------- */
 
 static status bind_pred(binder *b, const cf_qpred *q, const cf_bpred **out);
+
+/* Marks in `seen` (indexed by variable + 1) the variables below `limit`
+ * that predicate `p` reads; those of nested SUBQUERYs are already known. */
+static void mark_deps(const cf_bpred *p, int limit, unsigned char *seen)
+{
+    switch (p->kind) {
+    case CF_BP_AND:
+    case CF_BP_OR:
+        for (size_t i = 0; i < p->count; i++)
+            mark_deps(p->items[i], limit, seen);
+        return;
+    case CF_BP_NOT: mark_deps(p->operand, limit, seen); return;
+    case CF_BP_COMPARE:
+        for (int side = 0; side < 2; side++) {
+            const cf_boperand *o = side ? &p->right : &p->left;
+            if (o->kind == CF_BO_CONST)
+                continue;
+            if (o->var < limit)
+                seen[o->var + 1] = 1;
+            for (size_t i = 0; o->kind == CF_BO_SUBQUERY && i < o->ndeps; i++)
+                if (o->deps[i] < limit)
+                    seen[o->deps[i] + 1] = 1;
+        }
+        return;
+    default: return;
+    }
+}
+
+/* Records what SUBQUERY operand `o` depends on besides where it starts. */
+static status subquery_deps(binder *b, cf_boperand *o)
+{
+    unsigned char seen[CF_QUERY_MAX_DEPTH + 1] = {0};
+    mark_deps(o->where, o->sub_var, seen);
+    size_t n = 0;
+    for (int v = 0; v <= o->sub_var; v++)
+        n += seen[v];
+    int *deps = cf_qarena_alloc(b->arena, (n ? n : 1) * sizeof *deps);
+    if (!deps)
+        return no_memory();
+    o->ndeps = 0;
+    for (int v = 0; v <= o->sub_var; v++)
+        if (seen[v])
+            deps[o->ndeps++] = v - 1;
+    o->deps = deps;
+    return COFFER_OK;
+}
 
 static status bind_operand(binder *b, const cf_qexpr *e, cf_boperand *o)
 {
@@ -686,6 +779,8 @@ static status bind_operand(binder *b, const cf_qexpr *e, cf_boperand *o)
             b->max_var = b->nvars;
         st = bind_pred(b, e->u.subquery.where, &o->where);
         b->nvars--;
+        if (st == COFFER_OK)
+            st = subquery_deps(b, o);
         if (st != COFFER_OK)
             return st;
         o->label = "SUBQUERY(...).@count";
@@ -731,17 +826,24 @@ static status check_compare(binder *b, cf_bpred *p)
                         type_label(l->type, 1, b, l->link_cls), r->label, type_label(r->type, 1, b, r->link_cls));
     if (l->quantifier != CF_QQ_NONE_GIVEN && r->quantifier != CF_QQ_NONE_GIVEN)
         return cf_error(COFFER_ERR_QUERY, "query: only one side of a comparison may have ANY, ALL or NONE");
+    if (op == CF_QC_IN && r->kind == CF_BO_CONST && r->quantifier != CF_QQ_NONE_GIVEN)
+        return cf_error(COFFER_ERR_QUERY, "query: IN takes a plain list or argument; write == ANY {...}, == ALL {...} "
+                        "or == NONE {...} to quantify one");
     if (is_text_op(op)) {
         for (int side = 0; side < 2; side++) {
             const cf_boperand *o = side ? r : l;
             if (o->kind != CF_BO_CONST && !is_bytes(o->type) && o->type != COFFER_TYPE_MIXED)
                 return cf_error(COFFER_ERR_QUERY, "query: %s needs strings or binary data, but %s is %s", op_name(op),
                                 o->label, type_label(o->type, 1, b, o->link_cls));
-            if (o->kind == CF_BO_CONST && has_null(o))
-                return cf_error(COFFER_ERR_QUERY, "query: %s cannot take null", op_name(op));
         }
         if (path->type_names)
             return cf_error(COFFER_ERR_QUERY, "query: %s cannot apply to @type", op_name(op));
+    }
+    if ((op == CF_QC_EQ || op == CF_QC_NE) && path->type == COFFER_TYPE_LINK && path->multi && path->kind == CF_BO_PATH) {
+        const cf_boperand *c = path == l ? r : l;
+        if (c->kind == CF_BO_CONST && c->nconsts == 1 && !c->multi && c->consts[0].type == COFFER_TYPE_NULL)
+            return cf_error(COFFER_ERR_QUERY, "query: cannot compare %s, a list of links, with NULL (compare its "
+                            "@count with 0, or a property of its objects with NULL)", path->label);
     }
     if (is_ordered_op(op)) {
         if (path->type == COFFER_TYPE_LINK || path->type_names)
@@ -772,6 +874,24 @@ static status check_compare(binder *b, cf_bpred *p)
     return COFFER_OK;
 }
 
+/* Gives a comparison with obj() constants a slot for them found. */
+static status note_object_refs(binder *b, cf_bpred *p)
+{
+    const cf_boperand *c = p->left.kind == CF_BO_CONST ? &p->left : &p->right;
+    if (c->kind != CF_BO_CONST)
+        return COFFER_OK;
+    for (size_t i = 0; i < c->nconsts; i++) {
+        if (c->consts[i].type != CF_QTYPE_OBJECT_REF)
+            continue;
+        if (p->op != CF_QC_EQ && p->op != CF_QC_NE && p->op != CF_QC_IN)
+            return cf_error(COFFER_ERR_QUERY, "query: %s cannot compare with obj(...): objects are compared with ==, != "
+                            "and IN", op_name(p->op));
+        p->ref_slot = b->nrefs++;
+        break;
+    }
+    return COFFER_OK;
+}
+
 static cf_qcompare_op mirror(cf_qcompare_op op)
 {
     switch (op) {
@@ -785,7 +905,7 @@ static cf_qcompare_op mirror(cf_qcompare_op op)
 
 static int is_const_expr(const cf_qexpr *e)
 {
-    return e->kind == CF_QE_VALUE || e->kind == CF_QE_ARG || e->kind == CF_QE_LIST;
+    return e->kind == CF_QE_VALUE || e->kind == CF_QE_ARG || e->kind == CF_QE_LIST || e->kind == CF_QE_OBJECT;
 }
 
 static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
@@ -795,6 +915,7 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
     p->op = q->u.compare.op;
     p->modifiers = q->u.compare.modifiers;
     p->pattern = -1;
+    p->ref_slot = -1;
     status st = check_argument(b, le);
     if (st == COFFER_OK)
         st = check_argument(b, re);
@@ -832,6 +953,8 @@ static status bind_compare(binder *b, const cf_qpred *q, cf_bpred *p)
     if (st != COFFER_OK)
         return st;
     st = check_compare(b, p);
+    if (st == COFFER_OK)
+        st = note_object_refs(b, p);
     if (st != COFFER_OK)
         return st;
     if (p->op == CF_QC_IN)
@@ -945,6 +1068,7 @@ static status bind_into(coffer_db *db, coffer_class_id cls, const cf_query *q, c
     bq->db = db;
     bq->cls = cls;
     bq->npatterns = b->npatterns;
+    bq->nrefs = b->nrefs;
     bq->max_var = b->max_var;
     bq->refs = 1;
     *out = bq;

@@ -20,6 +20,7 @@
 
 #include "storage/handles.h"
 #include "query/query.h"
+#include "query/interrupt.h"
 
 /* ---- bound key paths ----------------------------------------------------- */
 
@@ -62,6 +63,11 @@ typedef struct cf_bstep {
 
 /* ---- bound operands and predicates --------------------------------------- */
 
+/* A constant obj('Class', key): the object is looked up when the query runs
+ * (u.list.items: the primary key, one value; u.list.count: the class id).
+ * A run replaces it by the link, or by a link to no object. */
+#define CF_QTYPE_OBJECT_REF ((coffer_type)66)
+
 typedef enum cf_boperand_kind {
     CF_BO_CONST,    /* `consts`: a literal, an argument, or a list of them */
     CF_BO_PATH,     /* `steps` from the object (or from variable `var`) */
@@ -80,6 +86,11 @@ typedef struct cf_boperand {
     size_t nconsts;
     const cf_bpred *where;   /* CF_BO_SUBQUERY */
     int sub_var;             /* CF_BO_SUBQUERY: the depth of its variable */
+    /* CF_BO_SUBQUERY: the variables declared outside it that `where` reads
+     * (-1: the object the query tests). Its count is a function of these
+     * and of where it starts, which is what a nested one is memoized by. */
+    const int *deps;
+    size_t ndeps;
     /* Static facts from the binder. */
     coffer_type type;        /* value type; LINK for objects; MIXED if unknown */
     coffer_class_id link_cls;/* type LINK: the class */
@@ -99,6 +110,7 @@ struct cf_bpred {
     unsigned modifiers;
     cf_boperand left, right;
     int pattern;                  /* slot of a precompiled text pattern, or -1 */
+    int ref_slot;                 /* slot of its constants with obj() found, or -1 */
     int simple;                   /* one property of the object against constants */
 };
 
@@ -129,10 +141,13 @@ typedef struct cf_bquery {
     const cf_bpost *post;
     size_t npost;
     int npatterns;   /* text pattern slots used by `where` */
+    int nrefs;       /* slots of constants holding obj('Class', key) */
     int max_var;     /* deepest SUBQUERY variable + 1 */
     const cf_query *parsed; /* the syntax tree: in the arena, or in `source`'s */
     struct cf_bquery *source; /* a rebound query: the query whose tree it uses (held) */
     char *text;      /* canonical text, made on first request (malloc'ed) */
+    uint64_t timeout_ms; /* coffer_query_set_timeout(): the one setting that
+                          * changes after binding (atomic); 0 = none */
     int refs;        /* results that may rerun it hold a reference */
 } cf_bquery;
 
@@ -159,8 +174,13 @@ typedef struct cf_qvals {
 typedef struct cf_qrun cf_qrun;
 
 /* Per-run state: text patterns, value buffers, object handles opened while
- * evaluating one object, SUBQUERY variables. */
-coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qrun **out);
+ * evaluating one object, SUBQUERY variables and the counts of nested
+ * SUBQUERYs already evaluated. `guard` (NULL: none; borrowed for the run's
+ * life) is checked once per element a SUBQUERY visits. */
+coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_qrun **out);
+/* Checks the run's guard: COFFER_OK, or COFFER_ERR_INTERRUPTED (set as the
+ * last error). Callers check once per object. */
+coffer_status cf_qrun_check(cf_qrun *run);
 void cf_qrun_free(cf_qrun *run);
 
 /* Evaluates the query's predicate on `obj`: 1, 0, or -1 on error (with the

@@ -1,5 +1,6 @@
 /* eval — evaluates a bound predicate on one object: key paths to lists of
- * values, quantifiers, operators, SUBQUERY counts and aggregates. */
+ * values, quantifiers, operators, SUBQUERY counts (nested ones memoized for
+ * the run) and aggregates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "util/buffer.h"
 #include "util/error.h"
 #include "query/engine.h"
+#include "query/memo.h"
 #include "query/text.h"
 
 typedef coffer_status status;
@@ -32,6 +34,10 @@ struct cf_qrun {
     size_t npool, usedpool;
     coffer_value *vars;
     coffer_object *root;
+    cf_qguard *guard;
+    cf_qmemo *memo; /* made when a nested SUBQUERY is first counted */
+    cf_buf key;     /* the memo key being built */
+    coffer_value **refs; /* per slot: constants with obj() found, made on first use */
 };
 
 static status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "query: out of memory"); }
@@ -80,17 +86,20 @@ static status keep_bytes(cf_qrun *run, coffer_value *v)
     return track(run, 4, p);
 }
 
-coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qrun **out)
+coffer_status cf_qrun_new(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_qrun **out)
 {
-    /* One block: the run, its pattern slots and its variables. */
-    size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1;
-    cf_qrun *run = calloc(1, sizeof *run + npat * sizeof *run->patterns + nvar * sizeof *run->vars);
+    /* One block: the run, its variables, pattern and obj() slots. */
+    size_t npat = (size_t)bq->npatterns, nvar = (size_t)bq->max_var + 1, nrefs = (size_t)bq->nrefs;
+    cf_qrun *run = calloc(1, sizeof *run + nvar * sizeof *run->vars + npat * sizeof *run->patterns +
+                                 nrefs * sizeof *run->refs);
     if (!run)
         return no_memory();
     run->txn = txn;
     run->bq = bq;
+    run->guard = guard;
     run->vars = (coffer_value *)(run + 1);
     run->patterns = (cf_text_pattern **)(run->vars + nvar);
+    run->refs = (coffer_value **)(run->patterns + npat);
     *out = run;
     return COFFER_OK;
 }
@@ -102,14 +111,20 @@ void cf_qrun_free(cf_qrun *run)
     cf_qrun_release(run);
     for (int i = 0; i < run->bq->npatterns; i++)
         cf_text_pattern_free(run->patterns[i]);
+    for (int i = 0; i < run->bq->nrefs; i++)
+        free(run->refs[i]);
     for (size_t i = 0; i < run->npool; i++) {
         free(run->pool[i]->v);
         free(run->pool[i]);
     }
     free(run->pool);
     free(run->open);
+    cf_qmemo_free(run->memo);
+    free(run->key.p);
     free(run);
 }
+
+coffer_status cf_qrun_check(cf_qrun *run) { return cf_qguard_check(run->guard); }
 
 /* A value list from the pool (lists never move); give it back with
  * put_vals in LIFO order. */
@@ -143,6 +158,10 @@ static status object_for(cf_qrun *run, const coffer_value *link, coffer_object *
         return COFFER_OK;
     }
     status st = coffer_object_get(run->txn, link->u.link.class_id, link->u.link.key, obj);
+    if (st == COFFER_ERR_NOT_FOUND) /* deleting an object removes every link to it */
+        return cf_error(COFFER_ERR_CORRUPTED, "a stored link names object %llu of class '%s', which does not exist: the "
+                        "file is damaged", (unsigned long long)link->u.link.key,
+                        run->txn->db->schema->classes[link->u.link.class_id].name);
     if (st != COFFER_OK)
         return st;
     return track(run, 0, *obj);
@@ -553,37 +572,102 @@ coffer_status cf_qrun_path(cf_qrun *run, coffer_object *obj, const cf_bstep *ste
 
 static int eval_pred(cf_qrun *run, const cf_bpred *p);
 
-static status operand_values(cf_qrun *run, const cf_boperand *o, cf_qvals *out)
+static coffer_value root_value(const cf_qrun *run)
 {
-    coffer_value start = run->root ? coffer_value_link(run->root->cls, run->root->key) : coffer_value_null();
-    if (o->var >= 0)
-        start = run->vars[o->var];
-    if (o->kind == CF_BO_PATH)
-        return eval_steps(run, &start, o->steps, o->nsteps, out);
-    /* SUBQUERY: count the elements for which the predicate holds. */
-    status st = eval_steps(run, &start, o->steps, o->nsteps, out);
-    if (st != COFFER_OK)
-        return st;
-    int64_t count = 0;
-    for (size_t i = 0; i < out->n; i++) {
+    return run->root ? coffer_value_link(run->root->cls, run->root->key) : coffer_value_null();
+}
+
+/* SUBQUERY: counts the elements from `start` for which the predicate holds. */
+static status subquery_count(cf_qrun *run, const cf_boperand *o, const coffer_value *start, cf_qvals *out,
+                             int64_t *count)
+{
+    status st = eval_steps(run, start, o->steps, o->nsteps, out);
+    *count = 0;
+    for (size_t i = 0; st == COFFER_OK && i < out->n; i++) {
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         run->vars[o->sub_var] = out->v[i];
         int m = eval_pred(run, o->where);
         if (m < 0)
             return coffer_last_status();
-        count += m;
+        *count += m;
     }
+    return st;
+}
+
+/* The memo key of SUBQUERY `o` from `start`: which subquery, where it
+ * starts, and the outer values it reads. 0 if one of them cannot be part
+ * of a key. */
+static int subquery_key(cf_qrun *run, const cf_boperand *o, const coffer_value *start)
+{
+    run->key.len = 0;
+    run->key.failed = 0;
+    cf_buf_put(&run->key, &o, sizeof o);
+    int ok = cf_qmemo_key_value(&run->key, start);
+    for (size_t i = 0; ok && i < o->ndeps; i++) {
+        coffer_value root = root_value(run);
+        ok = cf_qmemo_key_value(&run->key, o->deps[i] < 0 ? &root : &run->vars[o->deps[i]]);
+    }
+    return ok && !run->key.failed;
+}
+
+/* A SUBQUERY nested in another is met once per element of the enclosing
+ * one: its counts are kept for the run, so each is computed once. */
+static status subquery_value(cf_qrun *run, const cf_boperand *o, const coffer_value *start, cf_qvals *out)
+{
+    int64_t count;
+    status st = COFFER_OK;
+    int memoize = o->sub_var > 0 && subquery_key(run, o, start);
+    if (memoize && !run->memo && !(run->memo = cf_qmemo_new()))
+        return no_memory();
+    if (!memoize || !cf_qmemo_find(run->memo, &run->key, &count)) {
+        st = subquery_count(run, o, start, out, &count);
+        /* Nested counts reused the key buffer: make it again. */
+        if (st == COFFER_OK && memoize && subquery_key(run, o, start))
+            st = cf_qmemo_put(run->memo, &run->key, count);
+    }
+    if (st != COFFER_OK)
+        return st;
     out->n = 0;
     coffer_value v = coffer_value_int(count);
     return push(out, &v);
 }
 
+static status operand_values(cf_qrun *run, const cf_boperand *o, cf_qvals *out)
+{
+    coffer_value start = o->var >= 0 ? run->vars[o->var] : root_value(run);
+    if (o->kind == CF_BO_PATH)
+        return eval_steps(run, &start, o->steps, o->nsteps, out);
+    return subquery_value(run, o, &start, out);
+}
+
+/* A text operator where either side is null, as Realm decides it: a null
+ * string is equal to ([c]) and LIKE only null; as a pattern of BEGINSWITH,
+ * ENDSWITH and CONTAINS it is found in every string and in null (but for
+ * CONTAINS[c] in binary data, only in values that are not null); a NULL
+ * constant on the left contains, begins and ends with nothing. */
+static int text_null(const cf_bpred *p, cf_qcompare_op op, const coffer_value *l, const coffer_value *r)
+{
+    int lnull = l->type == COFFER_TYPE_NULL, rnull = r->type == COFFER_TYPE_NULL;
+    int lbytes = l->type == COFFER_TYPE_STRING || l->type == COFFER_TYPE_BINARY;
+    if (op == CF_QC_EQ || op == CF_QC_LIKE)
+        return lnull && rnull;
+    if (!rnull || (!lnull && !lbytes) || p->left.kind == CF_BO_CONST)
+        return 0;
+    if (lnull && op == CF_QC_CONTAINS && (p->modifiers & CF_QM_CASE_INSENSITIVE) && p->left.type == COFFER_TYPE_BINARY)
+        return 0;
+    return 1;
+}
+
 static int text_compare(cf_qrun *run, const cf_bpred *p, const coffer_value *l, const coffer_value *r)
 {
+    cf_qcompare_op op = p->op == CF_QC_NE ? CF_QC_EQ : p->op;
+    if (l->type == COFFER_TYPE_NULL || r->type == COFFER_TYPE_NULL)
+        return text_null(p, op, l, r);
     int lb = l->type == COFFER_TYPE_STRING || l->type == COFFER_TYPE_BINARY;
     int rb = r->type == COFFER_TYPE_STRING || r->type == COFFER_TYPE_BINARY;
     if (!lb || !rb)
         return 0;
-    cf_qcompare_op op = p->op == CF_QC_NE ? CF_QC_EQ : p->op;
     if (p->pattern >= 0 && r == &p->right.consts[0]) {
         cf_text_pattern **slot = &run->patterns[p->pattern];
         if (!*slot && cf_text_pattern_new(op, p->modifiers, r->u.string.data, r->u.string.size, slot) != COFFER_OK)
@@ -672,7 +756,64 @@ int cf_bpred_is_simple(const cf_bpred *p, coffer_class_id cls)
     return p->kind == CF_BP_COMPARE && p->left.kind == CF_BO_PATH && p->left.var < 0 && p->left.nsteps == 1 &&
            p->left.steps[0].kind == CF_BS_PROPERTY && p->left.steps[0].cls == cls && p->left.type != COFFER_TYPE_LINK &&
            p->left.type != COFFER_TYPE_MIXED && !p->left.type_names && p->right.kind == CF_BO_CONST &&
-           p->right.nconsts > 0;
+           p->right.nconsts > 0 && p->right.quantifier == CF_QQ_NONE_GIVEN;
+}
+
+/* The object obj('Class', key) names in this run's snapshot, as a link; a
+ * link to no object (key UINT64_MAX, never given) when there is none. */
+static status find_object(cf_qrun *run, const coffer_value *ref, coffer_value *out)
+{
+    coffer_class_id cls = (coffer_class_id)ref->u.list.count;
+    coffer_object *obj;
+    status st = coffer_object_find(run->txn, cls, ref->u.list.items, &obj);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        *out = coffer_value_link(cls, UINT64_MAX);
+        return COFFER_OK;
+    }
+    if (st != COFFER_OK)
+        return st;
+    *out = coffer_value_link(cls, coffer_object_key_of(obj));
+    coffer_object_release(obj);
+    return COFFER_OK;
+}
+
+/* The constants of `o`, with its obj() constants found once per run; NULL
+ * on error. */
+static const coffer_value *run_consts(cf_qrun *run, const cf_bpred *p, const cf_boperand *o)
+{
+    if (p->ref_slot < 0)
+        return o->consts;
+    coffer_value **slot = &run->refs[p->ref_slot];
+    if (*slot)
+        return *slot;
+    coffer_value *v = malloc((o->nconsts ? o->nconsts : 1) * sizeof *v);
+    if (!v) {
+        no_memory();
+        return NULL;
+    }
+    for (size_t i = 0; i < o->nconsts; i++) {
+        v[i] = o->consts[i];
+        if (v[i].type == CF_QTYPE_OBJECT_REF && find_object(run, &o->consts[i], &v[i]) != COFFER_OK) {
+            free(v);
+            return NULL;
+        }
+    }
+    return *slot = v;
+}
+
+/* The values of one side of `p`: its constants (in `consts`), or what its
+ * path or SUBQUERY gives (in the pooled list `*vals`). */
+static status side_values(cf_qrun *run, const cf_bpred *p, const cf_boperand *o, cf_qvals *consts, cf_qvals **vals)
+{
+    if (o->kind != CF_BO_CONST)
+        return operand_values(run, o, *vals);
+    const coffer_value *c = run_consts(run, p, o);
+    if (!c)
+        return coffer_last_status();
+    *consts = (cf_qvals){(coffer_value *)c, o->nconsts, o->nconsts};
+    *vals = consts;
+    return COFFER_OK;
 }
 
 static int eval_compare(cf_qrun *run, const cf_bpred *p)
@@ -690,18 +831,8 @@ static int eval_compare(cf_qrun *run, const cf_bpred *p)
         return -1;
     }
     const cf_boperand *l = &p->left, *r = &p->right;
-    if (l->kind == CF_BO_CONST) {
-        lconst = (cf_qvals){(coffer_value *)l->consts, l->nconsts, l->nconsts};
-        lv = &lconst;
-    } else if (operand_values(run, l, lv) != COFFER_OK) {
+    if (side_values(run, p, l, &lconst, &lv) != COFFER_OK || side_values(run, p, r, &rconst, &rv) != COFFER_OK)
         goto done;
-    }
-    if (r->kind == CF_BO_CONST) {
-        rconst = (cf_qvals){(coffer_value *)r->consts, r->nconsts, r->nconsts};
-        rv = &rconst;
-    } else if (p->op != CF_QC_BETWEEN && operand_values(run, r, rv) != COFFER_OK) {
-        goto done;
-    }
     /* The quantifier is the left side's unless only the right has one. */
     int right_q = l->quantifier == CF_QQ_NONE_GIVEN && r->quantifier != CF_QQ_NONE_GIVEN;
     cf_qquantifier q = right_q ? r->quantifier : l->quantifier;

@@ -97,9 +97,38 @@ static coffer_status dollar(cf_qscan *sc, cf_qtoken *tok)
     return cf_qscan_error(sc, start, "expected an argument number or a variable name after '$'");
 }
 
+/* Whether `c` may follow a backslash inside a name: "\ " is a space,
+ * "\t", "\n" and "\r" a tab, a newline and a carriage return. */
+static bool name_escape(int c) { return c == ' ' || c == 't' || c == 'n' || c == 'r'; }
+
+/* The end of the name starting at `start`, escapes included. */
+static coffer_status name_end(cf_qscan *sc, size_t start, size_t *end)
+{
+    size_t i = ident_end(sc, start);
+    while (i < sc->len && sc->src[i] == '\\') {
+        int c = i + 1 < sc->len ? (unsigned char)sc->src[i + 1] : -1;
+        if (c < 0)
+            return cf_qscan_error(sc, i, "a name ends with '\\' (a name may escape a space, \\t, \\n or \\r)");
+        if (!name_escape(c)) {
+            char q[16];
+            if (c > ' ' && c < 0x7f)
+                return cf_qscan_error(sc, i, "invalid escape '\\%c' in a name (a name may escape a space, \\t, \\n "
+                                      "or \\r)", c);
+            return cf_qscan_error(sc, i, "invalid escape in a name: '\\' followed by %s (a name may escape a space, "
+                                  "\\t, \\n or \\r)", cf_quote(q, sizeof q, sc->src + i + 1, 1));
+        }
+        i = ident_end(sc, i + 2);
+    }
+    *end = i;
+    return COFFER_OK;
+}
+
 static coffer_status word(cf_qscan *sc, cf_qtoken *tok)
 {
-    size_t start = sc->pos, end = ident_end(sc, start);
+    size_t start = sc->pos, end = start;
+    coffer_status st = name_end(sc, start, &end);
+    if (st != COFFER_OK)
+        return st;
     const char *w = sc->src + start;
     size_t n = end - start;
     if (cf_qlex_word_is(w, n, "true") || cf_qlex_word_is(w, n, "false")) {
@@ -206,6 +235,17 @@ static coffer_status lex(cf_qscan *sc, cf_qtoken *tok)
     if (starts_with(sc, "uuid(")) {
         tok->kind = CF_QT_VALUE;
         return cf_qlit_uuid(sc, &tok->value);
+    }
+    if (c == 'b' || c == 'B') {
+        /* bin(...) and binary(...): the word, then a '('. */
+        size_t end = ident_end(sc, sc->pos), open = end;
+        while (open < sc->len && (sc->src[open] == ' ' || sc->src[open] == '\t'))
+            open++;
+        if ((cf_qlex_word_is(sc->src + sc->pos, end - sc->pos, "bin") ||
+             cf_qlex_word_is(sc->src + sc->pos, end - sc->pos, "binary")) && open < sc->len && sc->src[open] == '(') {
+            tok->kind = CF_QT_VALUE;
+            return cf_qlit_bin(sc, open, &tok->value);
+        }
     }
     if (cf_qscan_is_ident_start(c))
         return word(sc, tok);

@@ -99,6 +99,36 @@ coffer_status cf_qlit_base64(cf_qscan *sc, cf_qvalue *v)
     return COFFER_OK;
 }
 
+static void skip_spaces(cf_qscan *sc)
+{
+    while (sc->pos < sc->len && strchr(" \t\r\n\f\v", sc->src[sc->pos]) && sc->src[sc->pos])
+        sc->pos++;
+}
+
+coffer_status cf_qlit_bin(cf_qscan *sc, size_t open, cf_qvalue *v)
+{
+    size_t start = sc->pos;
+    sc->pos = open + 1;
+    skip_spaces(sc);
+    coffer_status st;
+    if (sc->len - sc->pos >= 4 && memcmp(sc->src + sc->pos, "B64", 3) == 0 &&
+        (sc->src[sc->pos + 3] == '"' || sc->src[sc->pos + 3] == '\''))
+        st = cf_qlit_base64(sc, v);
+    else if (sc->pos < sc->len && (sc->src[sc->pos] == '"' || sc->src[sc->pos] == '\''))
+        st = cf_qlit_string(sc, v);
+    else
+        return cf_qscan_error(sc, sc->pos, "expected a string or B64\"...\" in %.*s(...)", (int)(open - start),
+                              sc->src + start);
+    if (st != COFFER_OK)
+        return st;
+    skip_spaces(sc);
+    if (sc->pos >= sc->len || sc->src[sc->pos] != ')')
+        return cf_qscan_error(sc, sc->pos, "expected ')' to close %.*s(...)", (int)(open - start), sc->src + start);
+    sc->pos++;
+    v->kind = CF_QV_BINARY;
+    return COFFER_OK;
+}
+
 /* ---- numbers ------------------------------------------------------------- */
 
 /* strtod reads the locale's decimal point; the language always uses '.'. */

@@ -44,11 +44,24 @@ static const char *describe(const cf_qtoken *t, char *buf, size_t size)
     return buf;
 }
 
+static bool is_reserved(const cf_qtoken *t);
+
+/* The token found where something else was expected: a keyword where a
+ * name or a value belongs is called one. */
+static const char *describe_found(const cf_qtoken *t, char *buf, size_t size)
+{
+    if (t->kind != CF_QT_IDENT || !is_reserved(t) || size <= 16)
+        return describe(t, buf, size);
+    memcpy(buf, "the keyword ", 12);
+    describe(t, buf + 12, size - 12);
+    return buf;
+}
+
 static status expected(parser *p, const char *what)
 {
     char found[64];
     return cf_qscan_error(&p->lx, p->tok.offset, "expected %s, found %s", what,
-                         describe(&p->tok, found, sizeof found));
+                         describe_found(&p->tok, found, sizeof found));
 }
 
 /* "expected X after 'prev', found Y" */
@@ -57,7 +70,7 @@ static status expected_after(parser *p, const char *what)
     char found[64], after[64];
     return cf_qscan_error(&p->lx, p->tok.offset, "expected %s after %s, found %s", what,
                          describe(&p->prev, after, sizeof after),
-                         describe(&p->tok, found, sizeof found));
+                         describe_found(&p->tok, found, sizeof found));
 }
 
 static status expect(parser *p, cf_qtok_kind kind, const char *what)
@@ -124,13 +137,34 @@ static status parse_or(parser *p, const cf_qpred **out);
 
 /* ---- key paths ----------------------------------------------------------- */
 
+/* The current name token with its escapes ("\ ", "\t", "\n", "\r", which
+ * the lexer checked) decoded, in the arena. */
+static status name_text(parser *p, const char **name, size_t *size)
+{
+    const char *s = p->tok.text;
+    size_t n = p->tok.len;
+    char *out = cf_qarena_strndup(p->lx.arena, s, n);
+    if (!out)
+        return cf_qscan_no_memory(&p->lx);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            char c = s[++i];
+            out[w++] = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+        } else {
+            out[w++] = s[i];
+        }
+    }
+    out[w] = '\0';
+    *name = out;
+    *size = w;
+    return COFFER_OK;
+}
+
 static status name_elem(parser *p, cf_qpath_elem *e, cf_qpath_elem_kind kind)
 {
     e->kind = kind;
-    e->name_size = p->tok.len;
-    e->name = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
-    if (!e->name)
-        return cf_qscan_no_memory(&p->lx);
+    TRY(name_text(p, &e->name, &e->name_size));
     return advance(p);
 }
 
@@ -152,9 +186,8 @@ static status links_elem(parser *p, cf_qpath_elem *e, bool *needs_count)
     TRY(expect(p, CF_QT_DOT, "'.property' (the linking property of the class)"));
     if (p->tok.kind != CF_QT_IDENT)
         return expected_after(p, "the linking property of the class");
-    e->property = cf_qarena_strndup(p->lx.arena, p->tok.text, p->tok.len);
-    if (!e->property)
-        return cf_qscan_no_memory(&p->lx);
+    size_t size;
+    TRY(name_text(p, &e->property, &size));
     return advance(p);
 }
 
@@ -290,6 +323,50 @@ static void note_arg(parser *p, size_t arg)
         p->arg_count = arg + 1;
 }
 
+/* Whether the current token is the word `obj` right before a '(': the
+ * object literal (a property named obj stays a property elsewhere). */
+static bool at_object_literal(const parser *p)
+{
+    if (!is_word(p, "obj"))
+        return false;
+    size_t i = p->lx.pos;
+    while (i < p->lx.len && strchr(" \t\r\n\f\v", p->lx.src[i]) && p->lx.src[i])
+        i++;
+    return i < p->lx.len && p->lx.src[i] == '(';
+}
+
+/* At obj: obj('Class', primary key), the key an integer, a string, an
+ * object id, a uuid or an argument. */
+static status parse_object(parser *p, cf_qexpr *out)
+{
+    out->kind = CF_QE_OBJECT;
+    TRY(advance(p));
+    TRY(expect(p, CF_QT_LPAREN, "'('"));
+    if (p->tok.kind != CF_QT_VALUE || p->tok.value.kind != CF_QV_STRING)
+        return expected_after(p, "the class name as a string");
+    out->u.object.cls = p->tok.value.u.bytes.data;
+    TRY(advance(p));
+    TRY(expect(p, CF_QT_COMMA, "','"));
+    cf_qexpr *key = alloc(p, sizeof *key);
+    if (!key)
+        return cf_qscan_no_memory(&p->lx);
+    key->offset = p->tok.offset;
+    cf_qvalue_kind k = p->tok.value.kind;
+    if (p->tok.kind == CF_QT_VALUE && (k == CF_QV_INT || k == CF_QV_STRING || k == CF_QV_OBJECT_ID || k == CF_QV_UUID)) {
+        key->kind = CF_QE_VALUE;
+        key->u.value = p->tok.value;
+    } else if (p->tok.kind == CF_QT_ARG) {
+        key->kind = CF_QE_ARG;
+        key->u.arg = p->tok.arg;
+        note_arg(p, p->tok.arg);
+    } else {
+        return expected_after(p, "a primary key (an integer, a string, oid(...), uuid(...) or an argument)");
+    }
+    out->u.object.key = key;
+    TRY(advance(p));
+    return expect(p, CF_QT_RPAREN, "')'");
+}
+
 /* At '{': literals and arguments separated by commas. */
 static status parse_list(parser *p, cf_qexpr *out)
 {
@@ -302,17 +379,20 @@ static status parse_list(parser *p, cf_qexpr *out)
             TRY(grow(p, (void **)&items, count, &cap, sizeof *items));
             cf_qexpr *e = &items[count++];
             e->offset = p->tok.offset;
-            if (p->tok.kind == CF_QT_VALUE) {
+            if (at_object_literal(p)) {
+                TRY(parse_object(p, e));
+            } else if (p->tok.kind == CF_QT_VALUE) {
                 e->kind = CF_QE_VALUE;
                 e->u.value = p->tok.value;
+                TRY(advance(p));
             } else if (p->tok.kind == CF_QT_ARG) {
                 e->kind = CF_QE_ARG;
                 e->u.arg = p->tok.arg;
                 note_arg(p, p->tok.arg);
+                TRY(advance(p));
             } else {
-                return expected_after(p, "a value or an argument");
+                return expected_after(p, "a value, an argument or obj('Class', key)");
             }
-            TRY(advance(p));
             if (p->tok.kind != CF_QT_COMMA)
                 break;
             TRY(advance(p));
@@ -371,6 +451,8 @@ static status parse_expr(parser *p, const char *what, cf_qexpr *out)
     default:
         break;
     }
+    if (at_object_literal(p))
+        return parse_object(p, out);
     out->kind = CF_QE_PATH;
     cf_qquantifier q = CF_QQ_NONE_GIVEN;
     if (is_word(p, "ANY") || is_word(p, "SOME"))
@@ -381,7 +463,26 @@ static status parse_expr(parser *p, const char *what, cf_qexpr *out)
         q = CF_QQ_NONE;
     if (q != CF_QQ_NONE_GIVEN) {
         TRY(advance(p));
-        return parse_path(p, q, "a key path", &out->u.path);
+        if (p->tok.kind == CF_QT_LBRACE) {
+            TRY(parse_list(p, out));
+            out->u.list.quantifier = q;
+            return COFFER_OK;
+        }
+        if (p->tok.kind == CF_QT_ARG) { /* the values of a list argument */
+            cf_qexpr *item = alloc(p, sizeof *item);
+            if (!item)
+                return cf_qscan_no_memory(&p->lx);
+            item->kind = CF_QE_ARG;
+            item->offset = p->tok.offset;
+            item->u.arg = p->tok.arg;
+            note_arg(p, p->tok.arg);
+            out->kind = CF_QE_LIST;
+            out->u.list.items = item;
+            out->u.list.count = 1;
+            out->u.list.quantifier = q;
+            return advance(p);
+        }
+        return parse_path(p, q, "a key path, a {list} or an argument", &out->u.path);
     }
     if (is_word(p, "SUBQUERY"))
         return parse_subquery(p, out);

@@ -193,7 +193,8 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
 {
     memset(w, 0, offsetof(index_walk, lo));
     if (p->kind != CF_BP_COMPARE || p->left.kind != CF_BO_PATH || p->left.var >= 0 || p->left.nsteps != 1 ||
-        p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0)
+        p->right.kind != CF_BO_CONST || p->left.type_names || p->right.nconsts == 0 ||
+        (p->right.quantifier != CF_QQ_NONE_GIVEN && p->right.quantifier != CF_QQ_ANY))
         return 0;
     const cf_bstep *s = &p->left.steps[0];
     const cf_class *c = &txn->db->schema->classes[bq->cls];
@@ -304,6 +305,8 @@ static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
             cf_error_prefix("object %llu of class '%s'", (unsigned long long)cf_get_be64(k.mv_data), c->name);
             break;
         }
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         int m = 1;
         for (size_t i = 0; i < n && m == 1; i++) {
             const cf_prop *p = &c->props[conj[i]->left.steps[0].prop];
@@ -340,6 +343,8 @@ static status scan(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, cf_keylis
         return st;
     coffer_object *obj;
     while ((st = coffer_iter_next(it, &obj)) == COFFER_OK) {
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         int m = cf_qrun_matches(run, obj);
         if (m < 0) {
             st = coffer_last_status();
@@ -352,13 +357,21 @@ static status scan(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, cf_keylis
     return st == COFFER_DONE ? COFFER_OK : st;
 }
 
-/* Keeps the keys of `in` whose object matches every conjunct but `skip`. */
+/* Keeps the keys of `in` whose object matches every conjunct but `skip`.
+ * Keys an index of this snapshot gave (`from_index`) must have objects; a
+ * caller's keys may be of objects deleted since. */
 static status filter_keys(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
-                          size_t skip, const uint64_t *in, size_t nin, cf_keylist *out)
+                          size_t skip, const uint64_t *in, size_t nin, int from_index, cf_keylist *out)
 {
     for (size_t i = 0; i < nin; i++) {
         coffer_object *obj;
-        status st = coffer_object_get(txn, bq->cls, in[i], &obj);
+        status st = cf_qrun_check(run);
+        if (st != COFFER_OK)
+            return st;
+        st = coffer_object_get(txn, bq->cls, in[i], &obj);
+        if (st == COFFER_ERR_NOT_FOUND && from_index)
+            return cf_error(COFFER_ERR_CORRUPTED, "an index entry of class '%s' names object %llu, which does not exist: "
+                            "the file is damaged", txn->db->schema->classes[bq->cls].name, (unsigned long long)in[i]);
         if (st == COFFER_ERR_NOT_FOUND) {
             coffer_clear_error(); /* deleted since: not a match */
             continue;
@@ -403,8 +416,8 @@ coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t 
     return walk(txn, bq->cls, &w, NULL, SIZE_MAX, count);
 }
 
-coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
-                              cf_keylist *out)
+coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const uint64_t *within,
+                              size_t nwithin, cf_keylist *out)
 {
     const cf_bpred *where = bq->where;
     const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
@@ -414,9 +427,9 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
     cf_qrun *run = NULL;
     status st;
     if (within) {
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
         if (st == COFFER_OK)
-            st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, out);
+            st = filter_keys(txn, run, bq, conj, n, SIZE_MAX, within, nwithin, 0, out);
         cf_qrun_free(run);
         return st;
     }
@@ -450,7 +463,7 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
         int all_simple = 1;
         for (size_t i = 0; i < n; i++)
             all_simple &= conj[i]->simple;
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
         if (st == COFFER_OK)
             st = all_simple ? scan_simple(txn, run, bq, conj, n, out) : scan(txn, run, bq, out);
         cf_qrun_free(run);
@@ -469,9 +482,9 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64
         return COFFER_OK;
     }
     if (st == COFFER_OK)
-        st = cf_qrun_new(txn, bq, &run);
+        st = cf_qrun_new(txn, bq, guard, &run);
     if (st == COFFER_OK)
-        st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, out);
+        st = filter_keys(txn, run, bq, conj, n, skip, cand.k, cand.n, 1, out);
     cf_qrun_free(run);
     free(cand.k);
     return st;

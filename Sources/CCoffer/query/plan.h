@@ -4,6 +4,7 @@
 #define COFFER_QUERY_PLAN_H
 
 #include "query/engine.h"
+#include "query/interrupt.h"
 
 /* A growing array of object keys. */
 typedef struct cf_keylist {
@@ -16,9 +17,10 @@ coffer_status cf_keylist_push(cf_keylist *keys, uint64_t key);
 /* Appends to `out` the keys of the objects of the query's class that match
  * its predicate, in key order: from the whole class (through an index when
  * one answers a conjunct), or, when `within` is not NULL, from those
- * `nwithin` keys in their order. SORT/DISTINCT/LIMIT are not applied. */
-coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, const uint64_t *within, size_t nwithin,
-                              cf_keylist *out);
+ * `nwithin` keys in their order. SORT/DISTINCT/LIMIT are not applied.
+ * `guard` (NULL: none) stops it with COFFER_ERR_INTERRUPTED. */
+coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const uint64_t *within,
+                              size_t nwithin, cf_keylist *out);
 
 /* 1 when an index answers `bq`'s predicate alone, one entry per match, so
  * that its matches can be counted without collecting them. */
@@ -29,6 +31,6 @@ coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t 
 
 /* Applies the query's SORT, DISTINCT and LIMIT, in the order written, to
  * `keys` in place. */
-coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_keylist *keys);
+coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_keylist *keys);
 
 #endif

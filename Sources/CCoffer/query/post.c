@@ -29,7 +29,8 @@ static void rows_free(rows *r)
 }
 
 /* Reads every key path of every object, keeping copies of strings. */
-static status rows_read(coffer_txn *txn, const cf_bquery *bq, const cf_bpost *post, const cf_keylist *keys, rows *r)
+static status rows_read(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const cf_bpost *post,
+                        const cf_keylist *keys, rows *r)
 {
     memset(r, 0, sizeof *r);
     r->nkeys = post->count;
@@ -41,12 +42,14 @@ static status rows_read(coffer_txn *txn, const cf_bquery *bq, const cf_bpost *po
     if (!r->vals || !r->copies)
         return no_memory();
     cf_qrun *run;
-    status st = cf_qrun_new(txn, bq, &run);
+    status st = cf_qrun_new(txn, bq, guard, &run);
     if (st != COFFER_OK)
         return st;
     cf_qvals vals = {0};
     for (size_t i = 0; i < keys->n && st == COFFER_OK; i++) {
         coffer_object *obj = NULL;
+        if ((st = cf_qrun_check(run)) != COFFER_OK)
+            break;
         st = coffer_object_get(txn, bq->cls, keys->k[i], &obj);
         if (st == COFFER_ERR_NOT_FOUND) {
             coffer_clear_error(); /* deleted since: its values sort as null */
@@ -104,13 +107,14 @@ static void merge_sort(const rows *r, size_t *idx, size_t *tmp, size_t n)
     memcpy(idx, tmp, n * sizeof *idx);
 }
 
-static status sort_or_distinct(coffer_txn *txn, const cf_bquery *bq, const cf_bpost *post, cf_keylist *keys)
+static status sort_or_distinct(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const cf_bpost *post,
+                               cf_keylist *keys)
 {
     rows r;
     size_t n = keys->n;
     size_t *idx = malloc((n ? n : 1) * sizeof *idx), *tmp = malloc((n ? n : 1) * sizeof *tmp);
     uint64_t *out = malloc((n ? n : 1) * sizeof *out);
-    status st = idx && tmp && out ? rows_read(txn, bq, post, keys, &r) : no_memory();
+    status st = idx && tmp && out ? rows_read(txn, bq, guard, post, keys, &r) : no_memory();
     if (st == COFFER_OK) {
         for (size_t i = 0; i < n; i++)
             idx[i] = i;
@@ -147,7 +151,7 @@ static status sort_or_distinct(coffer_txn *txn, const cf_bquery *bq, const cf_bp
     return st;
 }
 
-coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_keylist *keys)
+coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_keylist *keys)
 {
     for (size_t i = 0; i < bq->npost; i++) {
         const cf_bpost *post = &bq->post[i];
@@ -156,7 +160,7 @@ coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_keylist *ke
                 keys->n = (size_t)post->limit;
             continue;
         }
-        status st = sort_or_distinct(txn, bq, post, keys);
+        status st = sort_or_distinct(txn, bq, guard, post, keys);
         if (st != COFFER_OK)
             return st;
     }

@@ -49,6 +49,20 @@ static void quoted(buffer *b, const char *s, size_t n)
     put(b, "\"", 1);
 }
 
+/* A property or class name, with the characters a name escapes escaped. */
+static void name(buffer *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case ' ': puts_(b, "\\ "); break;
+        case '\t': puts_(b, "\\t"); break;
+        case '\n': puts_(b, "\\n"); break;
+        case '\r': puts_(b, "\\r"); break;
+        default: put(b, s + i, 1); break;
+        }
+    }
+}
+
 static void hex(buffer *b, const uint8_t *bytes, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++)
@@ -110,7 +124,7 @@ static void path(buffer *b, const cf_qpath *p)
         const cf_qpath_elem *e = &p->elems[i];
         const char *dot = i ? "." : "";
         switch (e->kind) {
-        case CF_QK_PROPERTY: puts_(b, dot); put(b, e->name, e->name_size); break;
+        case CF_QK_PROPERTY: puts_(b, dot); name(b, e->name, e->name_size); break;
         case CF_QK_VARIABLE: puts_(b, "$"); put(b, e->name, e->name_size); break;
         case CF_QK_INDEX: printf_(b, "[%llu]", (unsigned long long)e->index); break;
         case CF_QK_FIRST: puts_(b, "[FIRST]"); break;
@@ -119,9 +133,9 @@ static void path(buffer *b, const cf_qpath *p)
         case CF_QK_BACKLINKS:
             puts_(b, dot);
             puts_(b, "@links.");
-            put(b, e->name, e->name_size);
+            name(b, e->name, e->name_size);
             puts_(b, ".");
-            puts_(b, e->property);
+            name(b, e->property, strlen(e->property));
             break;
         case CF_QK_ALL_BACKLINKS: puts_(b, dot); puts_(b, "@links"); break;
         case CF_QK_COUNT: puts_(b, ".@count"); break;
@@ -144,6 +158,7 @@ static void expr(buffer *b, const cf_qexpr *e)
     case CF_QE_VALUE: value(b, &e->u.value); break;
     case CF_QE_ARG: printf_(b, "$%zu", e->u.arg); break;
     case CF_QE_LIST:
+        puts_(b, (const char *const[]){"", "ANY ", "ALL ", "NONE "}[e->u.list.quantifier]);
         puts_(b, "{");
         for (size_t i = 0; i < e->u.list.count; i++) {
             if (i)
@@ -153,6 +168,13 @@ static void expr(buffer *b, const cf_qexpr *e)
         puts_(b, "}");
         break;
     case CF_QE_PATH: path(b, &e->u.path); break;
+    case CF_QE_OBJECT:
+        puts_(b, "obj(");
+        quoted(b, e->u.object.cls, strlen(e->u.object.cls));
+        puts_(b, ", ");
+        expr(b, e->u.object.key);
+        puts_(b, ")");
+        break;
     case CF_QE_SUBQUERY:
         puts_(b, "SUBQUERY(");
         path(b, &e->u.subquery.path);

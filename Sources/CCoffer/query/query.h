@@ -22,8 +22,15 @@
  *               | expr IN [modifier] ('{' values '}' | $n | path)
  *   op         := == = != <> < <= =< > >= => BEGINSWITH ENDSWITH CONTAINS LIKE
  *   modifier   := [c] | [d] | [cd]            (on ==, !=, IN and string ops)
- *   expr       := value | $n | '{' values '}' | [ANY|SOME|ALL|NONE] path
- *               | SUBQUERY(path, $var, or_pred).@count
+ *   expr       := value | $n | [ANY|SOME|ALL|NONE] ('{' values '}' | $n | path)
+ *               | SUBQUERY(path, $var, or_pred).@count | object
+ *   values     := (value | $n | object) {, (value | $n | object)}
+ *   object     := obj('Class', primary_key)   primary_key: an integer, a
+ *                 string, oid(...), uuid(...) or $n; the object of that class
+ *                 with that primary key, found when the query runs
+ *   name       := letters, digits, '_' and non-ASCII characters, not
+ *                 starting with a digit; "\ ", "\t", "\n" and "\r" in a
+ *                 name stand for a space, a tab, a newline and a return
  *   path       := (name | $var | @links.Class.property | @links)
  *                 { .name | [n] | [FIRST] | [LAST] | ['key'] | .@count | .@size
  *                   | .@sum | .@avg | .@min | .@max | .@keys | .@values | .@type
@@ -160,7 +167,8 @@ typedef enum cf_qexpr_kind {
     CF_QE_ARG,      /* $n */
     CF_QE_LIST,     /* {a, b, ...}: literals and arguments */
     CF_QE_PATH,     /* a key path */
-    CF_QE_SUBQUERY  /* SUBQUERY(path, $var, predicate).@count */
+    CF_QE_SUBQUERY, /* SUBQUERY(path, $var, predicate).@count */
+    CF_QE_OBJECT    /* obj('Class', key): also an item of a list */
 } cf_qexpr_kind;
 
 struct cf_qexpr {
@@ -172,6 +180,9 @@ struct cf_qexpr {
         struct {
             const cf_qexpr *items;
             size_t count;
+            /* ANY, ALL or NONE before the list: the comparison holds for
+             * any, all or none of its values; ANY $n is a list of $n. */
+            cf_qquantifier quantifier;
         } list;
         cf_qpath path;
         struct {
@@ -179,6 +190,10 @@ struct cf_qexpr {
             const char *variable; /* without '$' */
             const cf_qpred *where;
         } subquery;
+        struct {
+            const char *cls;       /* the class name, NUL-terminated */
+            const cf_qexpr *key;   /* CF_QE_VALUE or CF_QE_ARG */
+        } object;
     } u;
 };
 

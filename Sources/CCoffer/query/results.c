@@ -98,6 +98,7 @@ COFFER_API coffer_status coffer_query_rebind(const coffer_query *query, const co
         cf_bquery_free(bq);
         return no_memory();
     }
+    bq->timeout_ms = __atomic_load_n(&query->bq->timeout_ms, __ATOMIC_RELAXED);
     q->magic = CF_QUERY_MAGIC;
     q->bq = bq;
     *out = q;
@@ -128,6 +129,20 @@ COFFER_API const char *coffer_query_description(const coffer_query *q)
         return expected;
     }
     return text;
+}
+
+COFFER_API coffer_status coffer_query_set_timeout(coffer_query *q, uint64_t milliseconds)
+{
+    status st = check_query(q);
+    if (st != COFFER_OK)
+        return st;
+    __atomic_store_n(&q->bq->timeout_ms, milliseconds, __ATOMIC_RELAXED);
+    return COFFER_OK;
+}
+
+COFFER_API uint64_t coffer_query_timeout(const coffer_query *q)
+{
+    return check_query(q) == COFFER_OK ? __atomic_load_n(&q->bq->timeout_ms, __ATOMIC_RELAXED) : 0;
 }
 
 COFFER_API coffer_class_id coffer_query_class(const coffer_query *q)
@@ -221,13 +236,14 @@ static status set_base(coffer_results *r, const uint64_t *keys, size_t n)
 }
 
 /* Runs query `bq` over the objects of `keys`, replacing them by the result. */
-static status compute_step(coffer_txn *txn, const cf_bquery *bq, cf_keylist *keys)
+static status compute_step(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_keylist *keys)
 {
     static const uint64_t none[1];
     cf_keylist out = {0};
-    status st = cf_query_select(txn, bq, keys->k ? keys->k : none, keys->n, &out);
+    cf_qguard_set_timeout(guard, __atomic_load_n(&bq->timeout_ms, __ATOMIC_RELAXED));
+    status st = cf_query_select(txn, bq, guard, keys->k ? keys->k : none, keys->n, &out);
     if (st == COFFER_OK)
-        st = cf_query_post(txn, bq, &out);
+        st = cf_query_post(txn, bq, guard, &out);
     if (st != COFFER_OK) {
         free(out.k);
         return st;
@@ -244,6 +260,8 @@ static status compute(coffer_results *r)
 {
     cf_keylist keys = {0};
     status st = COFFER_OK;
+    cf_qguard guard;
+    cf_qguard_start(&guard, r->txn->db);
     if (r->base) {
         keys.k = malloc((r->nbase ? r->nbase : 1) * sizeof *keys.k);
         if (!keys.k)
@@ -258,12 +276,13 @@ static status compute(coffer_results *r)
         all.cls = r->cls;
         all.where = &truth;
         const cf_bquery *first = r->nchain ? r->chain[0] : &all;
-        st = cf_query_select(r->txn, first, NULL, 0, &keys);
+        cf_qguard_set_timeout(&guard, __atomic_load_n(&first->timeout_ms, __ATOMIC_RELAXED));
+        st = cf_query_select(r->txn, first, &guard, NULL, 0, &keys);
         if (st == COFFER_OK)
-            st = cf_query_post(r->txn, first, &keys);
+            st = cf_query_post(r->txn, first, &guard, &keys);
     }
     for (size_t i = r->base ? 0 : 1; i < r->nchain && st == COFFER_OK; i++)
-        st = compute_step(r->txn, r->chain[i], &keys);
+        st = compute_step(r->txn, r->chain[i], &guard, &keys);
     if (st != COFFER_OK) {
         free(keys.k);
         return st;
@@ -391,7 +410,9 @@ COFFER_API coffer_status coffer_results_filter(coffer_results *r, const coffer_q
     if (r->count)
         memcpy(keys.k, r->keys, r->count * sizeof *keys.k);
     keys.n = keys.cap = r->count;
-    st = compute_step(r->txn, q->bq, &keys);
+    cf_qguard guard;
+    cf_qguard_start(&guard, r->txn->db);
+    st = compute_step(r->txn, q->bq, &guard, &keys);
     if (st != COFFER_OK) {
         free(keys.k);
         coffer_results_free(f);

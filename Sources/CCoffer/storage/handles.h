@@ -46,6 +46,7 @@ struct coffer_db {
     struct coffer_txn *txns;
     int ntxns;
     struct cf_hub *hub; /* observers and refresh (changes/), made on first use */
+    uint64_t interrupts; /* coffer_interrupt() calls so far (atomic): running queries stop */
 };
 
 /* The first member of every object and collection handle. A transaction

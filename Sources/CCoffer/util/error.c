@@ -43,6 +43,7 @@ COFFER_API const char *coffer_strerror(coffer_status status)
     case COFFER_ERR_BUSY: return "file is busy";
     case COFFER_ERR_INTERNAL: return "internal error";
     case COFFER_ERR_QUERY: return "invalid query";
+    case COFFER_ERR_INTERRUPTED: return "query interrupted";
     }
     return "unknown status";
 }

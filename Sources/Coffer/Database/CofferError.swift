@@ -85,6 +85,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A query could not be compiled: a syntax error (with its offset), an unknown
         /// property, types that cannot be compared, a missing argument (`COFFER_ERR_QUERY`).
         case query = 27
+        /// A running query was stopped before it ended by ``Database/interrupt()``
+        /// from another thread (`COFFER_ERR_INTERRUPTED`).
+        case interrupted = 28
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

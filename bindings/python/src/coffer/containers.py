@@ -17,6 +17,7 @@ from .errors import NotFoundError, PropertyTypeError
 from .model import brief
 from .notifications import ChangeStream, NotificationToken
 from .results import CollectionSource, Results
+from .values import text_from_storage
 from .views import SortedValues
 
 if TYPE_CHECKING:
@@ -462,7 +463,7 @@ class Dictionary(_Managed, _Observable, collections.abc.MutableMapping):  # type
             out = []
             for i in range(_count(_capi.coffer_map_count, handle)):
                 _capi.coffer_map_get_entry(handle, i, ctypes.byref(key), ctypes.byref(value))
-                name = ctypes.string_at(key.data, key.size).decode("utf-8")
+                name = text_from_storage(ctypes.string_at(key.data, key.size), f"a key of {self._where}")
                 out.append((name, self._read(value, name)))
             return out
 

@@ -129,7 +129,7 @@ class _Handles:
     """The C handles of one Database; what its finalizer frees. Holds no
     reference to the Database, so that the finalizer can run."""
 
-    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers", "scheduler")
+    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers", "scheduler", "lock")
 
     def __init__(self, db: _capi.DbP, file_id: Optional[Tuple[int, int]]) -> None:
         self.db: Optional[_capi.DbP] = db
@@ -141,6 +141,9 @@ class _Handles:
         self.observers: Set[Registration] = set()
         # The id of the scheduler set with set_scheduler(), if any.
         self.scheduler: Optional[int] = None
+        # Held while `db` is closed, so that interrupt() from another thread
+        # never reaches a closed C handle.
+        self.lock = threading.Lock()
 
 
 # Files this package has open, by (device, inode), so that
@@ -179,8 +182,9 @@ def _release(handles: _Handles) -> None:
         _capi.coffer_txn_free(handles.read_txn)
         handles.read_txn = None
     if handles.db is not None:
-        _capi.coffer_close(handles.db)
-        handles.db = None
+        with handles.lock:
+            _capi.coffer_close(handles.db)
+            handles.db = None
         _register(handles.file_id, -1)
     if handles.scheduler is not None:
         remove_scheduler(handles.scheduler)  # work it posted before closing does nothing
@@ -278,6 +282,18 @@ class Database:
             raise DatabaseClosedError("the database is closed")
         self._check_thread()
         return self._handles
+
+    def interrupt(self) -> None:
+        """Stops every query this database is running, as sqlite3_interrupt()
+        does: the call running it raises QueryInterruptedError. Unlike the
+        other methods, it may be called from any thread (that is its use:
+        the thread that runs the query is busy). Queries that begin after
+        the call run normally; with no query running, or once the database
+        is closed, it does nothing."""
+        handles = self._handles
+        with handles.lock:
+            if handles.db is not None:
+                _capi.coffer_interrupt(handles.db)
 
     # ---- copies and versions -----------------------------------------------
 

@@ -43,6 +43,7 @@ class Status(enum.IntEnum):
     BUSY = 25
     INTERNAL = 26
     QUERY = 27
+    INTERRUPTED = 28
 
 
 class CofferError(Exception):
@@ -249,6 +250,14 @@ class QueryError(CofferError, ValueError):
     default_status = Status.QUERY
 
 
+class QueryInterruptedError(CofferError):
+    """A running query was stopped before it ended: by Database.interrupt()
+    (from another thread) or because it ran past its `timeout`. The message
+    says which. Nothing was changed; the query can be run again."""
+
+    default_status = Status.INTERRUPTED
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -276,6 +285,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.BUSY: BusyError,
     Status.INTERNAL: InternalError,
     Status.QUERY: QueryError,
+    Status.INTERRUPTED: QueryInterruptedError,
 }
 
 

@@ -18,7 +18,7 @@ import struct
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import _capi
-from .values import INT64_MAX, INT64_MIN
+from .values import INT64_MAX, INT64_MIN, damaged_text
 
 if TYPE_CHECKING:
     from .codec import Writer
@@ -235,7 +235,10 @@ class ObjectReader:
             if kind == fast and kind:
                 if kind == _T.TYPE_STRING:
                     size = raw[at + 2]
-                    values[name] = _decode_utf8(raw[at + 1], size, None) if size else ""
+                    try:
+                        values[name] = _decode_utf8(raw[at + 1], size, None) if size else ""
+                    except UnicodeDecodeError as exc:
+                        raise damaged_text(info.where(name), exc) from None
                 elif kind == _T.TYPE_BINARY:
                     size = raw[at + 2]
                     values[name] = _copy_bytes(raw[at + 1], size) if size else b""

@@ -7,11 +7,12 @@ from __future__ import annotations
 import collections.abc
 import ctypes
 import re
-from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
+import math
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from . import _capi, codec
 from .codec import MIXED_TYPES, Writer
-from .errors import CofferError, QueryError
+from .errors import CofferError, InvalidArgumentError, QueryError
 from .model import Object
 from .values import to_c
 
@@ -38,17 +39,20 @@ class CompiledQuery:
 
     A text is parsed once per database: compiling a text seen before rebinds
     that query to the new arguments (coffer_query_rebind), as a prepared
-    statement is."""
+    statement is. `timeout` (seconds, None for none) bounds every run of
+    the query (coffer_query_set_timeout)."""
 
     handle: "ctypes._Pointer[_capi._Query]"
 
-    def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any]) -> None:
+    def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
+                 timeout: Optional[float] = None) -> None:
         if not isinstance(text, str):
             raise TypeError(f"a query must be a str, got {type(text).__name__}")
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
+        timeout_ms = timeout_milliseconds(timeout)
         handles = db._open_handles()
         # `keep` holds the buffers `values` points into until the call returns
         # (the C library copies the arguments).
@@ -64,6 +68,9 @@ class CompiledQuery:
             )
         self.info = info
         self.handle = handle
+        # Always set: a rebound query starts with the prepared one's timeout.
+        _capi.coffer_query_set_timeout(handle, timeout_ms)
+        self.timeout = timeout
         # Kept to combine this query with others (combined()).
         self.args = tuple(args)
         if prepared is None:
@@ -84,6 +91,18 @@ class CompiledQuery:
         """The query in canonical form."""
         raw = _capi.coffer_query_description(self.handle)
         return raw.decode("utf-8") if raw is not None else ""
+
+
+def timeout_milliseconds(timeout: Optional[float]) -> int:
+    """A query timeout in seconds as whole milliseconds for the C library
+    (rounded up, so that a short timeout never becomes none); 0 for None."""
+    if timeout is None:
+        return 0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
+    if not timeout > 0 or math.isinf(timeout):
+        raise InvalidArgumentError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+    return max(1, math.ceil(timeout * 1000))
 
 
 def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
@@ -269,4 +288,6 @@ def combined(db: "Database", info: "_ClassInfo", queries: Sequence[CompiledQuery
             descriptors.append(ordering)
         args.extend(query.args)
     text = " AND ".join(predicates) or "TRUEPREDICATE"
-    return CompiledQuery(db, info, " ".join([text] + descriptors), args)
+    # The one query does the work of all: it gets the time they had together.
+    timeouts = [query.timeout for query in queries if query.timeout is not None]
+    return CompiledQuery(db, info, " ".join([text] + descriptors), args, sum(timeouts) if timeouts else None)

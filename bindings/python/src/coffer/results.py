@@ -180,11 +180,11 @@ class Results(Sequence[T]):
 
     # ---- queries -----------------------------------------------------------
 
-    def _then(self, text: str, args: Sequence[Any]) -> "Results[T]":
-        query = CompiledQuery(self._db, self._info, text, args)
+    def _then(self, text: str, args: Sequence[Any], timeout: Optional[float] = None) -> "Results[T]":
+        query = CompiledQuery(self._db, self._info, text, args, timeout)
         return Results(self._db, self._info, self._source, self._queries + (query,))
 
-    def filter(self, query: str, *args: Any) -> "Results[T]":
+    def filter(self, query: str, *args: Any, timeout: Optional[float] = None) -> "Results[T]":
         """The objects that match `query`, a string in the Realm Query
         Language: `dogs.filter("age > $0 AND name BEGINSWITH[c] $1", 2, "r")`.
         $0, $1, ... are `args`: None, bool, int, float, str, bytes, datetime,
@@ -192,8 +192,13 @@ class Results(Sequence[T]):
         tuple or set of them (for IN). The query may end with SORT(...),
         DISTINCT(...) and LIMIT(n). Raises QueryError naming the position
         of a syntax error, an unknown property, a type mismatch or a missing
-        argument."""
-        return self._then(query, args)
+        argument.
+
+        `timeout` (seconds) bounds each run of this query: one that runs
+        longer raises QueryInterruptedError from the call that needed the
+        results (len(), iteration, indexing). Database.interrupt() stops a
+        query from another thread, timeout or not."""
+        return self._then(query, args, timeout)
 
     def sorted(self, prop: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
         """These objects sorted by property `prop` ("age", or a key path

@@ -16,7 +16,7 @@ import uuid
 from typing import Any, Callable, Dict, List
 
 from . import _capi
-from .errors import InvalidArgumentError, PropertyTypeError
+from .errors import CorruptedError, InvalidArgumentError, PropertyTypeError
 from .objectid import ObjectId
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -233,6 +233,23 @@ FROM_C: Dict[int, Callable[[_capi.coffer_value], Any]] = {
 }
 
 
+def damaged_text(where: str, exc: UnicodeDecodeError) -> CorruptedError:
+    """The error for a stored string that is not UTF-8: the library only
+    stores UTF-8, so the file was damaged."""
+    return CorruptedError(
+        f"{where}: the stored string is not valid UTF-8 (at byte {exc.start}): the file is damaged"
+    )
+
+
+def text_from_storage(data: bytes, where: str) -> str:
+    """`data`, a string read from the database, as str; CorruptedError
+    naming `where` when it is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise damaged_text(where, exc) from None
+
+
 def from_c(value: _capi.coffer_value, where: str) -> Any:
     """The Python value of `value`, copied out of any borrowed buffer."""
     convert = FROM_C.get(value.type)
@@ -242,6 +259,8 @@ def from_c(value: _capi.coffer_value, where: str) -> Any:
         return convert(value)
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(f"{where}: {exc.message}") from None
+    except UnicodeDecodeError as exc:
+        raise damaged_text(where, exc) from None
 
 
 # The value the C library gives a required property that was not set.
