@@ -461,3 +461,30 @@ coffer_status cf_log_oldest(coffer_txn *txn, uint64_t *out)
         return cf_error_mdb(rc, "cannot read the change log");
     return COFFER_OK;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Size                                                                      */
+/* ------------------------------------------------------------------------ */
+
+coffer_status cf_log_size(coffer_txn *txn, uint64_t *entries, uint64_t *bytes)
+{
+    *entries = 0;
+    *bytes = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->meta_dbi, &cur);
+    if (rc != 0)
+        return cf_error(COFFER_ERR_INTERNAL, "cannot read the change log: %s", mdb_strerror(rc));
+    uint8_t first[LOG_KEY_SIZE];
+    log_key(0, first);
+    MDB_val k = {LOG_KEY_SIZE, first}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != LOG_KEY_SIZE || ((const uint8_t *)k.mv_data)[0] != 'L')
+            break;
+        (*entries)++;
+        *bytes += k.mv_size + v.mv_size;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return cf_error(COFFER_ERR_CORRUPTED, "cannot read the change log: %s", mdb_strerror(rc));
+    return COFFER_OK;
+}

@@ -88,6 +88,7 @@ from .objectid import ObjectId
 from .opening import default_path, open, set_default_path
 from .results import Results
 from .schema import ObjectSchema, PropertySchema
+from .stats import ClassStats, FileStats, ReaderInfo
 
 __version__ = "0.1.0"
 
@@ -110,6 +111,9 @@ def library_path() -> str:
 
 
 __all__ = [
+    "ClassStats",
+    "FileStats",
+    "ReaderInfo",
     "BusyError",
     "ChangeStream",
     "CofferError",
