@@ -16,6 +16,11 @@ let package = Package(
     name: "Coffer",
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
+        // The command-line inspector: schema, queries, export/import, copies.
+        .executable(name: "coffer", targets: ["CofferCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -64,6 +69,16 @@ let package = Package(
             name: "Coffer",
             dependencies: ["CCoffer"],
             path: "Sources/Coffer"
+        ),
+        // `coffer`, over the C API directly: it reads any file's stored schema
+        // and handles values by their stored types, with no model classes.
+        .executableTarget(
+            name: "CofferCLI",
+            dependencies: [
+                "CCoffer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/CofferCLI"
         ),
         .testTarget(
             name: "CofferTests",

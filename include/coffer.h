@@ -812,8 +812,9 @@ typedef struct coffer_stats {
     uint64_t collection_bytes;
     /** Bytes of the metadata: schema, counters and the change log. */
     uint64_t metadata_bytes;
-    /** Reader slots of the file: the most there can be, and those in use by
-     *  any process (see coffer_db_readers()). */
+    /** Reader slots of the file: the most there can be, and the most used
+     *  at once by all processes since the lock file was made (a high-water
+     *  mark; coffer_db_readers() lists the slots in use now). */
     uint32_t max_readers;
     uint32_t readers;
 } coffer_stats;
