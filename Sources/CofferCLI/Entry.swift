@@ -14,6 +14,10 @@ enum Entry {
     /// Runs one command line (without the program name) and returns its exit
     /// status; the shell runs its dot-commands through this too.
     static func run(_ arguments: [String]) -> Int32 {
+        guard !arguments.isEmpty else {
+            Output.error(CofferCommand.helpMessage())
+            return CLIError.usageFailure
+        }
         do {
             var command = try CofferCommand.parseAsRoot(arguments)
             try command.run()

@@ -49,9 +49,11 @@ final class ShellSession {
         if Output.stdinIsTerminal {
             Output.line("coffer \(cofferLibraryVersion()) shell on \(db.path); .help for help, .quit to leave")
         }
-        while let line = editor.readLine(prompt: "coffer> ") {
-            editor.remember(line)
-            if !execute(line) { break }
+        editor.session {
+            while let line = editor.readLine(prompt: "coffer> ") {
+                editor.remember(line)
+                if !execute(line) { break }
+            }
         }
     }
 
@@ -74,7 +76,12 @@ final class ShellSession {
     private func query(_ text: String) throws {
         let className = String(text.prefix { !$0.isWhitespace })
         var rest = text.dropFirst(className.count).trimmingCharacters(in: .whitespaces)
-        if rest.isEmpty { rest = "TRUEPREDICATE" }
+        // A bare class lists its objects; a bare SORT, DISTINCT or LIMIT
+        // applies to all of them.
+        let upper = rest.uppercased()
+        if rest.isEmpty || ["SORT", "DISTINCT", "LIMIT"].contains(where: { upper.hasPrefix($0) }) {
+            rest = "TRUEPREDICATE " + rest
+        }
         Output.write(try QueryCommand.run(db, className: className, query: rest, format: format, limit: limit))
     }
 
@@ -112,6 +119,7 @@ final class ShellSession {
         let commands = CommandRegistry.names.filter { $0 != "shell" }.map { "." + $0 }.joined(separator: " ")
         return """
             CLASS [QUERY]        run a query, e.g.  Dog age > 3 SORT(name ASC) LIMIT(5)
+                                 (CLASS alone lists every object; CLASS SORT(...) sorts them)
             .format FMT          output format: table, json, jsonl or csv
             .limit N|off         print at most N objects of each query
             .classes             list the classes

@@ -24,17 +24,28 @@ final class LineEditor {
         }
     }
 
-    /// The next line without its newline, or nil at end of input (^D on an
-    /// empty line).
-    func readLine(prompt: String) -> String? {
-        guard interactive else { return Swift.readLine(strippingNewline: true) }
+    /// Runs `body` with the terminal in raw mode (no echo, no line
+    /// buffering, keys such as ^C delivered as bytes) and restores it after.
+    /// The whole session stays raw, so that lines typed ahead while a command
+    /// runs are neither lost nor echoed twice.
+    func session(_ body: () -> Void) {
         var original = termios()
-        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return Swift.readLine(strippingNewline: true) }
+        guard interactive, tcgetattr(STDIN_FILENO, &original) == 0 else {
+            body()
+            return
+        }
         var raw = original
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
         raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
-        defer { tcsetattr(STDIN_FILENO, TCSAFLUSH, &original) }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        defer { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+        body()
+    }
+
+    /// The next line without its newline, or nil at end of input (^D on an
+    /// empty line). Call inside ``session(_:)``.
+    func readLine(prompt: String) -> String? {
+        guard interactive else { return Swift.readLine(strippingNewline: true) }
         return edit(prompt: prompt)
     }
 
@@ -44,7 +55,7 @@ final class LineEditor {
         history.append(line)
         guard let historyFile else { return }
         if !FileManager.default.fileExists(atPath: historyFile) {
-            FileManager.default.createFile(atPath: historyFile, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: historyFile, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         if let handle = FileHandle(forWritingAtPath: historyFile) {
             handle.seekToEndOfFile()

@@ -169,7 +169,7 @@ enum ScalarText {
     static func objectId(_ oid: coffer_object_id) -> String {
         var buf = [CChar](repeating: 0, count: Int(COFFER_OBJECT_ID_STRING_SIZE))
         withUnsafePointer(to: oid) { coffer_object_id_to_string($0, &buf) }
-        return String(cString: buf)
+        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     static func uuid(_ u: coffer_uuid) -> String {
@@ -179,6 +179,6 @@ enum ScalarText {
     static func decimal(_ d: coffer_decimal128) -> String {
         var buf = [CChar](repeating: 0, count: Int(COFFER_DECIMAL128_STRING_SIZE))
         withUnsafePointer(to: d) { coffer_decimal128_to_string($0, &buf) }
-        return String(cString: buf)
+        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
