@@ -85,6 +85,12 @@ let package = Package(
             dependencies: ["Coffer", "CCoffer"],
             path: "Tests/CofferTests"
         ),
+        // The coffer tool's commands on files the Swift overlay writes.
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["CofferCLI", "Coffer"],
+            path: "Tests/CofferCLITests"
+        ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
             name: "ReadmeTests",

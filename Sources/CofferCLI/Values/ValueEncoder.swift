@@ -44,17 +44,12 @@ struct ValueEncoder {
         try check(coffer_object_get_value(obj, prop, &v), where_)
         if p.isBacklinks { return .int(Int64(v.u.list.count)) }
         let mixed = p.type == COFFER_TYPE_MIXED
-        if p.collection == UInt32(COFFER_COLLECTION_LIST) || (mixed && v.type == COFFER_TYPE_LIST) {
-            var list: OpaquePointer?
-            try check(coffer_object_get_list(obj, prop, &list), where_)
-            defer { coffer_list_release(list) }
-            return try self.list(list!, element: p, where_)
-        }
-        if p.collection == UInt32(COFFER_COLLECTION_MAP) || (mixed && v.type == COFFER_TYPE_MAP) {
-            var map: OpaquePointer?
-            try check(coffer_object_get_map(obj, prop, &map), where_)
-            defer { coffer_map_release(map) }
-            return try self.map(map!, element: p, where_)
+        let kind = p.collection == UInt32(COFFER_COLLECTION_LIST) ? COFFER_TYPE_LIST
+            : p.collection == UInt32(COFFER_COLLECTION_MAP) ? COFFER_TYPE_MAP : mixed ? v.type : COFFER_TYPE_NULL
+        if let nested = try collection(kind, element: p, where_,
+                                       list: { coffer_object_get_list(obj, prop, &$0) },
+                                       map: { coffer_object_get_map(obj, prop, &$0) }) {
+            return nested
         }
         if p.collection == UInt32(COFFER_COLLECTION_SET) {
             var set: OpaquePointer?
@@ -71,26 +66,36 @@ struct ValueEncoder {
         return try scalar(v, property: p)
     }
 
+    /// The list or map (by `type`) that `openList` or `openMap` opens, or nil
+    /// when `type` is neither.
+    private func collection(_ type: coffer_type, element p: PropertyInfo, _ where_: String,
+                            list openList: (inout OpaquePointer?) -> coffer_status,
+                            map openMap: (inout OpaquePointer?) -> coffer_status) throws -> JSON?
+    {
+        var handle: OpaquePointer?
+        switch type {
+        case COFFER_TYPE_LIST:
+            try check(openList(&handle), where_)
+            defer { coffer_list_release(handle) }
+            return try list(handle!, element: p, where_)
+        case COFFER_TYPE_MAP:
+            try check(openMap(&handle), where_)
+            defer { coffer_map_release(handle) }
+            return try map(handle!, element: p, where_)
+        default:
+            return nil
+        }
+    }
+
     private func list(_ list: OpaquePointer, element p: PropertyInfo, _ where_: String) throws -> JSON {
         var n: UInt64 = 0
         try check(coffer_list_count(list, &n), where_)
         return .array(try (0..<n).map { i in
             var e = coffer_value()
             try check(coffer_list_get(list, i, &e), where_)
-            switch e.type {
-            case COFFER_TYPE_LIST:
-                var inner: OpaquePointer?
-                try check(coffer_list_get_list(list, i, &inner), where_)
-                defer { coffer_list_release(inner) }
-                return try self.list(inner!, element: p, where_)
-            case COFFER_TYPE_MAP:
-                var inner: OpaquePointer?
-                try check(coffer_list_get_map(list, i, &inner), where_)
-                defer { coffer_map_release(inner) }
-                return try self.map(inner!, element: p, where_)
-            default:
-                return try scalar(e, property: p)
-            }
+            return try collection(e.type, element: p, where_,
+                                  list: { coffer_list_get_list(list, i, &$0) },
+                                  map: { coffer_list_get_map(list, i, &$0) }) ?? scalar(e, property: p)
         })
     }
 
@@ -102,20 +107,11 @@ struct ValueEncoder {
             var e = coffer_value()
             try check(coffer_map_get_entry(map, i, &key, &e), where_)
             let name = String(decoding: UnsafeRawBufferPointer(start: key.data, count: key.size), as: UTF8.self)
-            switch e.type {
-            case COFFER_TYPE_LIST:
-                var inner: OpaquePointer?
-                try check(coffer_map_get_list(map, name, name.utf8.count, &inner), where_)
-                defer { coffer_list_release(inner) }
-                return (name, try self.list(inner!, element: p, where_))
-            case COFFER_TYPE_MAP:
-                var inner: OpaquePointer?
-                try check(coffer_map_get_map(map, name, name.utf8.count, &inner), where_)
-                defer { coffer_map_release(inner) }
-                return (name, try self.map(inner!, element: p, where_))
-            default:
-                return (name, try scalar(e, property: p))
-            }
+            let size = name.utf8.count
+            let value = try collection(e.type, element: p, where_,
+                                       list: { coffer_map_get_list(map, name, size, &$0) },
+                                       map: { coffer_map_get_map(map, name, size, &$0) }) ?? scalar(e, property: p)
+            return (name, value)
         })
     }
 
