@@ -62,6 +62,8 @@ def test_query_formats(tmp_path, key_files, encrypted):
     assert table[0].split(" | ")[:2] == ["id", "name"]
     assert set(table[1]) <= {"-", "+"}
     assert table[-1] == "(3 objects)"
+    limited = ok("query", path, "Dog", "age < 3", "--limit", "2", *keys).splitlines()
+    assert limited[-1] == "(2 of 5 objects)" and len(limited) == 2 + 2 + 1
     people = list(csv.reader(io.StringIO(ok("query", path, "Person", "--format", "csv", *keys))))
     assert people == [["name", "city"], ["Ann", "Oslo, Norway"]]
 

@@ -56,8 +56,9 @@ def test_export_of_chosen_classes(tmp_path):
     make_dog_file(source, dogs=2)
     lines = ok("export", source, "Person").splitlines()
     assert len(lines) == 2 and json.loads(lines[1])["$class"] == "Person"
-    r = run("export", source, "Cat")
+    r = run("export", source, "Cat", "--output", str(tmp_path / "cats.jsonl"))
     assert r.code == 1 and "Cat" in r.err
+    assert not (tmp_path / "cats.jsonl").exists()
 
 
 def test_import_into_an_existing_file_adds_objects(tmp_path):

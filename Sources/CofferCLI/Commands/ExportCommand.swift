@@ -4,6 +4,7 @@
 // its "$key" in this file (what links point at) and its properties.
 
 import ArgumentParser
+import Foundation
 
 /// The header line's "coffer" member, which import checks.
 enum ExportFormat {
@@ -33,8 +34,14 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let db = try options.open()
         let sink = try TextSink(path: output)
-        try ExportCommand.export(db, classNames: classes, to: sink)
-        sink.flush()
+        do {
+            try ExportCommand.export(db, classNames: classes, to: sink)
+            sink.flush()
+        } catch {
+            // A partial export is no export: leave no file that looks whole.
+            if let output { try? FileManager.default.removeItem(atPath: output) }
+            throw error
+        }
     }
 
     static func export(_ db: Database, classNames: [String], to sink: TextSink) throws {

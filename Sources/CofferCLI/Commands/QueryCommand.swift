@@ -63,7 +63,7 @@ struct QueryCommand: ParsableCommand {
                 defer { coffer_object_release(obj) }
                 return try encoder.object(obj!, of: cls, withKey: false)
             }
-            return Formatter.render(rows, columns: cls.properties.map(\.name), format: format)
+            return Formatter.render(rows, columns: cls.properties.map(\.name), format: format, total: count)
         }
     }
 }

@@ -4,7 +4,9 @@
 import Foundation
 
 enum Formatter {
-    static func render(_ rows: [JSON], columns: [String], format: OutputFormat) -> String {
+    /// `total` is the number of matches when `rows` holds only the first
+    /// ones (the table's last line says so).
+    static func render(_ rows: [JSON], columns: [String], format: OutputFormat, total: UInt64? = nil) -> String {
         switch format {
         case .json:
             return "[" + rows.map(\.text).joined(separator: ",\n ") + "]\n"
@@ -14,7 +16,7 @@ enum Formatter {
             let lines = [columns.map(csvField)] + rows.map { row in columns.map { csvField(cell(row[$0])) } }
             return lines.map { $0.joined(separator: ",") + "\r\n" }.joined()
         case .table:
-            return table(rows, columns: columns)
+            return table(rows, columns: columns, total: total)
         }
     }
 
@@ -34,7 +36,7 @@ enum Formatter {
 
     /// Columns padded to their widest cell; control characters in a cell are
     /// escaped so that every row stays on one line. Ends with a row count.
-    private static func table(_ rows: [JSON], columns: [String]) -> String {
+    private static func table(_ rows: [JSON], columns: [String], total: UInt64?) -> String {
         let cells = rows.map { row in columns.map { oneLine(cell(row[$0])) } }
         let widths = columns.indices.map { i in max(columns[i].count, cells.map { $0[i].count }.max() ?? 0) }
         func line(_ items: [String]) -> String {
@@ -43,7 +45,9 @@ enum Formatter {
         var out = line(columns)
         out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-") + "\n"
         cells.forEach { out += line($0) }
-        out += "(\(rows.count) \(rows.count == 1 ? "object" : "objects"))\n"
+        let all = total ?? UInt64(rows.count)
+        let shown = all == UInt64(rows.count) ? "" : "\(rows.count) of "
+        out += "(\(shown)\(all) \(all == 1 ? "object" : "objects"))\n"
         return out
     }
 
