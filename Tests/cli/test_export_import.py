@@ -38,6 +38,10 @@ def test_round_trip_of_every_kind_of_value(tmp_path, key_files, encrypted):
         assert first.any["link"].label.startswith("second")
         assert first.r_int == -(2 ** 63) and first.o_int == 2 ** 63 - 1
         assert first.r_data == b"\x00\xff\x10"
+        assert list(first.floats) == [0.5, -3.25]
+        assert list(first.bools) == [True, None, False]
+        assert str(first.decimals["pi"]) == "3.141592653589793238462643383279502"
+        assert first.stamps["old"].year == 1
 
 
 def test_export_to_a_file_and_import_from_one(tmp_path):
@@ -73,7 +77,7 @@ def test_import_into_an_existing_file_adds_objects(tmp_path):
     assert ok("count", target, "Dog") == "0\n"
 
 
-SETS = {"dates", "tags", "pals"}
+SETS = {"dates", "tags", "pals", "uuids"}
 
 
 def canonical(line: str):
