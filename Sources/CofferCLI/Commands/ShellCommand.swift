@@ -142,9 +142,18 @@ final class ShellSession {
         if words[0].hasPrefix(".") {
             return words[0] == ".format" ? OutputFormat.allCases.map(\.rawValue) : classes
         }
-        guard let cls = db.schema.named(words[0]) else { return [] }
-        let keywords = ["AND", "OR", "NOT", "SORT(", "DISTINCT(", "LIMIT(", "ASC", "DESC", "TRUEPREDICATE"]
-        return cls.properties.map(\.name) + keywords
+        guard var cls = db.schema.named(words[0]) else { return [] }
+        // A key path through links: "owner.na" completes from owner's class.
+        var path = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        path.removeLast()
+        for step in path {
+            guard let i = cls.property(named: step), let target = cls.properties[i].objectClass,
+                  let next = db.schema.named(target) else { return [] }
+            cls = next
+        }
+        let prefix = path.map { $0 + "." }.joined()
+        let keywords = path.isEmpty ? ["AND", "OR", "NOT", "SORT(", "DISTINCT(", "LIMIT(", "ASC", "DESC", "TRUEPREDICATE"] : []
+        return cls.properties.map { prefix + $0.name } + keywords
     }
 }
 
