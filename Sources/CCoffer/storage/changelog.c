@@ -281,16 +281,14 @@ typedef struct oldest_reader {
     uint64_t txnid; /* UINT64_MAX: no reader */
 } oldest_reader;
 
-/* mdb_reader_list prints a header, then "pid thread txnid" per reader slot
- * in use ("-" for a slot without a transaction). */
-static int note_reader(const char *line, void *ctx)
+/* Keeps the oldest version a reader slot reads (idle slots read none). */
+static void note_reader(int64_t pid, uint64_t thread, uint64_t version, void *ctx)
 {
+    (void)pid;
+    (void)thread;
     oldest_reader *r = ctx;
-    int pid;
-    unsigned long long thread, txnid;
-    if (sscanf(line, "%d %llx %llu", &pid, &thread, &txnid) == 3 && txnid < r->txnid)
-        r->txnid = txnid;
-    return 0;
+    if (version != 0 && version < r->txnid)
+        r->txnid = version;
 }
 
 /* Deletes the entries of versions no open read transaction needs: a reader
@@ -299,7 +297,7 @@ static int note_reader(const char *line, void *ctx)
 static coffer_status trim(coffer_txn *txn, uint64_t version)
 {
     oldest_reader r = {UINT64_MAX};
-    if (mdb_reader_list(mdb_txn_env(txn->mdb), note_reader, &r) < 0)
+    if (cf_each_reader(mdb_txn_env(txn->mdb), note_reader, &r) < 0)
         return COFFER_OK; /* keeping entries longer is always safe */
     uint64_t cutoff = r.txnid == UINT64_MAX || r.txnid >= version ? version - 1 : r.txnid;
     MDB_cursor *cur;

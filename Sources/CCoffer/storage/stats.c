@@ -5,7 +5,6 @@
  * one read transaction, so the numbers describe one version of the file. */
 #define _GNU_SOURCE
 #include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -122,24 +121,12 @@ typedef struct reader_list {
     size_t count;
 } reader_list;
 
-/* One line of mdb_reader_list: "pid thread txnid", txnid "-" when the slot
- * has no transaction open; the header line does not parse. */
-static int note_reader(const char *line, void *ctx)
+static void note_reader(int64_t pid, uint64_t thread, uint64_t version, void *ctx)
 {
     reader_list *r = ctx;
-    long long pid;
-    unsigned long long thread;
-    char txnid[32];
-    if (sscanf(line, "%lld %llx %31s", &pid, &thread, txnid) != 3)
-        return 0;
-    if (r->count < r->capacity) {
-        coffer_reader *e = &r->out[r->count];
-        e->pid = (int64_t)pid;
-        e->thread = (uint64_t)thread;
-        e->version = txnid[0] >= '0' && txnid[0] <= '9' ? strtoull(txnid, NULL, 10) : 0;
-    }
+    if (r->count < r->capacity)
+        r->out[r->count] = (coffer_reader){pid, thread, version};
     r->count++;
-    return 0;
 }
 
 COFFER_API coffer_status coffer_db_readers(coffer_db *db, coffer_reader *out, size_t capacity, size_t *count)
@@ -150,7 +137,7 @@ COFFER_API coffer_status coffer_db_readers(coffer_db *db, coffer_reader *out, si
     if (!out && capacity > 0)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_readers: out is NULL with capacity %zu", capacity);
     reader_list r = {out, capacity, 0};
-    int rc = mdb_reader_list(db->env->mdb, note_reader, &r);
+    int rc = cf_each_reader(db->env->mdb, note_reader, &r);
     if (rc < 0)
         return cf_error(COFFER_ERR_INTERNAL, "cannot list the readers of the file");
     *count = r.count;
