@@ -130,7 +130,9 @@ def test_bad_headers(tmp_path):
     target = str(tmp_path / "x.coffer")
     for text, message in [("", "line 1: the input is empty"), ("{}\n", "line 1: not the header"),
                           ('{"coffer":"export","format":9,"schema":{}}\n', "format 9"),
-                          ("not json\n", "line 1: invalid JSON")]:
+                          ("not json\n", "line 1: invalid JSON"),
+                          ('{"coffer":"export","format":1,"schema":{"schemaVersion":0,"classes":[{"name":"A",'
+                           '"properties":[{"name":"b","type":"link","objectClass":"Nowhere"}]}]}}\n', "Nowhere")]:
         r = run("import", target, stdin=text)
         assert r.code == 1 and message in r.err, (text, r)
         assert files_named(tmp_path, "x.coffer") == []

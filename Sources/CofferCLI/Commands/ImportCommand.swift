@@ -48,7 +48,13 @@ struct ImportCommand: ParsableCommand {
 
     /// Opens (or creates) the file and writes the document's objects.
     static func load(_ document: ExportDocument, into path: String, key: EncryptionKey?, existed: Bool) throws -> Int {
-        let db = try Database(path: path, key: key, readOnly: false, schema: existed ? nil : document.schema)
+        let db: Database
+        do {
+            db = try Database(path: path, key: key, readOnly: false, schema: existed ? nil : document.schema)
+        } catch let error as CLIError where !existed {
+            // The header's schema is what the file would have been made with.
+            throw CLIError("line 1: \(error.message)")
+        }
         try Importer.checkCompatible(document.schema, with: db.schema, path: path)
         return try Importer(db: db).run(document.objects)
     }
