@@ -25,8 +25,8 @@ struct StatsCommand: ParsableCommand {
         row("encrypted", db.isEncrypted ? "yes" : "no")
         row("file size", bytes(s.file_size))
         row("page size", bytes(s.page_size))
-        row("pages used", "\(s.pages_used) (\(bytes(s.pages_used * s.page_size)))")
-        row("pages free", "\(s.pages_free) (\(bytes(s.pages_free * s.page_size)), reusable; compact drops them)")
+        row("pages used", "\(s.pages_used) pages, \(bytes(s.pages_used * s.page_size))")
+        row("pages free", "\(s.pages_free) pages, \(bytes(s.pages_free * s.page_size)) (reused by later writes; compact drops them)")
         row("version", "\(s.version)")
         row("schema version", "\(db.schema.version)")
         row("collections", bytes(s.collection_bytes))
@@ -60,9 +60,9 @@ struct StatsCommand: ParsableCommand {
         return Array(list.prefix(count))
     }
 
-    /// "12345 B (12.1 KiB)".
+    /// "12345 bytes (12.1 KiB)".
     static func bytes(_ n: UInt64) -> String {
-        guard n >= 1024 else { return "\(n) B" }
+        guard n >= 1024 else { return "\(n) bytes" }
         var value = Double(n)
         var unit = 0
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
@@ -70,6 +70,6 @@ struct StatsCommand: ParsableCommand {
             value /= 1024
             unit += 1
         }
-        return "\(n) B (\((value * 10).rounded() / 10) \(units[unit]))"
+        return "\(n) bytes (\((value * 10).rounded() / 10) \(units[unit]))"
     }
 }
