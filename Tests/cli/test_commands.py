@@ -7,7 +7,7 @@ import io
 import json
 
 import pytest
-from conftest import KEY, DOG_SCHEMA, make_dog_file, make_rich_file, ok, run
+from clitool import KEY, DOG_SCHEMA, make_dog_file, make_rich_file, ok, run
 
 MODES = pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "encrypted"])
 

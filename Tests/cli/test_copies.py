@@ -2,7 +2,7 @@
 encryption, and the errors of their options."""
 
 import pytest
-from conftest import KEY, OTHER_KEY, make_dog_file, make_rich_file, ok, run
+from clitool import KEY, OTHER_KEY, make_dog_file, make_rich_file, ok, run
 
 import coffer
 

@@ -6,7 +6,7 @@ at a line leave the file exactly as it was."""
 import json
 
 import pytest
-from conftest import KEY, files_named, make_dog_file, make_rich_file, ok, run
+from clitool import KEY, files_named, make_dog_file, make_rich_file, ok, run
 
 import coffer
 

@@ -10,7 +10,7 @@ import select
 import subprocess
 
 import pytest
-from conftest import CLI, KEY, make_dog_file, run
+from clitool import CLI, KEY, make_dog_file, run
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 UP = "\x1b[A"

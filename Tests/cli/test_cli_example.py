@@ -5,7 +5,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import CLI, KEY, ROOT, make_rich_file, ok
+from clitool import CLI, KEY, ROOT, make_rich_file, ok
 
 
 def test_rebuild_example(tmp_path):
