@@ -16,6 +16,11 @@ let package = Package(
     name: "Coffer",
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
+        // The command-line inspector: schema, queries, export/import, copies.
+        .executable(name: "coffer", targets: ["CofferCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -65,10 +70,26 @@ let package = Package(
             dependencies: ["CCoffer"],
             path: "Sources/Coffer"
         ),
+        // `coffer`, over the C API directly: it reads any file's stored schema
+        // and handles values by their stored types, with no model classes.
+        .executableTarget(
+            name: "CofferCLI",
+            dependencies: [
+                "CCoffer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/CofferCLI"
+        ),
         .testTarget(
             name: "CofferTests",
             dependencies: ["Coffer", "CCoffer"],
             path: "Tests/CofferTests"
+        ),
+        // The coffer tool's commands on files the Swift overlay writes.
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["CofferCLI", "Coffer"],
+            path: "Tests/CofferCLITests"
         ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(

@@ -807,6 +807,81 @@ COFFER_API coffer_status coffer_config_set_max_active_versions(coffer_config *co
 COFFER_API coffer_status coffer_db_active_versions(coffer_db *db, uint64_t *out);
 
 /* ------------------------------------------------------------------------ */
+/* File statistics                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** What a file is made of, as coffer_db_stats() reads it in one read
+ *  transaction. Bytes of a part are the bytes of the pages it fills. */
+typedef struct coffer_stats {
+    /** Size of the file on disk (for an in-memory database, of its store). */
+    uint64_t file_size;
+    /** Bytes per page. */
+    uint64_t page_size;
+    /** Pages up to the highest one in use; pages_used * page_size is at most
+     *  file_size (the rest of the file is allocated but never used yet). */
+    uint64_t pages_used;
+    /** Of pages_used, the free pages kept for reuse by later commits
+     *  (compacting drops them). */
+    uint64_t pages_free;
+    /** The size of the file's memory map (address space, not disk). */
+    uint64_t map_size;
+    /** The newest committed version (as coffer_txn_version()). */
+    uint64_t version;
+    /** Entries of the change log kept for readers, and their bytes. */
+    uint64_t changelog_entries;
+    uint64_t changelog_bytes;
+    /** Bytes of lists, sets, maps and backlinks of every class. */
+    uint64_t collection_bytes;
+    /** Bytes of the metadata: schema, counters and the change log. */
+    uint64_t metadata_bytes;
+    /** Reader slots of the file: the most there can be, and the most used
+     *  at once by all processes since the lock file was made (a high-water
+     *  mark; coffer_db_readers() lists the slots in use now). */
+    uint32_t max_readers;
+    uint32_t readers;
+} coffer_stats;
+
+/** Fills `*out` with the statistics of `db`'s file at its newest version.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (db or out NULL); COFFER_ERR_MISUSE
+ *  (closed); COFFER_ERR_LIMIT (no reader slot free);
+ *  COFFER_ERR_CORRUPTED (the free list or change log cannot be read). */
+COFFER_API coffer_status coffer_db_stats(coffer_db *db, coffer_stats *out);
+
+/** The objects of one class and the bytes they and their indexes fill. */
+typedef struct coffer_class_stats {
+    /** Number of objects (as coffer_class_count()). */
+    uint64_t objects;
+    /** Bytes of the pages holding the objects' records. */
+    uint64_t object_bytes;
+    /** Entries of the class's indexes (primary key and secondary indexes
+     *  together: one per indexed property of each object), and their bytes. */
+    uint64_t index_entries;
+    uint64_t index_bytes;
+} coffer_class_stats;
+
+/** Fills `*out` for class `cls` at the newest version. Embedded objects are
+ *  counted in their own class. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL
+ *  pointers, a class id out of range, naming it); COFFER_ERR_MISUSE. */
+COFFER_API coffer_status coffer_db_class_stats(coffer_db *db, coffer_class_id cls, coffer_class_stats *out);
+
+/** One reader slot of the file: the process and thread that hold it and
+ *  the version its read transaction reads (0 when it has none open). */
+typedef struct coffer_reader {
+    int64_t pid;
+    uint64_t thread;
+    uint64_t version;
+} coffer_reader;
+
+/** Lists the reader slots in use by every process that has the file open:
+ *  writes up to `capacity` of them to `out` and their total number to
+ *  `*count` (call with capacity 0 and out NULL to size the array). Open
+ *  read transactions pin their version: its pages, and the change log
+ *  entries after it, are kept until they end.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (db or count NULL, out NULL with a
+ *  capacity); COFFER_ERR_MISUSE (closed); COFFER_ERR_INTERNAL. */
+COFFER_API coffer_status coffer_db_readers(coffer_db *db, coffer_reader *out, size_t capacity, size_t *count);
+
+/* ------------------------------------------------------------------------ */
 /* Transactions                                                              */
 /* ------------------------------------------------------------------------ */
 

@@ -281,16 +281,14 @@ typedef struct oldest_reader {
     uint64_t txnid; /* UINT64_MAX: no reader */
 } oldest_reader;
 
-/* mdb_reader_list prints a header, then "pid thread txnid" per reader slot
- * in use ("-" for a slot without a transaction). */
-static int note_reader(const char *line, void *ctx)
+/* Keeps the oldest version a reader slot reads (idle slots read none). */
+static void note_reader(int64_t pid, uint64_t thread, uint64_t version, void *ctx)
 {
+    (void)pid;
+    (void)thread;
     oldest_reader *r = ctx;
-    int pid;
-    unsigned long long thread, txnid;
-    if (sscanf(line, "%d %llx %llu", &pid, &thread, &txnid) == 3 && txnid < r->txnid)
-        r->txnid = txnid;
-    return 0;
+    if (version != 0 && version < r->txnid)
+        r->txnid = version;
 }
 
 /* Deletes the entries of versions no open read transaction needs: a reader
@@ -299,7 +297,7 @@ static int note_reader(const char *line, void *ctx)
 static coffer_status trim(coffer_txn *txn, uint64_t version)
 {
     oldest_reader r = {UINT64_MAX};
-    if (mdb_reader_list(mdb_txn_env(txn->mdb), note_reader, &r) < 0)
+    if (cf_each_reader(mdb_txn_env(txn->mdb), note_reader, &r) < 0)
         return COFFER_OK; /* keeping entries longer is always safe */
     uint64_t cutoff = r.txnid == UINT64_MAX || r.txnid >= version ? version - 1 : r.txnid;
     MDB_cursor *cur;
@@ -459,5 +457,32 @@ coffer_status cf_log_oldest(coffer_txn *txn, uint64_t *out)
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND)
         return cf_error_mdb(rc, "cannot read the change log");
+    return COFFER_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Size                                                                      */
+/* ------------------------------------------------------------------------ */
+
+coffer_status cf_log_size(coffer_txn *txn, uint64_t *entries, uint64_t *bytes)
+{
+    *entries = 0;
+    *bytes = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->meta_dbi, &cur);
+    if (rc != 0)
+        return cf_error(COFFER_ERR_INTERNAL, "cannot read the change log: %s", mdb_strerror(rc));
+    uint8_t first[LOG_KEY_SIZE];
+    log_key(0, first);
+    MDB_val k = {LOG_KEY_SIZE, first}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != LOG_KEY_SIZE || ((const uint8_t *)k.mv_data)[0] != 'L')
+            break;
+        (*entries)++;
+        *bytes += k.mv_size + v.mv_size;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return cf_error(COFFER_ERR_CORRUPTED, "cannot read the change log: %s", mdb_strerror(rc));
     return COFFER_OK;
 }

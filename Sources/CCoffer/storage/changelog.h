@@ -106,4 +106,8 @@ coffer_status cf_log_oldest(struct coffer_txn *txn, uint64_t *out);
 
 void cf_log_entry_free(cf_log_entry *entry);
 
+/* The number of entries the log holds in the snapshot of `txn` and their
+ * stored bytes (keys and values), for coffer_db_stats(). */
+coffer_status cf_log_size(struct coffer_txn *txn, uint64_t *entries, uint64_t *bytes);
+
 #endif

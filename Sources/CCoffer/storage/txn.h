@@ -63,6 +63,12 @@ coffer_status cf_txn_next_collection_id(coffer_txn *txn, uint64_t *out);
  * handle's limit (versions.c). */
 coffer_status cf_check_active_versions(coffer_db *db);
 
+/* Calls `fn` once per reader slot in use by any process of `env`: its pid,
+ * thread, and the version its read transaction reads (0 when the slot has
+ * no transaction open). Returns mdb_reader_list's result (< 0 on failure). */
+typedef void (*cf_reader_fn)(int64_t pid, uint64_t thread, uint64_t version, void *ctx);
+int cf_each_reader(MDB_env *env, cf_reader_fn fn, void *ctx);
+
 /* Meta keys: "k" + table (next object key). */
 size_t cf_meta_next_key(uint32_t table, uint8_t out[5]);
 

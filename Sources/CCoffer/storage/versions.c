@@ -17,34 +17,57 @@ typedef struct reader_versions {
     int oom;
 } reader_versions;
 
-/* One line of mdb_reader_list: "pid thread txnid", txnid "-" when idle. */
-static int collect(const char *line, void *ctx)
+typedef struct reader_walk {
+    cf_reader_fn fn;
+    void *ctx;
+} reader_walk;
+
+/* One line of mdb_reader_list: "pid thread txnid", txnid "-" when the slot
+ * has no transaction open; the header line does not parse. */
+static int reader_line(const char *line, void *ctx)
 {
-    reader_versions *rv = ctx;
-    int pid;
-    size_t tid;
+    reader_walk *w = ctx;
+    long long pid;
+    unsigned long long thread;
     char txnid[32];
-    if (sscanf(line, "%d %zx %31s", &pid, &tid, txnid) != 3 || txnid[0] < '0' || txnid[0] > '9')
+    if (sscanf(line, "%lld %llx %31s", &pid, &thread, txnid) != 3)
         return 0;
-    uint64_t id = strtoull(txnid, NULL, 10);
+    uint64_t version = txnid[0] >= '0' && txnid[0] <= '9' ? strtoull(txnid, NULL, 10) : 0;
+    w->fn((int64_t)pid, (uint64_t)thread, version, w->ctx);
+    return 0;
+}
+
+int cf_each_reader(MDB_env *env, cf_reader_fn fn, void *ctx)
+{
+    reader_walk w = {fn, ctx};
+    return mdb_reader_list(env, reader_line, &w);
+}
+
+/* Gathers the distinct versions read. */
+static void collect(int64_t pid, uint64_t thread, uint64_t id, void *ctx)
+{
+    (void)pid;
+    (void)thread;
+    reader_versions *rv = ctx;
+    if (id == 0)
+        return;
     for (size_t i = 0; i < rv->n; i++)
         if (rv->ids[i] == id)
-            return 0;
+            return;
     uint64_t *p = cf_grow(rv->ids, rv->n, &rv->cap, sizeof *p, 16);
     if (!p) {
         rv->oom = 1;
-        return 0;
+        return;
     }
     rv->ids = p;
     rv->ids[rv->n++] = id;
-    return 0;
 }
 
 /* The distinct versions read now, and whether the newest is one of them. */
 static coffer_status read_versions(coffer_db *db, uint64_t *pinned, int *head_pinned)
 {
     reader_versions rv = {0};
-    mdb_reader_list(db->env->mdb, collect, &rv);
+    cf_each_reader(db->env->mdb, collect, &rv);
     MDB_envinfo info;
     mdb_env_info(db->env->mdb, &info);
     *head_pinned = 0;

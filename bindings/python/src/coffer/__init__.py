@@ -98,6 +98,7 @@ from .opening import default_path, open, set_default_path
 from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
+from .stats import ClassStats, FileStats, ReaderInfo
 
 __version__ = "0.1.0"
 
@@ -120,6 +121,9 @@ def library_path() -> str:
 
 
 __all__ = [
+    "ClassStats",
+    "FileStats",
+    "ReaderInfo",
     "BusyError",
     "ChangeStream",
     "CofferError",

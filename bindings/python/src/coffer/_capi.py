@@ -188,6 +188,36 @@ class coffer_class_schema(Structure):
     ]
 
 
+class coffer_stats(Structure):
+    _fields_ = [
+        ("file_size", c_uint64),
+        ("page_size", c_uint64),
+        ("pages_used", c_uint64),
+        ("pages_free", c_uint64),
+        ("map_size", c_uint64),
+        ("version", c_uint64),
+        ("changelog_entries", c_uint64),
+        ("changelog_bytes", c_uint64),
+        ("collection_bytes", c_uint64),
+        ("metadata_bytes", c_uint64),
+        ("max_readers", c_uint32),
+        ("readers", c_uint32),
+    ]
+
+
+class coffer_class_stats(Structure):
+    _fields_ = [
+        ("objects", c_uint64),
+        ("object_bytes", c_uint64),
+        ("index_entries", c_uint64),
+        ("index_bytes", c_uint64),
+    ]
+
+
+class coffer_reader(Structure):
+    _fields_ = [("pid", c_int64), ("thread", c_uint64), ("version", c_uint64)]
+
+
 # Opaque handles get their own pointer types so that ctypes rejects a handle
 # of the wrong kind instead of passing it on.
 class _Config(Structure):
@@ -378,6 +408,9 @@ coffer_close = _declare("coffer_close", None, [DbP])
 coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])
 coffer_db_write_copy = _status("coffer_db_write_copy", DbP, c_char_p, c_void_p, c_size_t)
 coffer_db_active_versions = _status("coffer_db_active_versions", DbP, POINTER(c_uint64))
+coffer_db_stats = _status("coffer_db_stats", DbP, POINTER(coffer_stats))
+coffer_db_class_stats = _status("coffer_db_class_stats", DbP, c_uint32, POINTER(coffer_class_stats))
+coffer_db_readers = _status("coffer_db_readers", DbP, POINTER(coffer_reader), c_size_t, POINTER(c_size_t))
 coffer_db_schema_version = _declare("coffer_db_schema_version", c_uint64, [DbP])
 coffer_db_is_encrypted = _declare("coffer_db_is_encrypted", c_int, [DbP])
 coffer_db_is_read_only = _declare("coffer_db_is_read_only", c_int, [DbP])

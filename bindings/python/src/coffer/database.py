@@ -32,6 +32,7 @@ from typing import (
 
 from . import _capi, observing, packing
 from .changes import DatabaseChange, Origin
+from .stats import FileStats, read_stats
 from .errors import (
     DatabaseClosedError,
     InvalidArgumentError,
@@ -318,6 +319,15 @@ class Database:
         out = ctypes.c_uint64()
         _capi.coffer_db_active_versions(self._open_handles().db, ctypes.byref(out))
         return out.value
+
+    def stats(self) -> FileStats:
+        """The file's statistics at its newest version: size, used and free
+        pages, objects and bytes per class with their indexes, collections,
+        the change log, and the reader slots of every process with the
+        version each reads (coffer_db_stats)."""
+        handles = self._open_handles()
+        names = [info.schema.name for info in sorted(self._classes.values(), key=lambda i: i.class_id)]
+        return read_stats(handles.db, names)
 
     # ---- facts -------------------------------------------------------------
 
