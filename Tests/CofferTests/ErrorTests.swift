@@ -84,7 +84,7 @@ import Testing
         let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "coffer-error-\(UUID().uuidString)", objectTypes: [Dog.self]))
         var caught: Coffer.Error?
         do {
-            try db.add(Dog())
+            try db.tryAdd(Dog())
         } catch let error as Coffer.Error {
             caught = error
         }

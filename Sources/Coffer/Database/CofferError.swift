@@ -10,7 +10,7 @@ internal import CCoffer
 ///
 /// ```swift
 /// do {
-///     try db.write { try db.add(Dog(value: ["id": 1])) }
+///     try db.write { try db.tryAdd(Dog(value: ["id": 1])) }
 /// } catch let error as CofferError where error.code == .primaryKeyExists {
 ///     print("already there")
 /// } catch let error as CofferError {

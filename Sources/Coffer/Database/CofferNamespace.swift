@@ -7,7 +7,7 @@
 ///
 /// ```swift
 /// do {
-///     try db.write { try db.add(dog) }
+///     try db.write { try db.tryAdd(dog) }
 /// } catch let error as Coffer.Error where error.code == .primaryKeyExists {
 ///     print("already there")
 /// }

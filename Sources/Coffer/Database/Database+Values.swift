@@ -100,7 +100,7 @@ extension Database {
         if object is EmbeddedObject {
             return try embeddedDescription(of: object, update: update)
         }
-        try add(object, update: update)
+        try tryAdd(object, update: update)
         let managed = object.managedState!
         return .link(classId: managed.binding.classId, key: managed.key)
     }

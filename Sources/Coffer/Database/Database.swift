@@ -17,7 +17,7 @@ internal import CCoffer
 /// var config = Database.Configuration(fileURL: url, objectTypes: [Dog.self])
 /// let db = try Database(configuration: config)
 /// try db.write {
-///     try db.add(Dog(value: ["name": "Rex"]))
+///     db.add(Dog(value: ["name": "Rex"]))
 /// }
 /// let dogs = db.objects(Dog.self)
 /// ```
@@ -192,7 +192,7 @@ public final class Database {
     }
 
     /// Stops the program with `error`, for calls that cannot throw.
-    func fail(_ error: CofferError) -> Never {
+    func fail(_ error: any Swift.Error) -> Never {
         fatalError("Coffer: \(error)")
     }
 }

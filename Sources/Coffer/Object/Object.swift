@@ -15,7 +15,7 @@ internal import CCoffer
 /// }
 ///
 /// let rex = Dog(value: ["name": "Rex", "breed": "Beagle"])
-/// try db.write { try db.add(rex) }
+/// try db.write { db.add(rex) }
 /// ```
 ///
 /// An object starts unmanaged, a plain Swift object. ``Database/add(_:update:)``

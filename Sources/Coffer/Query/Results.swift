@@ -19,7 +19,7 @@ internal import CCoffer
 /// ```swift
 /// let dogs = db.objects(Dog.self)
 /// let puppies = dogs.where { $0.age < 2 }.sorted(by: \.name)
-/// let rexes = try dogs.filter("name BEGINSWITH[c] %@", "rex")
+/// let rexes = dogs.filter("name BEGINSWITH[c] %@", "rex")
 /// for dog in puppies { print(dog.name) }
 /// let oldest: Int? = puppies.max(of: \.age)
 /// ```
