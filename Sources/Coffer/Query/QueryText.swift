@@ -6,8 +6,10 @@ import Foundation
 /// Turns a query string as Swift code writes it into the text the C core
 /// compiles: property names as Swift declares them become the names they are
 /// stored under (``Object/propertiesMapping()``), following links, SUBQUERY
-/// variables and `@links`; NSPredicate-style `%@` placeholders become `$0`,
-/// `$1`, ... and `%K` inserts a key path argument. Everything else, including
+/// variables and `@links`; NSPredicate-style placeholders (`%@`, and the
+/// format specifiers `%d`, `%i`, `%ld`, `%lld`, `%u`, `%f`, `%lf`, `%s`, `%c`, ...
+/// that NSPredicate accepts) become `$0`, `$1`, ... and `%K` inserts a key path
+/// argument. Everything else, including
 /// string literals, is copied unchanged for the C core to check.
 struct QueryText {
     /// Words of the query language that are never property names here.
@@ -115,9 +117,9 @@ struct QueryText {
             switch c {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 stringLiteral()
-            case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "@"):
+            case UInt8(ascii: "%") where Self.placeholderLength(at: position, in: bytes) != nil:
                 tokenStart = position
-                position += 2
+                position += Self.placeholderLength(at: position, in: bytes)!
                 emit("$\(arguments.count)")
                 arguments.append(try placeholderArgument())
             case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "K"):
@@ -160,6 +162,23 @@ struct QueryText {
                 copy(1)
             }
         }
+    }
+
+    /// Length modifiers of C format specifiers, longest first.
+    private static let lengthModifiers: [[UInt8]] = ["hh", "ll", "h", "l", "q", "L", "z", "t", "j"].map { Array($0.utf8) }
+    /// Conversions NSPredicate takes an argument for: `%@` objects, and the C
+    /// format specifiers of numbers, characters and strings.
+    private static let conversions = Set("@dDiouUxXfFeEgGaAcCsSp".utf8)
+
+    /// The length of a value placeholder (`%@`, `%d`, `%lld`, `%lf`, ...) at
+    /// `start`, or nil if none starts there (`%K` is a key path, not a value).
+    static func placeholderLength(at start: Int, in bytes: [UInt8]) -> Int? {
+        var end = start + 1
+        if let modifier = lengthModifiers.first(where: { bytes[end...].starts(with: $0) }) {
+            end += modifier.count
+        }
+        guard end < bytes.count, conversions.contains(bytes[end]) else { return nil }
+        return end + 1 - start
     }
 
     private mutating func placeholderArgument() throws(CofferError) -> Any {

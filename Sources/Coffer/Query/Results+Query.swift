@@ -25,11 +25,13 @@ extension Results {
     }
 
     /// These results narrowed by a query string in Coffer's query language
-    /// (Realm's), with arguments given NSPredicate-style as `%@` or by position
-    /// as `$0`, `$1`, ...:
+    /// (Realm's), with arguments given NSPredicate-style as `%@` (or any C format
+    /// specifier NSPredicate accepts: `%d`, `%i`, `%ld`, `%lld`, `%u`, `%f`,
+    /// `%lf`, `%s`, `%c`, ...) or by position as `$0`, `$1`, ...:
     ///
     /// ```swift
     /// let found = dogs.filter("age > %@ AND name BEGINSWITH %@", 3, "R")
+    /// let older = dogs.filter("age > %d", 2)
     /// let same = dogs.filter("age > $0 AND name BEGINSWITH $1", 3, "R")
     /// let named = dogs.filter("name IN %@", ["Rex", "Fido"])
     /// let owned = dogs.filter("owner == %@", ali)
