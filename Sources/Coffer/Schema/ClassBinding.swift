@@ -44,7 +44,13 @@ extension Database {
         guard coffer_db_find_class(handle, schema.className, &classId) == COFFER_OK,
               let stored = coffer_db_class_schema(handle, classId)
         else {
-            throw CofferError(.notFound, "class '\(schema.className)' is not in this database; list \(type).self in Database.Configuration.objectTypes")
+            var reason = ""
+            if configuration.objectTypes?.isEmpty ?? true {
+                reason = ProgramSchema.isAmbiguous(schema.className)
+                    ? " (several classes of this program are named '\(schema.className)', so none was added on its own)"
+                    : " (it was not found among this program's classes, or a class it links to is missing)"
+            }
+            throw CofferError(.notFound, "class '\(schema.className)' is not in this database\(reason); list \(type).self in Database.Configuration.objectTypes")
         }
         var propertyIds: [coffer_property_id] = []
         for property in schema.properties {
