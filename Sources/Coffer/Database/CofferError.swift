@@ -103,8 +103,20 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The C status number (`coffer_status`) of ``code``.
     public var status: Int32 { code.rawValue }
 
-    /// `"<summary>: <message>"`.
-    public var description: String { "\(code.summary): \(message)" }
+    /// `"<summary>: <message>"`, saying the subject once: the C core starts some
+    /// messages with their subject (`"query: at offset 7: ..."`, `"migration
+    /// required: ..."`), which the summary (`"invalid query"`, `"migration
+    /// required"`) already says, so that prefix is left out here.
+    public var description: String { "\(code.summary): \(messageWithoutSubject)" }
+
+    /// ``message`` without a leading `"<subject>: "` that ends the summary.
+    private var messageWithoutSubject: String {
+        let summary = code.summary
+        guard let colon = message.range(of: ": ") else { return message }
+        let subject = message[..<colon.lowerBound]
+        guard !subject.isEmpty, summary == subject || summary.hasSuffix(" " + subject) else { return message }
+        return String(message[colon.upperBound...])
+    }
 }
 
 extension CofferError {
