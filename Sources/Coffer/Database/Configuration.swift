@@ -215,9 +215,9 @@ extension Database {
                 }
                 let types = uniqueObjectTypes
                 if !types.isEmpty {
-                    var schemas: [ObjectSchema] = []
+                    var schemas: [ModelSchema] = []
                     for type in types {
-                        schemas.append(try ObjectSchema.of(type))
+                        schemas.append(try ModelSchema.of(type))
                     }
                     let schema = CSchema(schemas)
                     try CofferError.check(coffer_config_set_schema(config, schema.classes.baseAddress, schema.count, schemaVersion))

@@ -31,7 +31,7 @@ open class Object {
             guard let managedState else { return }
             managedState.binding.schema.assignIndexes(to: self)
             if managedState.binding.schema.hasPlainLinkingObjects {
-                for child in ObjectSchema.persistedChildren(of: self) {
+                for child in ModelSchema.persistedChildren(of: self) {
                     (child.property as? any LinkOriginDescribing)?.attach(to: self)
                 }
             }
@@ -62,7 +62,7 @@ open class Object {
     public convenience init(value: Any) {
         self.init()
         do {
-            let schema = try ObjectSchema.of(type(of: self))
+            let schema = try ModelSchema.of(type(of: self))
             let values = try FieldValues.parse(value, for: schema)
             _ = schema.setUnmanagedValues(values, of: self)
         } catch {

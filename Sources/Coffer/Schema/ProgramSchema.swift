@@ -14,11 +14,11 @@ internal import CCoffer
 enum ProgramSchema {
     /// The schemas of every valid program class, by class name, and the names
     /// several classes share.
-    private static let discovered: (byName: [String: ObjectSchema], ambiguous: Set<String>) = {
-        var byName: [String: ObjectSchema] = [:]
+    private static let discovered: (byName: [String: ModelSchema], ambiguous: Set<String>) = {
+        var byName: [String: ModelSchema] = [:]
         var ambiguous = Set<String>()
         for type in ProgramClasses.all {
-            guard let schema = try? ObjectSchema.of(type) else { continue }
+            guard let schema = try? ModelSchema.of(type) else { continue }
             if byName[schema.className] != nil {
                 ambiguous.insert(schema.className)
             }
@@ -37,7 +37,7 @@ enum ProgramSchema {
 
     /// The program classes the file of `db` lacks, each with every class it
     /// links to in the file or in the result.
-    static func classesToAdd(to db: OpaquePointer) -> [ObjectSchema] {
+    static func classesToAdd(to db: OpaquePointer) -> [ModelSchema] {
         func inFile(_ name: String) -> Bool {
             var classId: coffer_class_id = 0
             return coffer_db_find_class(db, name, &classId) == COFFER_OK

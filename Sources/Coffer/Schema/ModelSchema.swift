@@ -1,4 +1,4 @@
-// ObjectSchema and PropertySchema: the stored classes and properties discovered
+// ModelSchema and PropertySchema: the stored classes and properties discovered
 // from Object subclasses, and their C schema descriptions.
 
 import Foundation
@@ -77,7 +77,7 @@ struct PropertySchema: @unchecked Sendable {
 /// The schema of an ``Object`` subclass: discovered once per class with Mirror on a
 /// fresh instance, checked with the C core's own schema validation, then shared by
 /// every database. Immutable but for a cache behind a lock.
-final class ObjectSchema: @unchecked Sendable {
+final class ModelSchema: @unchecked Sendable {
     let objectType: Object.Type
     let className: String
     /// Superclass properties first, then in declaration order.
@@ -94,7 +94,7 @@ final class ObjectSchema: @unchecked Sendable {
     /// Which property a `Persisted` storage key path stands for.
     private let keyPathIndexes = LockedValue<[AnyKeyPath: Int]>([:])
 
-    private static let discovered = LockedValue<[ObjectIdentifier: Result<ObjectSchema, CofferError>]>([:])
+    private static let discovered = LockedValue<[ObjectIdentifier: Result<ModelSchema, CofferError>]>([:])
 
     private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool,
                  layout: ObjectLayout?) {
@@ -110,14 +110,14 @@ final class ObjectSchema: @unchecked Sendable {
 
     /// The schema of `type`, discovered on first use.
     /// - Throws: ``CofferError`` `.schema` naming the class and the fault.
-    static func of(_ type: Object.Type) throws(CofferError) -> ObjectSchema {
+    static func of(_ type: Object.Type) throws(CofferError) -> ModelSchema {
         let id = ObjectIdentifier(type)
         if let known = discovered.withLock({ $0[id] }) {
             return try known.get()
         }
         register(type)
         // Outside the lock: discovery runs the class's init, which may use Coffer.
-        let result: Result<ObjectSchema, CofferError>
+        let result: Result<ModelSchema, CofferError>
         do throws(CofferError) {
             result = .success(try discover(type))
         } catch {
@@ -131,7 +131,7 @@ final class ObjectSchema: @unchecked Sendable {
     }
 
     /// The schema of a managed object's class, which was discovered when it was managed.
-    static func forObject(_ object: Object) -> ObjectSchema {
+    static func forObject(_ object: Object) -> ModelSchema {
         do {
             return try of(type(of: object))
         } catch {
@@ -221,7 +221,7 @@ final class ObjectSchema: @unchecked Sendable {
         return children
     }
 
-    private static func discover(_ type: Object.Type) throws(CofferError) -> ObjectSchema {
+    private static func discover(_ type: Object.Type) throws(CofferError) -> ModelSchema {
         let className = type.className()
         let mapping = type.propertiesMapping()
         var properties: [PropertySchema] = []
@@ -259,7 +259,7 @@ final class ObjectSchema: @unchecked Sendable {
         for key in mapping.keys.sorted() where !properties.contains(where: { $0.name == key }) {
             throw CofferError(.schema, "class '\(className)': propertiesMapping() maps '\(key)', which is not a @Persisted property")
         }
-        let schema = ObjectSchema(objectType: type, className: className, properties: properties,
+        let schema = ModelSchema(objectType: type, className: className, properties: properties,
                                   hasPlainLinkingObjects: hasPlainLinkingObjects,
                                   layout: ObjectLayout(of: instance, children: children))
         // Links and backlinks name other classes; those are checked when the
@@ -277,7 +277,7 @@ final class CSchema {
     private var propertyArrays: [UnsafeMutableBufferPointer<coffer_property_schema>] = []
     let classes: UnsafeMutableBufferPointer<coffer_class_schema>
 
-    init(_ schemas: [ObjectSchema]) {
+    init(_ schemas: [ModelSchema]) {
         count = schemas.count
         classes = .allocate(capacity: max(schemas.count, 1))
         for (i, schema) in schemas.enumerated() {
