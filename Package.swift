@@ -16,6 +16,9 @@ let package = Package(
     name: "Coffer",
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
+        // Realm Swift's exact names over Coffer: Realm code compiles by changing
+        // only `import RealmSwift` to `import CofferRealmCompat`.
+        .library(name: "CofferRealmCompat", targets: ["CofferRealmCompat"]),
     ],
     targets: [
         .systemLibrary(
@@ -65,10 +68,21 @@ let package = Package(
             dependencies: ["CCoffer"],
             path: "Sources/Coffer"
         ),
+        .target(
+            name: "CofferRealmCompat",
+            dependencies: ["Coffer"],
+            path: "Sources/CofferRealmCompat"
+        ),
         .testTarget(
             name: "CofferTests",
             dependencies: ["Coffer", "CCoffer"],
             path: "Tests/CofferTests"
+        ),
+        // A Realm Swift app, as Realm users write it, with only its import changed.
+        .testTarget(
+            name: "RealmCompatTests",
+            dependencies: ["CofferRealmCompat"],
+            path: "Tests/RealmCompatTests"
         ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
