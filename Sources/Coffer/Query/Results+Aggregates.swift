@@ -68,15 +68,6 @@ extension Results {
         try aggregate(COFFER_AGGREGATE_AVG, "average", of: property)
     }
 
-    /// What `body` returns; its error stops the program, for calls that do not throw.
-    func trapping<T>(_ body: () throws -> T) -> T {
-        do {
-            return try body()
-        } catch {
-            database.fail(error)
-        }
-    }
-
     /// The smallest value of a typed property: `dogs.min(of: \.age)`.
     public func min<V: _QueryMinMax>(of keyPath: KeyPath<Element, V>) -> V? {
         typedAggregate(COFFER_AGGREGATE_MIN, "minimum", keyPath)

@@ -17,11 +17,7 @@ extension Results {
     /// with a message naming it, as in Realm.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         let (text, arguments) = QueryWriter.write(isIncluded(Query<Element>.root).node)
-        do {
-            return try appending(text, arguments)
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending(text, arguments) }
     }
 
     /// These results narrowed by a query string in Coffer's query language
@@ -48,11 +44,7 @@ extension Results {
     /// mismatched types). For query text that comes from users, use
     /// ``tryFilter(_:_:)``, which throws instead.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        do {
-            return try filter(predicateFormat, arguments: args)
-        } catch {
-            database.fail(error)
-        }
+        trapping { try filter(predicateFormat, arguments: args) }
     }
 
     /// These results narrowed by a query string, as ``filter(_:_:)``, throwing
@@ -113,11 +105,7 @@ extension Results {
     /// An unknown or unsortable key path stops the program with a message
     /// naming it; ``trySorted(by:)`` throws.
     public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        do {
-            return try trySorted(by: sortDescriptors)
-        } catch {
-            database.fail(error)
-        }
+        trapping { try trySorted(by: sortDescriptors) }
     }
 
     /// These results sorted as ``sorted(by:)`` does, throwing where that stops
@@ -136,11 +124,7 @@ extension Results {
     /// cannot be sorted by (a collection, a link), stops the program.
     public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
         let path = KeyPathNames.storedPath(of: keyPath, from: Element.self)
-        do {
-            return try appending("TRUEPREDICATE SORT(\(path) \(ascending ? "ASC" : "DESC"))", [])
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending("TRUEPREDICATE SORT(\(path) \(ascending ? "ASC" : "DESC"))", []) }
     }
 
     /// These results keeping only the first object of each distinct combination
@@ -149,11 +133,7 @@ extension Results {
     /// An unknown key path, or one through a collection, stops the program with
     /// a message naming it; ``tryDistinct(by:)`` throws.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        do {
-            return try tryDistinct(by: keyPaths)
-        } catch {
-            database.fail(error)
-        }
+        trapping { try tryDistinct(by: keyPaths) }
     }
 
     /// These results made distinct as ``distinct(by:)`` does, throwing where
@@ -171,11 +151,7 @@ extension Results {
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == PartialKeyPath<Element> {
         let paths = keyPaths.map { KeyPathNames.storedPath(of: $0, from: Element.self) }
         guard !paths.isEmpty else { return self }
-        do {
-            return try appending("TRUEPREDICATE DISTINCT(\(paths.joined(separator: ", ")))", [])
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending("TRUEPREDICATE DISTINCT(\(paths.joined(separator: ", ")))", []) }
     }
 
     /// The query language text of these results' queries, in the C core's

@@ -103,6 +103,16 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         "Results<\(Element.self)>(\(count) objects)"
     }
 
+    /// What `body` returns; its error stops the program, for the calls that do
+    /// not throw, as in Realm.
+    func trapping<T>(_ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch {
+            database.fail(error)
+        }
+    }
+
     /// The C results for the current snapshot, computed once per snapshot and write.
     func currentResults() throws(CofferError) -> OpaquePointer {
         let txn = try database.currentTransaction()

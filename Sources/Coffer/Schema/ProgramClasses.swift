@@ -2,6 +2,7 @@
 // Realm does for a configuration without objectTypes, from the Swift type
 // metadata records the compiler emits for every nominal type.
 
+@_spi(Reflection) import Swift
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -44,6 +45,7 @@ enum ProgramClasses {
         var classes: [Object.Type] = []
         /// Classes declaring a required link (`@Persisted var owner: Person`),
         /// whose instances cannot be made: making one stops the program.
+        /// Superclasses are checked too, as subclasses inherit their fields.
         var declaresRequiredLink = Set<ObjectIdentifier>()
     }
 
@@ -89,7 +91,7 @@ enum ProgramClasses {
             guard let descriptor = contextDescriptor(at: record),
                   let type = objectSubclass(of: descriptor) else { continue }
             found.classes.append(type)
-            if declaresRequiredLink(descriptor) {
+            if declaresRequiredLink(type) {
                 found.declaresRequiredLink.insert(ObjectIdentifier(type))
             }
         }
@@ -108,43 +110,23 @@ enum ProgramClasses {
         }
     }
 
-    /// True if a stored property the class declares is `Persisted<V>` with `V` an
-    /// ``Object`` class, not optional: read from the class's field descriptor
-    /// (`swift5_fieldmd`), whose field types the runtime resolves from their
-    /// mangled names, without making an instance.
-    private static func declaresRequiredLink(_ descriptor: UnsafeRawPointer) -> Bool {
-        let fieldsOffset = descriptor.load(fromByteOffset: 16, as: Int32.self)
-        guard fieldsOffset != 0 else { return false }
-        let fields = descriptor + 16 + Int(fieldsOffset)
-        let recordSize = Int(fields.load(fromByteOffset: 10, as: UInt16.self))
-        let count = Int(fields.load(fromByteOffset: 12, as: UInt32.self))
-        guard recordSize >= 12 else { return false }
-        for index in 0..<count {
-            let record = fields + 16 + index * recordSize
-            let nameOffset = record.load(fromByteOffset: 4, as: Int32.self)
-            guard nameOffset != 0 else { continue }
-            let name = (record + 4 + Int(nameOffset)).assumingMemoryBound(to: UInt8.self)
-            let type = _getTypeByMangledNameInContext(name, UInt(mangledNameLength(name)),
-                                                      genericContext: descriptor, genericArguments: nil)
-            if let wrapper = type as? any RequiredLinkDescribing.Type, wrapper.holdsRequiredLink {
-                return true
-            }
-        }
-        return false
-    }
+    /// `_EachFieldOptions.classType`, as ``ObjectLayout`` reads it.
+    private static let classFields = _EachFieldOptions(rawValue: 1 << 0)
 
-    /// The length of a mangled name, whose symbolic references (a control
-    /// byte and a 4- or 8-byte offset) may hold zero bytes.
-    private static func mangledNameLength(_ name: UnsafePointer<UInt8>) -> Int {
-        var length = 0
-        while name[length] != 0 {
-            switch name[length] {
-            case 0x01...0x17: length += 5
-            case 0x18...0x1F: length += 9
-            default: length += 1
+    /// True if a stored property of `type` is `Persisted<V>` with `V` an
+    /// ``Object`` class, not optional: read from the runtime's field list of
+    /// the class, without making an instance. A class whose fields cannot be
+    /// listed counts as having one, so that it is not instantiated.
+    private static func declaresRequiredLink(_ type: Object.Type) -> Bool {
+        var found = false
+        let listed = _forEachField(of: type, options: classFields) { _, _, fieldType, _ in
+            if let wrapper = fieldType as? any RequiredLinkDescribing.Type, wrapper.holdsRequiredLink {
+                found = true
+                return false
             }
+            return true
         }
-        return length
+        return found || !listed
     }
 
     /// The class of `descriptor` if it is a non-generic subclass of ``Object``.
