@@ -21,6 +21,9 @@ public typealias RealmCollection = DatabaseCollection
 /// Realm's name for ``AnyDatabaseCollection``.
 public typealias AnyRealmCollection<Element> = AnyDatabaseCollection<Element>
 
+/// Realm's name for ``DatabaseProperty``: `let age = RealmProperty<Int?>()`.
+public typealias RealmProperty<Value: _Persistable> = DatabaseProperty<Value>
+
 /// Realm's name for ``DatabaseCollectionValue``.
 public typealias RealmCollectionValue = DatabaseCollectionValue
 

@@ -137,3 +137,40 @@ import Testing
         #expect(AnyValue.bool(false).boolValue == false && AnyValue.none.boolValue == nil)
     }
 }
+
+/// A model written before `@Persisted`: constants of `DatabaseProperty`.
+final class Kitten: Object {
+    @Persisted var name = ""
+    let age = DatabaseProperty<Int?>()
+    let lives = DatabaseProperty<Int>()
+}
+
+@Suite struct DatabasePropertyTests {
+    @Test(arguments: Storage.allCases)
+    func databasePropertiesAreStoredAndLive(storage: Storage) throws {
+        let test = try TestDatabase(storage, [Kitten.self]), db = test.db
+        #expect(Kitten.sharedSchema()?["age"]?.isOptional == true)
+        #expect(Kitten.sharedSchema()?["lives"]?.type == .int)
+        let tom = Kitten(value: ["name": "Tom", "lives": 9])
+        #expect(tom.age.value == nil && tom.lives.value == 9)
+        tom.age.value = 2
+        try db.write { db.add(tom) }
+        let stored = try #require(db.objects(Kitten.self).first)
+        #expect(stored.age.value == 2 && stored.lives.value == 9)
+        try db.write { stored.age.value = 3 }
+        #expect(tom.age.value == 3, "both read the stored object")
+        #expect(db.objects(Kitten.self).filter("age == %d AND lives > 8", 3).count == 1)
+        try db.write { stored.age.value = nil }
+        #expect(db.objects(Kitten.self).filter("age == nil").count == 1)
+        #expect(stored.value(forKey: "lives") as? Int == 9)
+    }
+
+    @Test func writingOutsideAWriteTransactionStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "kitten", objectTypes: [Kitten.self]))
+            let tom = try db.write { db.create(Kitten.self, value: ["name": "Tom"]) }
+            tom.age.value = 1
+        }
+        #expect(errorOutput(result).contains("cannot modify Kitten.age outside a write transaction"))
+    }
+}

@@ -38,6 +38,7 @@ class Dog: Object {
     @Persisted var age = 0
     @Persisted var mood = Mood.happy
     @Persisted var weight: Double?
+    let chipNumber = RealmProperty<Int?>()
     @Persisted(originProperty: "dogs") var owners: LinkingObjects<Owner>
 }
 

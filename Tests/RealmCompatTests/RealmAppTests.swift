@@ -35,6 +35,8 @@ import Testing
         try store.birthday(rex)
         #expect(store.sleepyDogs().map(\.name) == ["Rex"])
         #expect(rex.age == 4)
+        try store.realm.write { rex.chipNumber.value = 1234 }
+        #expect(store.realm.objects(Dog.self).filter("chipNumber == %d", 1234).first?.name == "Rex")
 
         let updated = try store.upsertDog(id: rex._id, name: "Rex", age: 10)
         #expect(updated.isSameObject(as: rex) && rex.age == 10)

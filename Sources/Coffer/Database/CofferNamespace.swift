@@ -35,6 +35,7 @@ public enum Coffer {
     public typealias CofferLibrary = Coffer::CofferLibrary
     public typealias Database = Coffer::Database
     public typealias DatabaseCollection = Coffer::DatabaseCollection
+    public typealias DatabaseProperty<Value: Coffer::_Persistable> = Coffer::DatabaseProperty<Value>
     public typealias DatabaseCollectionValue = Coffer::DatabaseCollectionValue
     public typealias Decimal128 = Coffer::Decimal128
     public typealias ElementMapper<Element: Coffer::Object> = Coffer::ElementMapper<Element>

@@ -30,9 +30,9 @@ open class Object {
         didSet {
             guard let managedState else { return }
             managedState.binding.schema.assignIndexes(to: self)
-            if managedState.binding.schema.hasPlainLinkingObjects {
-                for child in ModelSchema.persistedChildren(of: self) {
-                    (child.property as? any LinkOriginDescribing)?.attach(to: self)
+            if managedState.binding.schema.hasAttachedProperties {
+                for (index, child) in ModelSchema.persistedChildren(of: self).enumerated() {
+                    (child.property as? any OwnerAttached)?.attach(to: self, at: index)
                 }
             }
         }

@@ -85,9 +85,10 @@ final class ModelSchema: @unchecked Sendable {
     let primaryKeyIndex: Int?
     /// True for subclasses of ``EmbeddedObject``.
     let isEmbedded: Bool
-    /// True if the class declares `LinkingObjects(fromType:property:)` without
-    /// `@Persisted`; such instances are told their object when it becomes managed.
-    let hasPlainLinkingObjects: Bool
+    /// True if the class declares properties without `@Persisted` that read
+    /// through their object (`LinkingObjects(fromType:property:)`,
+    /// ``DatabaseProperty``); they are told their object when it becomes managed.
+    let hasAttachedProperties: Bool
     /// Where instances keep their properties' boxes; nil if Mirror must find them.
     let layout: ObjectLayout?
     private let indexByName: [String: Int]
@@ -96,12 +97,12 @@ final class ModelSchema: @unchecked Sendable {
 
     private static let discovered = LockedValue<[ObjectIdentifier: Result<ModelSchema, CofferError>]>([:])
 
-    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool,
+    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasAttachedProperties: Bool,
                  layout: ObjectLayout?) {
         self.objectType = objectType
         self.layout = layout
         self.isEmbedded = objectType is EmbeddedObject.Type
-        self.hasPlainLinkingObjects = hasPlainLinkingObjects
+        self.hasAttachedProperties = hasAttachedProperties
         self.className = className
         self.properties = properties
         primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
@@ -225,7 +226,7 @@ final class ModelSchema: @unchecked Sendable {
         let className = type.className()
         let mapping = type.propertiesMapping()
         var properties: [PropertySchema] = []
-        var hasPlainLinkingObjects = false
+        var hasAttachedProperties = false
         let instance = type.init()
         let children = persistedChildren(of: instance)
         for (label, property) in children {
@@ -249,8 +250,8 @@ final class ModelSchema: @unchecked Sendable {
             if let origin = property.linkOrigin {
                 schema.objectType = origin.type
                 schema.originProperty = origin.type.propertiesMapping()[origin.property] ?? origin.property
-                hasPlainLinkingObjects = hasPlainLinkingObjects || !label.hasPrefix("_")
             }
+            hasAttachedProperties = hasAttachedProperties || property is any OwnerAttached
             if kind.kind == .link && kind.collection == .none && !schema.isOptional {
                 throw CofferError(.schema, "class '\(className)': link property '\(name)' must be optional (\(kind.objectType.map { "\($0)" } ?? "Object")?)")
             }
@@ -260,7 +261,7 @@ final class ModelSchema: @unchecked Sendable {
             throw CofferError(.schema, "class '\(className)': propertiesMapping() maps '\(key)', which is not a @Persisted property")
         }
         let schema = ModelSchema(objectType: type, className: className, properties: properties,
-                                  hasPlainLinkingObjects: hasPlainLinkingObjects,
+                                  hasAttachedProperties: hasAttachedProperties,
                                   layout: ObjectLayout(of: instance, children: children))
         // Links and backlinks name other classes; those are checked when the
         // database opens with every class.
