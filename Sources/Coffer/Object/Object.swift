@@ -58,7 +58,7 @@ open class Object {
     /// A value that does not fit (an unknown property name, a value of the wrong
     /// type, nil for a required property, an array of the wrong length) stops the
     /// program with a message naming the class and property, as Realm does. Use
-    /// ``Database/create(_:value:update:)`` to get a thrown ``CofferError`` instead.
+    /// ``Database/tryCreate(_:value:update:)`` to get a thrown ``CofferError`` instead.
     public convenience init(value: Any) {
         self.init()
         do {
