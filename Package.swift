@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "Coffer", targets: ["Coffer"]),
         // The command-line inspector: schema, queries, export/import, copies.
         .executable(name: "coffer", targets: ["CofferCLI"]),
+        // Realm Swift's exact names over Coffer: Realm code compiles by changing
+        // only `import RealmSwift` to `import CofferRealmCompat`.
+        .library(name: "CofferRealmCompat", targets: ["CofferRealmCompat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -80,6 +83,11 @@ let package = Package(
             ],
             path: "Sources/CofferCLI"
         ),
+        .target(
+            name: "CofferRealmCompat",
+            dependencies: ["Coffer"],
+            path: "Sources/CofferRealmCompat"
+        ),
         .testTarget(
             name: "CofferTests",
             dependencies: ["Coffer", "CCoffer"],
@@ -90,6 +98,12 @@ let package = Package(
             name: "CofferCLITests",
             dependencies: ["CofferCLI", "Coffer"],
             path: "Tests/CofferCLITests"
+        ),
+        // A Realm Swift app, as Realm users write it, with only its import changed.
+        .testTarget(
+            name: "RealmCompatTests",
+            dependencies: ["CofferRealmCompat"],
+            path: "Tests/RealmCompatTests"
         ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(

@@ -15,11 +15,11 @@ import Testing
         let text = String(repeating: "x", count: 4000)
         try db.write {
             for i in 0..<500 {
-                try db.add(Book(value: ["title": "\(i)-\(text)"]))
+                db.add(Book(value: ["title": "\(i)-\(text)"]))
             }
         }
         try db.write {
-            try db.delete(db.objects(Book.self).filter { !$0.title.hasPrefix("7-") })
+            db.delete(db.objects(Book.self).filter { !$0.title.hasPrefix("7-") })
         }
     }
 
@@ -47,7 +47,7 @@ import Testing
         let after = try fileSize(config.fileURL!)
         #expect(after < before / 4)
         #expect(db.objects(Book.self).map { $0.title.prefix(2) } == ["7-"])
-        try db.write { try db.add(Book(value: ["title": "new"])) }
+        try db.write { db.add(Book(value: ["title": "new"])) }
         #expect(db.objects(Book.self).count == 2)
     }
 
@@ -66,22 +66,22 @@ import Testing
         var config = configuration(storage, [Book.self], in: dir)
         config.maximumNumberOfActiveVersions = 2
         let writer = try Database(configuration: config)
-        try writer.write { try writer.add(Book(value: ["title": "one"])) }
+        try writer.write { writer.add(Book(value: ["title": "one"])) }
         // A reader pins the version with one book.
         let reader = try Database(configuration: config)
         #expect(reader.objects(Book.self).count == 1)
-        try writer.write { try writer.add(Book(value: ["title": "two"])) }
+        try writer.write { writer.add(Book(value: ["title": "two"])) }
         // A second reader pins the version with two books.
         let secondReader = try Database(configuration: config)
         #expect(secondReader.objects(Book.self).count == 2)
         // The two pinned versions and the new one would be three.
         expectCofferError(.limit, containing: "2") {
-            try writer.write { try writer.add(Book(value: ["title": "three"])) }
+            try writer.write { try writer.tryAdd(Book(value: ["title": "three"])) }
         }
         #expect(!writer.isInWriteTransaction)
         // Once the first reader moves on to the second's version, writing works again.
         #expect(reader.refresh())
-        try writer.write { try writer.add(Book(value: ["title": "three"])) }
+        try writer.write { writer.add(Book(value: ["title": "three"])) }
         #expect(writer.objects(Book.self).count == 3)
     }
 
@@ -91,8 +91,8 @@ import Testing
         let config = configuration(storage, [Book.self], in: dir)
         let db = try Database(configuration: config)
         try db.write {
-            try db.add(Book(value: ["title": "Dune"]))
-            try db.add(Book(value: ["title": "Emma"]))
+            db.add(Book(value: ["title": "Dune"]))
+            db.add(Book(value: ["title": "Emma"]))
         }
         let otherKey = Data((0..<64).map { UInt8(255 - $0) })
         for (name, key) in [("plain", nil), ("same-key", testKey), ("other-key", otherKey)] as [(String, Data?)] {
@@ -117,7 +117,7 @@ import Testing
         let config = configuration(.plain, [Book.self], in: dir)
         let db = try Database(configuration: config)
         try db.write {
-            try db.add(Book(value: ["title": "Dune"]))
+            db.add(Book(value: ["title": "Dune"]))
         }
         let target = dir.file("copy.coffer")
         try db.writeCopy(toFile: target)
@@ -132,7 +132,7 @@ import Testing
         }
         // Uncommitted writes are not copied.
         try db.write {
-            try db.add(Book(value: ["title": "Emma"]))
+            db.add(Book(value: ["title": "Emma"]))
             try db.writeCopy(toFile: dir.file("during-write.coffer"))
         }
         let copy = try Database(configuration: Database.Configuration(fileURL: dir.file("during-write.coffer"), objectTypes: [Book.self]))

@@ -36,6 +36,28 @@ import Testing
         #expect(error.description == "\(Coffer.Error.Code.wrongKey.summary): the key does not open 'x.coffer'")
     }
 
+    /// The C core starts some messages with the subject the summary names
+    /// already; the description says it once.
+    @Test func descriptionsSayTheirSubjectOnce() throws {
+        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
+        var query: Coffer.Error?
+        do { _ = try db.objects(Dog.self).tryFilter("age > > 3") } catch let error as Coffer.Error { query = error }
+        #expect(query?.message == "query: at offset 7: expected a value, an argument or a key path after '>', found '>'")
+        #expect(query?.description == "invalid query: at offset 7: expected a value, an argument or a key path after '>', found '>'")
+
+        var changed = test.configuration
+        changed.objectTypes = [Changed.Dog.self]
+        var migration: Coffer.Error?
+        do { _ = try Database(configuration: changed) } catch let error as Coffer.Error { migration = error }
+        let description = try #require(migration?.description)
+        #expect(description.hasPrefix("migration required: the schema differs from the file's at schema version 0: "), "\(description)")
+        #expect(description.components(separatedBy: "migration required").count == 2, "said once: \(description)")
+
+        // A message whose first words are not the summary's is kept whole.
+        #expect(Coffer.Error(.query, "queries: x").description == "invalid query: queries: x")
+        #expect(Coffer.Error(.io, "cannot open 'a: b'").description == "I/O error: cannot open 'a: b'")
+    }
+
     @Test func codesSelectCatchClauses() {
         func fail() throws { throw Database.Error(.primaryKeyExists, "duplicate") }
         var matched = false
@@ -85,7 +107,7 @@ import Testing
         let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "coffer-error-\(UUID().uuidString)", objectTypes: [Dog.self]))
         var caught: Coffer.Error?
         do {
-            try db.add(Dog())
+            try db.tryAdd(Dog())
         } catch let error as Coffer.Error {
             caught = error
         }

@@ -21,9 +21,9 @@ final class Bird: Animal {
     func inheritedPropertiesSortQueryAndAggregate(storage: Storage) throws {
         let test = try TestDatabase(storage, [Bird.self]), db = test.db
         try db.write {
-            try db.add(Bird(value: ["name": "Robin", "legs": 2]))
-            try db.add(Bird(value: ["name": "Kiwi", "legs": 2, "canFly": false]))
-            try db.add(Bird(value: ["name": "Odd", "legs": 3]))
+            db.add(Bird(value: ["name": "Robin", "legs": 2]))
+            db.add(Bird(value: ["name": "Kiwi", "legs": 2, "canFly": false]))
+            db.add(Bird(value: ["name": "Odd", "legs": 3]))
         }
         let birds = db.objects(Bird.self)
         #expect(birds.sorted(by: \.name).map(\.name) == ["Kiwi", "Odd", "Robin"])

@@ -15,7 +15,7 @@ import Testing
         bob.bestFriend = ada
         ada.friends.append(bob)
         bob.friends.append(ada)
-        try db.write { try db.add(ada) }
+        try db.write { db.add(ada) }
         #expect(bob.database === db, "the linked object is managed too, as Realm's add does")
         let people = db.objects(Social.Person.self)
         #expect(people.count == 2)
@@ -29,7 +29,7 @@ import Testing
     @Test(arguments: Storage.allCases)
     func managedLinksChangeAndClear(storage: Storage) throws {
         let test = try TestDatabase(storage, Social.types), db = test.db
-        let ada = try db.write { try db.create(Social.Person.self, value: ["name": "Ada"]) }
+        let ada = try db.write { db.create(Social.Person.self, value: ["name": "Ada"]) }
         try db.write { ada.bestFriend = Social.Person(value: ["name": "Cy"]) }
         #expect(ada.bestFriend?.name == "Cy")
         #expect(db.objects(Social.Person.self).count == 2)
@@ -45,11 +45,11 @@ import Testing
         let ada = Social.Person(value: ["name": "Ada", "dogs": [rex, Social.Dog(value: ["name": "Fido"])]])
         let walker = Walker(value: ["name": "Wes", "bestDog": rex])
         try db.write {
-            try db.add(ada)
-            try db.add(walker)
+            db.add(ada)
+            db.add(walker)
         }
         #expect(ada.dogs.count == 2)
-        try db.write { try db.delete(rex) }
+        try db.write { db.delete(rex) }
         #expect(walker.bestDog == nil)
         #expect(ada.dogs.map(\.name) == ["Fido"])
     }
@@ -57,7 +57,7 @@ import Testing
     @Test func createTakesNestedObjectsAndDictionaries() throws {
         let test = try TestDatabase(.plain, Social.types), db = test.db
         let ada = try db.write {
-            try db.create(Social.Person.self, value: [
+            db.create(Social.Person.self, value: [
                 "name": "Ada",
                 "address": Social.Address(value: ["city": "London"]),
                 "dogs": [Social.Dog(value: ["name": "Rex", "age": 3])],
@@ -66,7 +66,7 @@ import Testing
         #expect(ada.address?.city == "London")
         #expect(ada.dogs.first?.age == 3)
         expectCofferError(.type, containing: "Person.bestFriend") {
-            _ = try db.write { try db.create(Social.Person.self, value: ["bestFriend": "not a person"]) }
+            _ = try db.write { try db.tryCreate(Social.Person.self, value: ["bestFriend": "not a person"]) }
         }
         #expect(db.objects(Social.Person.self).count == 1, "the failed create wrote nothing")
     }
@@ -75,9 +75,9 @@ import Testing
         let dir = TemporaryDirectory()
         let first = try Database(configuration: configuration(.plain, Social.types, in: dir, name: "a.coffer"))
         let second = try Database(configuration: configuration(.plain, Social.types, in: dir, name: "b.coffer"))
-        let rex = try first.write { try first.create(Social.Dog.self, value: ["name": "Rex"]) }
+        let rex = try first.write { first.create(Social.Dog.self, value: ["name": "Rex"]) }
         expectCofferError(.misuse, containing: "Dog", "another Database") {
-            try second.write { try second.add(Walker(value: ["name": "Wes", "bestDog": rex])) }
+            try second.write { try second.tryAdd(Walker(value: ["name": "Wes", "bestDog": rex])) }
         }
         #expect(second.objects(Walker.self).isEmpty, "nothing of the failed add stays")
     }
@@ -116,7 +116,7 @@ extension LinkTests {
         fileOnly.objectTypes = nil
         let db = try Database(configuration: fileOnly)
         expectCofferError(.schema, containing: "Walker", "bestDog", "'Dog' in the database but 'Person' in Swift") {
-            _ = try db.write { try db.create(Mislinked.Walker.self) }
+            _ = try db.write { try db.tryCreate(Mislinked.Walker.self) }
         }
     }
 }
@@ -126,18 +126,18 @@ extension LinkTests {
     func updatePoliciesReachLinkedObjects(storage: Storage) throws {
         let test = try TestDatabase(storage, Social.types), db = test.db
         let ada = Social.Person(value: ["name": "Ada"])
-        try db.write { try db.add(ada) }
+        try db.write { db.add(ada) }
 
         let newcomer = Social.Person(value: ["name": "Neo"])
         newcomer.bestFriend = Social.Person(value: ["_id": ada._id, "name": "Ada Lovelace"])
         expectCofferError(.primaryKeyExists, containing: "Person") {
-            try db.write { try db.add(newcomer) }
+            try db.write { try db.tryAdd(newcomer) }
         }
         #expect(db.objects(Social.Person.self).count == 1, "the cancelled write added nobody")
 
         let again = Social.Person(value: ["name": "Neo"])
         again.bestFriend = Social.Person(value: ["_id": ada._id, "name": "Ada Lovelace"])
-        try db.write { try db.add(again, update: .modified) }
+        try db.write { db.add(again, update: .modified) }
         #expect(db.objects(Social.Person.self).count == 2)
         #expect(ada.name == "Ada Lovelace", "the linked object with an existing key was updated")
         #expect(again.bestFriend?.isSameObject(as: ada) == true)

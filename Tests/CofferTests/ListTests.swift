@@ -33,7 +33,7 @@ import Testing
         let test = try TestDatabase(storage, Bag.types), db = test.db
         let bag = Bag()
         bag.numbers.append(contentsOf: [7, 8])
-        try db.write { try db.add(bag) }
+        try db.write { db.add(bag) }
         #expect(Array(bag.numbers) == [7, 8])
         try db.write {
             bag.numbers.removeAll()
@@ -55,17 +55,17 @@ import Testing
 
     @Test func optionalElementsAndCancelledChanges() throws {
         let test = try TestDatabase(.plain, Bag.types), db = test.db
-        let bag = try db.write { try db.create(Bag.self, value: ["optionalNames": ["a", nil, "c"]]) }
+        let bag = try db.write { db.create(Bag.self, value: ["optionalNames": ["a", nil, "c"]]) }
         #expect(Array(bag.optionalNames) == ["a", nil, "c"])
-        try db.beginWrite()
+        db.beginWrite()
         bag.optionalNames.append("d")
-        try db.cancelWrite()
+        db.cancelWrite()
         #expect(Array(bag.optionalNames) == ["a", nil, "c"], "a cancelled write leaves the list as it was")
     }
 
     @Test func listsOfObjects() throws {
         let test = try TestDatabase(.encrypted, Social.types), db = test.db
-        let ada = try db.write { try db.create(Social.Person.self, value: ["name": "Ada"]) }
+        let ada = try db.write { db.create(Social.Person.self, value: ["name": "Ada"]) }
         let rex = Social.Dog(value: ["name": "Rex"])
         try db.write {
             ada.dogs.append(rex)
@@ -83,10 +83,10 @@ import Testing
     @Test func aWrongCreateValueNamesTheProperty() throws {
         let test = try TestDatabase(.plain, Bag.types), db = test.db
         expectCofferError(.type, containing: "Bag.numbers") {
-            _ = try db.write { try db.create(Bag.self, value: ["numbers": ["one"]]) }
+            _ = try db.write { try db.tryCreate(Bag.self, value: ["numbers": ["one"]]) }
         }
         expectCofferError(.type, containing: "Bag.numbers") {
-            _ = try db.write { try db.create(Bag.self, value: ["numbers": 1]) }
+            _ = try db.write { try db.tryCreate(Bag.self, value: ["numbers": 1]) }
         }
         #expect(db.objects(Bag.self).isEmpty)
     }
@@ -94,7 +94,7 @@ import Testing
     @Test func appendingOutsideAWriteTransactionStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "list-outside-write", objectTypes: Bag.types))
-            let bag = try db.write { try db.create(Bag.self) }
+            let bag = try db.write { db.create(Bag.self) }
             bag.numbers.append(1)
         }
         #expect(errorOutput(result).contains("cannot insert into Bag.numbers outside a write transaction"))
@@ -103,7 +103,7 @@ import Testing
     @Test func anIndexOutOfRangeStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "list-out-of-range", objectTypes: Bag.types))
-            let bag = try db.write { try db.create(Bag.self, value: ["numbers": [1, 2]]) }
+            let bag = try db.write { db.create(Bag.self, value: ["numbers": [1, 2]]) }
             _ = bag.numbers[2]
         }
         #expect(errorOutput(result).contains("index 2 is out of range for Bag.numbers, which has 2 elements"))
@@ -112,8 +112,8 @@ import Testing
     @Test func aDeletedOwnersListStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "list-deleted", objectTypes: Bag.types))
-            let bag = try db.write { try db.create(Bag.self, value: ["numbers": [1, 2]]) }
-            try db.write { try db.delete(bag) }
+            let bag = try db.write { db.create(Bag.self, value: ["numbers": [1, 2]]) }
+            try db.write { db.delete(bag) }
             _ = bag.numbers.count
         }
         #expect(errorOutput(result).contains("Bag object has been deleted"))
@@ -122,7 +122,7 @@ import Testing
     @Test func aListUsedOnAnotherThreadStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "list-thread", objectTypes: Bag.types))
-            let bag = try db.write { try db.create(Bag.self, value: ["numbers": [1]]) }
+            let bag = try db.write { db.create(Bag.self, value: ["numbers": [1]]) }
             let box = UncheckedBox(bag.numbers)
             _ = onAnotherThread { box.value.count }
         }

@@ -29,7 +29,7 @@ final class Cat: Pet {
         let directory = TemporaryDirectory()
         let db = try Database(configuration: configuration(storage, [Dog.self], in: directory))
         let rex = Dog(value: ["name": "Rex", "age": 3])
-        try db.write { try db.add(rex) }
+        try db.write { db.add(rex) }
         let other = try #require(db.object(ofType: Dog.self, forPrimaryKey: rex._id))
         #expect(rex.age == 3)
         try db.write {
@@ -48,7 +48,7 @@ final class Cat: Pet {
         let reader = try Database(configuration: config)
         let writer = try Database(configuration: config)
         let rex = Dog(value: ["name": "Rex", "age": 3])
-        try writer.write { try writer.add(rex) }
+        try writer.write { writer.add(rex) }
         _ = reader.refresh()
         let seen = try #require(reader.object(ofType: Dog.self, forPrimaryKey: rex._id))
         #expect(seen.age == 3)
@@ -63,13 +63,13 @@ final class Cat: Pet {
         let directory = TemporaryDirectory()
         let db = try Database(configuration: configuration(storage, [Dog.self], in: directory))
         let rex = Dog(value: ["name": "Rex"])
-        try db.write { try db.add(rex) }
+        try db.write { db.add(rex) }
         #expect(rex.name == "Rex")
         let other = try #require(db.object(ofType: Dog.self, forPrimaryKey: rex._id))
-        try db.write { try db.delete(other) }
+        try db.write { db.delete(other) }
         #expect(rex.isInvalidated && other.isInvalidated)
         expectCofferError(.notFound, containing: "Dog object has been deleted") {
-            try db.write { try db.delete(rex) }
+            try db.write { try db.tryDelete(rex) }
         }
     }
 
@@ -77,21 +77,21 @@ final class Cat: Pet {
         let directory = TemporaryDirectory()
         let db = try Database(configuration: configuration(.plain, [Dog.self], in: directory))
         let kept = Dog(value: ["name": "Kept"])
-        try db.write { try db.add(kept) }
+        try db.write { db.add(kept) }
         let dropped = Dog(value: ["name": "Dropped"])
         let created = try db.write { () throws -> Dog in
-            try db.add(dropped)
-            return try db.create(Dog.self, value: ["name": "Created"])
+            db.add(dropped)
+            return db.create(Dog.self, value: ["name": "Created"])
         }
-        try db.beginWrite()
+        db.beginWrite()
         let cancelledAdd = Dog(value: ["name": "Cancelled"])
-        try db.add(cancelledAdd)
-        let cancelledCreate = try db.create(Dog.self, value: ["name": "Cancelled too"])
-        try db.cancelWrite()
+        db.add(cancelledAdd)
+        let cancelledCreate = db.create(Dog.self, value: ["name": "Cancelled too"])
+        db.cancelWrite()
         #expect(cancelledAdd.isInvalidated && cancelledCreate.isInvalidated)
         #expect(!kept.isInvalidated && !dropped.isInvalidated && !created.isInvalidated)
         #expect(db.objects(Dog.self).map(\.name) == ["Kept", "Dropped", "Created"])
-        expectCofferError(.misuse, containing: "cancelled") { try db.write { try db.add(cancelledAdd) } }
+        expectCofferError(.misuse, containing: "cancelled") { try db.write { try db.tryAdd(cancelledAdd) } }
     }
 
     @Test(arguments: Storage.allCases)
@@ -104,7 +104,7 @@ final class Cat: Pet {
         #expect(cat.id == id, "a default value is fixed when the object is made")
         let born = cat.born
         let chip = cat.chip
-        try db.write { try db.add(cat) }
+        try db.write { db.add(cat) }
         let read = try #require(db.object(ofType: Cat.self, forPrimaryKey: id))
         #expect(read.legs == 3 && read.nickname == "Tripod" && read.name == "Tom")
         #expect(abs(read.born.timeIntervalSince(born)) < 0.001 && read.chip == chip)
@@ -118,14 +118,14 @@ final class Cat: Pet {
         let db = try Database(configuration: configuration(.plain, [Cat.self], in: directory))
         try db.write {
             for (name, legs) in [("b", 4), ("a", 3), ("c", 4), ("a", 4)] {
-                try db.add(Cat(value: ["name": name, "legs": legs]))
+                db.add(Cat(value: ["name": name, "legs": legs]))
             }
         }
         let cats = db.objects(Cat.self)
         #expect(cats.where { $0.name == "a" }.map(\.legs) == [3, 4])
         #expect(cats.where { $0.legs == 4 }.map(\.name) == ["b", "c", "a"])
         #expect(cats.where { $0.legs == 4 }.where { $0.name == "a" }.count == 1)
-        try db.write { try db.add(Cat(value: ["name": "a", "legs": 4])) }
+        try db.write { db.add(Cat(value: ["name": "a", "legs": 4])) }
         #expect(cats.where { $0.name == "a" }.count == 3, "results follow writes")
     }
 }

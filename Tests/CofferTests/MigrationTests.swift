@@ -59,9 +59,9 @@ struct MigrationAborted: Error, Equatable {
         config.schemaVersion = 1
         let db = try Database(configuration: config)
         try db.write {
-            try db.add(SchemaV1.Person(value: ["firstName": "Ada", "lastName": "Lovelace", "age": 36]))
-            try db.add(SchemaV1.Person(value: ["firstName": "Alan", "lastName": "Turing", "age": 41]))
-            try db.add(SchemaV1.Pet(value: ["name": "Rex"]))
+            db.add(SchemaV1.Person(value: ["firstName": "Ada", "lastName": "Lovelace", "age": 36]))
+            db.add(SchemaV1.Person(value: ["firstName": "Alan", "lastName": "Turing", "age": 41]))
+            db.add(SchemaV1.Pet(value: ["name": "Rex"]))
         }
         return config
     }

@@ -45,7 +45,7 @@ enum QuickStart {
 
         let rex = Dog(value: ["name": "Rex", "breed": "Beagle"])
         try db.write {
-            try db.add(rex)
+            db.add(rex)
         }
         try db.write { rex.status = .done }
 
@@ -67,7 +67,7 @@ enum QuickStart {
         let bob = Person(value: ["name": "Bob"])
         ada.friends.append(bob)
         bob.bestFriend = ada
-        try db.write { try db.add(ada) }
+        try db.write { db.add(ada) }
         try db.write {
             ada.tags.insert("math")
             ada.scores["chess"] = 3
@@ -88,22 +88,22 @@ enum QuickStart {
         let db = try Database(configuration: Database.Configuration(
             fileURL: dir.file("query.coffer"), objectTypes: [Dog.self, Person.self, QuickStart.Address.self]))
         try db.write {
-            try db.add(Dog(value: ["name": "Rex", "breed": "Beagle"]))
-            try db.add(Dog(value: ["name": "rocky", "breed": "Pug", "status": QuickStart.Status.done]))
-            try db.add(Dog(value: ["name": "Ruff"]))
+            db.add(Dog(value: ["name": "Rex", "breed": "Beagle"]))
+            db.add(Dog(value: ["name": "rocky", "breed": "Pug", "status": QuickStart.Status.done]))
+            db.add(Dog(value: ["name": "Ruff"]))
             let ada = Person(value: ["name": "Ada", "address": ["city": "London"], "scores": ["chess": 3]])
             ada.friends.append(Person(value: ["name": "Bob"]))
-            try db.add(ada)
+            db.add(ada)
         }
 
         let dogs = db.objects(Dog.self)
         let open = dogs.where { $0.status == .open && $0.name.starts(with: "r", options: .caseInsensitive) }
-        let found = try dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])
+        let found = dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])
         let byName = open.sorted(by: \.name)
         let people = db.objects(Person.self)
         let social = people.where { $0.friends.count > 0 || $0.address.city == "London" }
         let chess = people.where { $0.scores["chess"] >= 3 && $0.friends.name.contains("Bo") }
-        let friendOfAda = try people.filter("ANY friendOf.name == %@", "Ada")
+        let friendOfAda = people.filter("ANY friendOf.name == %@", "Ada")
 
         #expect(open.map(\.name) == ["Rex", "Ruff"])
         #expect(found.map(\.name) == ["Rex"])
@@ -121,7 +121,7 @@ enum QuickStart {
         try db.write {
             let ada = Person(value: ["name": "Ada", "address": ["city": "London"]])
             ada.friends.append(Person(value: ["name": "Bob"]))
-            try db.add(ada)
+            db.add(ada)
         }
 
         let people = db.objects(QuickStart.PersonProjection.self).where { $0.homeCity == "London" }.sorted(by: \.firstName)

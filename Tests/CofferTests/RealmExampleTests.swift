@@ -12,7 +12,7 @@ import Testing
         let dog = Dog()
         dog.name = "Rex"
         dog.age = 10
-        try db.write { try db.add(dog) }
+        try db.write { db.add(dog) }
 
         let specificDog = try #require(db.object(ofType: Dog.self, forPrimaryKey: dog._id))
         #expect(specificDog.name == "Rex")
@@ -23,7 +23,7 @@ import Testing
         #expect(dog.age == 11)
         let dogs = db.objects(Dog.self)
         #expect(dogs.count == 1)
-        try db.write { try db.delete(dog) }
+        try db.write { db.delete(dog) }
         #expect(dogs.isEmpty)
         #expect(dog.isInvalidated)
     }
@@ -32,8 +32,8 @@ import Testing
     func bookWithAnIndexedTitle(storage: Storage) throws {
         let test = try TestDatabase(storage, [Book.self]), db = test.db
         try db.write {
-            try db.add(Book(value: ["title": "The Hobbit", "price": 7.5]))
-            try db.add(Book(value: ["title": "Dune"]))
+            db.add(Book(value: ["title": "The Hobbit", "price": 7.5]))
+            db.add(Book(value: ["title": "Dune"]))
         }
         let books = db.objects(Book.self)
         #expect(books.map(\.title) == ["The Hobbit", "Dune"])
@@ -42,7 +42,7 @@ import Testing
         try db.write { books[1].title = "Dune Messiah" }
         #expect(db.objects(Book.self)[1].title == "Dune Messiah")
         #expect(books.where { $0.title == "Dune" }.isEmpty, "the index follows the change")
-        #expect(try books.filter("title IN %@", ["Dune Messiah", "Emma"]).count == 1)
+        #expect(books.filter("title IN %@", ["Dune Messiah", "Emma"]).count == 1)
     }
 
     @Test(arguments: Storage.allCases)
@@ -50,13 +50,13 @@ import Testing
         let test = try TestDatabase(storage, [Task.self]), db = test.db
         let task = Task(value: ["name": "Write docs", "owner": "Ada"])
         #expect(task.statusEnum == .notStarted)
-        try db.write { try db.add(task) }
+        try db.write { db.add(task) }
         try db.write { task.statusEnum = .inProgress }
         #expect(db.objects(Task.self)[0].statusEnum == .inProgress)
-        let created = try db.write { try db.create(Task.self, value: ["name": "Test", "statusEnum": "complete"]) }
+        let created = try db.write { db.create(Task.self, value: ["name": "Test", "statusEnum": "complete"]) }
         #expect(created.statusEnum == .complete)
         expectCofferError(.type, containing: "Task.statusEnum") {
-            _ = try db.write { try db.create(Task.self, value: ["statusEnum": "finished"]) }
+            _ = try db.write { try db.tryCreate(Task.self, value: ["statusEnum": "finished"]) }
         }
     }
 
@@ -66,7 +66,7 @@ import Testing
         let person = Person()
         person.firstName = "Grace"
         person.lastName = "Hopper"
-        try db.write { try db.add(person) }
+        try db.write { db.add(person) }
         try db.write { person.age = 85 }
         let stored = try #require(db.objects(Person.self).first)
         #expect(stored.firstName == "Grace")
@@ -90,7 +90,7 @@ import Testing
             ali.friends.append(jo)
             let buddy = Social.Dog(value: ["name": "Buddy", "age": 4])
             jo.dogs.append(buddy)
-            try db.write { try db.add(jo) }
+            try db.write { db.add(jo) }
             #expect(ali.database === db)
             #expect(buddy.owners.first?.name == "Jo")
         }
@@ -133,9 +133,9 @@ enum Kennel {
         let db = try Database(configuration: config)
         let ali = Kennel.Person(value: ["name": "Ali"])
         try db.write {
-            try db.add(Kennel.Dog(value: ["name": "Rex", "breed": "Beagle", "owner": ali]))
-            try db.add(Kennel.Dog(value: ["name": "Fido", "owner": ali]))
-            try db.add(Kennel.Dog(value: ["name": "Rover"]))
+            db.add(Kennel.Dog(value: ["name": "Rex", "breed": "Beagle", "owner": ali]))
+            db.add(Kennel.Dog(value: ["name": "Fido", "owner": ali]))
+            db.add(Kennel.Dog(value: ["name": "Rover"]))
         }
         let puppies = db.objects(Kennel.Dog.self).where { $0.name.starts(with: "R") }.sorted(by: \.name)
         #expect(puppies.map(\.name) == ["Rex", "Rover"])
@@ -147,10 +147,10 @@ enum Kennel {
         #expect(db.object(ofType: Kennel.Dog.self, forPrimaryKey: rex.id)?.isSameObject(as: rex) == true)
 
         expectCofferError(.primaryKeyExists, containing: "Dog") {
-            try db.write { try db.add(Kennel.Dog(value: ["id": rex.id, "name": "Copy"])) }
+            try db.write { try db.tryAdd(Kennel.Dog(value: ["id": rex.id, "name": "Copy"])) }
         }
         #expect(db.objects(Kennel.Dog.self).count == 3, "the failed write added nothing")
-        try db.write { try db.delete(ali) }
+        try db.write { db.delete(ali) }
         #expect(rex.owner == nil, "deleting the owner clears the link")
     }
 }

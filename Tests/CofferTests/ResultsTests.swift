@@ -13,7 +13,7 @@ import Testing
         #expect(books.first == nil)
         try db.write {
             for title in ["A", "B", "C"] {
-                try db.add(Book(value: ["title": title]))
+                db.add(Book(value: ["title": title]))
             }
         }
         #expect(books.count == 3, "results are live")
@@ -32,11 +32,11 @@ import Testing
         let test = try TestDatabase(.plain, [Book.self]), db = test.db
         let books = db.objects(Book.self)
         try db.write {
-            try db.add(Book(value: ["title": "A"]))
+            db.add(Book(value: ["title": "A"]))
             #expect(books.map(\.title) == ["A"])
-            try db.add(Book(value: ["title": "B"]))
+            db.add(Book(value: ["title": "B"]))
             #expect(books.map(\.title) == ["A", "B"])
-            try db.delete(books[0])
+            db.delete(books[0])
             #expect(books.map(\.title) == ["B"])
         }
     }
@@ -45,13 +45,13 @@ import Testing
         let test = try TestDatabase(.plain, [Book.self]), db = test.db
         try db.write {
             for i in 0..<10 {
-                try db.add(Book(value: ["title": "\(i)"]))
+                db.add(Book(value: ["title": "\(i)"]))
             }
         }
         var seen = 0
         try db.write {
             for book in db.objects(Book.self) {
-                try db.delete(book)
+                db.delete(book)
                 seen += 1
             }
         }
@@ -63,7 +63,7 @@ import Testing
         let test = try TestDatabase(.encrypted, [Book.self]), db = test.db
         try db.write {
             for i in 0..<500 {
-                try db.add(Book(value: ["title": "\(i)", "price": Double(i)]))
+                db.add(Book(value: ["title": "\(i)", "price": Double(i)]))
             }
         }
         try db.write {
@@ -82,7 +82,7 @@ import Testing
         let writer = try Database(configuration: config)
         let books = reader.objects(Book.self)
         #expect(books.count == 0)
-        try writer.write { try writer.add(Book(value: ["title": "New"])) }
+        try writer.write { writer.add(Book(value: ["title": "New"])) }
         #expect(books.count == 0, "the reader keeps its snapshot")
         #expect(reader.refresh())
         #expect(books.count == 1)
@@ -101,11 +101,11 @@ import Testing
         let test = try TestDatabase(storage, [StringKeyed.self, UUIDKeyed.self, OptionalIntKeyed.self, AllTypes.self]), db = test.db
         let uuid = UUID()
         try db.write {
-            try db.add(StringKeyed(value: ["key": "a", "value": 1]))
-            try db.add(UUIDKeyed(value: ["key": uuid, "value": "u"]))
-            try db.add(OptionalIntKeyed(value: ["key": 7, "value": "seven"]))
-            try db.add(OptionalIntKeyed(value: ["value": "none"]))
-            try db.add(AllTypes(value: ["id": 42]))
+            db.add(StringKeyed(value: ["key": "a", "value": 1]))
+            db.add(UUIDKeyed(value: ["key": uuid, "value": "u"]))
+            db.add(OptionalIntKeyed(value: ["key": 7, "value": "seven"]))
+            db.add(OptionalIntKeyed(value: ["value": "none"]))
+            db.add(AllTypes(value: ["id": 42]))
         }
         #expect(db.object(ofType: StringKeyed.self, forPrimaryKey: "a")?.value == 1)
         #expect(db.object(ofType: StringKeyed.self, forPrimaryKey: "b") == nil)
@@ -115,7 +115,7 @@ import Testing
         #expect(db.object(ofType: OptionalIntKeyed.self, forPrimaryKey: Int?.none)?.value == "none")
         #expect(db.object(ofType: AllTypes.self, forPrimaryKey: Int8(42)) != nil, "any integer type finds an int key")
         expectCofferError(.primaryKeyExists) {
-            try db.write { try db.add(OptionalIntKeyed(value: ["value": "second nil"])) }
+            try db.write { try db.tryAdd(OptionalIntKeyed(value: ["value": "second nil"])) }
         }
     }
 

@@ -92,7 +92,7 @@ func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UI
             let db = try Database(configuration: config)
             let rex = Dog(value: ["name": "Rex"])
             rex.temporaryNickname = "Rexy"
-            try db.write { try db.add(rex) }
+            try db.write { db.add(rex) }
             #expect(rex.temporaryNickname == "Rexy", "plain Swift storage, untouched by add")
             #expect(db.objects(Dog.self)[0].temporaryNickname == "")
         }
@@ -103,7 +103,7 @@ func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UI
         let dir = TemporaryDirectory()
         do {
             let db = try Database(configuration: configuration(.plain, [Person.self], in: dir))
-            try db.write { try db.add(Person(value: ["firstName": "Ada", "lastName": "Lovelace", "age": 36])) }
+            try db.write { db.add(Person(value: ["firstName": "Ada", "lastName": "Lovelace", "age": 36])) }
             let ada = try #require(db.objects(Person.self).first)
             #expect(ada.firstName == "Ada")
             #expect(ada.lastName == "Lovelace")
@@ -132,12 +132,12 @@ func storedPropertyFlags(_ className: String, in url: URL) throws -> [String: UI
         let dir = TemporaryDirectory()
         do {
             let db = try Database(configuration: configuration(.plain, [Dog.self, Book.self], in: dir))
-            try db.write { try db.add(Book(value: ["title": "Dune"])) }
+            try db.write { db.add(Book(value: ["title": "Dune"])) }
         }
         // Opening with a subset keeps the other classes in the file untouched.
         let dogsOnly = try Database(configuration: configuration(.plain, [Dog.self], in: dir))
         expectCofferError(.notFound, containing: "Book", "objectTypes") {
-            try dogsOnly.write { try dogsOnly.add(Book()) }
+            try dogsOnly.write { try dogsOnly.tryAdd(Book()) }
         }
         #expect(try Database(configuration: configuration(.plain, [Book.self], in: dir)).objects(Book.self).count == 1)
     }

@@ -22,7 +22,7 @@ import Testing
         let test = try TestDatabase(.plain, Bag.types), db = test.db
         let bag = Bag()
         if managed {
-            try db.write { try db.add(bag) }
+            try db.write { db.add(bag) }
         }
         try db.write { edit(bag.tags) }
         #expect(Set(bag.tags) == ["a", "e"])
@@ -42,13 +42,13 @@ import Testing
         let bag = Bag(value: ["tags": ["x", "x", "y"]])
         bag.favouriteDogs.insert(rex)
         bag.favouriteDogs.insert(rex)
-        try db.write { try db.add(bag) }
+        try db.write { db.add(bag) }
         #expect(Set(bag.tags) == ["x", "y"])
         #expect(bag.favouriteDogs.count == 1)
         try db.write { bag.favouriteDogs.insert(db.objects(Social.Dog.self)[0]) }
         #expect(bag.favouriteDogs.count == 1, "the same stored object is not added twice")
         #expect(bag.favouriteDogs.contains(rex))
-        try db.write { try db.delete(rex) }
+        try db.write { db.delete(rex) }
         #expect(bag.favouriteDogs.isEmpty, "a deleted object leaves every set")
     }
 
@@ -60,7 +60,7 @@ import Testing
         #expect(bag.scores.keys == ["ada", "bob"])
         let rex = Social.Dog(value: ["name": "Rex"])
         bag.pets["first"] = rex
-        try db.write { try db.add(bag) }
+        try db.write { db.add(bag) }
         #expect(bag.scores.count == 2)
         #expect(bag.scores["ada"] == 3)
         #expect(bag.scores["nobody"] == nil)
@@ -72,7 +72,7 @@ import Testing
         #expect(Dictionary(uniqueKeysWithValues: bag.scores.map { ($0.key, $0.value) }) == ["cy": 7])
         #expect(bag.scores.values == [7])
         #expect(bag.pets["first"]??.name == "Rex")
-        try db.write { try db.delete(rex) }
+        try db.write { db.delete(rex) }
         #expect(bag.pets.count == 1, "the key stays")
         let first = try #require(bag.pets["first"], "the key stays")
         #expect(first == nil, "a map value whose object is deleted becomes nil")
@@ -83,7 +83,7 @@ import Testing
     @Test func aBadMapKeyIsAnError() throws {
         let test = try TestDatabase(.plain, Bag.types), db = test.db
         expectCofferError(.invalidArgument, containing: "a.b") {
-            _ = try db.write { try db.create(Bag.self, value: ["scores": ["a.b": 1]]) }
+            _ = try db.write { try db.tryCreate(Bag.self, value: ["scores": ["a.b": 1]]) }
         }
         #expect(db.objects(Bag.self).isEmpty)
     }
@@ -91,7 +91,7 @@ import Testing
     @Test func aBadMapKeyOnAManagedMapStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "map-bad-key", objectTypes: Bag.types))
-            let bag = try db.write { try db.create(Bag.self) }
+            let bag = try db.write { db.create(Bag.self) }
             try db.write { bag.scores["$x"] = 1 }
         }
         #expect(errorOutput(result).contains("$x"))

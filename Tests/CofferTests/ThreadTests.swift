@@ -8,7 +8,7 @@ import Testing
 @Suite struct ThreadTests {
     @Test func throwingCallsFromAnotherThreadThrowMisuse() throws {
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
-        try db.write { try db.add(Dog(value: ["name": "Rex"])) }
+        try db.write { db.add(Dog(value: ["name": "Rex"])) }
         let box = UncheckedBox(db)
         let errors = onAnotherThread { () -> [Coffer.Error?] in
             let db = box.value
@@ -17,8 +17,7 @@ import Testing
             }
             return [
                 error { try db.write {} },
-                error { try db.beginWrite() },
-                error { try db.commitWrite() },
+                error { try db.tryAdd(Dog()) },
             ]
         }
         for error in errors {
@@ -29,18 +28,15 @@ import Testing
         #expect(db.objects(Dog.self).count == 1, "the database still works on its own thread")
     }
 
-    @Test func aWriteTransactionCannotBeCommittedFromAnotherThread() throws {
-        let test = try TestDatabase(.plain, [Dog.self]), db = test.db
-        try db.beginWrite()
-        try db.add(Dog(value: ["name": "Rex"]))
-        let box = UncheckedBox(db)
-        let code = onAnotherThread { () -> Coffer.Error.Code? in
-            do { try box.value.commitWrite(); return nil } catch { return (error as? Coffer.Error)?.code }
+    @Test func committingFromAnotherThreadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "commit-thread", objectTypes: [Dog.self]))
+            db.beginWrite()
+            db.add(Dog(value: ["name": "Rex"]))
+            let box = UncheckedBox(db)
+            _ = onAnotherThread { try? box.value.commitWrite() }
         }
-        #expect(code == .misuse)
-        #expect(db.isInWriteTransaction)
-        try db.commitWrite()
-        #expect(db.objects(Dog.self).count == 1)
+        #expect(errorOutput(result).contains("this Database was opened on another thread"))
     }
 
     /// Every throwing call of a database, its results and objects, made from a
@@ -50,7 +46,7 @@ import Testing
         let config = configuration(.encrypted, [Dog.self], in: dir)
         let owner = OwnerThread { () -> (Database, Results<Dog>, Dog) in
             let db = try! Database(configuration: config)
-            let rex = try! db.write { try db.create(Dog.self, value: ["name": "Rex", "age": 3]) }
+            let rex = try! db.write { db.create(Dog.self, value: ["name": "Rex", "age": 3]) }
             return (db, db.objects(Dog.self), rex)
         }
         defer { owner.finish() }
@@ -61,22 +57,19 @@ import Testing
             func record(_ call: String, _ body: () throws -> Void) {
                 do { try body() } catch let error as Coffer.Error { errors[call] = error } catch {}
             }
-            record("write") { try db.write { try db.add(Dog()) } }
-            record("beginWrite") { try db.beginWrite() }
-            record("cancelWrite") { try db.cancelWrite() }
-            record("add") { try db.add(Dog()) }
-            record("create") { _ = try db.create(Dog.self, value: ["name": "Fido"]) }
-            record("delete") { try db.delete(rex) }
-            record("deleteAll") { try db.deleteAll() }
+            record("write") { try db.write { db.add(Dog()) } }
+            record("tryAdd") { try db.tryAdd(Dog()) }
+            record("tryCreate") { _ = try db.tryCreate(Dog.self, value: ["name": "Fido"]) }
+            record("tryDelete") { try db.tryDelete(rex) }
             record("writeCopy") { try db.writeCopy(toFile: copy) }
-            record("filter") { _ = try dogs.filter("name == %@", "Rex") }
-            record("sorted") { _ = try dogs.sorted(byKeyPath: "age") }
-            record("distinct") { _ = try dogs.distinct(by: ["name"]) }
-            record("min") { _ = try dogs.min(ofProperty: "age") as Int? }
+            record("tryFilter") { _ = try dogs.tryFilter("name == %@", "Rex") }
+            record("trySorted") { _ = try dogs.trySorted(byKeyPath: "age") }
+            record("tryDistinct") { _ = try dogs.tryDistinct(by: ["name"]) }
+            record("tryMin") { _ = try dogs.tryMin(ofProperty: "age") as Int? }
             return errors
         }.value
-        let calls = ["write", "beginWrite", "cancelWrite", "add", "create", "delete", "deleteAll",
-                     "writeCopy", "filter", "sorted", "distinct", "min"]
+        let calls = ["write", "tryAdd", "tryCreate", "tryDelete", "writeCopy", "tryFilter", "trySorted",
+                     "tryDistinct", "tryMin"]
         #expect(Set(errors.keys) == Set(calls), "every call threw a Coffer.Error")
         for (call, error) in errors {
             #expect(error.code == .misuse, "\(call): \(error)")
@@ -90,7 +83,7 @@ import Testing
     @Test func readingAManagedObjectOnAnotherThreadStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "threads", objectTypes: [Dog.self]))
-            let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
+            let rex = try db.write { db.create(Dog.self, value: ["name": "Rex"]) }
             let box = UncheckedBox(rex)
             _ = onAnotherThread { box.value.name }
         }
@@ -108,7 +101,7 @@ import Testing
                 do {
                     let db = try Database(configuration: config)
                     for i in 0..<perThread {
-                        try db.write { try db.add(Book(value: ["title": "\(t)-\(i)"])) }
+                        try db.write { db.add(Book(value: ["title": "\(t)-\(i)"])) }
                     }
                 } catch {
                     failures.increment()

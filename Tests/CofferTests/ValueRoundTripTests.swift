@@ -71,8 +71,8 @@ import Testing
         let config = configuration(storage, [AllTypes.self], in: dir)
         let db = try Database(configuration: config)
         try db.write {
-            try db.add(Self.filled(id: 1))
-            try db.add(AllTypes(value: ["id": 2]))
+            db.add(Self.filled(id: 1))
+            db.add(AllTypes(value: ["id": 2]))
         }
         Self.check(try #require(db.object(ofType: AllTypes.self, forPrimaryKey: 1)))
         Self.checkDefaults(try #require(db.object(ofType: AllTypes.self, forPrimaryKey: 2)))
@@ -86,7 +86,7 @@ import Testing
     func managedPropertiesWriteEveryType(storage: Storage) throws {
         let test = try TestDatabase(storage, [AllTypes.self]), db = test.db
         let source = Self.filled(id: 0)
-        let o = try db.write { try db.create(AllTypes.self, value: ["id": 1]) }
+        let o = try db.write { db.create(AllTypes.self, value: ["id": 1]) }
         try db.write {
             o.bool = source.bool; o.int = source.int; o.int8 = source.int8; o.int16 = source.int16
             o.int32 = source.int32; o.int64 = source.int64; o.float = source.float; o.double = source.double
@@ -110,7 +110,7 @@ import Testing
 
     @Test func nanAndDatesAroundTheEpoch() throws {
         let test = try TestDatabase(.plain, [AllTypes.self]), db = test.db
-        let o = try db.write { try db.create(AllTypes.self, value: ["id": 1, "double": Double.nan, "optDecimal": Decimal128(Double.nan)]) }
+        let o = try db.write { db.create(AllTypes.self, value: ["id": 1, "double": Double.nan, "optDecimal": Decimal128(Double.nan)]) }
         #expect(o.double.isNaN)
         #expect(o.optDecimal?.isNaN == true)
         for seconds in [-86_400.25, -0.5, 0, 0.999_999, 4_102_444_800.5] {
@@ -133,7 +133,7 @@ import Testing
             }
             let config = Database.Configuration(inMemoryIdentifier: "narrow", objectTypes: [Wide.Narrow.self])
             let db = try Database(configuration: config)
-            try db.write { _ = try db.create(Wide.Narrow.self, value: ["small": 300]) }
+            try db.write { _ = db.create(Wide.Narrow.self, value: ["small": 300]) }
             _ = db.objects(Narrow.self).first?.small
         }
         #expect(errorOutput(result).contains("Narrow.small holds 300, which is not a Int8"))

@@ -13,7 +13,7 @@ import Testing
         #expect(!db.isInWriteTransaction)
         let count = try db.write {
             #expect(db.isInWriteTransaction)
-            try db.add(Dog(value: ["name": "Rex"]))
+            db.add(Dog(value: ["name": "Rex"]))
             return db.objects(Dog.self).count
         }
         #expect(count == 1)
@@ -25,14 +25,14 @@ import Testing
     @Test(arguments: Storage.allCases)
     func beginCommitAndCancel(storage: Storage) throws {
         let test = try TestDatabase(storage, [Dog.self]), db = test.db
-        try db.beginWrite()
-        try db.add(Dog(value: ["name": "Rex"]))
+        db.beginWrite()
+        db.add(Dog(value: ["name": "Rex"]))
         try db.commitWrite()
-        try db.beginWrite()
-        try db.add(Dog(value: ["name": "Fido"]))
+        db.beginWrite()
+        db.add(Dog(value: ["name": "Fido"]))
         db.objects(Dog.self)[0].age = 9
         #expect(db.objects(Dog.self).count == 2, "a write transaction sees its own changes")
-        try db.cancelWrite()
+        db.cancelWrite()
         #expect(!db.isInWriteTransaction)
         #expect(db.objects(Dog.self).map(\.name) == ["Rex"])
         #expect(db.objects(Dog.self)[0].age == 0)
@@ -43,45 +43,41 @@ import Testing
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         #expect(throws: Stop.self) {
             try db.write {
-                try db.add(Dog(value: ["name": "Rex"]))
+                try db.tryAdd(Dog(value: ["name": "Rex"]))
                 throw Stop()
             }
         }
         #expect(!db.isInWriteTransaction)
         #expect(db.objects(Dog.self).isEmpty)
         // A block that commits or cancels itself is left alone.
-        try db.write { try db.add(Dog()); try db.commitWrite() }
-        try db.write { try db.add(Dog()); try db.cancelWrite() }
+        try db.write { db.add(Dog()); try db.commitWrite() }
+        try db.write { db.add(Dog()); db.cancelWrite() }
         #expect(db.objects(Dog.self).count == 1)
     }
 
-    @Test func transactionMisuseIsAnError() throws {
+    @Test func writeInsideAWriteTransactionThrows() throws {
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
-        expectCofferError(.misuse, containing: "commitWrite()") { try db.commitWrite() }
-        expectCofferError(.misuse, containing: "cancelWrite()") { try db.cancelWrite() }
-        try db.beginWrite()
-        expectCofferError(.misuse, containing: "already in a write transaction") { try db.beginWrite() }
-        expectCofferError(.misuse) { try db.write {} }
+        db.beginWrite()
+        expectCofferError(.misuse, containing: "already in a write transaction") { try db.write {} }
         #expect(db.isInWriteTransaction, "the first transaction is still open")
-        try db.cancelWrite()
+        db.cancelWrite()
         #expect(!db.refresh(), "nothing read yet, so no snapshot to let go")
     }
 
     @Test func writesOutsideAWriteTransactionThrow() throws {
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
-        try db.write { try db.add(Dog(value: ["name": "Rex"])) }
+        try db.write { db.add(Dog(value: ["name": "Rex"])) }
         let rex = db.objects(Dog.self)[0]
-        expectCofferError(.notInWriteTransaction, containing: "add objects", "write") { try db.add(Dog()) }
-        expectCofferError(.notInWriteTransaction, containing: "create objects") { try db.create(Dog.self) }
-        expectCofferError(.notInWriteTransaction, containing: "delete objects") { try db.delete(rex) }
-        expectCofferError(.notInWriteTransaction, containing: "delete objects") { try db.deleteAll() }
+        expectCofferError(.notInWriteTransaction, containing: "add objects", "write") { try db.tryAdd(Dog()) }
+        expectCofferError(.notInWriteTransaction, containing: "create objects") { try db.tryCreate(Dog.self) }
+        expectCofferError(.notInWriteTransaction, containing: "delete objects") { try db.tryDelete(rex) }
         #expect(db.objects(Dog.self).count == 1)
     }
 
     @Test func settingAManagedPropertyOutsideAWriteTransactionStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "outside-write", objectTypes: [Dog.self]))
-            let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
+            let rex = try db.write { db.create(Dog.self, value: ["name": "Rex"]) }
             rex.name = "Max"
         }
         #expect(errorOutput(result).contains("cannot modify Dog.name outside a write transaction; call write {} or beginWrite() first"))
@@ -91,7 +87,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "change-key", objectTypes: [StringKeyed.self]))
             try db.write {
-                let object = try db.create(StringKeyed.self, value: ["key": "a"])
+                let object = db.create(StringKeyed.self, value: ["key": "a"])
                 object.key = "b"
             }
         }
@@ -105,14 +101,14 @@ import Testing
     func addMakesTheObjectManagedAndLive(storage: Storage) throws {
         let test = try TestDatabase(storage, [Dog.self]), db = test.db
         let rex = Dog(value: ["name": "Rex", "age": 3])
-        try db.write { try db.add(rex) }
+        try db.write { db.add(rex) }
         #expect(rex.database === db)
         let fetched = try #require(db.object(ofType: Dog.self, forPrimaryKey: rex._id))
         #expect(fetched.isSameObject(as: rex))
         #expect(fetched !== rex)
         try db.write { fetched.age = 4 }
         #expect(rex.age == 4, "both read the stored object")
-        try db.write { try db.add(rex) }  // already managed: nothing happens
+        try db.write { db.add(rex) }  // already managed: nothing happens
         #expect(db.objects(Dog.self).count == 1)
         #expect(!rex.isSameObject(as: Dog()))
         #expect(!rex.isSameObject(as: nil))
@@ -121,69 +117,69 @@ import Testing
     @Test(arguments: Storage.allCases)
     func updatePolicies(storage: Storage) throws {
         let test = try TestDatabase(storage, [StringKeyed.self, Note.self]), db = test.db
-        try db.write { try db.add(StringKeyed(value: ["key": "a", "value": 1])) }
+        try db.write { db.add(StringKeyed(value: ["key": "a", "value": 1])) }
 
         expectCofferError(.primaryKeyExists, containing: "StringKeyed", "a") {
-            try db.write { try db.add(StringKeyed(value: ["key": "a", "value": 2])) }
+            try db.write { try db.tryAdd(StringKeyed(value: ["key": "a", "value": 2])) }
         }
         #expect(db.objects(StringKeyed.self).map(\.value) == [1], "nothing of the failed add was written")
 
         // A failed add leaves the transaction usable.
         try db.write {
-            expectCofferError(.primaryKeyExists) { try db.add(StringKeyed(value: ["key": "a"])) }
-            try db.add(StringKeyed(value: ["key": "b", "value": 5]))
+            expectCofferError(.primaryKeyExists) { try db.tryAdd(StringKeyed(value: ["key": "a"])) }
+            db.add(StringKeyed(value: ["key": "b", "value": 5]))
         }
         #expect(db.objects(StringKeyed.self).count == 2)
 
         let modified = StringKeyed(value: ["key": "a", "value": 10])
-        try db.write { try db.add(modified, update: .modified) }
+        try db.write { db.add(modified, update: .modified) }
         #expect(modified.database === db)
         #expect(db.object(ofType: StringKeyed.self, forPrimaryKey: "a")?.value == 10)
-        try db.write { try db.add(StringKeyed(value: ["key": "a", "value": 11]), update: .all) }
+        try db.write { db.add(StringKeyed(value: ["key": "a", "value": 11]), update: .all) }
         #expect(db.object(ofType: StringKeyed.self, forPrimaryKey: "a")?.value == 11)
         #expect(modified.value == 11, "the added object is a view of the stored one")
         #expect(db.objects(StringKeyed.self).count == 2)
 
         expectCofferError(.invalidArgument, containing: "Note", "no primary key") {
-            try db.write { try db.add(Note(), update: .modified) }
+            try db.write { try db.tryAdd(Note(), update: .modified) }
         }
         expectCofferError(.invalidArgument, containing: "Note") {
-            _ = try db.write { try db.create(Note.self, value: ["text": "x"], update: .all) }
+            _ = try db.write { try db.tryCreate(Note.self, value: ["text": "x"], update: .all) }
         }
     }
 
     @Test(arguments: Storage.allCases)
     func createFromValues(storage: Storage) throws {
         let test = try TestDatabase(storage, [Dog.self, StringKeyed.self]), db = test.db
-        let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex", "age": 3, "breed": "Beagle"]) }
+        let rex = try db.write { db.create(Dog.self, value: ["name": "Rex", "age": 3, "breed": "Beagle"]) }
         #expect(rex.database === db)
         #expect(rex.name == "Rex")
         #expect(rex.color == "")
         #expect(rex._id != ObjectId())
 
-        let copy = try db.write { try db.create(Dog.self, value: Dog(value: ["name": "Copy", "breed": "Pug"])) }
+        let copy = try db.write { db.create(Dog.self, value: Dog(value: ["name": "Copy", "breed": "Pug"])) }
         #expect(copy.breed == "Pug")
 
-        try db.write { try db.create(StringKeyed.self, value: ["key": "k", "value": 1]) }
+        try db.write { db.create(StringKeyed.self, value: ["key": "k", "value": 1]) }
         // Updating with some properties leaves the others.
-        let updated = try db.write { try db.create(StringKeyed.self, value: ["key": "k"], update: .modified) }
+        let updated = try db.write { db.create(StringKeyed.self, value: ["key": "k"], update: .modified) }
         #expect(updated.value == 1)
-        try db.write { try db.create(StringKeyed.self, value: ["key": "k", "value": 7], update: .all) }
+        try db.write { db.create(StringKeyed.self, value: ["key": "k", "value": 7], update: .all) }
         #expect(db.objects(StringKeyed.self).map(\.value) == [7])
     }
 
     @Test func createRejectsBadValuesByName() throws {
         let test = try TestDatabase(.plain, [Dog.self, AllTypes.self, StringKeyed.self]), db = test.db
         try db.write {
-            expectCofferError(.notFound, containing: "Dog", "nmae") { try db.create(Dog.self, value: ["nmae": "Rex"]) }
-            expectCofferError(.type, containing: "Dog.age", "int", "\"old\"") { try db.create(Dog.self, value: ["age": "old"]) }
-            expectCofferError(.type, containing: "Dog.name", "required") { try db.create(Dog.self, value: ["name": NSNull()]) }
-            expectCofferError(.type, containing: "AllTypes.int16") { try db.create(AllTypes.self, value: ["int16": 70_000]) }
-            expectCofferError(.type, containing: "AllTypes.priority") { try db.create(AllTypes.self, value: ["priority": 2]) }
-            expectCofferError(.invalidArgument, containing: "6 properties", "2 values") { try db.create(Dog.self, value: ["a", "b"]) }
-            expectCofferError(.invalidArgument, containing: "Int") { try db.create(Dog.self, value: 42) }
+            expectCofferError(.notFound, containing: "Dog", "nmae") { try db.tryCreate(Dog.self, value: ["nmae": "Rex"]) }
+            expectCofferError(.type, containing: "Dog.age", "int", "\"old\"") { try db.tryCreate(Dog.self, value: ["age": "old"]) }
+            expectCofferError(.type, containing: "Dog.name", "required") { try db.tryCreate(Dog.self, value: ["name": NSNull()]) }
+            expectCofferError(.type, containing: "AllTypes.int16") { try db.tryCreate(AllTypes.self, value: ["int16": 70_000]) }
+            expectCofferError(.type, containing: "AllTypes.priority") { try db.tryCreate(AllTypes.self, value: ["priority": 2]) }
+            expectCofferError(.invalidArgument, containing: "6 properties", "2 values") { try db.tryCreate(Dog.self, value: ["a", "b"]) }
+            expectCofferError(.invalidArgument, containing: "Int") { try db.tryCreate(Dog.self, value: 42) }
             // The C core checks strings: no NUL inside.
-            expectCofferError(.invalidArgument, containing: "StringKeyed") { try db.create(StringKeyed.self, value: ["key": "a\u{0}b"]) }
+            expectCofferError(.invalidArgument, containing: "StringKeyed") { try db.tryCreate(StringKeyed.self, value: ["key": "a\u{0}b"]) }
         }
         #expect(db.isEmpty, "none of the rejected objects was written")
     }
@@ -192,33 +188,33 @@ import Testing
     func deleteInvalidatesObjects(storage: Storage) throws {
         let test = try TestDatabase(storage, [Dog.self, Book.self]), db = test.db
         let (rex, fido) = try db.write {
-            (try db.create(Dog.self, value: ["name": "Rex"]), try db.create(Dog.self, value: ["name": "Fido"]))
+            (db.create(Dog.self, value: ["name": "Rex"]), db.create(Dog.self, value: ["name": "Fido"]))
         }
-        try db.write { try db.delete(rex) }
+        try db.write { db.delete(rex) }
         #expect(rex.isInvalidated)
         #expect(!fido.isInvalidated)
         #expect(db.objects(Dog.self).map(\.name) == ["Fido"])
-        expectCofferError(.notFound, containing: "deleted") { try db.write { try db.delete(rex) } }
-        expectCofferError(.invalidArgument, containing: "not managed") { try db.write { try db.delete(Dog()) } }
+        expectCofferError(.notFound, containing: "deleted") { try db.write { try db.tryDelete(rex) } }
+        expectCofferError(.invalidArgument, containing: "not managed") { try db.write { try db.tryDelete(Dog()) } }
 
         try db.write {
-            try db.add([Book(value: ["title": "A"]), Book(value: ["title": "B"])])
-            try db.delete(db.objects(Book.self))
+            db.add([Book(value: ["title": "A"]), Book(value: ["title": "B"])])
+            db.delete(db.objects(Book.self))
         }
         #expect(db.objects(Book.self).isEmpty)
         #expect(!db.isEmpty)
-        try db.write { try db.deleteAll() }
+        try db.write { db.deleteAll() }
         #expect(db.isEmpty)
         #expect(fido.isInvalidated)
     }
 
     @Test func aDeleteThatIsCancelledComesBack() throws {
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
-        let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
-        try db.beginWrite()
-        try db.delete(rex)
+        let rex = try db.write { db.create(Dog.self, value: ["name": "Rex"]) }
+        db.beginWrite()
+        db.delete(rex)
         #expect(rex.isInvalidated)
-        try db.cancelWrite()
+        db.cancelWrite()
         #expect(!rex.isInvalidated)
         #expect(rex.name == "Rex")
     }
@@ -226,15 +222,15 @@ import Testing
     @Test func objectsAddedInACancelledTransactionAreInvalidated() throws {
         let test = try TestDatabase(.plain, [Dog.self]), db = test.db
         let rex = Dog(value: ["name": "Rex"])
-        try db.beginWrite()
-        try db.add(rex)
-        let created = try db.create(Dog.self, value: ["name": "Max"])
-        try db.cancelWrite()
+        db.beginWrite()
+        db.add(rex)
+        let created = db.create(Dog.self, value: ["name": "Max"])
+        db.cancelWrite()
         #expect(rex.isInvalidated)
         #expect(created.isInvalidated)
-        expectCofferError(.misuse, containing: "cancelled") { try db.write { try db.add(rex) } }
+        expectCofferError(.misuse, containing: "cancelled") { try db.write { try db.tryAdd(rex) } }
         // The next object may get the same key; the invalidated one never reads it.
-        try db.write { try db.add(Dog(value: ["name": "Fido"])) }
+        try db.write { db.add(Dog(value: ["name": "Fido"])) }
         #expect(rex.isInvalidated)
     }
 
@@ -242,11 +238,11 @@ import Testing
         let dir = TemporaryDirectory()
         let first = try Database(configuration: configuration(.plain, [Dog.self], in: dir, name: "a.coffer"))
         let second = try Database(configuration: configuration(.plain, [Dog.self], in: dir, name: "b.coffer"))
-        let rex = try first.write { try first.create(Dog.self, value: ["name": "Rex"]) }
-        expectCofferError(.misuse, containing: "another Database") { try second.write { try second.add(rex) } }
-        expectCofferError(.misuse, containing: "another Database") { try second.write { try second.delete(rex) } }
+        let rex = try first.write { first.create(Dog.self, value: ["name": "Rex"]) }
+        expectCofferError(.misuse, containing: "another Database") { try second.write { try second.tryAdd(rex) } }
+        expectCofferError(.misuse, containing: "another Database") { try second.write { try second.tryDelete(rex) } }
         // Copying through create works.
-        let copy = try second.write { try second.create(Dog.self, value: rex) }
+        let copy = try second.write { second.create(Dog.self, value: rex) }
         #expect(copy.name == "Rex")
         #expect(copy._id == rex._id)
     }
@@ -254,8 +250,8 @@ import Testing
     @Test func readingADeletedObjectStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "read-deleted", objectTypes: [Dog.self]))
-            let rex = try db.write { try db.create(Dog.self, value: ["name": "Rex"]) }
-            try db.write { try db.delete(rex) }
+            let rex = try db.write { db.create(Dog.self, value: ["name": "Rex"]) }
+            try db.write { db.delete(rex) }
             _ = rex.name
         }
         #expect(errorOutput(result).contains("the Dog object has been deleted or invalidated"))

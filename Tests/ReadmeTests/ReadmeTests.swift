@@ -96,7 +96,7 @@ enum MigrationModelsVersion1 {
 
         let rex = Dog(value: ["name": "Rex", "breed": "Beagle"])
         try db.write {
-            try db.add(rex)                                    // rex is now managed and live
+            db.add(rex)                                        // rex is now managed and live
         }
         try db.write { rex.status = .done }                    // writes need a transaction
 
@@ -115,7 +115,7 @@ enum MigrationModelsVersion1 {
         let bob = Person(value: ["name": "Bob"])
         ada.friends.append(bob)                                // unmanaged: kept in memory
         bob.bestFriend = ada
-        try db.write { try db.add(ada) }                       // writes ada, her address and bob
+        try db.write { db.add(ada) }                           // writes ada, her address and bob
         try db.write {
             ada.tags.insert("math")                            // managed: live views
             ada.scores["chess"] = 3
@@ -131,20 +131,20 @@ enum MigrationModelsVersion1 {
     @Test func queries() throws {
         let db = try openAll()
         try db.write {
-            try db.add(Dog(value: ["name": "rover", "breed": "Pug"]))
-            try db.add(Dog(value: ["name": "Rex", "breed": "Beagle", "status": Status.done]))
-            try db.add(Person(value: ["name": "Ada", "address": ["city": "London"],
-                                      "friends": [["name": "Bob"]], "scores": ["chess": 3]]))
+            db.add(Dog(value: ["name": "rover", "breed": "Pug"]))
+            db.add(Dog(value: ["name": "Rex", "breed": "Beagle", "status": Status.done]))
+            db.add(Person(value: ["name": "Ada", "address": ["city": "London"],
+                                  "friends": [["name": "Bob"]], "scores": ["chess": 3]]))
         }
         // readme: swift-query
         let dogs = db.objects(Dog.self)                          // the models above
         let open = dogs.where { $0.status == .open && $0.name.starts(with: "r", options: .caseInsensitive) }
-        let found = try dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])  // or $0, $1
-        let byName = open.sorted(by: \.name)                     // or try sorted(byKeyPath: "name")
+        let found = dogs.filter("name BEGINSWITH %@ AND breed IN %@", "R", ["Beagle", "Pug"])  // or $0, $1
+        let byName = open.sorted(by: \.name)                     // or sorted(byKeyPath: "name")
         let people = db.objects(Person.self)
         let social = people.where { $0.friends.count > 0 || $0.address.city == "London" }
         let chess = people.where { $0.scores["chess"] >= 3 && $0.friends.name.contains("Bo") }
-        let friendOfAda = try people.filter("ANY friendOf.name == %@", "Ada")
+        let friendOfAda = people.filter("ANY friendOf.name == %@", "Ada")
         // readme: end
         #expect(open.map(\.name) == ["rover"] && byName.count == 1)
         #expect(found.count == 1 && found.first?.name == "Rex")
@@ -154,7 +154,7 @@ enum MigrationModelsVersion1 {
 
     @Test func projections() throws {
         let db = try openAll()
-        try db.write { try db.add(Person(value: ["name": "Ada", "address": ["city": "London"]])) }
+        try db.write { db.add(Person(value: ["name": "Ada", "address": ["city": "London"]])) }
         // readme: swift-projection
         let people = db.objects(PersonProjection.self).where { $0.homeCity == "London" }.sorted(by: \.firstName)
         try db.write { people.first?.firstName = "Augusta" }     // writes the Person
@@ -173,7 +173,7 @@ enum MigrationModelsVersion1 {
                 fileURL: url, schemaVersion: 1, objectTypes: [MigrationModelsVersion1.Person.self])
             let old = try Database(configuration: version1)
             try old.write {
-                try old.add(MigrationModelsVersion1.Person(value: ["firstName": "Ada", "lastName": "Lovelace"]))
+                old.add(MigrationModelsVersion1.Person(value: ["firstName": "Ada", "lastName": "Lovelace"]))
             }
         }
         // readme: swift-migration

@@ -53,13 +53,20 @@ extension List where Element: Object {
     /// ``Results``: `person.dogs.where { $0.age > 3 }`. See ``Results/where(_:)``.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
-    /// The list's objects matching a query string, as ``Results/filter(_:_:)``.
-    /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
+    /// The list's objects matching a query string, as ``Results/filter(_:_:)``;
+    /// an invalid query stops the program.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { objectResults.trapping { () throws(CofferError) in try objectResults.filter(predicateFormat, arguments: args) } }
+
+    /// ``filter(_:_:)``, throwing as ``Results/tryFilter(_:_:)`` where it stops the program.
+    /// - Throws: ``CofferError`` `.query`, as ``Results/tryFilter(_:_:)``.
+    public func tryFilter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The list's objects sorted by a key path, as ``Results/sorted(byKeyPath:ascending:)``.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> { objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
+
+    /// ``sorted(byKeyPath:ascending:)``, throwing where it stops the program.
     /// - Throws: ``CofferError`` `.query` naming an unknown or unsortable key path.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
+    public func trySorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.trySorted(byKeyPath: keyPath, ascending: ascending) }
 
     /// The list's objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
     public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }
@@ -69,9 +76,13 @@ extension MutableSet where Element: Object {
     /// The set's objects matching a typed query, as live ``Results``. See ``Results/where(_:)``.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
-    /// The set's objects matching a query string, as ``Results/filter(_:_:)``.
-    /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
+    /// The set's objects matching a query string, as ``Results/filter(_:_:)``;
+    /// an invalid query stops the program.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { objectResults.trapping { () throws(CofferError) in try objectResults.filter(predicateFormat, arguments: args) } }
+
+    /// ``filter(_:_:)``, throwing as ``Results/tryFilter(_:_:)`` where it stops the program.
+    /// - Throws: ``CofferError`` `.query`, as ``Results/tryFilter(_:_:)``.
+    public func tryFilter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The set's objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
     public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }
@@ -82,13 +93,20 @@ extension LinkingObjects {
     /// `dog.owners.where { $0.name == "Ali" }`. See ``Results/where(_:)``.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { objectResults.where(isIncluded) }
 
-    /// The linking objects matching a query string, as ``Results/filter(_:_:)``.
-    /// - Throws: ``CofferError`` `.query`, as ``Results/filter(_:_:)``.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
+    /// The linking objects matching a query string, as ``Results/filter(_:_:)``;
+    /// an invalid query stops the program.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { objectResults.trapping { () throws(CofferError) in try objectResults.filter(predicateFormat, arguments: args) } }
+
+    /// ``filter(_:_:)``, throwing as ``Results/tryFilter(_:_:)`` where it stops the program.
+    /// - Throws: ``CofferError`` `.query`, as ``Results/tryFilter(_:_:)``.
+    public func tryFilter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> { try objectResults.filter(predicateFormat, arguments: args) }
 
     /// The linking objects sorted by a key path, as ``Results/sorted(byKeyPath:ascending:)``.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> { objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
+
+    /// ``sorted(byKeyPath:ascending:)``, throwing where it stops the program.
     /// - Throws: ``CofferError`` `.query` naming an unknown or unsortable key path.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.sorted(byKeyPath: keyPath, ascending: ascending) }
+    public func trySorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> { try objectResults.trySorted(byKeyPath: keyPath, ascending: ascending) }
 
     /// The linking objects sorted by a typed key path, as ``Results/sorted(by:ascending:)``.
     public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> { objectResults.sorted(by: keyPath, ascending: ascending) }

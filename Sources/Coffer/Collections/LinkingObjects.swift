@@ -116,12 +116,14 @@ extension CollectionLocation {
 /// learns its object.
 protocol LinkOriginDescribing {
     var linkOrigin: (type: Object.Type, property: String)? { get }
-    func attach(to object: Object)
 }
 
 extension LinkingObjects: LinkOriginDescribing {
     var linkOrigin: (type: Object.Type, property: String)? { (Element.self, propertyName) }
-    func attach(to object: Object) { owner = object }
+}
+
+extension LinkingObjects: OwnerAttached {
+    func attach(to object: Object, at index: Int) { owner = object }
 }
 
 /// The plain form, `let owners = LinkingObjects(fromType:property:)`, is found by Mirror.

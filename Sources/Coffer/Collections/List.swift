@@ -48,6 +48,12 @@ public final class List<Element: _Persistable>: DatabaseCollection, MutableColle
         }
     }
 
+    /// Adds every element of `objects` at the end, in order, as Realm's
+    /// `append(objectsIn:)`; the same as ``append(contentsOf:)``.
+    public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+        append(contentsOf: objects)
+    }
+
     /// Inserts `element` before `index` (`count` appends).
     public func insert(_ element: Element, at index: Int) {
         core.update("insert into", checking: [index], allowingEnd: true,

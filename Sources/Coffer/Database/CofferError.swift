@@ -10,7 +10,7 @@ internal import CCoffer
 ///
 /// ```swift
 /// do {
-///     try db.write { try db.add(Dog(value: ["id": 1])) }
+///     try db.write { try db.tryAdd(Dog(value: ["id": 1])) }
 /// } catch let error as CofferError where error.code == .primaryKeyExists {
 ///     print("already there")
 /// } catch let error as CofferError {
@@ -109,8 +109,20 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The C status number (`coffer_status`) of ``code``.
     public var status: Int32 { code.rawValue }
 
-    /// `"<summary>: <message>"`.
-    public var description: String { "\(code.summary): \(message)" }
+    /// `"<summary>: <message>"`, saying the subject once: the C core starts some
+    /// messages with their subject (`"query: at offset 7: ..."`, `"migration
+    /// required: ..."`), which the summary (`"invalid query"`, `"migration
+    /// required"`) already says, so that prefix is left out here.
+    public var description: String { "\(code.summary): \(messageWithoutSubject)" }
+
+    /// ``message`` without a leading `"<subject>: "` that ends the summary.
+    private var messageWithoutSubject: String {
+        let summary = code.summary
+        guard let colon = message.range(of: ": ") else { return message }
+        let subject = message[..<colon.lowerBound]
+        guard !subject.isEmpty, summary == subject || summary.hasSuffix(" " + subject) else { return message }
+        return String(message[colon.upperBound...])
+    }
 }
 
 extension CofferError {

@@ -7,7 +7,7 @@
 ///
 /// ```swift
 /// do {
-///     try db.write { try db.add(dog) }
+///     try db.write { try db.tryAdd(dog) }
 /// } catch let error as Coffer.Error where error.code == .primaryKeyExists {
 ///     print("already there")
 /// }
@@ -29,10 +29,14 @@ public enum Coffer {
     /// ``CofferError``: the status code of the C core and its message.
     public typealias Error = Coffer::CofferError
 
+    public typealias AnyDatabaseCollection<Element> = Coffer::AnyDatabaseCollection<Element>
     public typealias AnyValue = Coffer::AnyValue
     public typealias CofferError = Coffer::CofferError
     public typealias CofferLibrary = Coffer::CofferLibrary
     public typealias Database = Coffer::Database
+    public typealias DatabaseCollection = Coffer::DatabaseCollection
+    public typealias DatabaseProperty<Value: Coffer::_Persistable> = Coffer::DatabaseProperty<Value>
+    public typealias DatabaseCollectionValue = Coffer::DatabaseCollectionValue
     public typealias Decimal128 = Coffer::Decimal128
     public typealias ElementMapper<Element: Coffer::Object> = Coffer::ElementMapper<Element>
     public typealias EmbeddedObject = Coffer::EmbeddedObject
@@ -45,14 +49,18 @@ public enum Coffer {
     public typealias MutableSet<Element: Coffer::_Persistable> = Coffer::MutableSet<Element>
     public typealias Object = Coffer::Object
     public typealias ObjectId = Coffer::ObjectId
+    public typealias ObjectSchema = Coffer::ObjectSchema
     public typealias PersistableEnum = Coffer::PersistableEnum
     public typealias Persisted<Value: Coffer::_Persistable> = Coffer::Persisted<Value>
+    public typealias Property = Coffer::Property
+    public typealias PropertyType = Coffer::PropertyType
     public typealias Projected<Root: Coffer::Object, Value> = Coffer::Projected<Root, Value>
     public typealias ProjectedCollection<Element> = Coffer::ProjectedCollection<Element>
     public typealias Projection<Root: Coffer::Object> = Coffer::Projection<Root>
     public typealias Query<T> = Coffer::Query<T>
     public typealias QueryValues<Element> = Coffer::QueryValues<Element>
     public typealias Results<Element: Coffer::_ResultsElement> = Coffer::Results<Element>
+    public typealias Schema = Coffer::Schema
     public typealias SortDescriptor = Coffer::SortDescriptor
     public typealias StringOptions = Coffer::StringOptions
 

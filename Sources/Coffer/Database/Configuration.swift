@@ -113,9 +113,14 @@ extension Database {
         /// (added classes are created, at any version), and only these are visible
         /// through the database; other classes in the file stay untouched.
         ///
-        /// Unlike Realm, Coffer cannot list a program's ``Object`` subclasses, so nil
-        /// or an empty list means "the classes stored in the file": a class is then
-        /// usable only if the file already has it with matching properties.
+        /// nil or an empty list means, as in Realm, every ``Object`` subclass of the
+        /// program, found from the Swift type metadata: the classes the file has
+        /// keep their stored shape (nothing is migrated), and the program's classes
+        /// the file lacks are added to it. A class is not added when another class
+        /// of the program has the same name, when it declares a required link, or
+        /// when a class it links to cannot be added; using it stops the program
+        /// with a message saying to list it here. A read-only database sees only
+        /// the file's classes.
         public var objectTypes: [Object.Type]?
 
         /// A file copied to ``fileURL`` when the database is opened and no file
@@ -210,9 +215,9 @@ extension Database {
                 }
                 let types = uniqueObjectTypes
                 if !types.isEmpty {
-                    var schemas: [ObjectSchema] = []
+                    var schemas: [ModelSchema] = []
                     for type in types {
-                        schemas.append(try ObjectSchema.of(type))
+                        schemas.append(try ModelSchema.of(type))
                     }
                     let schema = CSchema(schemas)
                     try CofferError.check(coffer_config_set_schema(config, schema.classes.baseAddress, schema.count, schemaVersion))

@@ -1,5 +1,8 @@
 // Writing objects: add, create, delete and deleteAll, and what a primary-key
-// conflict does (UpdatePolicy).
+// conflict does (UpdatePolicy). As in Realm, add, create and delete do not
+// throw: misuse stops the program with a message naming the object and
+// property; their `try` twins (tryAdd, tryCreate, tryDelete) throw instead,
+// for values that come from users.
 
 internal import CCoffer
 
@@ -7,7 +10,8 @@ extension Database {
     /// What ``add(_:update:)`` and ``create(_:value:update:)`` do when an object
     /// with the same primary key exists.
     public enum UpdatePolicy: Sendable {
-        /// Throw ``CofferError`` `.primaryKeyExists`.
+        /// Fail as a duplicate: ``Database/add(_:update:)`` stops the program,
+        /// ``Database/tryAdd(_:update:)`` throws ``CofferError`` `.primaryKeyExists`.
         case error
         /// Update the existing object, writing only the properties whose value differs.
         case modified
@@ -29,13 +33,43 @@ extension Database {
     /// `.modified` or `.all`, an existing object with the same primary key is
     /// updated instead, and `object` becomes a managed view of it.
     ///
+    /// ```swift
+    /// try db.write {
+    ///     db.add(rex)
+    /// }
+    /// ```
+    ///
+    /// As in Realm, this call does not throw: a misuse stops the program with a
+    /// message naming the class and property (outside a write transaction, a
+    /// primary key that exists with `.error`, an object of another database, a
+    /// value the database rejects). Use ``tryAdd(_:update:)`` for objects built
+    /// from user input, to get a ``CofferError`` instead.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        do {
+            try tryAdd(object, update: update)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Adds an unmanaged object as ``add(_:update:)`` does, throwing where that
+    /// stops the program.
+    ///
+    /// ```swift
+    /// do {
+    ///     try db.write { try db.tryAdd(Dog(value: ["id": enteredId])) }
+    /// } catch let error as CofferError where error.code == .primaryKeyExists {
+    ///     print("that id is taken")
+    /// }
+    /// ```
+    ///
     /// - Throws: ``CofferError``: `.notInWriteTransaction` outside a write
     ///   transaction; `.primaryKeyExists` (with `.error`); `.invalidArgument` for an
     ///   update policy on a class without primary key; `.misuse` for an object
     ///   managed by another database or whose adding was cancelled; `.notFound` or
     ///   `.schema` if the class is not in the database; `.type` for a value the
     ///   database rejects. On error nothing of the object is written.
-    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+    public func tryAdd(_ object: Object, update: UpdatePolicy = .error) throws {
         let txn = try requireWriteTransaction(for: "add objects")
         var className: String { type(of: object).className() }
         if let managed = object.managedState {
@@ -89,11 +123,18 @@ extension Database {
         }
     }
 
-    /// Adds every object of `objects`, as ``add(_:update:)`` does, stopping at the
-    /// first error.
-    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+    /// Adds every object of `objects`, as ``add(_:update:)`` does.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
         for object in objects {
-            try add(object, update: update)
+            add(object, update: update)
+        }
+    }
+
+    /// Adds every object of `objects`, as ``tryAdd(_:update:)`` does, stopping at
+    /// the first error.
+    public func tryAdd<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for object in objects {
+            try tryAdd(object, update: update)
         }
     }
 
@@ -106,14 +147,35 @@ extension Database {
     /// properties given are written to the existing object.
     ///
     /// ```swift
-    /// let rex = try db.create(Dog.self, value: ["name": "Rex", "age": 3])
+    /// let rex = db.create(Dog.self, value: ["name": "Rex", "age": 3])
     /// ```
     ///
-    /// - Throws: ``CofferError``: as ``add(_:update:)``, and `.notFound` naming an
+    /// As in Realm, this call does not throw: an unknown property, a value of the
+    /// wrong type, an existing primary key with `.error` or a call outside a write
+    /// transaction stops the program with a message naming the class and
+    /// property. Use ``tryCreate(_:value:update:)`` for values that come from
+    /// users.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        do {
+            return try tryCreate(type, value: value, update: update)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Creates a managed object as ``create(_:value:update:)`` does, throwing
+    /// where that stops the program.
+    ///
+    /// ```swift
+    /// let dog = try db.tryCreate(Dog.self, value: decodedJSON)
+    /// ```
+    ///
+    /// - Throws: ``CofferError``: as ``tryAdd(_:update:)``, and `.notFound` naming an
     ///   unknown property, `.type` naming the property whose value does not fit,
     ///   `.invalidArgument` for an array of the wrong length or an unusable `value`.
     @discardableResult
-    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+    public func tryCreate<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
         let txn = try requireWriteTransaction(for: "create objects")
         let binding = try binding(for: type)
         let schema = binding.schema
@@ -138,10 +200,25 @@ extension Database {
 
     /// Deletes a managed object; it becomes invalidated.
     ///
+    /// As in Realm, this call does not throw: outside a write transaction, for an
+    /// unmanaged object, an object of another database or one deleted already,
+    /// it stops the program with a message naming the class. Use
+    /// ``tryDelete(_:)`` to get a ``CofferError`` instead.
+    public func delete(_ object: Object) {
+        do {
+            try tryDelete(object)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Deletes a managed object as ``delete(_:)`` does, throwing where that stops
+    /// the program.
+    ///
     /// - Throws: ``CofferError``: `.notInWriteTransaction`; `.invalidArgument` for
     ///   an unmanaged object; `.misuse` for an object of another database;
     ///   `.notFound` if it was deleted already.
-    public func delete(_ object: Object) throws {
+    public func tryDelete(_ object: Object) throws {
         let txn = try requireWriteTransaction(for: "delete objects")
         let className = type(of: object).className()
         guard let managed = object.managedState else {
@@ -163,21 +240,34 @@ extension Database {
     }
 
     /// Deletes every object of `objects` (a ``Results`` or any sequence of managed
-    /// objects), stopping at the first error.
-    public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+    /// objects), as ``delete(_:)`` does.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
         for object in Array(objects) {
-            try delete(object)
+            delete(object)
+        }
+    }
+
+    /// Deletes every object of `objects`, as ``tryDelete(_:)`` does, stopping at
+    /// the first error.
+    public func tryDelete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        for object in Array(objects) {
+            try tryDelete(object)
         }
     }
 
     /// Deletes every object of every class visible through this database.
-    /// - Throws: ``CofferError`` `.notInWriteTransaction` outside a write transaction.
-    public func deleteAll() throws {
-        let txn = try requireWriteTransaction(for: "delete objects")
-        for classId in 0..<coffer_db_class_count(handle) {
-            try CofferError.check(coffer_class_clear(txn, coffer_class_id(classId)))
+    ///
+    /// Outside a write transaction it stops the program, as Realm does.
+    public func deleteAll() {
+        do throws(CofferError) {
+            let txn = try requireWriteTransaction(for: "delete objects")
+            for classId in 0..<coffer_db_class_count(handle) {
+                try CofferError.check(coffer_class_clear(txn, coffer_class_id(classId)))
+            }
+            contentVersion &+= 1
+        } catch {
+            fail(error)
         }
-        contentVersion &+= 1
     }
 
     private func checkUpdatePolicy(_ update: UpdatePolicy, _ binding: ClassBinding) throws(CofferError) {

@@ -1,5 +1,7 @@
 // Write transactions (begin, commit, cancel, write blocks), refresh, and the
-// current transaction that reads use.
+// current transaction that reads use. As in Realm, beginWrite and cancelWrite
+// do not throw and commitWrite throws only when the commit fails; calling them
+// out of order stops the program.
 
 internal import CCoffer
 
@@ -14,7 +16,7 @@ extension Database {
     ///
     /// ```swift
     /// try db.write {
-    ///     try db.add(dog)
+    ///     db.add(dog)
     ///     dog.age += 1
     /// }
     /// ```
@@ -23,20 +25,23 @@ extension Database {
     /// nothing of it is written. If `block` itself commits or cancels, nothing more
     /// happens. Returns what `block` returns.
     ///
-    /// - Throws: what `block` throws, or a ``CofferError`` from ``beginWrite()`` or
-    ///   ``commitWrite()``.
+    /// - Throws: what `block` throws, or a ``CofferError``: `.misuse` if already
+    ///   in a write transaction or called from another thread, `.readOnly` for a
+    ///   read-only database, `.limit` above
+    ///   ``Configuration/maximumNumberOfActiveVersions``, or the failure of the
+    ///   commit (see ``commitWrite()``).
     @discardableResult
     public func write<Result>(_ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        try beginWriteTransaction()
         do {
             let result = try block()
-            if isInWriteTransaction {
-                try commitWrite()
+            if let txn = writeTransaction {
+                try commit(txn)
             }
             return result
         } catch {
-            if isInWriteTransaction {
-                try? cancelWrite()
+            if let txn = writeTransaction {
+                abort(txn)
             }
             throw error
         }
@@ -45,9 +50,18 @@ extension Database {
     /// Begins a write transaction, waiting until no other writer holds the file
     /// (in this or another process), and moves reads to the latest data.
     ///
-    /// - Throws: ``CofferError`` `.misuse` if already in a write transaction or
-    ///   called from another thread; `.readOnly` for a read-only database.
-    public func beginWrite() throws {
+    /// As in Realm, it does not throw: calling it inside a write transaction, on
+    /// a read-only database or from another thread stops the program with a
+    /// message saying so. ``write(_:)`` throws these instead.
+    public func beginWrite() {
+        do {
+            try beginWriteTransaction()
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func beginWriteTransaction() throws(CofferError) {
         try checkThread()
         guard writeTransaction == nil else {
             throw CofferError(.misuse, "the database is already in a write transaction")
@@ -61,26 +75,35 @@ extension Database {
 
     /// Commits the write transaction: once it returns, the changes are durable.
     ///
-    /// - Throws: ``CofferError`` `.misuse` when not in a write transaction or on
-    ///   another thread; `.mapFull`, `.fileTooLarge` or `.io` when the commit failed,
-    ///   in which case nothing of the transaction was written and it has ended.
+    /// Called outside a write transaction or from another thread, it stops the
+    /// program, as Realm does.
+    ///
+    /// - Throws: ``CofferError`` `.mapFull`, `.fileTooLarge` or `.io` when the
+    ///   commit failed, in which case nothing of the transaction was written and
+    ///   it has ended.
     public func commitWrite() throws {
-        let txn = try currentWriteTransaction(for: "commitWrite()")
-        let status = coffer_txn_commit(txn)
-        endWriteTransaction(txn, committed: status == COFFER_OK)
-        try CofferError.check(status)
+        try commit(usableWriteTransaction(for: "commitWrite()"))
     }
 
     /// Discards every change of the write transaction. Objects added in it become
     /// invalidated; managed objects read their old values again.
     ///
-    /// - Throws: ``CofferError`` `.misuse` when not in a write transaction or on
-    ///   another thread.
-    public func cancelWrite() throws {
-        let txn = try currentWriteTransaction(for: "cancelWrite()")
-        let status = coffer_txn_abort(txn)
-        endWriteTransaction(txn, committed: false)
+    /// Called outside a write transaction or from another thread, it stops the
+    /// program, as Realm does.
+    public func cancelWrite() {
+        abort(usableWriteTransaction(for: "cancelWrite()"))
+    }
+
+    private func commit(_ txn: OpaquePointer) throws(CofferError) {
+        let status = coffer_txn_commit(txn)
+        endWriteTransaction(txn, committed: status == COFFER_OK)
         try CofferError.check(status)
+    }
+
+    /// Ends the write transaction without writing; aborting in LMDB cannot fail.
+    private func abort(_ txn: OpaquePointer) {
+        _ = coffer_txn_abort(txn)
+        endWriteTransaction(txn, committed: false)
     }
 
     /// Lets go of the snapshot reads have used, so that the next read sees the
@@ -124,10 +147,11 @@ extension Database {
         return writeTransaction
     }
 
-    private func currentWriteTransaction(for call: String) throws(CofferError) -> OpaquePointer {
-        try checkThread()
+    /// The write transaction for `call`; stops the program when there is none.
+    private func usableWriteTransaction(for call: String) -> OpaquePointer {
+        requireThread()
         guard let writeTransaction else {
-            throw CofferError(.misuse, "\(call) was called outside a write transaction")
+            fail(CofferError(.misuse, "\(call) was called outside a write transaction"))
         }
         return writeTransaction
     }

@@ -61,7 +61,7 @@ extension Database {
         // A class bound already, then the configuration's, then any discovered one.
         let type = bindings.values.first { $0.classId == classId }?.schema.objectType
             ?? configuration.objectTypes?.first { $0.className() == name }
-            ?? ObjectSchema.knownType(named: name)
+            ?? ModelSchema.knownType(named: name)
         guard let type else {
             throw CofferError(.notFound, "a link points to class '\(name)', which no Swift class declares; list it in Database.Configuration.objectTypes")
         }
@@ -100,7 +100,7 @@ extension Database {
         if object is EmbeddedObject {
             return try embeddedDescription(of: object, update: update)
         }
-        try add(object, update: update)
+        try tryAdd(object, update: update)
         let managed = object.managedState!
         return .link(classId: managed.binding.classId, key: managed.key)
     }

@@ -17,7 +17,7 @@ internal import CCoffer
 /// var config = Database.Configuration(fileURL: url, objectTypes: [Dog.self])
 /// let db = try Database(configuration: config)
 /// try db.write {
-///     try db.add(Dog(value: ["name": "Rex"]))
+///     db.add(Dog(value: ["name": "Rex"]))
 /// }
 /// let dogs = db.objects(Dog.self)
 /// ```
@@ -129,7 +129,38 @@ public final class Database {
             }
             throw CofferError.last(status)
         }
+        if configuration.objectTypes?.isEmpty ?? true, !configuration.readOnly {
+            return addingProgramClasses(to: db!, config: config)
+        }
         return db!
+    }
+
+    /// Without ``Configuration/objectTypes``, as Realm does, the program's own
+    /// ``Object`` subclasses that the file lacks are added to it: `db` is
+    /// reopened with the file's classes and those. If that fails (a class
+    /// the C core refuses), `db` stays as it was opened, with the file's classes.
+    private static func addingProgramClasses(to db: OpaquePointer, config: OpaquePointer) -> OpaquePointer {
+        let added = ProgramSchema.classesToAdd(to: db)
+        guard !added.isEmpty else { return db }
+        var classes: [coffer_class_schema] = (0..<coffer_db_class_count(db)).compactMap {
+            coffer_db_class_schema(db, coffer_class_id($0))?.pointee
+        }
+        let programSchema = CSchema(added)
+        classes.append(contentsOf: programSchema.classes.prefix(programSchema.count))
+        let status = withExtendedLifetime(programSchema) {
+            coffer_config_set_schema(config, classes, classes.count, coffer_db_schema_version(db))
+        }
+        guard status == COFFER_OK else { return db }
+        coffer_close(db)
+        var reopened: OpaquePointer?
+        if coffer_open(config, &reopened) == COFFER_OK, let reopened {
+            return reopened
+        }
+        // Opened a moment ago without the added classes: open it so again.
+        _ = coffer_config_set_schema(config, nil, 0, 0)
+        var plain: OpaquePointer?
+        _ = coffer_open(config, &plain)
+        return plain!
     }
 
     /// True if the database's file exists; false for an in-memory configuration.
@@ -192,7 +223,7 @@ public final class Database {
     }
 
     /// Stops the program with `error`, for calls that cannot throw.
-    func fail(_ error: CofferError) -> Never {
+    func fail(_ error: any Swift.Error) -> Never {
         fatalError("Coffer: \(error)")
     }
 }

@@ -38,7 +38,7 @@ extension Object: _PersistableInsideOptional {
             return object
         }
         guard value is [String: Any] || value is [Any],
-              let schema = try? ObjectSchema.of(self),
+              let schema = try? ModelSchema.of(self),
               let values = try? FieldValues.parse(value, for: schema)
         else { return nil }
         let object = Self()

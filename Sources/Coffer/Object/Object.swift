@@ -15,7 +15,7 @@ internal import CCoffer
 /// }
 ///
 /// let rex = Dog(value: ["name": "Rex", "breed": "Beagle"])
-/// try db.write { try db.add(rex) }
+/// try db.write { db.add(rex) }
 /// ```
 ///
 /// An object starts unmanaged, a plain Swift object. ``Database/add(_:update:)``
@@ -30,9 +30,9 @@ open class Object {
         didSet {
             guard let managedState else { return }
             managedState.binding.schema.assignIndexes(to: self)
-            if managedState.binding.schema.hasPlainLinkingObjects {
-                for child in ObjectSchema.persistedChildren(of: self) {
-                    (child.property as? any LinkOriginDescribing)?.attach(to: self)
+            if managedState.binding.schema.hasAttachedProperties {
+                for (index, child) in ModelSchema.persistedChildren(of: self).enumerated() {
+                    (child.property as? any OwnerAttached)?.attach(to: self, at: index)
                 }
             }
         }
@@ -58,11 +58,11 @@ open class Object {
     /// A value that does not fit (an unknown property name, a value of the wrong
     /// type, nil for a required property, an array of the wrong length) stops the
     /// program with a message naming the class and property, as Realm does. Use
-    /// ``Database/create(_:value:update:)`` to get a thrown ``CofferError`` instead.
+    /// ``Database/tryCreate(_:value:update:)`` to get a thrown ``CofferError`` instead.
     public convenience init(value: Any) {
         self.init()
         do {
-            let schema = try ObjectSchema.of(type(of: self))
+            let schema = try ModelSchema.of(type(of: self))
             let values = try FieldValues.parse(value, for: schema)
             _ = schema.setUnmanagedValues(values, of: self)
         } catch {

@@ -117,7 +117,7 @@ public struct Persisted<Value: _Persistable> {
 /// that walks every property of an object (adding it, copying it) works with.
 @usableFromInline
 class AnyPersistedBox {
-    /// The property's position in its class's ``ObjectSchema``; -1 until known.
+    /// The property's position in its class's ``ModelSchema``; -1 until known.
     final var index = -1
 
     @usableFromInline
@@ -192,7 +192,7 @@ final class PersistedBox<Value: _Persistable>: AnyPersistedBox {
     /// the object became managed, else looked up once per key path.
     func schemaIndex(in object: Object, storage: AnyKeyPath) -> Int {
         if index < 0 {
-            index = ObjectSchema.forObject(object).index(of: self, in: object, storage: storage)
+            index = ModelSchema.forObject(object).index(of: self, in: object, storage: storage)
         }
         return index
     }

@@ -101,6 +101,9 @@ enum QueryArgument {
         if let text = unwrapped as? Substring {
             return .string(String(text))
         }
+        if let character = unwrapped as? Character {
+            return .string(String(character))  // as NSPredicate's %c
+        }
         if let integer = unwrapped as? any BinaryInteger {
             guard let exact = Int64(exactly: integer) else {
                 throw CofferError(.query, "argument \(index) is \(integer), which does not fit a 64-bit integer")

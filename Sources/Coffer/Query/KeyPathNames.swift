@@ -35,9 +35,9 @@ enum KeyPathNames {
         object.keyPathRecorder = recorder
         let value = read(keyPath, of: root._cofferElement(for: object))
         if recorder.properties.isEmpty, let plain = value as? any PersistedProperty,
-           let index = ObjectSchema.persistedChildren(of: object).firstIndex(where: { $0.property.boxIdentity == plain.boxIdentity }) {
+           let index = ModelSchema.persistedChildren(of: object).firstIndex(where: { $0.property.boxIdentity == plain.boxIdentity }) {
             // `let owners = LinkingObjects(...)` is read without a getter of ours.
-            return [ObjectSchema.forObject(object).properties[index]]
+            return [ModelSchema.forObject(object).properties[index]]
         }
         guard !recorder.properties.isEmpty, recorder.isChain else {
             fatalError("Coffer: the key path \(keyPath) of \(root) is not a chain of @Persisted properties; queries, sorting and aggregates need stored properties")
@@ -76,7 +76,7 @@ final class KeyPathRecorder {
     /// the getter returns: for a link, a recording object of the linked class;
     /// otherwise the unmanaged value.
     func record<Value: _Persistable>(_ box: PersistedBox<Value>, in object: Object, wrapped: AnyKeyPath, storage: AnyKeyPath) -> Value {
-        let property = ObjectSchema.forObject(object).properties[box.schemaIndex(in: object, storage: storage)]
+        let property = ModelSchema.forObject(object).properties[box.schemaIndex(in: object, storage: storage)]
         if ObjectIdentifier(object) != expected {
             isChain = false
         }

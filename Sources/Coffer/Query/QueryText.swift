@@ -6,8 +6,10 @@ import Foundation
 /// Turns a query string as Swift code writes it into the text the C core
 /// compiles: property names as Swift declares them become the names they are
 /// stored under (``Object/propertiesMapping()``), following links, SUBQUERY
-/// variables and `@links`; NSPredicate-style `%@` placeholders become `$0`,
-/// `$1`, ... and `%K` inserts a key path argument. Everything else, including
+/// variables and `@links`; NSPredicate-style placeholders (`%@`, and the
+/// format specifiers `%d`, `%i`, `%ld`, `%lld`, `%u`, `%f`, `%lf`, `%s`, `%c`, ...
+/// that NSPredicate accepts) become `$0`, `$1`, ... and `%K` inserts a key path
+/// argument. Everything else, including
 /// string literals, is copied unchanged for the C core to check.
 struct QueryText {
     /// Words of the query language that are never property names here.
@@ -24,18 +26,18 @@ struct QueryText {
     /// For each byte of `output`, the byte of the original text it comes from.
     private var origins: [Int] = []
     private var tokenStart = 0
-    private let root: ObjectSchema
+    private let root: ModelSchema
     private let given: [Any]
     private var nextPlaceholder = 0
     private(set) var arguments: [Any] = []
     private var usesNumberedArguments = false
-    private var variables: [String: ObjectSchema?] = [:]
+    private var variables: [String: ModelSchema?] = [:]
     /// Set after SUBQUERY: the next key path is its collection.
     private var expectingSubqueryCollection = false
     /// The class of the collection of the SUBQUERY being read, for its variable.
-    private var subqueryElement: ObjectSchema??
+    private var subqueryElement: ModelSchema??
 
-    private init(_ text: String, root: ObjectSchema, arguments: [Any]) {
+    private init(_ text: String, root: ModelSchema, arguments: [Any]) {
         bytes = Array(text.utf8)
         self.root = root
         given = arguments
@@ -46,7 +48,7 @@ struct QueryText {
     /// - Throws: ``CofferError`` `.query` when `%@` placeholders and `$n`
     ///   arguments are mixed, when there are more placeholders than arguments,
     ///   or when a `%K` argument is not a string.
-    static func translate(_ text: String, root: ObjectSchema, arguments: [Any]) throws(CofferError) -> (text: String, arguments: [Any], offsets: OffsetMap) {
+    static func translate(_ text: String, root: ModelSchema, arguments: [Any]) throws(CofferError) -> (text: String, arguments: [Any], offsets: OffsetMap) {
         var translator = QueryText(text, root: root, arguments: arguments)
         try translator.run()
         if translator.usesNumberedArguments && translator.nextPlaceholder > 0 {
@@ -58,7 +60,7 @@ struct QueryText {
     }
 
     /// The C core's key path for a key path with Swift names, such as `owner.firstName`.
-    static func storedKeyPath(_ keyPath: String, root: ObjectSchema) -> String {
+    static func storedKeyPath(_ keyPath: String, root: ModelSchema) -> String {
         var translator = QueryText(keyPath, root: root, arguments: [])
         while translator.position < translator.bytes.count {
             translator.keyPath(from: root)
@@ -115,9 +117,9 @@ struct QueryText {
             switch c {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 stringLiteral()
-            case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "@"):
+            case UInt8(ascii: "%") where Self.placeholderLength(at: position, in: bytes) != nil:
                 tokenStart = position
-                position += 2
+                position += Self.placeholderLength(at: position, in: bytes)!
                 emit("$\(arguments.count)")
                 arguments.append(try placeholderArgument())
             case UInt8(ascii: "%") where byte(at: 1) == UInt8(ascii: "K"):
@@ -162,6 +164,23 @@ struct QueryText {
         }
     }
 
+    /// Length modifiers of C format specifiers, longest first.
+    private static let lengthModifiers: [[UInt8]] = ["hh", "ll", "h", "l", "q", "L", "z", "t", "j"].map { Array($0.utf8) }
+    /// Conversions NSPredicate takes an argument for: `%@` objects, and the C
+    /// format specifiers of numbers, characters and strings.
+    private static let conversions = Set("@dDiouUxXfFeEgGaAcCsSp".utf8)
+
+    /// The length of a value placeholder (`%@`, `%d`, `%lld`, `%lf`, ...) at
+    /// `start`, or nil if none starts there (`%K` is a key path, not a value).
+    static func placeholderLength(at start: Int, in bytes: [UInt8]) -> Int? {
+        var end = start + 1
+        if let modifier = lengthModifiers.first(where: { bytes[end...].starts(with: $0) }) {
+            end += modifier.count
+        }
+        guard end < bytes.count, conversions.contains(bytes[end]) else { return nil }
+        return end + 1 - start
+    }
+
     private mutating func placeholderArgument() throws(CofferError) -> Any {
         guard nextPlaceholder < given.count else {
             throw CofferError(.query, "the query has more %@ placeholders than the \(given.count) argument\(given.count == 1 ? "" : "s") given")
@@ -180,7 +199,7 @@ struct QueryText {
     }
 
     /// A key path starting here: a property of `schema` or `@links.Class.property`.
-    private mutating func keyPath(from schema: ObjectSchema) {
+    private mutating func keyPath(from schema: ModelSchema) {
         if current == UInt8(ascii: "@") {
             keyPathRest(in: schema, startsWithOperation: true)
         } else {
@@ -189,7 +208,7 @@ struct QueryText {
     }
 
     /// The rest of a key path, whose elements so far end at class `schema` (nil when unknown).
-    private mutating func keyPathRest(in start: ObjectSchema?, startsWithOperation: Bool = false) {
+    private mutating func keyPathRest(in start: ModelSchema?, startsWithOperation: Bool = false) {
         var schema = start
         var atOperation = startsWithOperation
         while true {
@@ -232,12 +251,12 @@ struct QueryText {
     }
 
     /// After `@links`: `.Class.property` (the property translated with Class's names), or `.@count`.
-    private mutating func linksTarget() -> ObjectSchema? {
+    private mutating func linksTarget() -> ModelSchema? {
         guard current == UInt8(ascii: "."), Self.isIdentifierStart(byte(at: 1)) else { return nil }
         copy(1)
         let className = identifier()
         emit(className)
-        let origin = ObjectSchema.knownType(named: className).flatMap { try? ObjectSchema.of($0) }
+        let origin = ModelSchema.knownType(named: className).flatMap { try? ModelSchema.of($0) }
         guard current == UInt8(ascii: "."), Self.isIdentifierStart(byte(at: 1)) else { return origin }
         copy(1)
         if let origin {
@@ -250,7 +269,7 @@ struct QueryText {
 
     /// Reads a property name, writes its stored name, and returns the class it
     /// leads to (for links and collections of objects), else nil.
-    private mutating func translateProperty(in schema: ObjectSchema) -> ObjectSchema? {
+    private mutating func translateProperty(in schema: ModelSchema) -> ModelSchema? {
         let name = identifier()
         guard let index = schema.index(ofProperty: name) ?? schema.properties.firstIndex(where: { $0.persistedName == name }) else {
             emit(name)  // a mistake the C core reports
@@ -258,7 +277,7 @@ struct QueryText {
         }
         let property = schema.properties[index]
         emit(property.persistedName)
-        return property.objectType.flatMap { try? ObjectSchema.of($0) }
+        return property.objectType.flatMap { try? ModelSchema.of($0) }
     }
 }
 

@@ -1,4 +1,6 @@
-// Aggregates over Results: min, max, sum and average.
+// Aggregates over Results: min, max, sum and average, by property name (which
+// stop the program on an unknown property as Realm's do, with throwing `try`
+// twins) and by typed key path.
 
 import Foundation
 internal import CCoffer
@@ -8,35 +10,61 @@ extension Results {
     /// ignoring nils; nil when there is none.
     ///
     /// ```swift
-    /// let youngest: Int? = try dogs.min(ofProperty: "age")
+    /// let youngest: Int? = dogs.min(ofProperty: "age")
     /// ```
     ///
-    /// - Throws: ``CofferError`` `.notFound` naming an unknown property; `.type`
-    ///   if it holds no numbers or dates, or its values are not a `T`.
-    public func min<T: _QueryMinMax>(ofProperty property: String) throws -> T? {
-        try aggregate(COFFER_AGGREGATE_MIN, "minimum", of: property)
+    /// An unknown property, one that holds no numbers or dates, or values that
+    /// are not a `T` stop the program with a message naming the property, as in
+    /// Realm; ``tryMin(ofProperty:)`` throws instead.
+    public func min<T: _QueryMinMax>(ofProperty property: String) -> T? {
+        trapping { try tryMin(ofProperty: property) }
     }
 
-    /// The largest value of a number or date property, ignoring nils; nil when there is none.
-    /// - Throws: as ``min(ofProperty:)``.
-    public func max<T: _QueryMinMax>(ofProperty property: String) throws -> T? {
-        try aggregate(COFFER_AGGREGATE_MAX, "maximum", of: property)
+    /// The largest value of a number or date property, ignoring nils; nil when
+    /// there is none. Misuse stops the program, as ``min(ofProperty:)``.
+    public func max<T: _QueryMinMax>(ofProperty property: String) -> T? {
+        trapping { try tryMax(ofProperty: property) }
     }
 
     /// The sum of a number property, ignoring nils; 0 when there is none.
-    /// Integers add up to an integer, floats and doubles to a `Double`.
-    /// - Throws: as ``min(ofProperty:)``.
-    public func sum<T: _QueryNumeric>(ofProperty property: String) throws -> T {
+    /// Integers add up to an integer, floats and doubles to a `Double`. Misuse
+    /// stops the program, as ``min(ofProperty:)``.
+    public func sum<T: _QueryNumeric>(ofProperty property: String) -> T {
+        trapping { try trySum(ofProperty: property) }
+    }
+
+    /// The average of a number property, ignoring nils; nil when there is
+    /// none. It is a `Double` (a ``Decimal128`` for decimals). Misuse stops the
+    /// program, as ``min(ofProperty:)``.
+    public func average<T: _QueryNumeric>(ofProperty property: String) -> T? {
+        trapping { try tryAverage(ofProperty: property) }
+    }
+
+    /// ``min(ofProperty:)``, throwing where it stops the program.
+    /// - Throws: ``CofferError`` `.notFound` naming an unknown property; `.type`
+    ///   if it holds no numbers or dates, or its values are not a `T`.
+    public func tryMin<T: _QueryMinMax>(ofProperty property: String) throws -> T? {
+        try aggregate(COFFER_AGGREGATE_MIN, "minimum", of: property)
+    }
+
+    /// ``max(ofProperty:)``, throwing where it stops the program.
+    /// - Throws: as ``tryMin(ofProperty:)``.
+    public func tryMax<T: _QueryMinMax>(ofProperty property: String) throws -> T? {
+        try aggregate(COFFER_AGGREGATE_MAX, "maximum", of: property)
+    }
+
+    /// ``sum(ofProperty:)``, throwing where it stops the program.
+    /// - Throws: as ``tryMin(ofProperty:)``.
+    public func trySum<T: _QueryNumeric>(ofProperty property: String) throws -> T {
         guard let sum: T = try aggregate(COFFER_AGGREGATE_SUM, "sum", of: property) else {
             throw CofferError(.type, "the sum of \(binding.schema.className).\(property) is nil, which is not a \(T.self)")
         }
         return sum
     }
 
-    /// The average of a number property, ignoring nils; nil when there is
-    /// none. It is a `Double` (a ``Decimal128`` for decimals).
-    /// - Throws: as ``min(ofProperty:)``.
-    public func average<T: _QueryNumeric>(ofProperty property: String) throws -> T? {
+    /// ``average(ofProperty:)``, throwing where it stops the program.
+    /// - Throws: as ``tryMin(ofProperty:)``.
+    public func tryAverage<T: _QueryNumeric>(ofProperty property: String) throws -> T? {
         try aggregate(COFFER_AGGREGATE_AVG, "average", of: property)
     }
 

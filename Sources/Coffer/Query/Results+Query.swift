@@ -1,4 +1,6 @@
-// Narrowing and ordering Results: where, filter, sorted, distinct and reversed.
+// Narrowing and ordering Results: where, filter, sorted and distinct, which
+// stop the program on a bad query as Realm's do, and their throwing `try`
+// twins for query text that comes from users.
 
 internal import CCoffer
 
@@ -15,22 +17,20 @@ extension Results {
     /// with a message naming it, as in Realm.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         let (text, arguments) = QueryWriter.write(isIncluded(Query<Element>.root).node)
-        do {
-            return try appending(text, arguments)
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending(text, arguments) }
     }
 
     /// These results narrowed by a query string in Coffer's query language
-    /// (Realm's), with arguments given NSPredicate-style as `%@` or by position
-    /// as `$0`, `$1`, ...:
+    /// (Realm's), with arguments given NSPredicate-style as `%@` (or any C format
+    /// specifier NSPredicate accepts: `%d`, `%i`, `%ld`, `%lld`, `%u`, `%f`,
+    /// `%lf`, `%s`, `%c`, ...) or by position as `$0`, `$1`, ...:
     ///
     /// ```swift
-    /// let found = try dogs.filter("age > %@ AND name BEGINSWITH %@", 3, "R")
-    /// let same = try dogs.filter("age > $0 AND name BEGINSWITH $1", 3, "R")
-    /// let named = try dogs.filter("name IN %@", ["Rex", "Fido"])
-    /// let owned = try dogs.filter("owner == %@", ali)
+    /// let found = dogs.filter("age > %@ AND name BEGINSWITH %@", 3, "R")
+    /// let older = dogs.filter("age > %d", 2)
+    /// let same = dogs.filter("age > $0 AND name BEGINSWITH $1", 3, "R")
+    /// let named = dogs.filter("name IN %@", ["Rex", "Fido"])
+    /// let owned = dogs.filter("owner == %@", ali)
     /// ```
     ///
     /// Property names are the Swift ones, also for classes that map them with
@@ -39,11 +39,30 @@ extension Results {
     /// object, or an array or set of them (for `IN`). The string may end with
     /// `SORT(...)`, `DISTINCT(...)` and `LIMIT(n)`.
     ///
+    /// As in Realm, an invalid query stops the program with the C core's message
+    /// (a syntax error's offset and what was expected, the unknown property, the
+    /// mismatched types). For query text that comes from users, use
+    /// ``tryFilter(_:_:)``, which throws instead.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        trapping { try filter(predicateFormat, arguments: args) }
+    }
+
+    /// These results narrowed by a query string, as ``filter(_:_:)``, throwing
+    /// where that stops the program:
+    ///
+    /// ```swift
+    /// do {
+    ///     let found = try dogs.tryFilter(searchField.text)
+    /// } catch let error as CofferError {
+    ///     print(error.message)   // "... at offset 7: expected ..."
+    /// }
+    /// ```
+    ///
     /// - Throws: ``CofferError`` `.query` with the C core's message: for a syntax
     ///   error, its offset and what was expected; otherwise the unknown property,
     ///   the mismatched types or the missing argument; also for `%@` and `$n`
     ///   mixed, too few arguments, or an argument a query cannot compare.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
+    public func tryFilter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
         try filter(predicateFormat, arguments: args)
     }
 
@@ -63,20 +82,36 @@ extension Results {
     /// (`"owner.name"`), as Realm's `sorted(byKeyPath:ascending:)`. Sorting
     /// again sorts by the new key first, keeping the previous order among equals.
     ///
+    /// An unknown property, or one that holds a collection or a link, stops the
+    /// program with a message naming it; ``trySorted(byKeyPath:ascending:)`` throws.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// These results sorted as ``sorted(byKeyPath:ascending:)`` does, throwing
+    /// where that stops the program.
     /// - Throws: ``CofferError`` `.query` naming an unknown property, or one
     ///   that holds a collection or a link.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
-        try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    public func trySorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
+        try trySorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
     }
 
     /// These results sorted by several keys, the first one first.
     ///
     /// ```swift
-    /// let ordered = try dogs.sorted(by: [SortDescriptor(keyPath: "age", ascending: false), "name"])
+    /// let ordered = dogs.sorted(by: [SortDescriptor(keyPath: "age", ascending: false), "name"])
     /// ```
     ///
+    /// An unknown or unsortable key path stops the program with a message
+    /// naming it; ``trySorted(by:)`` throws.
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        trapping { try trySorted(by: sortDescriptors) }
+    }
+
+    /// These results sorted as ``sorted(by:)`` does, throwing where that stops
+    /// the program.
     /// - Throws: ``CofferError`` `.query` naming an unknown or unsortable key path.
-    public func sorted<S: Sequence>(by sortDescriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
+    public func trySorted<S: Sequence>(by sortDescriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
         let keys = sortDescriptors.map { "\(QueryText.storedKeyPath($0.keyPath, root: binding.schema)) \($0.ascending ? "ASC" : "DESC")" }
         guard !keys.isEmpty else { return self }
         return try appending("TRUEPREDICATE SORT(\(keys.joined(separator: ", ")))", [])
@@ -89,19 +124,23 @@ extension Results {
     /// cannot be sorted by (a collection, a link), stops the program.
     public func sorted<Value: _QueryEquatable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
         let path = KeyPathNames.storedPath(of: keyPath, from: Element.self)
-        do {
-            return try appending("TRUEPREDICATE SORT(\(path) \(ascending ? "ASC" : "DESC"))", [])
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending("TRUEPREDICATE SORT(\(path) \(ascending ? "ASC" : "DESC"))", []) }
     }
 
     /// These results keeping only the first object of each distinct combination
     /// of the values at `keyPaths` (`DISTINCT`), in their order.
     ///
+    /// An unknown key path, or one through a collection, stops the program with
+    /// a message naming it; ``tryDistinct(by:)`` throws.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        trapping { try tryDistinct(by: keyPaths) }
+    }
+
+    /// These results made distinct as ``distinct(by:)`` does, throwing where
+    /// that stops the program.
     /// - Throws: ``CofferError`` `.query` naming an unknown key path or one
     ///   through a collection.
-    public func distinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
+    public func tryDistinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
         let paths = keyPaths.map { QueryText.storedKeyPath($0, root: binding.schema) }
         guard !paths.isEmpty else { return self }
         return try appending("TRUEPREDICATE DISTINCT(\(paths.joined(separator: ", ")))", [])
@@ -112,11 +151,7 @@ extension Results {
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == PartialKeyPath<Element> {
         let paths = keyPaths.map { KeyPathNames.storedPath(of: $0, from: Element.self) }
         guard !paths.isEmpty else { return self }
-        do {
-            return try appending("TRUEPREDICATE DISTINCT(\(paths.joined(separator: ", ")))", [])
-        } catch {
-            database.fail(error)
-        }
+        return trapping { try appending("TRUEPREDICATE DISTINCT(\(paths.joined(separator: ", ")))", []) }
     }
 
     /// The query language text of these results' queries, in the C core's

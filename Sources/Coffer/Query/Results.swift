@@ -19,7 +19,7 @@ internal import CCoffer
 /// ```swift
 /// let dogs = db.objects(Dog.self)
 /// let puppies = dogs.where { $0.age < 2 }.sorted(by: \.name)
-/// let rexes = try dogs.filter("name BEGINSWITH[c] %@", "rex")
+/// let rexes = dogs.filter("name BEGINSWITH[c] %@", "rex")
 /// for dog in puppies { print(dog.name) }
 /// let oldest: Int? = puppies.max(of: \.age)
 /// ```
@@ -101,6 +101,16 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     /// `Results<Dog>(3 objects)`.
     public var description: String {
         "Results<\(Element.self)>(\(count) objects)"
+    }
+
+    /// What `body` returns; its error stops the program, for the calls that do
+    /// not throw, as in Realm.
+    func trapping<T>(_ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch {
+            database.fail(error)
+        }
     }
 
     /// The C results for the current snapshot, computed once per snapshot and write.

@@ -6,7 +6,7 @@ internal import CCoffer
 /// An ``Object`` subclass bound to a class of one open database: its class id and
 /// the property id of each of its properties, checked against the stored schema.
 final class ClassBinding {
-    let schema: ObjectSchema
+    let schema: ModelSchema
     let classId: coffer_class_id
     let propertyIds: [coffer_property_id]
     /// Per property: true if it holds a value of its own (not backlinks).
@@ -15,7 +15,7 @@ final class ClassBinding {
     /// managed views of their stored copies once written.
     let linksEmbedded: [Bool]
 
-    init(schema: ObjectSchema, classId: coffer_class_id, propertyIds: [coffer_property_id]) {
+    init(schema: ModelSchema, classId: coffer_class_id, propertyIds: [coffer_property_id]) {
         self.schema = schema
         self.classId = classId
         self.propertyIds = propertyIds
@@ -39,12 +39,18 @@ extension Database {
         if let known = bindings[id] {
             return known
         }
-        let schema = try ObjectSchema.of(type)
+        let schema = try ModelSchema.of(type)
         var classId: coffer_class_id = 0
         guard coffer_db_find_class(handle, schema.className, &classId) == COFFER_OK,
               let stored = coffer_db_class_schema(handle, classId)
         else {
-            throw CofferError(.notFound, "class '\(schema.className)' is not in this database; list \(type).self in Database.Configuration.objectTypes")
+            var reason = ""
+            if configuration.objectTypes?.isEmpty ?? true {
+                reason = ProgramSchema.isAmbiguous(schema.className)
+                    ? " (several classes of this program are named '\(schema.className)', so none was added on its own)"
+                    : " (it was not found among this program's classes, or a class it links to is missing)"
+            }
+            throw CofferError(.notFound, "class '\(schema.className)' is not in this database\(reason); list \(type).self in Database.Configuration.objectTypes")
         }
         var propertyIds: [coffer_property_id] = []
         for property in schema.properties {
@@ -145,5 +151,15 @@ extension Database {
         } catch {
             fatalError("Coffer: \(error)")
         }
+    }
+}
+
+extension Database {
+    /// True if the database has a class named `name`; its id in `classId`.
+    func classExists(_ name: String, _ classId: inout UInt32) -> Bool {
+        var id: coffer_class_id = 0
+        guard coffer_db_find_class(handle, name, &id) == COFFER_OK else { return false }
+        classId = id
+        return true
     }
 }

@@ -4,7 +4,7 @@
 /// Turns the `value` given to `Object(value:)` and `Database.create` into stored
 /// values by property position, checking every name, count and type.
 enum FieldValues {
-    static func parse(_ value: Any, for schema: ObjectSchema) throws(CofferError) -> [Int: StoredValue] {
+    static func parse(_ value: Any, for schema: ModelSchema) throws(CofferError) -> [Int: StoredValue] {
         if let object = value as? Object {
             return try fromObject(object, for: schema)
         }
@@ -36,7 +36,7 @@ enum FieldValues {
         throw CofferError(.invalidArgument, "class '\(schema.className)' cannot take its values from a \(type(of: value)); give a dictionary, an array or an Object")
     }
 
-    static func convert(_ value: Any, to property: PropertySchema, of schema: ObjectSchema) throws(CofferError) -> StoredValue {
+    static func convert(_ value: Any, to property: PropertySchema, of schema: ModelSchema) throws(CofferError) -> StoredValue {
         let unwrapped = unwrapAny(value)
         if unwrapped == nil && !property.isOptional {
             throw CofferError(.type, "property '\(schema.className).\(property.name)' is required (\(property.typeDescription)) but the value given is nil")
@@ -48,8 +48,8 @@ enum FieldValues {
     }
 
     /// The values of another object's properties that share a name with `schema`'s.
-    private static func fromObject(_ object: Object, for schema: ObjectSchema) throws(CofferError) -> [Int: StoredValue] {
-        let source = try ObjectSchema.of(type(of: object))
+    private static func fromObject(_ object: Object, for schema: ModelSchema) throws(CofferError) -> [Int: StoredValue] {
+        let source = try ModelSchema.of(type(of: object))
         let sourceValues = storedValues(of: object, schema: source)
         var values: [Int: StoredValue] = [:]
         for (index, property) in schema.properties.enumerated() where property.isStored {
@@ -64,7 +64,7 @@ enum FieldValues {
     }
 
     /// Every property value of `object`, in schema order, from the database if it is managed.
-    static func storedValues(of object: Object, schema: ObjectSchema) -> [StoredValue] {
+    static func storedValues(of object: Object, schema: ModelSchema) -> [StoredValue] {
         if let managed = object.managedState {
             return schema.properties.indices.map { managed.database.readValue(managed, $0) }
         }

@@ -60,7 +60,7 @@ class CofferEngine: Engine {
     func insertBulk(_ w: Workload) throws -> UInt64 {
         try db.write {
             for e in w.entities.prefix(w.n) {
-                try db.add(CofferEntity.unmanaged(e))
+                db.add(CofferEntity.unmanaged(e))
             }
         }
         return count
@@ -132,13 +132,13 @@ class CofferEngine: Engine {
     }
 
     func deleteAll(_ w: Workload) throws -> UInt64 {
-        try db.write { try db.deleteAll() }
+        try db.write { db.deleteAll() }
         return count
     }
 
     func singleWrites(_ w: Workload) throws -> UInt64 {
         for e in w.entities[w.n...] {
-            try db.write { try db.add(CofferEntity.unmanaged(e)) }
+            try db.write { db.add(CofferEntity.unmanaged(e)) }
         }
         return count
     }

@@ -1,4 +1,4 @@
-// ObjectSchema and PropertySchema: the stored classes and properties discovered
+// ModelSchema and PropertySchema: the stored classes and properties discovered
 // from Object subclasses, and their C schema descriptions.
 
 import Foundation
@@ -77,7 +77,7 @@ struct PropertySchema: @unchecked Sendable {
 /// The schema of an ``Object`` subclass: discovered once per class with Mirror on a
 /// fresh instance, checked with the C core's own schema validation, then shared by
 /// every database. Immutable but for a cache behind a lock.
-final class ObjectSchema: @unchecked Sendable {
+final class ModelSchema: @unchecked Sendable {
     let objectType: Object.Type
     let className: String
     /// Superclass properties first, then in declaration order.
@@ -85,23 +85,24 @@ final class ObjectSchema: @unchecked Sendable {
     let primaryKeyIndex: Int?
     /// True for subclasses of ``EmbeddedObject``.
     let isEmbedded: Bool
-    /// True if the class declares `LinkingObjects(fromType:property:)` without
-    /// `@Persisted`; such instances are told their object when it becomes managed.
-    let hasPlainLinkingObjects: Bool
+    /// True if the class declares properties without `@Persisted` that read
+    /// through their object (`LinkingObjects(fromType:property:)`,
+    /// ``DatabaseProperty``); they are told their object when it becomes managed.
+    let hasAttachedProperties: Bool
     /// Where instances keep their properties' boxes; nil if Mirror must find them.
     let layout: ObjectLayout?
     private let indexByName: [String: Int]
     /// Which property a `Persisted` storage key path stands for.
     private let keyPathIndexes = LockedValue<[AnyKeyPath: Int]>([:])
 
-    private static let discovered = LockedValue<[ObjectIdentifier: Result<ObjectSchema, CofferError>]>([:])
+    private static let discovered = LockedValue<[ObjectIdentifier: Result<ModelSchema, CofferError>]>([:])
 
-    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasPlainLinkingObjects: Bool,
+    private init(objectType: Object.Type, className: String, properties: [PropertySchema], hasAttachedProperties: Bool,
                  layout: ObjectLayout?) {
         self.objectType = objectType
         self.layout = layout
         self.isEmbedded = objectType is EmbeddedObject.Type
-        self.hasPlainLinkingObjects = hasPlainLinkingObjects
+        self.hasAttachedProperties = hasAttachedProperties
         self.className = className
         self.properties = properties
         primaryKeyIndex = properties.firstIndex { $0.isPrimaryKey }
@@ -110,14 +111,14 @@ final class ObjectSchema: @unchecked Sendable {
 
     /// The schema of `type`, discovered on first use.
     /// - Throws: ``CofferError`` `.schema` naming the class and the fault.
-    static func of(_ type: Object.Type) throws(CofferError) -> ObjectSchema {
+    static func of(_ type: Object.Type) throws(CofferError) -> ModelSchema {
         let id = ObjectIdentifier(type)
         if let known = discovered.withLock({ $0[id] }) {
             return try known.get()
         }
         register(type)
         // Outside the lock: discovery runs the class's init, which may use Coffer.
-        let result: Result<ObjectSchema, CofferError>
+        let result: Result<ModelSchema, CofferError>
         do throws(CofferError) {
             result = .success(try discover(type))
         } catch {
@@ -131,7 +132,7 @@ final class ObjectSchema: @unchecked Sendable {
     }
 
     /// The schema of a managed object's class, which was discovered when it was managed.
-    static func forObject(_ object: Object) -> ObjectSchema {
+    static func forObject(_ object: Object) -> ModelSchema {
         do {
             return try of(type(of: object))
         } catch {
@@ -221,11 +222,11 @@ final class ObjectSchema: @unchecked Sendable {
         return children
     }
 
-    private static func discover(_ type: Object.Type) throws(CofferError) -> ObjectSchema {
+    private static func discover(_ type: Object.Type) throws(CofferError) -> ModelSchema {
         let className = type.className()
         let mapping = type.propertiesMapping()
         var properties: [PropertySchema] = []
-        var hasPlainLinkingObjects = false
+        var hasAttachedProperties = false
         let instance = type.init()
         let children = persistedChildren(of: instance)
         for (label, property) in children {
@@ -249,8 +250,8 @@ final class ObjectSchema: @unchecked Sendable {
             if let origin = property.linkOrigin {
                 schema.objectType = origin.type
                 schema.originProperty = origin.type.propertiesMapping()[origin.property] ?? origin.property
-                hasPlainLinkingObjects = hasPlainLinkingObjects || !label.hasPrefix("_")
             }
+            hasAttachedProperties = hasAttachedProperties || property is any OwnerAttached
             if kind.kind == .link && kind.collection == .none && !schema.isOptional {
                 throw CofferError(.schema, "class '\(className)': link property '\(name)' must be optional (\(kind.objectType.map { "\($0)" } ?? "Object")?)")
             }
@@ -259,8 +260,8 @@ final class ObjectSchema: @unchecked Sendable {
         for key in mapping.keys.sorted() where !properties.contains(where: { $0.name == key }) {
             throw CofferError(.schema, "class '\(className)': propertiesMapping() maps '\(key)', which is not a @Persisted property")
         }
-        let schema = ObjectSchema(objectType: type, className: className, properties: properties,
-                                  hasPlainLinkingObjects: hasPlainLinkingObjects,
+        let schema = ModelSchema(objectType: type, className: className, properties: properties,
+                                  hasAttachedProperties: hasAttachedProperties,
                                   layout: ObjectLayout(of: instance, children: children))
         // Links and backlinks name other classes; those are checked when the
         // database opens with every class.
@@ -277,7 +278,7 @@ final class CSchema {
     private var propertyArrays: [UnsafeMutableBufferPointer<coffer_property_schema>] = []
     let classes: UnsafeMutableBufferPointer<coffer_class_schema>
 
-    init(_ schemas: [ObjectSchema]) {
+    init(_ schemas: [ModelSchema]) {
         count = schemas.count
         classes = .allocate(capacity: max(schemas.count, 1))
         for (i, schema) in schemas.enumerated() {
