@@ -50,8 +50,8 @@ struct SwiftFileTests {
             a.spot = Spot(value: ["aisle": 4, "shelf": "B"])
             let b = Crate(value: ["label": "pears", "keeper": keeper])
             b.extra = .int(7)
-            try db.add(a)
-            try db.add(b)
+            db.add(a)
+            db.add(b)
             keeper.crates.append(contentsOf: [a, b])
         }
         return config.fileURL!

@@ -68,7 +68,7 @@ import Testing
     @Test func anInterruptWithNoQueryRunningChangesNothing() throws {
         let test = try todoDatabase(.inMemory), db = test.db
         db.interrupt()
-        #expect(try db.objects(Todo.Task.self).filter("priority > 0").count == 4)
+        #expect(db.objects(Todo.Task.self).filter("priority > 0").count == 4)
         #expect(Coffer.Error.Code.interrupted.summary == "query interrupted")
     }
 
