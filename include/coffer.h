@@ -854,6 +854,15 @@ typedef struct coffer_verify_report coffer_verify_report;
  *  reported as findings with COFFER_OK. */
 COFFER_API coffer_status coffer_verify(const coffer_config *config, coffer_verify_report **out);
 
+/** As coffer_verify(), for the file (or in-memory store) of the open handle
+ *  `db`, whose key it uses: no configuration or key is needed. The contents
+ *  checked are the classes the handle sees (all of them, unless it was
+ *  opened with a class subset). May be called while the handle has
+ *  transactions open; the check uses a read transaction of its own.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_MISUSE (closed, or lent
+ *  to a migration callback), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_db_verify(coffer_db *db, coffer_verify_report **out);
+
 /** The number of findings kept in the report (at most 1000). 0 for NULL. */
 COFFER_API size_t coffer_verify_report_count(const coffer_verify_report *report);
 

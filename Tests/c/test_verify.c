@@ -135,6 +135,18 @@ TS_ENV_TEST(test_sound_every_kind)
     fill(env->db, 120, 9000);
     /* Open in this process (and for in-memory, the only way it exists). */
     assert_sound(verify_env(env));
+    coffer_verify_report *r = NULL;
+    assert_ok(coffer_db_verify(env->db, &r));
+    assert_sound(r);
+    /* With a write transaction open on this thread, uncommitted writes are
+     * not what is checked. */
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_field f[] = {ts_field(O_ID, ts_str("pending")), ts_field(O_HOME, coffer_value_null())};
+    assert_ok(coffer_object_create(txn, ts_class(env->db, "Owner"), f, 1, COFFER_UPDATE_ERROR, NULL));
+    assert_ok(coffer_db_verify(env->db, &r));
+    assert_sound(r);
+    assert_ok(coffer_txn_abort(txn));
+    coffer_txn_free(txn);
     if (env->mode == TS_MEMORY)
         return;
     ts_env_close(env);
@@ -465,8 +477,16 @@ TS_ENV_TEST(test_damaged_record)
     size_t i = find_finding(r, COFFER_VERIFY_RECORD, COFFER_VERIFY_NO_PAGE);
     assert_string_equal(coffer_verify_report_class(r, i), "Owner");
     assert_int_equal(coffer_verify_report_object_key(r, i), 7);
-    assert_true(coffer_verify_report_page(r, i) != COFFER_VERIFY_NO_PAGE && coffer_verify_report_page(r, i) >= 2);
+    uint64_t page = coffer_verify_report_page(r, i);
+    assert_true(page != COFFER_VERIFY_NO_PAGE && page >= 2);
     coffer_verify_report_free(r);
+    /* Through an open handle, which needs no key. */
+    ts_env_reopen(env, schema, 2, 1);
+    assert_ok(coffer_db_verify(env->db, &r));
+    i = find_finding(r, COFFER_VERIFY_RECORD, page);
+    assert_int_equal(coffer_verify_report_object_key(r, i), 7);
+    coffer_verify_report_free(r);
+    assert_status(coffer_db_verify(NULL, &r), COFFER_ERR_INVALID_ARGUMENT);
 }
 
 TS_ENV_TEST(test_invalid_utf8_string)

@@ -132,7 +132,11 @@ static coffer_status check_contents(const char *path, const char *memory_id, con
     return st;
 }
 
-static coffer_status verify_run(const char *path, const char *memory_id, const uint8_t *key, coffer_verify_report **out)
+/* Verifies the file at `path` or in-memory store `memory_id`; the contents
+ * through `db` when given (its view of the classes), else through a
+ * read-only handle opened with `key`. */
+static coffer_status verify_run(const char *path, const char *memory_id, const uint8_t *key, coffer_db *db,
+                                coffer_verify_report **out)
 {
     *out = NULL;
     coffer_status st = cf_crypto_init();
@@ -150,7 +154,7 @@ static coffer_status verify_run(const char *path, const char *memory_id, const u
     int fd = -1;
     st = check_structure(path, memory_id, label, r, &pages, &fd);
     if (st == COFFER_OK && cf_pages_sound(pages) && r->count == 0)
-        st = check_contents(path, memory_id, key, pages, r);
+        st = db ? cf_verify_contents(db, pages, r) : check_contents(path, memory_id, key, pages, r);
     cf_pages_free(pages);
     if (fd >= 0)
         close(fd);
@@ -172,13 +176,25 @@ COFFER_API coffer_status coffer_verify(const coffer_config *config, coffer_verif
     if (!config)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_verify: config is NULL");
     const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
-    return verify_run(path, config->memory_id, config->key, out);
+    return verify_run(path, config->memory_id, config->key, NULL, out);
+}
+
+COFFER_API coffer_status coffer_db_verify(coffer_db *db, coffer_verify_report **out)
+{
+    if (!out)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_verify: out is NULL");
+    *out = NULL;
+    if (!db || db->magic != CF_DB_MAGIC)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_verify: database handle is NULL or not a database");
+    if (db->closed || db->in_migration)
+        return cf_error(COFFER_ERR_MISUSE, "coffer_db_verify: the database is %s", db->closed ? "closed" : "being migrated");
+    return verify_run(db->env->path, db->env->memory_id, NULL, db, out);
 }
 
 coffer_status cf_verify_or_refuse(const char *path, const uint8_t *key, const char *what)
 {
     coffer_verify_report *r = NULL;
-    coffer_status st = verify_run(path, NULL, key, &r);
+    coffer_status st = verify_run(path, NULL, key, NULL, &r);
     if (st != COFFER_OK)
         return st;
     size_t total = cf_report_total(r);
