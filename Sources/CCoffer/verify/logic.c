@@ -388,7 +388,8 @@ static const char *class_of_table(const coffer_db *db, uint32_t table)
  * data holds, both in key order. */
 static void check_backlinks(checker *k)
 {
-    qsort(k->links, k->nlinks, sizeof *k->links, link_cmp);
+    if (k->nlinks)
+        qsort(k->links, k->nlinks, sizeof *k->links, link_cmp);
     MDB_cursor *cur;
     if (mdb_cursor_open(k->txn->mdb, k->db->graph_dbi, &cur) != 0)
         return;
