@@ -26,7 +26,10 @@
  * - Files: every commit is durable and a crash never exposes a half-written
  *   transaction. Everything Coffer stores (records, schema, header) is
  *   checked before it is used; the storage engine's own B-tree pages are
- *   trusted, so a file damaged at that level may still stop the process.
+ *   trusted in normal use, so a file damaged at that level may still stop
+ *   the process (after a message naming the file). coffer_verify() checks
+ *   every page without trusting any, and coffer_config_set_verify_on_open()
+ *   makes opening refuse a damaged file.
  *
  * Copyright the Coffer authors. Licensed under the Apache License, Version 2.0.
  */
