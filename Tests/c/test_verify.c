@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 
+#include <fcntl.h>
 #include <lmdb.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +421,73 @@ TS_ENV_TEST(test_verify_on_open_and_seed)
     free(data);
 }
 
+/* Reads every object of the file in a child whose stderr goes to `log`;
+ * returns the child's wait status. */
+static int read_all_in_child(const char *path, const char *log)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(60);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        coffer_db *db;
+        if (ts_open_path(path, NULL, 1, NULL, 0, 0, &db) == COFFER_OK) {
+            coffer_class_id owner;
+            coffer_txn *txn;
+            coffer_iter *it;
+            coffer_object *obj;
+            if (coffer_db_find_class(db, "Owner", &owner) == COFFER_OK && coffer_txn_begin(db, COFFER_TXN_READ, &txn) == COFFER_OK &&
+                coffer_class_iterate(txn, owner, &it) == COFFER_OK)
+                while (coffer_iter_next(it, &obj) == COFFER_OK)
+                    ;
+        }
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+TS_ENV_TEST(test_lmdb_assertion_names_the_file)
+{
+    size_t size;
+    unsigned char *data = damage_fixture(env, &size);
+    char log[TS_PATH_MAX + 8], damaged[TS_PATH_MAX + 8];
+    snprintf(log, sizeof log, "%s.log", env->path);
+    snprintf(damaged, sizeof damaged, "%s.damaged", env->path);
+    /* A leaf of the objects that is not the first: a scan walks into it
+     * from its sibling, where LMDB asserts that it is a leaf. */
+    int aborted = 0;
+    for (uint64_t p = 2; p < size / PSIZE && !aborted; p++) {
+        const unsigned char *pg = data + p * PSIZE;
+        if (u64_at(pg) != p || u16_at(pg + 10) != 2)
+            continue;
+        unsigned char *copy = malloc(size);
+        memcpy(copy, data, size);
+        memset(copy + p * PSIZE + 8, 0, PSIZE - 8); /* the page keeps its number, loses its type */
+        assert_int_equal(ts_write_file(damaged, copy, size), 0);
+        free(copy);
+        int status = read_all_in_child(damaged, log);
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) {
+            aborted = 1;
+            size_t n;
+            char *text = (char *)ts_read_file(log, &n);
+            assert_non_null(text);
+            assert_non_null(strstr(text, damaged));
+            assert_non_null(strstr(text, "coffer verify"));
+            free(text);
+        }
+        char side[TS_PATH_MAX + 16];
+        snprintf(side, sizeof side, "%s-lock", damaged);
+        unlink(side);
+    }
+    assert_true(aborted); /* some damaged leaf made LMDB assert */
+    free(data);
+}
+
 /* ---- damage to contents (through raw LMDB) ------------------------------- */
 
 typedef struct raw {
@@ -625,6 +695,7 @@ int main(void)
         TS_TEST_MODE_SETUP(test_damaged_node_flags_and_order, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_overflow_and_shared_page, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_verify_on_open_and_seed, setup, ts_mode_plain, "plain"),
+        TS_TEST_MODE_SETUP(test_lmdb_assertion_names_the_file, setup, ts_mode_plain, "plain"),
         TS_TEST_FILE_MODES_SETUP(test_damaged_record, setup),
         TS_TEST_MODE_SETUP(test_invalid_utf8_string, setup, ts_mode_plain, "plain"),
         TS_TEST_FILE_MODES_SETUP(test_missing_index_entry, setup),
