@@ -175,8 +175,7 @@ COFFER_API coffer_status coffer_verify(const coffer_config *config, coffer_verif
     *out = NULL;
     if (!config)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_verify: config is NULL");
-    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
-    return verify_run(path, config->memory_id, config->key, NULL, out);
+    return verify_run(coffer_config_path(config), config->memory_id, config->key, NULL, out);
 }
 
 COFFER_API coffer_status coffer_db_verify(coffer_db *db, coffer_verify_report **out)
