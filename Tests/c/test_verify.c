@@ -179,6 +179,9 @@ static void test_errors_without_report(void **state)
     assert_status(coffer_verify(config, &r), COFFER_ERR_NOT_FOUND);
     assert_null(r);
     assert_false(ts_file_exists(path));
+    assert_ok(coffer_config_set_path(config, env->dir));
+    assert_status(coffer_verify(config, &r), COFFER_ERR_IO);
+    assert_error_contains("not a regular file");
     assert_ok(coffer_config_set_in_memory_identifier(config, "verify-nobody"));
     assert_status(coffer_verify(config, &r), COFFER_ERR_NOT_FOUND);
     assert_error_contains("verify-nobody");

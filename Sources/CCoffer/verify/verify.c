@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "storage/config.h"
@@ -50,6 +51,11 @@ static coffer_status check_structure(const char *path, const char *memory_id, co
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return cf_error(errno == ENOENT ? COFFER_ERR_NOT_FOUND : COFFER_ERR_IO, "cannot verify %s: %s", label, strerror(errno));
+        struct stat sb;
+        if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            close(fd);
+            return cf_error(COFFER_ERR_IO, "cannot verify %s: it is not a regular file", label);
+        }
     }
     /* LMDB opens a file after reading its meta pages, which the walk checks
      * first; only a file whose metas it accepts is opened, to pin a version. */
