@@ -164,6 +164,15 @@ TS_ENV_TEST(test_sound_empty_and_large)
     assert_sound(verify_env(env)); /* a new file: schema only */
     fill(env->db, 2500, 70000);
     assert_sound(verify_env(env));
+    /* A smaller value replacing one on overflow pages keeps its longer run. */
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object *obj;
+    assert_ok(coffer_object_get(txn, ts_class(env->db, "Owner"), 2, &obj));
+    static const unsigned char smaller[6000];
+    coffer_value v = coffer_value_binary(smaller, sizeof smaller);
+    assert_ok(coffer_object_set_value(obj, O_BLOB, &v));
+    ts_commit(txn);
+    assert_sound(verify_env(env));
 }
 
 static void test_errors_without_report(void **state)
@@ -686,12 +695,67 @@ TS_ENV_TEST(test_damaged_counter_and_log)
     coffer_verify_report_free(r);
 }
 
+/* A raw LMDB file with every layout the walker knows: sorted duplicates in
+ * sub-pages and in sub-trees, fixed-size duplicates, integer and reverse
+ * keys, overflow values. Its pages are sound; it is just not a Coffer file. */
+static void test_raw_lmdb_layouts(void **state)
+{
+    ts_env *env = *state;
+    MDB_env *menv;
+    MDB_txn *txn;
+    assert_int_equal(mdb_env_create(&menv), 0);
+    mdb_env_set_maxdbs(menv, 8);
+    assert_int_equal(mdb_env_open(menv, env->path, MDB_NOSUBDIR, 0644), 0);
+    assert_int_equal(mdb_txn_begin(menv, NULL, 0, &txn), 0);
+    MDB_dbi dups, fixed, ints, rev;
+    assert_int_equal(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dups), 0);
+    assert_int_equal(mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP, &fixed), 0);
+    assert_int_equal(mdb_dbi_open(txn, "ints", MDB_CREATE | MDB_INTEGERKEY, &ints), 0);
+    assert_int_equal(mdb_dbi_open(txn, "rev", MDB_CREATE | MDB_REVERSEKEY, &rev), 0);
+    static char big[20000];
+    for (uint64_t i = 0; i < 3000; i++) {
+        char key[32], val[64];
+        int kl = snprintf(key, sizeof key, "key-%05llu", (unsigned long long)(i % 300));
+        int vl = snprintf(val, sizeof val, "value-%llu-%s", (unsigned long long)i, i % 300 == 7 ? "x" : "");
+        MDB_val k = {(size_t)kl, key}, v = {(size_t)vl, val};
+        assert_int_equal(mdb_put(txn, dups, &k, &v, 0), 0);
+        uint64_t n = i * 7919;
+        MDB_val fv = {8, &n};
+        k.mv_size = (size_t)snprintf(key, sizeof key, "f%llu", (unsigned long long)(i % 3));
+        assert_int_equal(mdb_put(txn, fixed, &k, &fv, 0), 0);
+        MDB_val ik = {8, &n}, iv = {(size_t)vl, val};
+        assert_int_equal(mdb_put(txn, ints, &ik, &iv, 0), 0);
+        k.mv_size = (size_t)kl;
+        MDB_val rv = {i % 500 == 0 ? sizeof big : (size_t)vl, i % 500 == 0 ? big : val};
+        assert_int_equal(mdb_put(txn, rev, &k, &rv, 0), 0);
+    }
+    for (uint64_t n = 1; n <= 3; n++) { /* few fixed-size duplicates: a sub-page */
+        MDB_val gk = {1, "g"}, gv = {8, &n};
+        assert_int_equal(mdb_put(txn, fixed, &gk, &gv, 0), 0);
+    }
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    /* A second commit frees pages: the free list has entries. */
+    assert_int_equal(mdb_txn_begin(menv, NULL, 0, &txn), 0);
+    MDB_val k = {9, "key-00001"};
+    assert_int_equal(mdb_del(txn, dups, &k, NULL), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(menv);
+    coffer_verify_report *r = verify_env(env);
+    if (coffer_verify_report_count(r) != 1)
+        print_report(r);
+    assert_int_equal(coffer_verify_report_count(r), 1);
+    assert_int_equal(coffer_verify_report_kind(r, 0), COFFER_VERIFY_HEADER);
+    assert_non_null(strstr(coffer_verify_report_message(r, 0), "not a Coffer database"));
+    coffer_verify_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES_SETUP(test_sound_every_kind, setup),
         TS_TEST_FILE_MODES_SETUP(test_sound_empty_and_large, setup),
         TS_TEST_EMPTY(test_errors_without_report),
+        TS_TEST_EMPTY(test_raw_lmdb_layouts),
         TS_TEST_MODE_SETUP(test_damaged_meta, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_truncated_and_foreign, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_page_header, setup, ts_mode_plain, "plain"),

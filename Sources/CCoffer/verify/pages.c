@@ -145,14 +145,33 @@ static void check_order(cf_pages *w, tree *t, lmdb_order order, const uint8_t *k
 }
 
 /* Checks the overflow pages of a value of `size` bytes starting at `pgno`,
- * reached from leaf page `from`; with `copy`, reads the value into w->value. */
+ * reached from leaf page `from`; with `copy`, reads the value into w->value.
+ * A run may hold more pages than the value needs: LMDB keeps a value's
+ * overflow pages when a smaller value replaces it. */
 static int check_overflow(cf_pages *w, tree *t, uint64_t pgno, uint64_t size, uint64_t from, int copy)
 {
-    uint64_t n = lmdb_overflow_pages(size, w->psize);
-    if (pgno < LMDB_NUM_METAS || pgno > w->last_pg || n > w->last_pg - pgno + 1) {
+    uint64_t need = lmdb_overflow_pages(size, w->psize);
+    uint8_t p[LMDB_PAGE_HEADER]; /* the header only: the leaf's buffer stays */
+    if (pgno < LMDB_NUM_METAS || pgno > w->last_pg) {
         cf_report_add(w->r, COFFER_VERIFY_OVERFLOW, from, NULL, 0,
                       "%s: a value of %llu bytes on page %llu points to overflow page %llu, outside the pages in use",
                       t->name, (unsigned long long)size, (unsigned long long)from, (unsigned long long)pgno);
+        return 0;
+    }
+    if (!read_at(w, pgno * w->psize, p, sizeof p)) {
+        cf_report_add(w->r, COFFER_VERIFY_FILE, pgno, NULL, 0, "%s: overflow page %llu lies beyond the end of the file", t->name,
+                      (unsigned long long)pgno);
+        return 0;
+    }
+    uint16_t flags = lmdb_u16(p + LMDB_OFF_FLAGS);
+    uint64_t n = lmdb_u32(p + LMDB_OFF_PAGES);
+    if (lmdb_u64(p + LMDB_OFF_PGNO) != pgno || (flags & ~LMDB_P_DIRTY) != LMDB_P_OVERFLOW || n < need ||
+        n > w->last_pg - pgno + 1) {
+        cf_report_add(w->r, COFFER_VERIFY_OVERFLOW, pgno, NULL, 0,
+                      "%s: overflow page %llu (from page %llu) has header page %llu, flags 0x%x, %llu pages; expected an overflow "
+                      "run of at least %llu pages inside the pages in use", t->name, (unsigned long long)pgno,
+                      (unsigned long long)from, (unsigned long long)lmdb_u64(p + LMDB_OFF_PGNO), flags, (unsigned long long)n,
+                      (unsigned long long)need);
         return 0;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -160,21 +179,6 @@ static int check_overflow(cf_pages *w, tree *t, uint64_t pgno, uint64_t size, ui
             return 0;
     }
     t->overflow += n;
-    uint8_t p[LMDB_PAGE_HEADER]; /* the header only: the leaf's buffer stays */
-    if (!read_at(w, pgno * w->psize, p, sizeof p)) {
-        cf_report_add(w->r, COFFER_VERIFY_FILE, pgno, NULL, 0, "%s: overflow page %llu lies beyond the end of the file", t->name,
-                      (unsigned long long)pgno);
-        return 0;
-    }
-    uint16_t flags = lmdb_u16(p + LMDB_OFF_FLAGS);
-    if (lmdb_u64(p + LMDB_OFF_PGNO) != pgno || (flags & ~LMDB_P_DIRTY) != LMDB_P_OVERFLOW ||
-        lmdb_u32(p + LMDB_OFF_PAGES) != n) {
-        cf_report_add(w->r, COFFER_VERIFY_OVERFLOW, pgno, NULL, 0,
-                      "%s: overflow page %llu (from page %llu) has header page %llu, flags 0x%x, %u pages; expected an overflow "
-                      "page of %llu pages", t->name, (unsigned long long)pgno, (unsigned long long)from,
-                      (unsigned long long)lmdb_u64(p + LMDB_OFF_PGNO), flags, lmdb_u32(p + LMDB_OFF_PAGES), (unsigned long long)n);
-        return 0;
-    }
     if (!copy)
         return 1;
     if (size > w->value_cap) {
@@ -398,9 +402,10 @@ static void walk_page(cf_pages *w, tree *t, uint64_t pgno, int level, const uint
         t->branch++;
     else
         t->leaf++;
-    if (leaf2_expected) {
-        size_t ks = lmdb_u16(p + LMDB_OFF_PAD);
-        if (ks == 0 || ks != t->ksize2 || LMDB_PAGE_HEADER + (size_t)n * ks > ps) {
+    if (leaf2_expected && leaf) {
+        /* The key size is the tree's (MDB_db.pad); pages need not repeat it. */
+        size_t ks = t->ksize2;
+        if (ks == 0 || ks > LMDB_MAX_KEY || LMDB_PAGE_HEADER + (size_t)n * ks > ps) {
             cf_report_add(w->r, COFFER_VERIFY_PAGE, pgno, NULL, 0, "%s: page %llu holds %d fixed-size keys of %zu bytes", t->name,
                           (unsigned long long)pgno, n, ks);
             goto done;
