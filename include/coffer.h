@@ -850,7 +850,11 @@ typedef struct coffer_verify_report coffer_verify_report;
  *
  *  Errors (no report): COFFER_ERR_INVALID_ARGUMENT (NULL config or out);
  *  COFFER_ERR_NOT_FOUND (no such file or in-memory database);
- *  COFFER_ERR_IO (the file cannot be read, or is a directory); COFFER_ERR_KEY_REQUIRED,
+ *  COFFER_ERR_IO (the file cannot be read, or is a directory);
+ *  COFFER_ERR_READ_ONLY (the pages are sound but the file cannot be opened
+ *  to check its contents, e.g. no lock file can be made beside it);
+ *  COFFER_ERR_FORMAT_VERSION (a format-2 file, which only a read-write open
+ *  upgrades, or a newer format); COFFER_ERR_KEY_REQUIRED,
  *  COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED (the key does not fit
  *  the file, so its contents cannot be checked); COFFER_ERR_NO_MEMORY.
  *  Damage of any kind, including a file that is not a database at all, is

@@ -127,6 +127,8 @@ static coffer_status check_contents(const char *path, const char *memory_id, con
     case COFFER_ERR_NO_MEMORY:
     case COFFER_ERR_FORMAT_VERSION:
     case COFFER_ERR_IO:
+    case COFFER_ERR_READ_ONLY: /* the lock file cannot be made: not damage */
+    case COFFER_ERR_BUSY:
         return st;
     default:
         cf_report_add(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE, NULL, 0, "the database does not open: %s", coffer_last_error());
