@@ -844,9 +844,10 @@ typedef struct coffer_verify_report coffer_verify_report;
  *  The file may be open in this process or others: the check reads one
  *  committed version, which a read transaction keeps in place meanwhile
  *  (when the file's lock file cannot be created, as in a read-only folder,
- *  the newest version is read without that guard). In-memory databases are
- *  verified while open in this process. Verification reads the whole file:
- *  its cost grows with the file's size.
+ *  the newest version is read without that guard). As opening does, this
+ *  makes the lock file beside a file whose meta pages are sound. In-memory
+ *  databases are verified while open in this process. Verification reads
+ *  the whole file: its cost grows with the file's size.
  *
  *  Errors (no report): COFFER_ERR_INVALID_ARGUMENT (NULL config or out);
  *  COFFER_ERR_NOT_FOUND (no such file or in-memory database);
