@@ -42,3 +42,16 @@ if(TARGET coffer-demo)
             "-DCOFFER_WORK_DIR=${PROJECT_BINARY_DIR}/demo-run"
             -P ${CMAKE_CURRENT_LIST_DIR}/RunDemo.cmake)
 endif()
+
+# The corruption campaign (scripts/corruption-campaign): 100 rounds of random
+# damage to files of every object kind, each used and verified in a child
+# process; fails if coffer_verify() crashes. A fixed seed keeps the run the
+# same from one build to the next; scripts/corruption-campaign-long explores.
+# It loads libcoffer into Python, which a sanitized library cannot be.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND AND NOT COFFER_SANITIZE AND NOT COFFER_TSAN)
+  add_test(NAME corruption_campaign
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/corruption-campaign
+            --rounds 100 --seed 24 --library $<TARGET_FILE:coffer>)
+  set_tests_properties(corruption_campaign PROPERTIES TIMEOUT 300 LABELS "campaign")
+endif()

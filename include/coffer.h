@@ -26,7 +26,10 @@
  * - Files: every commit is durable and a crash never exposes a half-written
  *   transaction. Everything Coffer stores (records, schema, header) is
  *   checked before it is used; the storage engine's own B-tree pages are
- *   trusted, so a file damaged at that level may still stop the process.
+ *   trusted in normal use, so a file damaged at that level may still stop
+ *   the process (after a message naming the file). coffer_verify() checks
+ *   every page without trusting any, and coffer_config_set_verify_on_open()
+ *   makes opening refuse a damaged file.
  *
  * Copyright the Coffer authors. Licensed under the Apache License, Version 2.0.
  */
@@ -499,7 +502,10 @@ COFFER_API coffer_status coffer_config_set_in_memory_identifier(coffer_config *c
 COFFER_API coffer_status coffer_config_set_read_only(coffer_config *config, int read_only);
 
 /** A seed file (path copied) that is copied to the configured path when the
- *  database is opened and the path does not exist yet. NULL clears it. */
+ *  database is opened and the path does not exist yet. NULL clears it. The
+ *  copy is verified (coffer_verify()) before it takes the path: a damaged
+ *  seed gives COFFER_ERR_CORRUPTED naming the first finding, and nothing is
+ *  left at the path. */
 COFFER_API coffer_status coffer_config_set_seed_path(coffer_config *config, const char *seed_path);
 
 /** Sets the encryption key: exactly 64 bytes (COFFER_ENCRYPTION_KEY_SIZE),
@@ -785,6 +791,145 @@ typedef int (*coffer_should_compact_fn)(uint64_t total_bytes, uint64_t used_byte
  *  coffer_config_set_read_only() (coffer_open() gives
  *  COFFER_ERR_INVALID_ARGUMENT). */
 COFFER_API coffer_status coffer_config_set_should_compact_on_launch(coffer_config *config, coffer_should_compact_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Verification                                                              */
+/* ------------------------------------------------------------------------ */
+
+/** What a finding of coffer_verify() is about. The numbers are stable. */
+typedef enum coffer_verify_kind {
+    COFFER_VERIFY_NONE = 0,
+    /** The file as a whole: too short for the pages in use, unreadable. */
+    COFFER_VERIFY_FILE = 1,
+    /** One of the two meta pages (page 0 or 1) of the storage engine. */
+    COFFER_VERIFY_META = 2,
+    /** A page header: page number, page type, free-space bounds, depth. */
+    COFFER_VERIFY_PAGE = 3,
+    /** A node on a page: its offset, key or data size, flags, child page. */
+    COFFER_VERIFY_NODE = 4,
+    /** Keys out of order on a page or across pages of one tree. */
+    COFFER_VERIFY_KEY_ORDER = 5,
+    /** The pages of a value stored outside its leaf page. */
+    COFFER_VERIFY_OVERFLOW = 6,
+    /** A page reached twice (from two trees, or from a tree and the free
+     *  list). */
+    COFFER_VERIFY_PAGE_SHARED = 7,
+    /** The storage engine's list of free pages. */
+    COFFER_VERIFY_FREE_LIST = 8,
+    /** A tree's recorded depth or page and entry counts differ from its
+     *  pages, or pages belong to nothing. */
+    COFFER_VERIFY_TREE = 9,
+    /** The Coffer header or the stored schema. */
+    COFFER_VERIFY_HEADER = 10,
+    /** A stored object does not decode, or (encrypted) fails authentication. */
+    COFFER_VERIFY_RECORD = 11,
+    /** An index entry is missing, extra, or names the wrong value. */
+    COFFER_VERIFY_INDEX = 12,
+    /** Two objects share a primary key, or a lookup by it misses. */
+    COFFER_VERIFY_PRIMARY_KEY = 13,
+    /** A link names an object that does not exist. */
+    COFFER_VERIFY_LINK = 14,
+    /** A backlink count differs from the links actually stored. */
+    COFFER_VERIFY_BACKLINK = 15,
+    /** A list, set or map: header, chunks, elements, element count. */
+    COFFER_VERIFY_COLLECTION = 16,
+    /** An object-key or collection-id counter is behind the keys in use. */
+    COFFER_VERIFY_COUNTER = 17,
+    /** An entry of the change log does not decode. */
+    COFFER_VERIFY_CHANGE_LOG = 18
+} coffer_verify_kind;
+
+/** The page number of a finding that is not tied to one page. */
+#define COFFER_VERIFY_NO_PAGE UINT64_MAX
+
+/** The findings of one coffer_verify() run. */
+typedef struct coffer_verify_report coffer_verify_report;
+
+/** Checks the database file `config` describes (its path or in-memory
+ *  identifier, and its encryption key; other settings are ignored) and
+ *  gives what is wrong with it in `*out`, which the caller frees with
+ *  coffer_verify_report_free(). An empty report means the file is sound.
+ *
+ *  First the storage engine's structure is read page by page with a reader
+ *  of its own that checks every offset before following it, without
+ *  handing any page to the engine: both meta pages (the newest valid one is
+ *  walked, as the engine would), every page header, node bounds and flags,
+ *  key order, overflow pages, pages reached twice, the free list, every
+ *  sub-database (and sorted-duplicate sub-pages), the trees' depths and
+ *  counts, and pages that belong to nothing. Only if that finds nothing is
+ *  the file opened read-only through the normal path, and every object is
+ *  decoded (authenticated, when encrypted) property by property, with its
+ *  collections; indexes and primary keys, links and backlink counts, the
+ *  key and collection-id counters and the change log are checked against
+ *  the data. A damaged file is never a crash: it gives findings.
+ *
+ *  The file may be open in this process or others: the check reads one
+ *  committed version, which a read transaction keeps in place meanwhile
+ *  (when the file's lock file cannot be created, as in a read-only folder,
+ *  the newest version is read without that guard). As opening does, this
+ *  makes the lock file beside a file whose meta pages are sound. In-memory
+ *  databases are verified while open in this process. Verification reads
+ *  the whole file: its cost grows with the file's size.
+ *
+ *  Errors (no report): COFFER_ERR_INVALID_ARGUMENT (NULL config or out);
+ *  COFFER_ERR_NOT_FOUND (no such file or in-memory database);
+ *  COFFER_ERR_IO (the file cannot be read, or is a directory);
+ *  COFFER_ERR_READ_ONLY (the pages are sound but the file cannot be opened
+ *  to check its contents, e.g. no lock file can be made beside it);
+ *  COFFER_ERR_FORMAT_VERSION (a format-2 file, which only a read-write open
+ *  upgrades, or a newer format); COFFER_ERR_KEY_REQUIRED,
+ *  COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED (the key does not fit
+ *  the file, so its contents cannot be checked); COFFER_ERR_NO_MEMORY.
+ *  Damage of any kind, including a file that is not a database at all, is
+ *  reported as findings with COFFER_OK. */
+COFFER_API coffer_status coffer_verify(const coffer_config *config, coffer_verify_report **out);
+
+/** As coffer_verify(), for the file (or in-memory store) of the open handle
+ *  `db`, whose key it uses: no configuration or key is needed. The contents
+ *  checked are the classes the handle sees (all of them, unless it was
+ *  opened with a class subset). May be called while the handle has
+ *  transactions open; the check uses a read transaction of its own.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_MISUSE (closed, or lent
+ *  to a migration callback), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_db_verify(coffer_db *db, coffer_verify_report **out);
+
+/** The number of findings kept in the report (at most 1000). 0 for NULL. */
+COFFER_API size_t coffer_verify_report_count(const coffer_verify_report *report);
+
+/** How many findings were found beyond those kept (a badly damaged file). */
+COFFER_API size_t coffer_verify_report_omitted(const coffer_verify_report *report);
+
+/** The kind of finding `index` (COFFER_VERIFY_NONE when out of range). */
+COFFER_API coffer_verify_kind coffer_verify_report_kind(const coffer_verify_report *report, size_t index);
+
+/** The page number finding `index` is about, or COFFER_VERIFY_NO_PAGE. For
+ *  a damaged object the page is its leaf page when it can be located. */
+COFFER_API uint64_t coffer_verify_report_page(const coffer_verify_report *report, size_t index);
+
+/** The class finding `index` is about, or NULL. Owned by the report. */
+COFFER_API const char *coffer_verify_report_class(const coffer_verify_report *report, size_t index);
+
+/** The object key finding `index` is about, or 0 when none. */
+COFFER_API uint64_t coffer_verify_report_object_key(const coffer_verify_report *report, size_t index);
+
+/** What is wrong, in English, naming the sub-database, page, class,
+ *  property or object. Owned by the report; NULL when out of range. */
+COFFER_API const char *coffer_verify_report_message(const coffer_verify_report *report, size_t index);
+
+/** Frees a report. NULL is a no-op. */
+COFFER_API void coffer_verify_report_free(coffer_verify_report *report);
+
+/** A static English name of a finding kind ("meta page", "record", ...). */
+COFFER_API const char *coffer_verify_kind_name(coffer_verify_kind kind);
+
+/** Makes coffer_open() verify the file first (non-zero) or not (0, the
+ *  default), as coffer_verify() does: a damaged file is refused with
+ *  COFFER_ERR_CORRUPTED, whose message names the first finding and how many
+ *  there are. For files from outside (downloads, imports); it reads the
+ *  whole file, so it costs time in proportion to its size. A seed file
+ *  (coffer_config_set_seed_path()) is always verified when it is copied,
+ *  whatever this setting, and a damaged one is not copied. */
+COFFER_API coffer_status coffer_config_set_verify_on_open(coffer_config *config, int verify);
 
 /* ------------------------------------------------------------------------ */
 /* Active versions                                                           */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "storage/config.h"
 #include "changes/hub.h"
@@ -17,6 +18,7 @@
 #include "migration/migration.h"
 #include "objects/object.h"
 #include "storage/txn.h"
+#include "verify/verify.h"
 
 /* The header, stored unsealed under "header" in sub-database 0. */
 #define HEADER_MAGIC "COFFERDB"
@@ -378,6 +380,22 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     return st;
 }
 
+/* A seed file comes from outside: its copy is verified before it takes the
+ * database's path, and the files opening it for that left beside it go. */
+static coffer_status verify_seed(const char *copy, void *ctx)
+{
+    const coffer_config *config = ctx;
+    char what[4200];
+    snprintf(what, sizeof what, "the seed file '%s'", config->seed_path);
+    coffer_status st = cf_verify_or_refuse(copy, config->key, what);
+    char side[4200];
+    snprintf(side, sizeof side, "%s-lock", copy);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-note", copy);
+    unlink(side);
+    return st;
+}
+
 static coffer_status open_locked(const coffer_config *config, coffer_db *db)
 {
     const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
@@ -390,7 +408,7 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
     for (int attempt = 0;; attempt++) {
         if (path && config->seed_path) {
             struct stat sb;
-            if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path)) != COFFER_OK)
+            if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path, verify_seed, (void *)config)) != COFFER_OK)
                 return st;
         }
         if (path && config->should_compact && attempt == 0 && (st = cf_compact_on_launch(config, path)) != COFFER_OK)
@@ -443,6 +461,13 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     db->max_active_versions = config->max_active_versions;
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
+    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
+    struct stat sb;
+    if (st == COFFER_OK && config->verify_on_open && path && stat(path, &sb) == 0) {
+        char what[4200];
+        snprintf(what, sizeof what, "'%s'", path);
+        st = cf_verify_or_refuse(path, config->key, what);
+    }
     if (st == COFFER_OK) {
         cf_registry_lock();
         st = open_locked(config, db);

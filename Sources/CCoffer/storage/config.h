@@ -23,6 +23,7 @@ struct coffer_config {
     coffer_should_compact_fn should_compact;
     void *should_compact_ctx;
     uint64_t max_active_versions;
+    int verify_on_open; /* verify/verify.c */
 };
 
 /* The first line of every setter: `fn` names it in the error. */

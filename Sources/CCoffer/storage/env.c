@@ -17,7 +17,7 @@
 #include "storage/reserve.h"
 #include "util/error.h"
 
-static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t registry_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static cf_env *registry;
 
 void cf_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
@@ -145,6 +145,21 @@ static const char *memory_dir(void)
     return (t && *t) ? t : "/tmp";
 }
 
+/* LMDB stops the process (abort()) when one of its own checks fails, which
+ * a damaged page can cause outside coffer_verify(). This cannot be turned
+ * into an error, but the user learns which file and what to do. */
+static void on_lmdb_assert(MDB_env *mdb, const char *msg)
+{
+    const cf_env *env = mdb_env_get_userctx(mdb);
+    const char *name = env && env->path ? env->path : env && env->memory_id ? env->memory_id : "a database";
+    fprintf(stderr,
+            "coffer: the storage engine found a damaged page in '%s' (%s) and stops the process.\n"
+            "coffer: run `coffer verify %s` (coffer_verify() in C, db.verify() in Python, Database.verify in Swift) "
+            "to see what is damaged, and restore the file from a backup.\n",
+            name, msg, name);
+    fflush(stderr);
+}
+
 /* Whether the lock file at `<path>-lock` is still the one this process
  * opened before LMDB did: a failed open elsewhere may have removed it (see
  * leftovers.c) while LMDB waited for its lock, and two lock files for one
@@ -178,6 +193,8 @@ static coffer_status open_mdb(cf_env *env, const char *path, unsigned flags, uin
         if (rc != 0)
             return cf_error_mdb(rc, label);
         mdb_env_set_maxdbs(env->mdb, CF_MAX_DBIS + 1);
+        mdb_env_set_userctx(env->mdb, env);
+        mdb_env_set_assert(env->mdb, on_lmdb_assert);
         uint64_t map = fit_address_space(map_target(env, file_size), file_size);
         if (map == 0) {
             close_mdb(env);
@@ -552,7 +569,7 @@ coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create,
     return COFFER_OK;
 }
 
-coffer_status cf_copy_seed(const char *seed, const char *path)
+coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx)
 {
     int in = open(seed, O_RDONLY | O_CLOEXEC);
     if (in < 0)
@@ -593,6 +610,8 @@ coffer_status cf_copy_seed(const char *seed, const char *path)
     if (st == COFFER_OK && fsync(out) != 0)
         st = cf_error(COFFER_ERR_IO, "cannot sync '%s': %s", tmp, strerror(errno));
     close(out);
+    if (st == COFFER_OK && check)
+        st = check(tmp, ctx);
     /* link() does not replace: if the path appeared meanwhile, it wins. */
     if (st == COFFER_OK && link(tmp, path) != 0 && errno != EEXIST)
         st = cf_error(COFFER_ERR_IO, "cannot create '%s' from the seed file: %s", path, strerror(errno));

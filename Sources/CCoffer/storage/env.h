@@ -69,7 +69,8 @@ int cf_env_inherited(const cf_env *env);
 /* Drops a reference; the last one closes the environment. */
 void cf_env_release(cf_env *env);
 
-/* Serialises every open and close of the process. */
+/* Serialises every open and close of the process. The lock is recursive:
+ * opening a database may verify a seed file, which opens that file. */
 void cf_registry_lock(void);
 void cf_registry_unlock(void);
 
@@ -96,8 +97,11 @@ coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create,
 void cf_env_remember_dbi(cf_env *env, uint32_t number, MDB_dbi dbi);
 int cf_env_known_dbi(cf_env *env, uint32_t number, MDB_dbi *out);
 
-/* Copies `seed` to `path` atomically (temporary file, fsync, link). */
-coffer_status cf_copy_seed(const char *seed, const char *path);
+/* Copies `seed` to `path` atomically (temporary file, fsync, link). `check`
+ * (may be NULL) is given the temporary copy before it takes the path; a
+ * status other than COFFER_OK from it leaves nothing behind. */
+typedef coffer_status (*cf_seed_check_fn)(const char *copy, void *ctx);
+coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx);
 
 /* Default path, guarded by the registry. */
 const char *cf_default_path(void);

@@ -127,6 +127,13 @@ extension Database {
         /// exists there yet, to ship prepared data with an app.
         public var seedFilePath: URL?
 
+        /// Whether opening checks the whole file first, as
+        /// ``Database/verify(configuration:)`` does, and refuses a damaged one
+        /// with ``CofferError`` `.corrupted` naming the first finding. For files
+        /// from outside; it reads the whole file. A ``seedFilePath`` file is always
+        /// checked before it is copied. False by default.
+        public var verifyOnOpen: Bool = false
+
         /// A configuration; every argument has the default a Realm configuration has.
         /// An `inMemoryIdentifier` takes precedence over `fileURL`.
         public init(
@@ -199,6 +206,7 @@ extension Database {
                 }
                 try CofferError.check(coffer_config_set_read_only(config, readOnly ? 1 : 0))
                 try CofferError.check(coffer_config_set_delete_if_migration_needed(config, deleteDatabaseIfMigrationNeeded ? 1 : 0))
+                try CofferError.check(coffer_config_set_verify_on_open(config, verifyOnOpen ? 1 : 0))
                 if let maximumNumberOfActiveVersions {
                     try CofferError.check(coffer_config_set_max_active_versions(config, UInt64(maximumNumberOfActiveVersions)))
                 }

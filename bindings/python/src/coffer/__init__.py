@@ -94,11 +94,12 @@ from .model import EmbeddedObject, Float32, LinkingObjects, Mixed, Object, index
 from .migration import Migration, OldObject
 from .notifications import ChangeStream, NotificationToken
 from .objectid import ObjectId
-from .opening import default_path, open, set_default_path
+from .opening import default_path, open, set_default_path, verify
 from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
+from .verification import Finding, FindingKind
 
 __version__ = "0.1.0"
 
@@ -131,6 +132,8 @@ __all__ = [
     "CofferMemoryError",
     "CorruptedError",
     "Database",
+    "Finding",
+    "FindingKind",
     "DatabaseChange",
     "Dictionary",
     "EmbeddedObject",
@@ -192,4 +195,5 @@ __all__ = [
     "open",
     "primary_key",
     "set_default_path",
+    "verify",
 ]

@@ -403,6 +403,26 @@ coffer_migration_rename_property = _status(
 coffer_migration_delete_data = _status("coffer_migration_delete_data", MigrationP, c_char_p)
 coffer_default_path = _declare("coffer_default_path", c_char_p, [])
 
+# Verification: the report and its getters.
+class VerifyReport(Structure):
+    pass
+
+
+VerifyReportP = POINTER(VerifyReport)
+VERIFY_NO_PAGE = 2**64 - 1
+coffer_verify = _status("coffer_verify", ConfigP, POINTER(VerifyReportP))
+coffer_db_verify = _status("coffer_db_verify", DbP, POINTER(VerifyReportP))
+coffer_verify_report_count = _declare("coffer_verify_report_count", c_size_t, [VerifyReportP])
+coffer_verify_report_omitted = _declare("coffer_verify_report_omitted", c_size_t, [VerifyReportP])
+coffer_verify_report_kind = _declare("coffer_verify_report_kind", c_int, [VerifyReportP, c_size_t])
+coffer_verify_report_page = _declare("coffer_verify_report_page", c_uint64, [VerifyReportP, c_size_t])
+coffer_verify_report_class = _declare("coffer_verify_report_class", c_char_p, [VerifyReportP, c_size_t])
+coffer_verify_report_object_key = _declare("coffer_verify_report_object_key", c_uint64, [VerifyReportP, c_size_t])
+coffer_verify_report_message = _declare("coffer_verify_report_message", c_char_p, [VerifyReportP, c_size_t])
+coffer_verify_report_free = _declare("coffer_verify_report_free", None, [VerifyReportP])
+coffer_verify_kind_name = _declare("coffer_verify_kind_name", c_char_p, [c_int])
+coffer_config_set_verify_on_open = _status("coffer_config_set_verify_on_open", ConfigP, c_int)
+
 coffer_open = _status("coffer_open", ConfigP, POINTER(DbP))
 coffer_close = _declare("coffer_close", None, [DbP])
 coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])

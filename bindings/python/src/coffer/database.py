@@ -30,7 +30,7 @@ from typing import (
     overload,
 )
 
-from . import _capi, observing, packing
+from . import _capi, observing, packing, verification
 from .changes import DatabaseChange, Origin
 from .stats import FileStats, read_stats
 from .errors import (
@@ -312,6 +312,14 @@ class Database:
             _capi.coffer_db_write_copy(handles.db, target, buf, size)
         finally:
             ctypes.memset(buf, 0, ctypes.sizeof(buf))
+
+    def verify(self) -> List["verification.Finding"]:
+        """Checks this database's file (or in-memory store) for damage, as
+        coffer.verify() does, with this handle's key and the classes it
+        sees, and returns what is wrong: an empty list when it is sound.
+        Reads the whole file; a damaged file gives findings, never a crash."""
+        db = self._open_handles().db
+        return verification.run(lambda out: _capi.coffer_db_verify(db, out))
 
     @property
     def active_versions(self) -> int:

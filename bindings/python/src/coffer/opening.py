@@ -9,9 +9,10 @@ import ctypes
 import os
 from typing import Any, Callable, List, Optional, Sequence
 
-from . import _capi
+from . import _capi, verification
 from .database import Database, PathType, key_buffer, path_bytes
 from .errors import CofferError, InvalidArgumentError
+from .verification import Finding
 from .migration import install as install_migration
 from .model import parse_schema
 from .schema import CSchema, DeclaredClass
@@ -80,6 +81,7 @@ def open(
     max_file_size: Optional[int] = None,
     should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
     max_active_versions: Optional[int] = None,
+    verify_on_open: bool = False,
 ) -> "Database":
     """Opens (creating it unless read-only) a database and returns it.
 
@@ -109,6 +111,9 @@ def open(
         file in place (unless another process has it open).
     max_active_versions: a write transaction fails with LimitError when its
         commit would keep more versions of the file alive than this.
+    verify_on_open: check the whole file first (coffer.verify()) and refuse
+        a damaged one with CorruptedError naming the first finding. A seed
+        file is always checked before it is copied.
     """
     if path is not None and in_memory_identifier is not None:
         raise InvalidArgumentError("give either path or in_memory_identifier, not both")
@@ -126,6 +131,7 @@ def open(
         _configure(config, path, in_memory_identifier, encryption_key, bool(read_only), seed_path,
                    classes, version, class_subset, max_file_size)
         _capi.coffer_config_set_delete_if_migration_needed(config, 1 if delete_if_migration_needed else 0)
+        _capi.coffer_config_set_verify_on_open(config, 1 if verify_on_open else 0)
         if max_active_versions is not None:
             _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
         failures: List[BaseException] = []
@@ -160,6 +166,40 @@ def open(
     finally:
         _capi.coffer_config_free(config)
     return Database(db, classes or [])
+
+
+def verify(
+    path: Optional[PathType] = None,
+    *,
+    encryption_key: Optional[bytes] = None,
+    in_memory_identifier: Optional[str] = None,
+) -> List[Finding]:
+    """Checks a database file for damage and returns what is wrong with it:
+    an empty list when it is sound.
+
+    The storage engine's pages are walked with a bounds-checked reader
+    (meta pages, page headers, nodes, key order, overflow pages, the free
+    list, every sub-database); if they are sound, every object is decoded
+    (authenticated, when encrypted) and indexes, primary keys, links,
+    backlinks, counters and the change log are checked against the data.
+    The file may be open in this or other processes. A damaged file, even
+    one that is not a database at all, gives findings, never a crash.
+
+    path: the file (None: the default path); in_memory_identifier: an
+    in-memory database open in this process instead. encryption_key: the
+    file's 64-byte key, needed to check an encrypted file's contents.
+    Raises NotFoundError (no such file), KeyRequiredError, WrongKeyError,
+    NotEncryptedError (the key does not fit the file), FileAccessError.
+    """
+    if path is not None and in_memory_identifier is not None:
+        raise InvalidArgumentError("give either path or in_memory_identifier, not both")
+    config = _capi.ConfigP()
+    _capi.coffer_config_new(ctypes.byref(config))
+    try:
+        _configure(config, path, in_memory_identifier, encryption_key, False, None, None, 0, None, None)
+        return verification.run(lambda out: _capi.coffer_verify(config, out))
+    finally:
+        _capi.coffer_config_free(config)
 
 
 def default_path() -> str:
