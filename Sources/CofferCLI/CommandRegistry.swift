@@ -13,6 +13,7 @@ enum CommandRegistry {
         ExportCommand.self,
         ImportCommand.self,
         StatsCommand.self,
+        VerifyCommand.self,
         CompactCommand.self,
         CopyCommand.self,
         ShellCommand.self,
