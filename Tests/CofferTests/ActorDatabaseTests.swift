@@ -71,6 +71,7 @@ actor DogStore {
     var db: Database!
     var callOrder: [Int] = []
     var blockOrder: [Int] = []
+    var events: [String] = []
 
     init(_ configuration: Database.Configuration) {
         self.configuration = configuration
@@ -281,6 +282,14 @@ final class WriteLockHolder: @unchecked Sendable {  // semaphores only; `thread`
         #expect(try await store.add("Rex", age: 1) == 1)
     }
 
+    @Test func writeAsyncTakesItsTurnWhenCalled() async throws {
+        let dir = TemporaryDirectory()
+        let store = DogStore(configuration(.plain, [Dog.self], in: dir))
+        try await store.open()
+        #expect(try await store.writeAsyncThenAsyncWrite() == ["writeAsync", "asyncWrite"])
+        #expect(await store.names == ["first", "second"])
+    }
+
     @Test func writeAsyncReportsCompletionAndFailure() async throws {
         let dir = TemporaryDirectory()
         var config = configuration(.plain, [Dog.self], in: dir)
@@ -299,6 +308,20 @@ final class WriteLockHolder: @unchecked Sendable {  // semaphores only; `thread`
 }
 
 extension DogStore {
+    /// A writeAsync, then an asyncWrite: returns the order in which their blocks ran.
+    func writeAsyncThenAsyncWrite() async throws -> [String] {
+        events = []
+        db.writeAsync({
+            self.events.append("writeAsync")
+            self.db.add(Dog(value: ["name": "first", "age": 1]))
+        })
+        try await db.asyncWrite {
+            events.append("asyncWrite")
+            db.add(Dog(value: ["name": "second", "age": 2]))
+        }
+        return events
+    }
+
     func failingWrite(_ error: some Error) async throws {
         try await db.asyncWrite {
             db.add(Dog(value: ["name": "never"]))

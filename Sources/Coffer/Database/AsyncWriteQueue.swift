@@ -1,45 +1,49 @@
-// AsyncWriteQueue: the asyncWrite calls of one Database, let through one at a
-// time in the order they were made; a task cancelled while it waits leaves
-// the queue at once.
+// AsyncWriteQueue: the asyncWrite and writeAsync calls of one Database, let
+// through one at a time in the order they were made; a task cancelled while it
+// waits leaves the queue at once.
 
 /// Lets ``Database/asyncWrite(isolation:_:)`` calls through one at a time, first
-/// come first served.
+/// come first served: a caller takes a ticket when it calls (``reserve()``), waits
+/// for its turn (``waitForTurn(_:)``) and gives the ticket back (``leave(_:)``).
 ///
 /// `Sendable` because its state is behind a lock: the cancellation handler of a
 /// waiting task runs on whatever thread cancels it.
 final class AsyncWriteQueue: Sendable {
     private struct State {
-        var busy = false
-        var nextID: UInt64 = 0
-        var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+        var nextTicket: UInt64 = 0
+        /// Every ticket not yet given back, in call order; the first one has its turn.
+        var tickets: [UInt64] = []
+        var waiting: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     }
 
     private let state = LockedValue(State())
 
-    /// True while an asyncWrite runs or waits.
+    /// True while a ticket is out: a call runs or waits.
     var isBusy: Bool {
-        state.withLock { $0.busy }
+        state.withLock { !$0.tickets.isEmpty }
     }
 
-    /// Waits until every earlier caller has called ``leave()``.
-    /// - Throws: `CancellationError` if the task is cancelled while it waits.
-    func enter() async throws {
-        let id = state.withLock { state in
-            state.nextID &+= 1
-            return state.nextID
+    /// Takes the next place in line; every ticket must be given back with ``leave(_:)``.
+    func reserve() -> UInt64 {
+        state.withLock { state in
+            state.nextTicket &+= 1
+            state.tickets.append(state.nextTicket)
+            return state.nextTicket
         }
+    }
+
+    /// Waits until `ticket` is first in line.
+    /// - Throws: `CancellationError` if the task is cancelled before its turn.
+    func waitForTurn(_ ticket: UInt64) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // Decided under the lock, so that a cancellation either sees the
+                // Decided under the lock, so that a cancellation either finds the
                 // waiter registered or is seen here.
                 enum Decision { case go, cancelled, wait }
                 let decision = state.withLock { state -> Decision in
                     if Task.isCancelled { return .cancelled }
-                    if !state.busy {
-                        state.busy = true
-                        return .go
-                    }
-                    state.waiters.append((id, continuation))
+                    if state.tickets.first == ticket { return .go }
+                    state.waiting[ticket] = continuation
                     return .wait
                 }
                 switch decision {
@@ -49,21 +53,18 @@ final class AsyncWriteQueue: Sendable {
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { state in
-                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
+            let waiter = state.withLock { $0.waiting.removeValue(forKey: ticket) }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 
-    /// Lets the next waiter through, or marks the queue idle.
-    func leave() {
+    /// Gives `ticket` back; if it had the turn, the next one in line gets it.
+    func leave(_ ticket: UInt64) {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            if state.waiters.isEmpty {
-                state.busy = false
-                return nil
-            }
-            return state.waiters.removeFirst().continuation
+            guard let index = state.tickets.firstIndex(of: ticket) else { return nil }
+            state.tickets.remove(at: index)
+            guard index == 0, let head = state.tickets.first else { return nil }
+            return state.waiting.removeValue(forKey: head)
         }
         next?.resume()
     }

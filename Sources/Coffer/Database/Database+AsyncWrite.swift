@@ -41,6 +41,16 @@ extension Database {
         isolation: isolated (any Actor) = #isolation,
         _ block: () throws -> Result
     ) async throws -> Result {
+        try await asyncWrite(turn: asyncWrites.reserve(), isolation: isolation, block)
+    }
+
+    /// ``asyncWrite(isolation:_:)`` for the caller holding `turn`, which it gives back.
+    private func asyncWrite<Result>(
+        turn: UInt64,
+        isolation: isolated (any Actor),
+        _ block: () throws -> Result
+    ) async throws -> Result {
+        defer { asyncWrites.leave(turn) }
         guard case .actor = confinement else {
             throw CofferError(.misuse, "asyncWrite needs a Database isolated to an actor: open it with `try await Database(actor:)`, or use write {} on this thread")
         }
@@ -48,8 +58,7 @@ extension Database {
         guard writeTransaction == nil else {
             throw CofferError(.misuse, "the database is already in a write transaction")
         }
-        try await asyncWrites.enter()
-        defer { asyncWrites.leave() }
+        try await asyncWrites.waitForTurn(turn)
         let lockThread = WriteLockThread()
         let txn = try await lockThread.begin(SendableHandle(pointer: handle)).pointer
         endReadTransaction()
@@ -89,17 +98,19 @@ extension Database {
     /// })
     /// ```
     ///
-    /// Calls take turns with each other and with ``asyncWrite(isolation:_:)``
-    /// calls made after them.
+    /// It takes its turn among the database's ``asyncWrite(isolation:_:)`` and
+    /// `writeAsync` calls when called, before it returns: calls made after it
+    /// write after it.
     public func writeAsync(
         isolation: isolated (any Actor) = #isolation,
         _ block: @escaping () -> Void,
         onComplete: ((Swift.Error?) -> Void)? = nil
     ) {
+        let turn = asyncWrites.reserve()
         Task {
             _ = isolation
             do {
-                try await self.asyncWrite(isolation: isolation, block)
+                try await self.asyncWrite(turn: turn, isolation: isolation, block)
                 onComplete?(nil)
             } catch {
                 onComplete?(error)
