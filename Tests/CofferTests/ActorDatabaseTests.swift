@@ -282,6 +282,16 @@ final class WriteLockHolder: @unchecked Sendable {  // semaphores only; `thread`
         #expect(try await store.add("Rex", age: 1) == 1)
     }
 
+    @Test func aBlockMayCommitOrCancelItsOwnTransaction() async throws {
+        let dir = TemporaryDirectory()
+        let store = DogStore(configuration(.encrypted, [Dog.self], in: dir))
+        try await store.open()
+        let (committed, cancelled) = try await store.writesEndingTheirOwnTransactions()
+        #expect(committed && cancelled)
+        #expect(await store.names == ["committed"])
+        #expect(try await store.add("after", age: 1) == 2, "the write lock was let go")
+    }
+
     @Test func writeAsyncTakesItsTurnWhenCalled() async throws {
         let dir = TemporaryDirectory()
         let store = DogStore(configuration(.plain, [Dog.self], in: dir))
@@ -308,6 +318,22 @@ final class WriteLockHolder: @unchecked Sendable {  // semaphores only; `thread`
 }
 
 extension DogStore {
+    /// asyncWrite blocks that end their transaction themselves: one commits
+    /// and then writes no more, one cancels.
+    func writesEndingTheirOwnTransactions() async throws -> (Bool, Bool) {
+        let committed = try await db.asyncWrite {
+            db.add(Dog(value: ["name": "committed"]))
+            try db.commitWrite()
+            return !db.isInWriteTransaction
+        }
+        let cancelled = try await db.asyncWrite {
+            db.add(Dog(value: ["name": "cancelled"]))
+            db.cancelWrite()
+            return !db.isInWriteTransaction
+        }
+        return (committed, cancelled)
+    }
+
     /// A writeAsync, then an asyncWrite: returns the order in which their blocks ran.
     func writeAsyncThenAsyncWrite() async throws -> [String] {
         events = []
