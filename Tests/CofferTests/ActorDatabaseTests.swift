@@ -130,6 +130,8 @@ actor DogStore {
         }
     }
 
+    var isWritingAsynchronously: Bool { db.isPerformingAsynchronousWriteOperations }
+
     func writeSynchronously() throws {
         try db.write { db.add(Dog(value: ["name": "sync"])) }
     }
@@ -229,12 +231,14 @@ final class WriteLockHolder: @unchecked Sendable {  // semaphores only; `thread`
         }
         // The writer waits for the lock the holder has; the actor still runs this.
         #expect(await store.names == [])
+        #expect(await store.isWritingAsynchronously)
         await #expect(throws: Coffer.Error.self, "a synchronous write would wait for the waiting asyncWrite") {
             try await store.writeSynchronously()
         }
         holder.commit()
         #expect(try await writer.value == 42)
         #expect(await store.names == ["holder", "Rex"])
+        #expect(await !store.isWritingAsynchronously)
     }
 
     @Test func fiftyConcurrentAsyncWritesAllLandInCallOrder() async throws {

@@ -5,6 +5,13 @@
 internal import CCoffer
 
 extension Database {
+    /// True while an ``asyncWrite(isolation:_:)`` or
+    /// ``writeAsync(isolation:_:onComplete:)`` call of this database runs or
+    /// waits its turn; a synchronous ``write(_:)`` then fails with `.misuse`.
+    public var isPerformingAsynchronousWriteOperations: Bool {
+        asyncWrites.isBusy
+    }
+
     /// Runs `block` in a write transaction and commits it, waiting for the write
     /// lock and for the commit without blocking the actor: other tasks on the
     /// actor run meanwhile.
