@@ -216,7 +216,7 @@ enum Changed {
             }
             try await group.waitForAll()
         }
-        #expect(try Database(configuration: config).objects(Book.self).count == 4)
+        #expect(try await Database(configuration: config).objects(Book.self).count == 4)
     }
 }
 

@@ -76,7 +76,7 @@ import Testing
             #expect(error.message.contains("opened on another thread"), "\(call): \(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: copy.path))
-        let db = try Database(configuration: config)
+        let db = try await Database(configuration: config)
         #expect(db.objects(Dog.self).map(\.name) == ["Rex"], "nothing was written")
     }
 

@@ -44,6 +44,23 @@ final class PersonProjection: Projection<Person> {       // Person of the models
 }
 // readme: end
 
+// readme: swift-actor
+actor DogStore {
+    var db: Database!
+
+    func open(_ config: Database.Configuration) async throws {
+        db = try await Database(configuration: config, actor: self)  // isolated to this actor
+    }
+
+    func add(_ name: String) async throws -> Int {
+        try await db.asyncWrite {                      // the actor runs on while it waits
+            db.add(Dog(value: ["name": name]))
+            return db.objects(Dog.self).count
+        }
+    }
+}
+// readme: end
+
 /// Models for the migration block: version 2 of a Person that had first and last names.
 enum MigrationModels {
     final class Person: Object {
@@ -106,6 +123,15 @@ enum MigrationModelsVersion1 {
         // readme: end
         #expect(dogs.count == 1 && dogs.first?.name == "Rex")
         #expect(same?.status == .done && same?.breed == "Beagle")
+    }
+
+    @Test func actorIsolatedDatabase() async throws {
+        var config = Database.Configuration(fileURL: URL(fileURLWithPath: "actor.coffer"))
+        config.objectTypes = [Dog.self]
+        let store = DogStore()
+        try await store.open(config)
+        #expect(try await store.add("Rex") == 1)
+        #expect(try await store.add("Fido") == 2)
     }
 
     @Test func linksAndCollections() throws {

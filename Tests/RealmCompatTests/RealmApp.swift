@@ -44,6 +44,23 @@ class Dog: Object {
 
 // MARK: App logic
 
+/// What an actor of the app does with a realm isolated to it.
+actor DogActor {
+    var realm: Realm!
+
+    func setUp(configuration: Realm.Configuration) async throws {
+        realm = try await Realm(configuration: configuration, actor: self)
+    }
+
+    func addDog(named name: String, age: Int) async throws {
+        try await realm.asyncWrite {
+            realm.add(Dog(value: ["name": name, "age": age]))
+        }
+    }
+
+    var dogNames: [String] { realm.objects(Dog.self).sorted(byKeyPath: "age").map(\.name) }
+}
+
 /// What a view model of the app does with its realm.
 final class KennelStore {
     let realm: Realm

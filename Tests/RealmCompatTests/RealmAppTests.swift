@@ -16,6 +16,17 @@ import Testing
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
     }
 
+    @Test func anActorWritesWithoutBlocking() async throws {
+        let url = Self.temporaryFile("actor.realm")
+        try Self.prepare(url)
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let dogs = DogActor()
+        try await dogs.setUp(configuration: Realm.Configuration(fileURL: url, objectTypes: [Owner.self, Address.self, Dog.self]))
+        try await dogs.addDog(named: "Rex", age: 3)
+        try await dogs.addDog(named: "Pip", age: 1)
+        #expect(await dogs.dogNames == ["Pip", "Rex"])
+    }
+
     @Test func theAppWritesQueriesAndDeletes() throws {
         let url = Self.temporaryFile("kennel.realm")
         try Self.prepare(url)

@@ -66,6 +66,10 @@ extension Database {
         guard writeTransaction == nil else {
             throw CofferError(.misuse, "the database is already in a write transaction")
         }
+        // Its write lock may already be taken for it, waiting for this actor.
+        if asyncWrites.isBusy {
+            throw CofferError(.misuse, "an asyncWrite of this database is under way; await it, or use asyncWrite for this write too")
+        }
         endReadTransaction()
         var txn: OpaquePointer?
         try CofferError.check(coffer_txn_begin(handle, Int32(COFFER_TXN_WRITE), &txn))
@@ -94,15 +98,28 @@ extension Database {
         abort(usableWriteTransaction(for: "cancelWrite()"))
     }
 
-    private func commit(_ txn: OpaquePointer) throws(CofferError) {
+    func commit(_ txn: OpaquePointer) throws(CofferError) {
+        if let lockThread = writeLockThread {
+            // Begun by an asyncWrite: its own thread must end it.
+            writeLockThread = nil
+            let failure = lockThread.commitAndWait(SendableHandle(pointer: txn))
+            endWriteTransaction(txn, committed: failure == nil)
+            if let failure { throw failure }
+            return
+        }
         let status = coffer_txn_commit(txn)
         endWriteTransaction(txn, committed: status == COFFER_OK)
         try CofferError.check(status)
     }
 
     /// Ends the write transaction without writing; aborting in LMDB cannot fail.
-    private func abort(_ txn: OpaquePointer) {
-        _ = coffer_txn_abort(txn)
+    func abort(_ txn: OpaquePointer) {
+        if let lockThread = writeLockThread {
+            writeLockThread = nil
+            lockThread.abortAndWait(SendableHandle(pointer: txn))
+        } else {
+            _ = coffer_txn_abort(txn)
+        }
         endWriteTransaction(txn, committed: false)
     }
 
@@ -156,7 +173,7 @@ extension Database {
         return writeTransaction
     }
 
-    private func endReadTransaction() {
+    func endReadTransaction() {
         if let readTransaction {
             coffer_txn_free(readTransaction)
             self.readTransaction = nil
@@ -164,7 +181,7 @@ extension Database {
         }
     }
 
-    private func endWriteTransaction(_ txn: OpaquePointer, committed: Bool) {
+    func endWriteTransaction(_ txn: OpaquePointer, committed: Bool) {
         coffer_txn_free(txn)
         writeTransaction = nil
         contentVersion &+= 1

@@ -30,9 +30,17 @@ internal import CCoffer
 /// corrupt anything: a throwing method called from another thread throws a
 /// ``CofferError`` with code `.misuse`, and a property of a managed object or a
 /// ``Results`` read there stops the program with a message saying so. Open one
-/// `Database` per thread instead; they share the file's storage. In `async` code,
-/// keep a `Database` within one synchronous stretch or on one actor's executor
-/// that stays on one thread, such as the main actor.
+/// `Database` per thread instead; they share the file's storage.
+///
+/// ## Actors
+///
+/// In `async` code, open the database isolated to an actor instead:
+/// `try await Database(actor: self)` inside an actor, `try await Database()` on
+/// the main actor. Such a database is usable from that actor across `await`,
+/// whichever thread its executor resumes on, and
+/// ``asyncWrite(isolation:_:)`` writes without blocking the actor. Used outside
+/// its actor it stops the program with a message saying so, also from its
+/// throwing methods: only the actor's executor can tell where it runs.
 ///
 /// ## Snapshots
 ///
@@ -48,7 +56,13 @@ public final class Database {
     public let configuration: Configuration
 
     let handle: OpaquePointer
-    private let ownerThread: pthread_t
+    let confinement: Confinement
+    /// Serializes ``asyncWrite(isolation:_:)`` calls and tells synchronous
+    /// writes that one is under way.
+    let asyncWrites = AsyncWriteQueue()
+    /// The thread holding the write lock of an ``asyncWrite(isolation:_:)``,
+    /// which must also end the transaction.
+    var writeLockThread: WriteLockThread?
     private let openFilePath: String?
     var readTransaction: OpaquePointer? {
         didSet { transactionSerial &+= 1 }
@@ -85,11 +99,15 @@ public final class Database {
     ///   If ``Configuration/migrationBlock`` throws, that error; if a call it made
     ///   failed, the first such ``CofferError`` (see ``Migration``). A failed
     ///   migration leaves the file as it was.
-    public init(configuration: Configuration = .defaultConfiguration) throws {
+    public convenience init(configuration: Configuration = .defaultConfiguration) throws {
+        try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+    }
+
+    init(configuration: Configuration, confinement: Confinement) throws {
         let path = try configuration.filePath()
         self.handle = try Self.open(configuration, path: path)
         self.configuration = configuration
-        self.ownerThread = pthread_self()
+        self.confinement = confinement
         self.openFilePath = path.map(OpenFiles.register)
     }
 
@@ -200,25 +218,40 @@ public final class Database {
 
     // MARK: Threads
 
+    /// True where the database may be used, as far as can be told without
+    /// stopping the program: false on another thread and, for a database isolated
+    /// to an actor, always (only the actor's executor can tell, see
+    /// ``requireIsolation()``).
     var isOnOwnerThread: Bool {
-        pthread_equal(ownerThread, pthread_self()) != 0
-    }
-
-    private var wrongThreadMessage: String {
-        "this Database was opened on another thread; a Database, its objects and its results can be used only on the thread that opened it"
+        confinement.allowsCurrentThread ?? false
     }
 
     /// Throws `.misuse` when called from another thread than the database's own.
+    /// For a database isolated to an actor, use outside the actor stops the
+    /// program instead: only the actor's executor can tell.
     func checkThread() throws(CofferError) {
-        if !isOnOwnerThread {
-            throw CofferError(.misuse, wrongThreadMessage)
+        switch confinement.allowsCurrentThread {
+        case true?: return
+        case false?: throw CofferError(.misuse, confinement.misuseMessage)
+        case nil: requireIsolation()
         }
     }
 
     /// Stops the program when called from another thread, for calls that cannot throw.
     func requireThread() {
-        if !isOnOwnerThread {
-            fatalError("Coffer: \(wrongThreadMessage)")
+        if confinement.allowsCurrentThread != true {
+            requireIsolation()
+        }
+    }
+
+    /// Stops the program unless the caller may use the database.
+    private func requireIsolation() {
+        switch confinement {
+        case .actor(let weak):
+            guard let actor = weak.actor else { fatalError("Coffer: \(confinement.misuseMessage)") }
+            actor.preconditionIsolated("Coffer: \(confinement.misuseMessage)")
+        case .thread:
+            if confinement.allowsCurrentThread != true { fatalError("Coffer: \(confinement.misuseMessage)") }
         }
     }
 

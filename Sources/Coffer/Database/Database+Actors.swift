@@ -1,0 +1,51 @@
+// Opening a Database isolated to an actor: Database(actor:) for any actor, and
+// the async initializer, isolated to the calling actor such as the main actor.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Database {
+    /// Opens the database `configuration` describes, isolated to `actor`.
+    ///
+    /// ```swift
+    /// actor DogStore {
+    ///     var db: Database!
+    ///     func open() async throws {
+    ///         db = try await Database(configuration: config, actor: self)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The database, its objects and results can then be used by code isolated
+    /// to `actor`, across `await`, whichever thread its executor resumes on; see
+    /// ``asyncWrite(isolation:_:)`` for writes that do not block the actor. Used
+    /// outside `actor`, the database stops the program with a message saying so.
+    /// A global actor is passed as its shared instance: `actor: MainActor.shared`.
+    ///
+    /// - Throws: as ``init(configuration:)`` does.
+    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
+        try self.init(configuration: configuration, confinement: .actor(WeakActor(actor: actor)))
+    }
+
+    /// Opens the database `configuration` describes, isolated to the calling
+    /// actor: `try await Database()` in main-actor code opens it on the main
+    /// actor, as Realm's async initializer does; inside an actor it is
+    /// ``init(configuration:actor:)`` with that actor.
+    ///
+    /// Called from code isolated to no actor, it opens the database confined to
+    /// the current thread, as ``init(configuration:)`` does: use it there
+    /// only within one synchronous stretch.
+    ///
+    /// - Parameter isolation: the calling actor; leave it to its default.
+    /// - Throws: as ``init(configuration:)`` does.
+    public convenience init(configuration: Configuration = .defaultConfiguration,
+                            isolation: isolated (any Actor)? = #isolation) async throws {
+        let confinement: Confinement = isolation.map { .actor(WeakActor(actor: $0)) } ?? .thread(pthread_self())
+        try self.init(configuration: configuration, confinement: confinement)
+    }
+}
