@@ -20,14 +20,14 @@ import Testing
                 address.street = "\(i) Main Street"
                 person.address = address
                 person.dogs.append(dog)
-                try db.add(person)
-                try db.add(Book(value: ["title": "book \(i)"]))
+                db.add(person)
+                db.add(Book(value: ["title": "book \(i)"]))
                 let bag = Bag()
                 bag.numbers.append(contentsOf: [i, i + 1])
                 bag.tags.insert("tag \(i % 3)")
                 bag.scores["x"] = i
                 bag.anything = i.isMultiple(of: 2) ? AnyValue.string("text") : AnyValue.int(i)
-                try db.add(bag)
+                db.add(bag)
             }
         }
     }
