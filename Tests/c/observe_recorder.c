@@ -26,6 +26,12 @@ void recorder_destroy(recorder *r)
     pthread_cond_destroy(&r->cond);
 }
 
+void recorder_stop(recorder *r)
+{
+    coffer_token_stop(r->token);
+    recorder_destroy(r);
+}
+
 static seen_call *begin_call(recorder *r)
 {
     pthread_mutex_lock(&r->lock);

@@ -340,6 +340,12 @@ const coffer_property_schema ts_person_properties[PERSON_COUNT] = {
     {.name = "nickname", .type = COFFER_TYPE_STRING, .flags = OPT},
 };
 
+const coffer_property_schema ts_dog_properties[TS_DOG_COUNT] = {
+    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
+    {.name = "name", .type = COFFER_TYPE_STRING},
+    {.name = "age", .type = COFFER_TYPE_INT},
+};
+
 const coffer_class_schema ts_std_schema[2] = {
     {.name = "AllTypes", .properties = ts_all_types_properties, .property_count = AT_COUNT},
     {.name = "Person", .properties = ts_person_properties, .property_count = PERSON_COUNT},

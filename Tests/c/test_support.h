@@ -137,8 +137,13 @@ enum {
  * nickname string optional. */
 enum { PERSON_ID = 0, PERSON_NAME, PERSON_AGE, PERSON_NICKNAME, PERSON_COUNT };
 
+/* Class "Dog" of the kennel suites (the change log, observed collections):
+ * id int primary key, name string, age int. */
+enum { TS_DOG_ID = 0, TS_DOG_NAME, TS_DOG_AGE, TS_DOG_COUNT };
+
 extern const coffer_property_schema ts_all_types_properties[AT_COUNT];
 extern const coffer_property_schema ts_person_properties[PERSON_COUNT];
+extern const coffer_property_schema ts_dog_properties[TS_DOG_COUNT];
 /* { AllTypes, Person } */
 extern const coffer_class_schema ts_std_schema[2];
 #define TS_STD_SCHEMA_COUNT 2
