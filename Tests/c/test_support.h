@@ -74,6 +74,10 @@ int ts_write_file(const char *path, const void *data, size_t size);
 int ts_copy_file(const char *from, const char *to);
 /* Number of directory entries other than "." and "..", or -1. */
 int ts_count_dir_entries(const char *dir);
+/* Writes an LMDB file of another program at `path` (no subdirectory): one
+ * committed pair `key` = `value` in LMDB's main database, with LMDB's
+ * `-lock` file left beside it. Asserts. */
+void ts_write_foreign_lmdb(const char *path, const char *key, const char *value);
 /* memmem */
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
 
