@@ -26,6 +26,12 @@ void recorder_destroy(recorder *r)
     pthread_cond_destroy(&r->cond);
 }
 
+void recorder_stop(recorder *r)
+{
+    coffer_token_stop(r->token);
+    recorder_destroy(r);
+}
+
 static seen_call *begin_call(recorder *r)
 {
     pthread_mutex_lock(&r->lock);
@@ -33,6 +39,16 @@ static seen_call *begin_call(recorder *r)
     seen_call *c = &r->calls[r->ncalls];
     memset(c, 0, sizeof *c);
     c->thread = pthread_self();
+    return c;
+}
+
+/* begin_call() for the callbacks told a change set: `changes` NULL is the
+ * initial call. */
+static seen_call *begin_change(recorder *r, coffer_txn *txn, const void *changes)
+{
+    assert_non_null(txn);
+    seen_call *c = begin_call(r);
+    c->initial = changes == NULL;
     return c;
 }
 
@@ -54,9 +70,7 @@ static void end_call(recorder *r)
 void on_collection(void *ctx, coffer_txn *txn, const coffer_collection_changes *ch)
 {
     recorder *r = ctx;
-    assert_non_null(txn);
-    seen_call *c = begin_call(r);
-    c->initial = ch == NULL;
+    seen_call *c = begin_change(r, txn, ch);
     if (ch) {
         c->ndel = coffer_collection_changes_copy(ch, COFFER_CHANGE_DELETIONS, c->del);
         c->nins = coffer_collection_changes_copy(ch, COFFER_CHANGE_INSERTIONS, c->ins);
@@ -74,9 +88,7 @@ void on_collection(void *ctx, coffer_txn *txn, const coffer_collection_changes *
 void on_object(void *ctx, coffer_txn *txn, const coffer_object_changes *ch)
 {
     recorder *r = ctx;
-    assert_non_null(txn);
-    seen_call *c = begin_call(r);
-    c->initial = ch == NULL;
+    seen_call *c = begin_change(r, txn, ch);
     if (ch) {
         c->object_deleted = coffer_object_changes_deleted(ch);
         c->nprops = coffer_object_changes_count(ch);
@@ -144,9 +156,7 @@ void expect_indices(const uint64_t *got, size_t n, const uint64_t *want, size_t 
 void on_map(void *ctx, coffer_txn *txn, const coffer_map_changes *ch)
 {
     recorder *r = ctx;
-    assert_non_null(txn);
-    seen_call *c = begin_call(r);
-    c->initial = ch == NULL;
+    seen_call *c = begin_change(r, txn, ch);
     if (ch) {
         for (int kind = 0; kind < 3; kind++) {
             c->nkeys[kind] = coffer_map_changes_count(ch, kind);

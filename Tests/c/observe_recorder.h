@@ -34,7 +34,7 @@ typedef struct recorder {
     pthread_cond_t cond;
     seen_call calls[MAX_SEEN];
     int ncalls;
-    coffer_token *token;   /* for stopping from inside */
+    coffer_token *token;   /* the observation recording here: for stopping from inside, and recorder_stop() */
     int stop_inside_after; /* stop own token at this call number (0 never) */
     int sleep_ms;          /* hold the callback this long */
     _Atomic int in_callback;
@@ -42,6 +42,8 @@ typedef struct recorder {
 
 void recorder_init(recorder *r);
 void recorder_destroy(recorder *r);
+/* Stops the observation whose token is r->token, then recorder_destroy(). */
+void recorder_stop(recorder *r);
 
 /* Callbacks recording into the recorder given as their context. */
 void on_collection(void *ctx, coffer_txn *txn, const coffer_collection_changes *ch);

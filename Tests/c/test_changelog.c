@@ -15,14 +15,8 @@
 
 #include "../../Sources/CCoffer/storage/changelog.h"
 
-enum { DOG_ID = 0, DOG_NAME, DOG_AGE };
 enum { OWNER_ID = 0, OWNER_NAME, OWNER_DOGS };
 
-static const coffer_property_schema dog_props[] = {
-    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
-    {.name = "name", .type = COFFER_TYPE_STRING},
-    {.name = "age", .type = COFFER_TYPE_INT},
-};
 static const coffer_property_schema owner_props[] = {
     {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
     {.name = "name", .type = COFFER_TYPE_STRING},
@@ -33,7 +27,7 @@ static const coffer_property_schema tag_props[] = {
 };
 /* Tag: a class nothing links to, which a clear drops whole. */
 static const coffer_class_schema kennel[] = {
-    {.name = "Dog", .properties = dog_props, .property_count = 3},
+    {.name = "Dog", .properties = ts_dog_properties, .property_count = TS_DOG_COUNT},
     {.name = "Owner", .properties = owner_props, .property_count = 3},
     {.name = "Tag", .properties = tag_props, .property_count = 1},
 };
@@ -58,7 +52,7 @@ static kennel_ids ids_of(coffer_db *db)
 
 static coffer_object_key add_dog(coffer_txn *txn, const kennel_ids *k, int64_t id, const char *name)
 {
-    coffer_field f[] = {ts_field(DOG_ID, coffer_value_int(id)), ts_field(DOG_NAME, ts_str(name))};
+    coffer_field f[] = {ts_field(TS_DOG_ID, coffer_value_int(id)), ts_field(TS_DOG_NAME, ts_str(name))};
     coffer_object *obj = ts_create(txn, k->dog, f, 2);
     return coffer_object_key_of(obj);
 }
@@ -113,8 +107,8 @@ TS_ENV_TEST(test_inserts_modifications_and_deletions)
     coffer_object *obj;
     assert_ok(coffer_object_get(txn, k.dog, rex, &obj));
     coffer_value age = coffer_value_int(3), name = ts_str("Rex II");
-    assert_ok(coffer_object_set_value(obj, DOG_AGE, &age));
-    assert_ok(coffer_object_set_value(obj, DOG_NAME, &name));
+    assert_ok(coffer_object_set_value(obj, TS_DOG_AGE, &age));
+    assert_ok(coffer_object_set_value(obj, TS_DOG_NAME, &name));
     assert_ok(coffer_object_get(txn, k.dog, fido, &obj));
     assert_ok(coffer_object_delete(obj));
     uint64_t v2 = commit_version(txn);
@@ -126,8 +120,8 @@ TS_ENV_TEST(test_inserts_modifications_and_deletions)
     assert_non_null(m);
     assert_int_equal(m->kind, CF_LOG_MODIFY);
     assert_int_equal(m->ncolumns, 2);
-    assert_int_equal(m->columns[0], DOG_NAME); /* columns follow the array, sorted */
-    assert_int_equal(m->columns[1], DOG_AGE);
+    assert_int_equal(m->columns[0], TS_DOG_NAME); /* columns follow the array, sorted */
+    assert_int_equal(m->columns[1], TS_DOG_AGE);
     const cf_log_object *d = find_object(&e, k.dog_table, fido);
     assert_non_null(d);
     assert_int_equal(d->kind, CF_LOG_DELETE);
@@ -148,11 +142,11 @@ TS_ENV_TEST(test_folding_inside_one_transaction)
     coffer_object *obj;
     coffer_value v = coffer_value_int(9);
     assert_ok(coffer_object_get(txn, k.dog, born, &obj));
-    assert_ok(coffer_object_set_value(obj, DOG_AGE, &v));
+    assert_ok(coffer_object_set_value(obj, TS_DOG_AGE, &v));
     assert_ok(coffer_object_get(txn, k.dog, gone, &obj));
     assert_ok(coffer_object_delete(obj));
     assert_ok(coffer_object_get(txn, k.dog, old, &obj));     /* modified, then deleted */
-    assert_ok(coffer_object_set_value(obj, DOG_AGE, &v));
+    assert_ok(coffer_object_set_value(obj, TS_DOG_AGE, &v));
     assert_ok(coffer_object_delete(obj));
     uint64_t version = commit_version(txn);
 
@@ -321,7 +315,7 @@ TS_ENV_TEST(test_trimmed_after_readers)
         coffer_value age = coffer_value_int(i);
         coffer_value pk = coffer_value_int(0);
         assert_ok(coffer_object_find(txn, k.dog, &pk, &obj));
-        assert_ok(coffer_object_set_value(obj, DOG_AGE, &age));
+        assert_ok(coffer_object_set_value(obj, TS_DOG_AGE, &age));
         last = commit_version(txn);
         assert_true(last - oldest_entry(env->db) <= 100);
         if (i == 500 && env->mode != TS_MEMORY)
@@ -403,7 +397,7 @@ TS_ENV_TEST(test_killed_writer)
         if (coffer_txn_begin(db, COFFER_TXN_WRITE, &t) != COFFER_OK)
             _exit(3);
         for (int i = 10; i < 500; i++) {
-            coffer_field f[] = {{DOG_ID, coffer_value_int(i)}, {DOG_NAME, coffer_value_string("lost", SIZE_MAX)}};
+            coffer_field f[] = {{TS_DOG_ID, coffer_value_int(i)}, {TS_DOG_NAME, coffer_value_string("lost", SIZE_MAX)}};
             if (coffer_object_create(t, ck.dog, f, 2, COFFER_UPDATE_ERROR, NULL) != COFFER_OK)
                 _exit(4);
         }

@@ -145,6 +145,21 @@ static coffer_status write_tagged_blob(coffer_db *db, size_t size, int64_t tag)
     return st;
 }
 
+/* The size of the blobs the tests on a full disk commit. */
+#define BLOB_SIZE ((size_t)64 * 1024)
+
+/* How the tests on a full disk start: on a small tmpfs of their own (else
+ * skipped), with `filler` named in it, and the database opened with the
+ * standard schema holding `blobs` tagged blobs (tags 0 to blobs - 1). */
+static void open_with_blobs(ts_env *env, char filler[TS_PATH_MAX], int blobs)
+{
+    require_tmpfs();
+    ts_join(filler, env->dir, "filler");
+    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
+    for (int i = 0; i < blobs; i++)
+        assert_ok(write_tagged_blob(env->db, BLOB_SIZE, i));
+}
+
 /* Deletes the AllTypes objects tagged `first` or more, in one commit. */
 static void delete_tagged_from(coffer_db *db, int64_t first)
 {
@@ -197,18 +212,13 @@ TS_ENV_TEST(test_create_on_full_disk)
  * writing resumes once space is freed. */
 TS_ENV_TEST(test_write_on_full_disk)
 {
-    require_tmpfs();
     char filler[TS_PATH_MAX];
-    ts_join(filler, env->dir, "filler");
-    const size_t size = 64 * 1024;
-    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
-    int n = 0;
-    for (; n < 10; n++)
-        assert_ok(write_tagged_blob(env->db, size, n));
+    int n = 10;
+    open_with_blobs(env, filler, n);
     fill_disk(filler);
     int failures = 0;
     for (int attempt = 0; attempt < 40 && failures < 3; attempt++) {
-        coffer_status st = write_tagged_blob(env->db, size * 4, 1000 + attempt);
+        coffer_status st = write_tagged_blob(env->db, BLOB_SIZE * 4, 1000 + attempt);
         if (st == COFFER_OK) {
             delete_tagged_from(env->db, 1000); /* the free pages of earlier commits took it */
             continue;
@@ -217,16 +227,16 @@ TS_ENV_TEST(test_write_on_full_disk)
         failures++;
     }
     assert_int_equal(failures, 3);
-    ts_check_tagged_blobs(env->db, n, size, 1);
+    ts_check_tagged_blobs(env->db, n, BLOB_SIZE, 1);
     coffer_close(env->db);
     env->db = NULL;
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &env->db));
-    ts_check_tagged_blobs(env->db, n, size, 1);
+    ts_check_tagged_blobs(env->db, n, BLOB_SIZE, 1);
     /* space back: writing resumes in the same handle */
     unlink(filler);
     for (; n < 20; n++)
-        assert_ok(write_tagged_blob(env->db, size, n));
-    ts_check_tagged_blobs(env->db, n, size, 1);
+        assert_ok(write_tagged_blob(env->db, BLOB_SIZE, n));
+    ts_check_tagged_blobs(env->db, n, BLOB_SIZE, 1);
 }
 
 static int always_compact(uint64_t total, uint64_t used, void *ctx)
@@ -251,13 +261,8 @@ static coffer_status open_compacting(const ts_env *env, int *calls, coffer_db **
  * object; with room again the compaction shrinks it. */
 TS_ENV_TEST(test_compact_on_full_disk)
 {
-    require_tmpfs();
     char filler[TS_PATH_MAX];
-    ts_join(filler, env->dir, "filler");
-    const size_t size = 64 * 1024;
-    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
-    for (int i = 0; i < 40; i++)
-        assert_ok(write_tagged_blob(env->db, size, i));
+    open_with_blobs(env, filler, 40);
     delete_tagged_from(env->db, 5);
     ts_env_close(env);
     long long before = ts_file_size(env->path);
@@ -273,11 +278,11 @@ TS_ENV_TEST(test_compact_on_full_disk)
     unlink(filler);
 
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, NULL, 0, 0, &env->db));
-    ts_check_tagged_blobs(env->db, 5, size, 1);
+    ts_check_tagged_blobs(env->db, 5, BLOB_SIZE, 1);
     ts_env_close(env);
     assert_ok(open_compacting(env, &calls, &env->db));
     assert_int_equal(calls, 2);
-    ts_check_tagged_blobs(env->db, 5, size, 1);
+    ts_check_tagged_blobs(env->db, 5, BLOB_SIZE, 1);
     print_message("    %lld bytes before, %lld after compacting\n", before, ts_file_size(env->path));
     assert_true(ts_file_size(env->path) < before);
 }
@@ -287,14 +292,9 @@ TS_ENV_TEST(test_compact_on_full_disk)
  * holds every object. */
 TS_ENV_TEST(test_write_copy_on_full_disk)
 {
-    require_tmpfs();
     char filler[TS_PATH_MAX], copy[TS_PATH_MAX];
-    ts_join(filler, env->dir, "filler");
+    open_with_blobs(env, filler, 20);
     ts_join(copy, env->dir, "copy.coffer");
-    const size_t size = 64 * 1024;
-    assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 0, ts_std_schema, TS_STD_SCHEMA_COUNT, 1, &env->db));
-    for (int i = 0; i < 20; i++)
-        assert_ok(write_tagged_blob(env->db, size, i));
     int entries = ts_count_dir_entries(env->dir);
     const uint8_t *keys[] = {NULL, ts_mode_key(TS_ENCRYPTED)};
     for (size_t k = 0; k < 2; k++) {
@@ -309,11 +309,11 @@ TS_ENV_TEST(test_write_copy_on_full_disk)
         assert_ok(coffer_db_write_copy(env->db, copy, keys[k], keys[k] ? COFFER_ENCRYPTION_KEY_SIZE : 0));
         coffer_db *db = NULL;
         assert_ok(ts_open_path(copy, keys[k], 0, NULL, 0, 0, &db));
-        ts_check_tagged_blobs(db, 20, size, 1);
+        ts_check_tagged_blobs(db, 20, BLOB_SIZE, 1);
         coffer_close(db);
         remove_database(copy);
     }
-    ts_check_tagged_blobs(env->db, 20, size, 1);
+    ts_check_tagged_blobs(env->db, 20, BLOB_SIZE, 1);
 }
 
 /* In a child: the process may write files of at most 4 MiB (SIGXFSZ

@@ -12,14 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DOG_ID = 0, DOG_NAME, DOG_AGE };
 enum { OWNER_ID = 0, OWNER_DOGS, OWNER_PACK, OWNER_TAGS, OWNER_SCORES, OWNER_PETS, OWNER_NUMS };
 
-static const coffer_property_schema dog_props[] = {
-    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
-    {.name = "name", .type = COFFER_TYPE_STRING},
-    {.name = "age", .type = COFFER_TYPE_INT},
-};
 static const coffer_property_schema owner_props[] = {
     {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
     {.name = "dogs", .type = COFFER_TYPE_LINK, .collection = COFFER_COLLECTION_LIST, .object_class = "Dog"},
@@ -31,7 +25,7 @@ static const coffer_property_schema owner_props[] = {
     {.name = "nums", .type = COFFER_TYPE_INT, .collection = COFFER_COLLECTION_LIST},
 };
 static const coffer_class_schema kennel[] = {
-    {.name = "Dog", .properties = dog_props, .property_count = 3},
+    {.name = "Dog", .properties = ts_dog_properties, .property_count = TS_DOG_COUNT},
     {.name = "Owner", .properties = owner_props, .property_count = 7},
 };
 enum { DOG = 0, OWNER = 1 };
@@ -51,8 +45,8 @@ static int setup_kennel(void **state) { return ts_setup_schema(state, kennel, 2)
 
 static coffer_object_key add_dog(coffer_db *db, int64_t id, int64_t age)
 {
-    coffer_field f[] = {ts_field(DOG_ID, coffer_value_int(id)), ts_field(DOG_NAME, ts_str("dog")),
-                        ts_field(DOG_AGE, coffer_value_int(age))};
+    coffer_field f[] = {ts_field(TS_DOG_ID, coffer_value_int(id)), ts_field(TS_DOG_NAME, ts_str("dog")),
+                        ts_field(TS_DOG_AGE, coffer_value_int(age))};
     return ts_commit_object(db, DOG, f, 3);
 }
 
@@ -70,22 +64,49 @@ static coffer_txn *write_to(coffer_db *db, coffer_class_id cls, coffer_object_ke
     return txn;
 }
 
-static void set_age(coffer_db *db, coffer_object_key dog, int64_t age)
+/* A write transaction with the owner's set, map or list `prop` opened in it;
+ * ts_commit() ends it. */
+static coffer_txn *write_set(coffer_db *db, coffer_object_key owner, coffer_property_id prop, coffer_set **set)
+{
+    coffer_object *obj;
+    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
+    assert_ok(coffer_object_get_set(obj, prop, set));
+    return txn;
+}
+
+static coffer_txn *write_map(coffer_db *db, coffer_object_key owner, coffer_property_id prop, coffer_map **map)
+{
+    coffer_object *obj;
+    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
+    assert_ok(coffer_object_get_map(obj, prop, map));
+    return txn;
+}
+
+static coffer_txn *write_list(coffer_db *db, coffer_object_key owner, coffer_property_id prop, coffer_list **list)
+{
+    coffer_object *obj;
+    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
+    assert_ok(coffer_object_get_list(obj, prop, list));
+    return txn;
+}
+
+/* Sets value `prop` of object `key` in a transaction of its own. */
+static void set_dog_value(coffer_db *db, coffer_object_key dog, coffer_property_id prop, coffer_value v)
 {
     coffer_object *obj;
     coffer_txn *txn = write_to(db, DOG, dog, &obj);
-    coffer_value v = coffer_value_int(age);
-    assert_ok(coffer_object_set_value(obj, DOG_AGE, &v));
+    assert_ok(coffer_object_set_value(obj, prop, &v));
     ts_commit(txn);
+}
+
+static void set_age(coffer_db *db, coffer_object_key dog, int64_t age)
+{
+    set_dog_value(db, dog, TS_DOG_AGE, coffer_value_int(age));
 }
 
 static void set_name(coffer_db *db, coffer_object_key dog, const char *name)
 {
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, DOG, dog, &obj);
-    coffer_value v = ts_str(name);
-    assert_ok(coffer_object_set_value(obj, DOG_NAME, &v));
-    ts_commit(txn);
+    set_dog_value(db, dog, TS_DOG_NAME, ts_str(name));
 }
 
 static void delete_object(coffer_db *db, coffer_class_id cls, coffer_object_key key)
@@ -99,10 +120,8 @@ static void delete_object(coffer_db *db, coffer_class_id cls, coffer_object_key 
 /* Adds (add 1) or removes (add 0) string `tag` in the owner's tags. */
 static void change_tag(coffer_db *db, coffer_object_key owner, const char *tag, int add)
 {
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_set *set;
-    assert_ok(coffer_object_get_set(obj, OWNER_TAGS, &set));
+    coffer_txn *txn = write_set(db, owner, OWNER_TAGS, &set);
     coffer_value v = ts_str(tag);
     int done;
     assert_ok(add ? coffer_set_insert(set, &v, &done) : coffer_set_remove(set, &v, &done));
@@ -110,22 +129,22 @@ static void change_tag(coffer_db *db, coffer_object_key owner, const char *tag, 
     ts_commit(txn);
 }
 
-/* The position of `tag` in the owner's tags now (the set's order is the
- * library's own: tests ask it rather than assume it). */
-static uint64_t tag_position(coffer_db *db, coffer_object_key owner, const char *tag)
+/* The position of `want` in the owner's set `prop` now (a set's order is
+ * the library's own: tests ask it rather than assume it). */
+static uint64_t set_position(coffer_db *db, coffer_object_key owner, coffer_property_id prop, coffer_value want)
 {
     coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
     coffer_object *obj;
     coffer_set *set;
     uint64_t n;
     assert_ok(coffer_object_get(txn, OWNER, owner, &obj));
-    assert_ok(coffer_object_get_set(obj, OWNER_TAGS, &set));
+    assert_ok(coffer_object_get_set(obj, prop, &set));
     assert_ok(coffer_set_count(set, &n));
     uint64_t at = UINT64_MAX;
     for (uint64_t i = 0; i < n; i++) {
         coffer_value v;
         assert_ok(coffer_set_get(set, i, &v));
-        if (v.u.string.size == strlen(tag) && memcmp(v.u.string.data, tag, v.u.string.size) == 0)
+        if (ts_value_equal(&v, &want))
             at = i;
     }
     coffer_txn_free(txn);
@@ -133,34 +152,20 @@ static uint64_t tag_position(coffer_db *db, coffer_object_key owner, const char 
     return at;
 }
 
-/* The position of dog `key` in the owner's pack now. */
+static uint64_t tag_position(coffer_db *db, coffer_object_key owner, const char *tag)
+{
+    return set_position(db, owner, OWNER_TAGS, ts_str(tag));
+}
+
 static uint64_t pack_position(coffer_db *db, coffer_object_key owner, coffer_object_key key)
 {
-    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
-    coffer_object *obj;
-    coffer_set *set;
-    uint64_t n;
-    assert_ok(coffer_object_get(txn, OWNER, owner, &obj));
-    assert_ok(coffer_object_get_set(obj, OWNER_PACK, &set));
-    assert_ok(coffer_set_count(set, &n));
-    uint64_t at = UINT64_MAX;
-    for (uint64_t i = 0; i < n; i++) {
-        coffer_value v;
-        assert_ok(coffer_set_get(set, i, &v));
-        if (v.u.link.key == key)
-            at = i;
-    }
-    coffer_txn_free(txn);
-    assert_true(at != UINT64_MAX);
-    return at;
+    return set_position(db, owner, OWNER_PACK, coffer_value_link(DOG, key));
 }
 
 static void put_score(coffer_db *db, coffer_object_key owner, const char *key, int64_t value)
 {
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_map *map;
-    assert_ok(coffer_object_get_map(obj, OWNER_SCORES, &map));
+    coffer_txn *txn = write_map(db, owner, OWNER_SCORES, &map);
     coffer_value v = coffer_value_int(value);
     assert_ok(coffer_map_set(map, key, SIZE_MAX, &v));
     ts_commit(txn);
@@ -169,15 +174,41 @@ static void put_score(coffer_db *db, coffer_object_key owner, const char *key, i
 /* Appends `count` links to the owner's dogs list. */
 static void append_dogs(coffer_db *db, coffer_object_key owner, const coffer_object_key *dogs, size_t count)
 {
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_list *list;
-    assert_ok(coffer_object_get_list(obj, OWNER_DOGS, &list));
+    coffer_txn *txn = write_list(db, owner, OWNER_DOGS, &list);
     for (size_t i = 0; i < count; i++) {
         coffer_value link = coffer_value_link(DOG, dogs[i]);
         assert_ok(coffer_list_append(list, &link));
     }
     ts_commit(txn);
+}
+
+/* Adds `count` dogs with ids 0, 1, ... and the ages given. */
+static void add_dogs(coffer_db *db, const int64_t *ages, size_t count, coffer_object_key *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = add_dog(db, (int64_t)i, ages[i]);
+}
+
+/* Adds four dogs (ids 0 to 3, the ages given) and appends them to the
+ * owner's dogs list in the order `order` gives (indices; repeats allowed). */
+static void list_four_dogs(coffer_db *db, coffer_object_key owner, const int64_t ages[4], const int *order, size_t n,
+                           coffer_object_key dogs[4])
+{
+    coffer_object_key listed[8];
+    assert_true(n <= 8);
+    add_dogs(db, ages, 4, dogs);
+    for (size_t i = 0; i < n; i++)
+        listed[i] = dogs[order[i]];
+    append_dogs(db, owner, listed, n);
+}
+
+/* Turns automatic refresh off, so that each write is one change set seen at
+ * the next coffer_db_refresh(), and adds the owner the tests observe. */
+static coffer_object_key manual_owner(coffer_db *db)
+{
+    assert_ok(coffer_db_set_auto_refresh(db, 0));
+    return add_owner(db);
 }
 
 /* Refreshes by hand and checks that `r` has seen `calls` calls in all. */
@@ -187,6 +218,9 @@ static void refresh_expecting(coffer_db *db, recorder *r, int calls)
     assert_int_equal(calls_of(r), calls);
 }
 
+/* The key path of the observers that care only for the dogs' names. */
+static const char *const name_path[] = {"name"};
+
 /* ------------------------------------------------------------------------ */
 /* Sets                                                                      */
 /* ------------------------------------------------------------------------ */
@@ -194,14 +228,12 @@ static void refresh_expecting(coffer_db *db, recorder *r, int calls)
 TS_ENV_TEST(test_set_of_values)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     change_tag(db, owner, "brown", 1);
     change_tag(db, owner, "small", 1);
     recorder r;
     recorder_init(&r);
-    coffer_token *token;
-    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_TAGS, NULL, 0, on_collection, &r, &token));
+    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_TAGS, NULL, 0, on_collection, &r, &r.token));
     refresh_expecting(db, &r, 1);
     assert_true(r.calls[0].initial);
 
@@ -220,10 +252,8 @@ TS_ENV_TEST(test_set_of_values)
     put_score(db, owner, "other", 1); /* another property of the owner: nothing */
     refresh_expecting(db, &r, 3);
 
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_set *set;
-    assert_ok(coffer_object_get_set(obj, OWNER_TAGS, &set));
+    coffer_txn *txn = write_set(db, owner, OWNER_TAGS, &set);
     assert_ok(coffer_set_clear(set));
     ts_commit(txn);
     refresh_expecting(db, &r, 4);
@@ -238,22 +268,17 @@ TS_ENV_TEST(test_set_of_values)
     EXPECT(r.calls[5].del, r.calls[5].ndel, 0);
     add_owner(db); /* nothing after the owner's deletion */
     refresh_expecting(db, &r, 6);
-    coffer_token_stop(token);
-    recorder_destroy(&r);
+    recorder_stop(&r);
 }
 
 TS_ENV_TEST(test_set_of_objects)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     coffer_object_key dogs[3];
-    for (int i = 0; i < 3; i++)
-        dogs[i] = add_dog(db, i, i);
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
+    add_dogs(db, (const int64_t[]){0, 1, 2}, 3, dogs);
     coffer_set *set;
-    assert_ok(coffer_object_get_set(obj, OWNER_PACK, &set));
+    coffer_txn *txn = write_set(db, owner, OWNER_PACK, &set);
     for (int i = 0; i < 3; i++) {
         coffer_value link = coffer_value_link(DOG, dogs[i]);
         assert_ok(coffer_set_insert(set, &link, NULL));
@@ -263,10 +288,8 @@ TS_ENV_TEST(test_set_of_objects)
     recorder all, by_name;
     recorder_init(&all);
     recorder_init(&by_name);
-    const char *name_path[] = {"name"};
-    coffer_token *t_all, *t_name;
-    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_PACK, NULL, 0, on_collection, &all, &t_all));
-    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_PACK, name_path, 1, on_collection, &by_name, &t_name));
+    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_PACK, NULL, 0, on_collection, &all, &all.token));
+    assert_ok(coffer_set_observe(db, OWNER, owner, OWNER_PACK, name_path, 1, on_collection, &by_name, &by_name.token));
     refresh_expecting(db, &all, 1);
     assert_int_equal(calls_of(&by_name), 1);
 
@@ -291,10 +314,8 @@ TS_ENV_TEST(test_set_of_objects)
     refresh_expecting(db, &all, 4);
     EXPECT_AT(all.calls[3].del, all.calls[3].ndel, at);
     assert_int_equal(all.calls[3].nins + all.calls[3].nmod, 0);
-    coffer_token_stop(t_all);
-    coffer_token_stop(t_name);
-    recorder_destroy(&all);
-    recorder_destroy(&by_name);
+    recorder_stop(&all);
+    recorder_stop(&by_name);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -304,22 +325,18 @@ TS_ENV_TEST(test_set_of_objects)
 TS_ENV_TEST(test_map_of_values)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     put_score(db, owner, "x", 1);
     put_score(db, owner, "y", 2);
     recorder r;
     recorder_init(&r);
-    coffer_token *token;
-    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_SCORES, NULL, 0, on_map, &r, &token));
+    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_SCORES, NULL, 0, on_map, &r, &r.token));
     refresh_expecting(db, &r, 1);
     assert_true(r.calls[0].initial);
 
     /* One transaction: an insertion, a modification and a deletion. */
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_map *map;
-    assert_ok(coffer_object_get_map(obj, OWNER_SCORES, &map));
+    coffer_txn *txn = write_map(db, owner, OWNER_SCORES, &map);
     coffer_value five = coffer_value_int(5), three = coffer_value_int(3);
     assert_ok(coffer_map_set(map, "z", SIZE_MAX, &three));
     assert_ok(coffer_map_set(map, "x", SIZE_MAX, &five));
@@ -336,8 +353,7 @@ TS_ENV_TEST(test_map_of_values)
     put_score(db, owner, "x", 5); /* the same value again: no change */
     refresh_expecting(db, &r, 2);
 
-    txn = write_to(db, OWNER, owner, &obj);
-    assert_ok(coffer_object_get_map(obj, OWNER_SCORES, &map));
+    txn = write_map(db, owner, OWNER_SCORES, &map);
     assert_ok(coffer_map_clear(map));
     ts_commit(txn);
     refresh_expecting(db, &r, 3);
@@ -352,20 +368,16 @@ TS_ENV_TEST(test_map_of_values)
     refresh_expecting(db, &r, 5);
     assert_true(r.calls[4].root_deleted);
     EXPECT_KEYS(&r.calls[4], COFFER_CHANGE_DELETIONS, "w");
-    coffer_token_stop(token);
-    recorder_destroy(&r);
+    recorder_stop(&r);
 }
 
 TS_ENV_TEST(test_map_of_objects)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     coffer_object_key rex = add_dog(db, 1, 3), fido = add_dog(db, 2, 4);
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_map *map;
-    assert_ok(coffer_object_get_map(obj, OWNER_PETS, &map));
+    coffer_txn *txn = write_map(db, owner, OWNER_PETS, &map);
     coffer_value a = coffer_value_link(DOG, rex), b = coffer_value_link(DOG, fido);
     assert_ok(coffer_map_set(map, "first", SIZE_MAX, &a));
     assert_ok(coffer_map_set(map, "second", SIZE_MAX, &b));
@@ -374,10 +386,8 @@ TS_ENV_TEST(test_map_of_objects)
     recorder r, by_name;
     recorder_init(&r);
     recorder_init(&by_name);
-    const char *name_path[] = {"name"};
-    coffer_token *token, *t_name;
-    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_PETS, NULL, 0, on_map, &r, &token));
-    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_PETS, name_path, 1, on_map, &by_name, &t_name));
+    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_PETS, NULL, 0, on_map, &r, &r.token));
+    assert_ok(coffer_map_observe(db, OWNER, owner, OWNER_PETS, name_path, 1, on_map, &by_name, &by_name.token));
     refresh_expecting(db, &r, 1);
 
     set_age(db, fido, 5); /* the linked object changed */
@@ -392,10 +402,8 @@ TS_ENV_TEST(test_map_of_objects)
     EXPECT_NO_KEYS(&r.calls[2], COFFER_CHANGE_DELETIONS);
     assert_int_equal(calls_of(&by_name), 2);
     EXPECT_KEYS(&by_name.calls[1], COFFER_CHANGE_MODIFICATIONS, "first");
-    coffer_token_stop(token);
-    coffer_token_stop(t_name);
-    recorder_destroy(&r);
-    recorder_destroy(&by_name);
+    recorder_stop(&r);
+    recorder_stop(&by_name);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -405,20 +413,15 @@ TS_ENV_TEST(test_map_of_objects)
 TS_ENV_TEST(test_list_through_a_query)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     coffer_object_key dogs[4];
-    for (int i = 0; i < 4; i++)
-        dogs[i] = add_dog(db, i, 10 * (i + 1)); /* ages 10, 20, 30, 40 */
-    coffer_object_key in_list[] = {dogs[0], dogs[1], dogs[2], dogs[3], dogs[1]};
-    append_dogs(db, owner, in_list, 5);
+    list_four_dogs(db, owner, (const int64_t[]){10, 20, 30, 40}, (const int[]){0, 1, 2, 3, 1}, 5, dogs);
 
     coffer_query *q;
     assert_ok(coffer_query_compile(db, DOG, "age < 35 SORT(age DESC)", SIZE_MAX, NULL, 0, &q));
     recorder r;
     recorder_init(&r);
-    coffer_token *token;
-    assert_ok(coffer_list_query_observe(db, OWNER, owner, OWNER_DOGS, q, NULL, 0, on_collection, &r, &token));
+    assert_ok(coffer_list_query_observe(db, OWNER, owner, OWNER_DOGS, q, NULL, 0, on_collection, &r, &r.token));
     coffer_query_free(q);
     refresh_expecting(db, &r, 1); /* rows: 30, 20, 20 (twice in the list), 10 */
 
@@ -437,10 +440,8 @@ TS_ENV_TEST(test_list_through_a_query)
     refresh_expecting(db, &r, 4);
     EXPECT(r.calls[3].ins, r.calls[3].nins, 4);
 
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
     coffer_list *list;
-    assert_ok(coffer_object_get_list(obj, OWNER_DOGS, &list));
+    coffer_txn *txn = write_list(db, owner, OWNER_DOGS, &list);
     assert_ok(coffer_list_swap(list, 0, 2)); /* the sort hides the list's order */
     ts_commit(txn);
     refresh_expecting(db, &r, 4);
@@ -449,19 +450,26 @@ TS_ENV_TEST(test_list_through_a_query)
     refresh_expecting(db, &r, 5);
     assert_true(r.calls[4].root_deleted);
     EXPECT(r.calls[4].del, r.calls[4].ndel, 0, 1, 2, 3, 4);
-    coffer_token_stop(token);
-    recorder_destroy(&r);
+    recorder_stop(&r);
+}
+
+/* Writes `v` into the owner's nums list: appended (at SIZE_MAX) or set at
+ * `index`, in a transaction of its own. */
+static void write_num(coffer_db *db, coffer_object_key owner, size_t index, int64_t value)
+{
+    coffer_list *list;
+    coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
+    coffer_value v = coffer_value_int(value);
+    assert_ok(index == SIZE_MAX ? coffer_list_append(list, &v) : coffer_list_set(list, index, &v));
+    ts_commit(txn);
 }
 
 TS_ENV_TEST(test_list_of_values_sorted)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
-    coffer_object *obj;
-    coffer_txn *txn = write_to(db, OWNER, owner, &obj);
+    coffer_object_key owner = manual_owner(db);
     coffer_list *list;
-    assert_ok(coffer_object_get_list(obj, OWNER_NUMS, &list));
+    coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
     int64_t start[] = {3, 1, 2, 1};
     for (int i = 0; i < 4; i++) {
         coffer_value v = coffer_value_int(start[i]);
@@ -472,29 +480,20 @@ TS_ENV_TEST(test_list_of_values_sorted)
     recorder sorted, distinct;
     recorder_init(&sorted);
     recorder_init(&distinct);
-    coffer_token *t_sorted, *t_distinct;
     assert_ok(coffer_list_values_observe(db, OWNER, owner, OWNER_NUMS, COFFER_SORT_DESCENDING, 0, on_collection,
-                                         &sorted, &t_sorted));
+                                         &sorted, &sorted.token));
     assert_ok(coffer_list_values_observe(db, OWNER, owner, OWNER_NUMS, COFFER_SORT_NONE, 1, on_collection, &distinct,
-                                         &t_distinct));
+                                         &distinct.token));
     refresh_expecting(db, &sorted, 1); /* sorted: 3, 2, 1, 1; distinct: 3, 1, 2 */
     assert_int_equal(calls_of(&distinct), 1);
 
-    txn = write_to(db, OWNER, owner, &obj);
-    assert_ok(coffer_object_get_list(obj, OWNER_NUMS, &list));
-    coffer_value nine = coffer_value_int(9);
-    assert_ok(coffer_list_append(list, &nine)); /* 3 1 2 1 9 */
-    ts_commit(txn);
+    write_num(db, owner, SIZE_MAX, 9); /* 3 1 2 1 9 */
     refresh_expecting(db, &sorted, 2);
     EXPECT(sorted.calls[1].ins, sorted.calls[1].nins, 0);
     assert_int_equal(calls_of(&distinct), 2);
     EXPECT(distinct.calls[1].ins, distinct.calls[1].nins, 3);
 
-    txn = write_to(db, OWNER, owner, &obj);
-    assert_ok(coffer_object_get_list(obj, OWNER_NUMS, &list));
-    coffer_value two = coffer_value_int(2);
-    assert_ok(coffer_list_set(list, 0, &two)); /* 2 1 2 1 9: the 3 became a 2 */
-    ts_commit(txn);
+    write_num(db, owner, 0, 2); /* 2 1 2 1 9: the 3 became a 2 */
     refresh_expecting(db, &sorted, 3);
     /* sorted 9 3 2 1 1 -> 9 2 2 1 1: the row stays in place, modified */
     EXPECT(sorted.calls[2].mod, sorted.calls[2].nmod, 1);
@@ -502,10 +501,8 @@ TS_ENV_TEST(test_list_of_values_sorted)
     /* distinct 3 1 2 9 -> 2 1 9: row 0 is modified, the later 2 is gone */
     EXPECT(distinct.calls[2].del, distinct.calls[2].ndel, 2);
     EXPECT(distinct.calls[2].mod, distinct.calls[2].nmod, 0);
-    coffer_token_stop(t_sorted);
-    coffer_token_stop(t_distinct);
-    recorder_destroy(&sorted);
-    recorder_destroy(&distinct);
+    recorder_stop(&sorted);
+    recorder_stop(&distinct);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -515,17 +512,12 @@ TS_ENV_TEST(test_list_of_values_sorted)
 TS_ENV_TEST(test_deleted_objects_leave_lists_at_exact_positions)
 {
     coffer_db *db = env->db;
-    assert_ok(coffer_db_set_auto_refresh(db, 0));
-    coffer_object_key owner = add_owner(db);
+    coffer_object_key owner = manual_owner(db);
     coffer_object_key d[4];
-    for (int i = 0; i < 4; i++)
-        d[i] = add_dog(db, i, i);
-    coffer_object_key in_list[] = {d[0], d[1], d[2], d[1], d[3], d[0]};
-    append_dogs(db, owner, in_list, 6);
+    list_four_dogs(db, owner, (const int64_t[]){0, 1, 2, 3}, (const int[]){0, 1, 2, 1, 3, 0}, 6, d);
     recorder r;
     recorder_init(&r);
-    coffer_token *token;
-    assert_ok(coffer_list_observe(db, OWNER, owner, OWNER_DOGS, NULL, 0, on_collection, &r, &token));
+    assert_ok(coffer_list_observe(db, OWNER, owner, OWNER_DOGS, NULL, 0, on_collection, &r, &r.token));
     refresh_expecting(db, &r, 1);
 
     delete_object(db, DOG, d[2]); /* one element */
@@ -554,14 +546,13 @@ TS_ENV_TEST(test_deleted_objects_leave_lists_at_exact_positions)
     assert_ok(coffer_object_get(txn, DOG, d[3], &obj));
     assert_ok(coffer_object_delete(obj));
     assert_ok(coffer_object_get(txn, DOG, e, &obj));
-    assert_ok(coffer_object_set_value(obj, DOG_AGE, &age));
+    assert_ok(coffer_object_set_value(obj, TS_DOG_AGE, &age));
     ts_commit(txn);
     refresh_expecting(db, &r, 5);
     EXPECT(r.calls[4].del, r.calls[4].ndel, 0);
     EXPECT(r.calls[4].mod, r.calls[4].nmod, 1);
     EXPECT(r.calls[4].mod_new, r.calls[4].nmod_new, 0);
-    coffer_token_stop(token);
-    recorder_destroy(&r);
+    recorder_stop(&r);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -39,17 +39,7 @@ static void assert_entries(const char *dir, int n)
  * without its lock file. */
 static void make_foreign_lmdb(const char *path)
 {
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    assert_int_equal(mdb_env_create(&env), 0);
-    assert_int_equal(mdb_env_open(env, path, MDB_NOSUBDIR, 0644), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-    MDB_val k = {3, "key"}, v = {5, "value"};
-    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
+    ts_write_foreign_lmdb(path, "key", "value");
     char lock[TS_PATH_MAX];
     unlink(sidecar(lock, path, "-lock"));
 }

@@ -145,20 +145,30 @@ static int expected_chain(int depth, int *match)
     return count;
 }
 
-/* Runs `text` and checks that exactly the nodes flagged in `want` match. */
-static void check_matches(ts_env *env, const char *text, const int *want)
+/* Compiles `text` and runs it in `txn`, checking that as many rows come
+ * back (`*count`) as `want` flags nodes. The caller frees the results, then
+ * `*q`. */
+static coffer_results *run_counted(coffer_db *db, coffer_txn *txn, const char *text, const int *want,
+                                   coffer_query **q, uint64_t *count)
 {
-    coffer_query *q;
-    assert_ok(coffer_query_compile(env->db, NODE, text, SIZE_MAX, NULL, 0, &q));
-    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    assert_ok(coffer_query_compile(db, NODE, text, SIZE_MAX, NULL, 0, q));
     coffer_results *r;
-    assert_ok(coffer_query_run(txn, q, &r));
-    uint64_t count;
-    assert_ok(coffer_results_count(r, &count));
+    assert_ok(coffer_query_run(txn, *q, &r));
+    assert_ok(coffer_results_count(r, count));
     int nwant = 0;
     for (int i = 0; i < G.n; i++)
         nwant += want[i];
-    assert_int_equal(count, nwant);
+    assert_int_equal(*count, nwant);
+    return r;
+}
+
+/* Runs `text` and checks that exactly the nodes flagged in `want` match. */
+static void check_matches(ts_env *env, const char *text, const int *want)
+{
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_query *q;
+    uint64_t count;
+    coffer_results *r = run_counted(env->db, txn, text, want, &q, &count);
     for (uint64_t i = 0, at = 0; i < count; i++) {
         coffer_object_key key;
         assert_ok(coffer_results_key(r, i, &key));
@@ -226,16 +236,21 @@ TS_ENV_TEST(test_nested_subquery_outer_variables)
     check_matches(env, by_root, want);
 }
 
-/* A query no machine finishes: 20 nested levels whose innermost condition
- * reads every outer variable, so no two counts share a key (3^20 paths
- * from each node). */
-static char *endless_query(void)
+/* A graph of 40 nodes and a query over it no machine finishes: 20 nested
+ * levels whose innermost condition reads every outer variable, so no two
+ * counts share a key (3^20 paths from each node). */
+static coffer_query *endless_query(ts_env *env)
 {
+    make_graph(env, 40);
     char inner[2048];
     size_t len = 0;
     for (int k = 0; k < 19; k++)
         len += (size_t)snprintf(inner + len, sizeof inner - len, "%s$a19.v != $a%d.v", k ? " OR " : "", k);
-    return chain_query(20, inner);
+    char *text = chain_query(20, inner);
+    coffer_query *q;
+    assert_ok(coffer_query_compile(env->db, NODE, text, SIZE_MAX, NULL, 0, &q));
+    free(text);
+    return q;
 }
 
 typedef struct interrupter {
@@ -260,11 +275,7 @@ static void *interrupt_until_done(void *arg)
 
 TS_ENV_TEST(test_interrupt_from_another_thread)
 {
-    make_graph(env, 40);
-    char *text = endless_query();
-    coffer_query *q;
-    assert_ok(coffer_query_compile(env->db, NODE, text, SIZE_MAX, NULL, 0, &q));
-    free(text);
+    coffer_query *q = endless_query(env);
 
     /* An interrupt with no query running changes nothing later. */
     assert_ok(coffer_interrupt(env->db));
@@ -289,14 +300,8 @@ TS_ENV_TEST(test_interrupt_from_another_thread)
     expected_chain(3, want);
     char *quick = chain_query(3, "$a2.v == 9");
     coffer_query *q2;
-    assert_ok(coffer_query_compile(env->db, NODE, quick, SIZE_MAX, NULL, 0, &q2));
-    assert_ok(coffer_query_run(txn, q2, &r));
     uint64_t count;
-    assert_ok(coffer_results_count(r, &count));
-    int nwant = 0;
-    for (int i = 0; i < G.n; i++)
-        nwant += want[i];
-    assert_int_equal(count, nwant);
+    r = run_counted(env->db, txn, quick, want, &q2, &count);
     coffer_results_free(r);
     coffer_query_free(q2);
     coffer_txn_free(txn);
@@ -307,11 +312,7 @@ TS_ENV_TEST(test_interrupt_from_another_thread)
 
 TS_ENV_TEST(test_timeout_stops_a_query)
 {
-    make_graph(env, 40);
-    char *text = endless_query();
-    coffer_query *q;
-    assert_ok(coffer_query_compile(env->db, NODE, text, SIZE_MAX, NULL, 0, &q));
-    free(text);
+    coffer_query *q = endless_query(env);
     assert_int_equal(coffer_query_timeout(q), 0);
     assert_ok(coffer_query_set_timeout(q, 50));
     assert_int_equal(coffer_query_timeout(q), 50);

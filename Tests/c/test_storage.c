@@ -1225,14 +1225,7 @@ TS_ENV_TEST(test_foreign_lmdb)
 
     /* a foreign LMDB file with only the main database used */
     ts_join(path, env->dir, "foreignMain.coffer");
-    assert_int_equal(mdb_env_create(&menv), 0);
-    assert_int_equal(mdb_env_open(menv, path, MDB_NOSUBDIR, 0644), 0);
-    assert_int_equal(mdb_txn_begin(menv, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
-    MDB_val key = {5, "hello"}, val = {5, "world"};
-    assert_int_equal(mdb_put(txn, dbi, &key, &val, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
-    mdb_env_close(menv);
+    ts_write_foreign_lmdb(path, "hello", "world");
     st = run_probe(path, NULL, 0);
     assert_int_equal(st, COFFER_ERR_NOT_A_DATABASE);
 }

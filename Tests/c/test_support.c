@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <lmdb.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,21 @@ int ts_count_dir_entries(const char *dir)
     return n;
 }
 
+void ts_write_foreign_lmdb(const char *path, const char *key, const char *value)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_open(env, path, MDB_NOSUBDIR, 0644), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(value), (void *)value};
+    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len)
 {
     return memmem(hay, hay_len, needle, needle_len);
@@ -338,6 +354,12 @@ const coffer_property_schema ts_person_properties[PERSON_COUNT] = {
     {.name = "name", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_INDEXED},
     {.name = "age", .type = COFFER_TYPE_INT},
     {.name = "nickname", .type = COFFER_TYPE_STRING, .flags = OPT},
+};
+
+const coffer_property_schema ts_dog_properties[TS_DOG_COUNT] = {
+    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
+    {.name = "name", .type = COFFER_TYPE_STRING},
+    {.name = "age", .type = COFFER_TYPE_INT},
 };
 
 const coffer_class_schema ts_std_schema[2] = {

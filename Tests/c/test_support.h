@@ -74,6 +74,10 @@ int ts_write_file(const char *path, const void *data, size_t size);
 int ts_copy_file(const char *from, const char *to);
 /* Number of directory entries other than "." and "..", or -1. */
 int ts_count_dir_entries(const char *dir);
+/* Writes an LMDB file of another program at `path` (no subdirectory): one
+ * committed pair `key` = `value` in LMDB's main database, with LMDB's
+ * `-lock` file left beside it. Asserts. */
+void ts_write_foreign_lmdb(const char *path, const char *key, const char *value);
 /* memmem */
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
 
@@ -137,8 +141,13 @@ enum {
  * nickname string optional. */
 enum { PERSON_ID = 0, PERSON_NAME, PERSON_AGE, PERSON_NICKNAME, PERSON_COUNT };
 
+/* Class "Dog" of the kennel suites (the change log, observed collections):
+ * id int primary key, name string, age int. */
+enum { TS_DOG_ID = 0, TS_DOG_NAME, TS_DOG_AGE, TS_DOG_COUNT };
+
 extern const coffer_property_schema ts_all_types_properties[AT_COUNT];
 extern const coffer_property_schema ts_person_properties[PERSON_COUNT];
+extern const coffer_property_schema ts_dog_properties[TS_DOG_COUNT];
 /* { AllTypes, Person } */
 extern const coffer_class_schema ts_std_schema[2];
 #define TS_STD_SCHEMA_COUNT 2

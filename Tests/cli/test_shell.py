@@ -15,6 +15,7 @@ from clitool import CLI, KEY, make_dog_file, run
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 UP = "\x1b[A"
 LEFT = "\x1b[D"
+PROMPT = r"coffer> "
 
 
 class Terminal:
@@ -75,6 +76,18 @@ class Terminal:
         os.close(self.master)
         return code
 
+    def enter(self, line, shows=None):
+        """Waits for the shell's prompt, types `line` and Enter; with `shows`,
+        returns the screen text up to it (see expect)."""
+        self.expect(PROMPT)
+        self.type(line + "\r")
+        return self.expect(shows) if shows is not None else None
+
+    def quit(self, line=".quit"):
+        """Ends the shell from its prompt with `line`; returns its exit code."""
+        self.enter(line)
+        return self.finish()
+
 
 @pytest.fixture
 def dogs(tmp_path):
@@ -91,51 +104,31 @@ def shell(path, tmp_path, *extra, env=None):
 def test_queries_dot_commands_and_quit(dogs, tmp_path):
     t = shell(dogs, tmp_path)
     t.expect(r"\.help for help")
-    t.expect(r"coffer> ")
-    t.type("Dog age == 3\r")
-    out = t.expect(r"\(1 object\)")
+    out = t.enter("Dog age == 3", r"\(1 object\)")
     assert "dog3" in out and "Ann" in out
-    t.expect(r"coffer> ")
-    t.type(".count\r")
-    assert re.search(r"Dog\s+6", t.expect(r"Person\s+1"))
-    t.expect(r"coffer> ")
-    t.type(".format jsonl\r")
-    t.expect(r"coffer> ")
-    t.type(".limit 2\r")
-    t.expect(r"coffer> ")
-    t.type("Dog SORT(id DESC)\r")
-    out = t.expect(r'"id":4.*\n')
+    assert re.search(r"Dog\s+6", t.enter(".count", r"Person\s+1"))
+    t.enter(".format jsonl")
+    t.enter(".limit 2")
+    out = t.enter("Dog SORT(id DESC)", r'"id":4.*\n')
     assert '"id":5' in out
-    t.expect(r"coffer> ")
-    t.type(".schema\r")
-    t.expect(r"class Person")
-    t.expect(r"coffer> ")
-    t.type(".quit\r")
-    assert t.finish() == 0
+    t.enter(".schema", r"class Person")
+    assert t.quit() == 0
 
 
 def test_errors_keep_the_shell_running(dogs, tmp_path):
     t = shell(dogs, tmp_path)
-    t.expect(r"coffer> ")
-    t.type("Dog age >\r")
-    t.expect(r"error: query: at offset \d+")
-    t.expect(r"coffer> ")
-    t.type("Cat\r")
-    t.expect(r"error: no class 'Cat'")
-    t.expect(r"coffer> ")
-    t.type(".nonsense\r")
-    t.expect(r"unknown command \.nonsense")
-    t.expect(r"coffer> ")
-    t.type(".format xml\r")
-    t.expect(r"usage: \.format")
-    t.expect(r"coffer> ")
+    t.enter("Dog age >", r"error: query: at offset \d+")
+    t.enter("Cat", r"error: no class 'Cat'")
+    t.enter(".nonsense", r"unknown command \.nonsense")
+    t.enter(".format xml", r"usage: \.format")
+    t.expect(PROMPT)
     t.type("\x04")  # ^D on an empty line ends the shell
     assert t.finish() == 0
 
 
 def test_tab_completion_of_classes_properties_and_commands(dogs, tmp_path):
     t = shell(dogs, tmp_path)
-    t.expect(r"coffer> ")
+    t.expect(PROMPT)
     t.type("Do\t")
     t.expect(r"coffer> Dog $")
     t.type("na\t")
@@ -147,59 +140,41 @@ def test_tab_completion_of_classes_properties_and_commands(dogs, tmp_path):
     t.expect(r"OR owner\.city $")
     t.type("== 'Oslo, Norway'\r")
     t.expect(r"\(4 objects\)")
-    t.expect(r"coffer> ")
+    t.expect(PROMPT)
     t.type(".cou\t")
     t.expect(r"coffer> \.count $")
     t.type("Pe\t\r")
     t.expect(r"\n1\n")
-    t.expect(r"coffer> ")
+    t.expect(PROMPT)
     # Two candidates: a second tab lists them.
     t.type("Dog A\t\t")
     listing = t.expect(r"AND  ASC\ncoffer> Dog A")
     assert "age" not in listing
     t.type("\x03")  # ^C drops the line
-    t.expect(r"coffer> ")
-    t.type(".quit\r")
-    assert t.finish() == 0
+    assert t.quit() == 0
 
 
 def test_history_and_line_editing(dogs, tmp_path):
     t = shell(dogs, tmp_path)
-    t.expect(r"coffer> ")
-    t.type(".count Dog\r")
-    t.expect(r"\n6\n")
-    t.expect(r"coffer> ")
-    t.type(UP + "\r")  # the previous line again
-    t.expect(r"\n6\n")
-    t.expect(r"coffer> ")
+    t.enter(".count Dog", r"\n6\n")
+    t.enter(UP, r"\n6\n")  # the previous line again
     # Edit in the middle: "Dg" + left + "o" gives "Dog".
-    t.type(".count Dg" + LEFT + "o\r")
-    t.expect(r"\n6\n")
-    t.expect(r"coffer> ")
-    t.type(".quit\r")
-    assert t.finish() == 0
+    t.enter(".count Dg" + LEFT + "o", r"\n6\n")
+    assert t.quit() == 0
     history = (tmp_path / "history").read_text().splitlines()
     assert history == [".count Dog", ".quit"]
     # A new session recalls the last session's lines.
     t = shell(dogs, tmp_path)
-    t.expect(r"coffer> ")
-    t.type(UP + UP + "\r")
-    t.expect(r"\n6\n")
-    t.expect(r"coffer> ")
-    t.type(".exit\r")
-    assert t.finish() == 0
+    t.enter(UP + UP, r"\n6\n")
+    assert t.quit(".exit") == 0
 
 
 def test_encrypted_file_in_the_shell(tmp_path, key_files):
     path = str(tmp_path / "secret.coffer")
     make_dog_file(path, KEY, dogs=3)
     t = shell(path, tmp_path, "--key-file", key_files[0])
-    t.expect(r"coffer> ")
-    t.type(".count Dog\r")
-    t.expect(r"\n3\n")
-    t.expect(r"coffer> ")
-    t.type(".quit\r")
-    assert t.finish() == 0
+    t.enter(".count Dog", r"\n3\n")
+    assert t.quit() == 0
 
 
 def test_shell_reads_a_script_from_a_pipe(dogs, tmp_path):

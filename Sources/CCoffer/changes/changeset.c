@@ -823,26 +823,21 @@ int cf_changeset_merge(cf_changeset *first, const cf_changeset *second)
 /* Results diff                                                              */
 /* ------------------------------------------------------------------------ */
 
-typedef struct keyed_row {
-    uint64_t key;
-    uint64_t index;
-} keyed_row;
-
 static int compare_keyed_rows(const void *a, const void *b)
 {
-    const keyed_row *x = a, *y = b;
+    const cf_keyed_row *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static keyed_row *sorted_rows(const uint64_t *keys, size_t n)
+cf_keyed_row *cf_sorted_rows(const uint64_t *keys, size_t n)
 {
-    keyed_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    cf_keyed_row *rows = malloc((n ? n : 1) * sizeof *rows);
     if (rows == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        rows[i] = (keyed_row){keys[i], i};
+        rows[i] = (cf_keyed_row){keys[i], i};
     qsort(rows, n, sizeof *rows, compare_keyed_rows);
     return rows;
 }
@@ -852,8 +847,8 @@ static keyed_row *sorted_rows(const uint64_t *keys, size_t n)
 static uint64_t *match_rows(const uint64_t *old_keys, size_t old_count, const uint64_t *new_keys,
                             size_t new_count)
 {
-    keyed_row *a = sorted_rows(old_keys, old_count);
-    keyed_row *b = sorted_rows(new_keys, new_count);
+    cf_keyed_row *a = cf_sorted_rows(old_keys, old_count);
+    cf_keyed_row *b = cf_sorted_rows(new_keys, new_count);
     uint64_t *prev = malloc((new_count ? new_count : 1) * sizeof *prev);
     if (a == NULL || b == NULL || prev == NULL) {
         free(a);

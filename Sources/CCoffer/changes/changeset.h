@@ -210,4 +210,15 @@ int cf_changeset_diff(const uint64_t *old_keys, size_t old_count, const uint64_t
                       size_t new_count, cf_key_changed_fn changed, void *ctx, cf_diff_order order,
                       cf_changeset *out);
 
+/* One occurrence of a key in a list of keys, with its index in the list. */
+typedef struct cf_keyed_row {
+    uint64_t key;
+    uint64_t index;
+} cf_keyed_row;
+
+/* The n occurrences of `keys` sorted by key, then by index (so a key held
+ * more than once keeps its occurrences in list order). The caller frees the
+ * array; NULL out of memory. */
+cf_keyed_row *cf_sorted_rows(const uint64_t *keys, size_t n);
+
 #endif

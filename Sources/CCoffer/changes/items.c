@@ -248,29 +248,33 @@ typedef struct contents {
     int deleted;
 } contents;
 
-/* The new contents, when a change could have reached them (`*read`);
- * nothing is delivered until a change is found. */
-static coffer_status read_new_items(const cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c,
-                                    contents *now, int *read, int *deliver)
+/* Reads the new contents into `now` when a change could have reached them
+ * and returns 1 to go on comparing; returns 0 with `*st` set when there is
+ * nothing to compare (no change reached them, or the read failed). Nothing is
+ * delivered until a change is found. */
+static int read_new_items(const cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, contents *now,
+                          int *deliver, coffer_status *st)
 {
     *deliver = 0;
     memset(now, 0, sizeof *now);
-    *read = worth_reading(obs, new_txn->db, c);
-    return *read ? read_items(obs, new_txn, &now->items, &now->n, &now->deleted) : COFFER_OK;
+    *st = COFFER_OK;
+    if (!worth_reading(obs, new_txn->db, c))
+        return 0;
+    *st = read_items(obs, new_txn, &now->items, &now->n, &now->deleted);
+    return *st == COFFER_OK;
 }
 
 coffer_status cf_compute_set(cf_observer *obs, coffer_txn *new_txn, const cf_changes_read *c, int *deliver,
                              cf_changeset *cs)
 {
     contents now;
-    int read;
-    coffer_status st = read_new_items(obs, new_txn, c, &now, &read, deliver);
-    if (st != COFFER_OK || !read)
+    coffer_status st;
+    if (!read_new_items(obs, new_txn, c, &now, deliver, &st))
         return st;
     cf_item *items = now.items;
     size_t n = now.n;
-    int deleted = now.deleted, failed;
-    if (deleted) {
+    int failed;
+    if (now.deleted) {
         failed = cf_index_set_add_range(&cs->deletions, 0, obs->nitems);
         cs->collection_root_was_deleted = true;
         obs->finished = 1;
@@ -311,9 +315,8 @@ coffer_status cf_compute_map(cf_observer *obs, coffer_txn *new_txn, const cf_cha
 {
     memset(out, 0, sizeof *out);
     contents now;
-    int read;
-    coffer_status st = read_new_items(obs, new_txn, c, &now, &read, deliver);
-    if (st != COFFER_OK || !read)
+    coffer_status st;
+    if (!read_new_items(obs, new_txn, c, &now, deliver, &st))
         return st;
     cf_item *items = now.items;
     size_t n = now.n, nold = obs->nitems;

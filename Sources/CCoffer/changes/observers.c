@@ -767,6 +767,20 @@ COFFER_API coffer_status coffer_list_observe(coffer_db *db, coffer_class_id cls,
                             ctx, token);
 }
 
+/* An observer of a list seen through a query (`of_objects` 1) or sorted by
+ * value (0), with its callback set; `*out` is NULL when none was made. */
+static coffer_status list_view_observer(coffer_db *db, coffer_class_id cls, coffer_object_key key,
+                                        coffer_property_id prop, int of_objects, const char *const *key_paths,
+                                        size_t count, coffer_collection_callback callback, void *ctx,
+                                        coffer_token **token, cf_observer **out)
+{
+    coffer_status st = collection_observer(db, CF_OBS_LIST_VIEW, cls, key, prop, COFFER_COLLECTION_LIST, of_objects,
+                                           key_paths, count, callback != NULL, ctx, token, out);
+    if (*out)
+        (*out)->cb.collection = callback;
+    return st;
+}
+
 COFFER_API coffer_status coffer_list_query_observe(coffer_db *db, coffer_class_id cls, coffer_object_key key,
                                                    coffer_property_id prop, const coffer_query *query,
                                                    const char *const *key_paths, size_t count,
@@ -774,11 +788,9 @@ COFFER_API coffer_status coffer_list_query_observe(coffer_db *db, coffer_class_i
                                                    coffer_token **token)
 {
     cf_observer *obs;
-    coffer_status st = collection_observer(db, CF_OBS_LIST_VIEW, cls, key, prop, COFFER_COLLECTION_LIST, 1, key_paths,
-                                           count, callback != NULL, ctx, token, &obs);
+    coffer_status st = list_view_observer(db, cls, key, prop, 1, key_paths, count, callback, ctx, token, &obs);
     if (!obs)
         return st;
-    obs->cb.collection = callback;
     if (st == COFFER_OK && !query)
         st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_query_observe: query is NULL");
     if (st == COFFER_OK)
@@ -800,11 +812,9 @@ COFFER_API coffer_status coffer_list_values_observe(coffer_db *db, coffer_class_
                                                     coffer_token **token)
 {
     cf_observer *obs;
-    coffer_status st = collection_observer(db, CF_OBS_LIST_VIEW, cls, key, prop, COFFER_COLLECTION_LIST, 0, NULL, 0,
-                                           callback != NULL, ctx, token, &obs);
+    coffer_status st = list_view_observer(db, cls, key, prop, 0, NULL, 0, callback, ctx, token, &obs);
     if (!obs)
         return st;
-    obs->cb.collection = callback;
     if (st == COFFER_OK && order != COFFER_SORT_NONE && order != COFFER_SORT_ASCENDING &&
         order != COFFER_SORT_DESCENDING)
         st = cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_values_observe: order %d is not a coffer_sort_order",

@@ -21,33 +21,18 @@ static coffer_status no_memory(void) { return cf_error(COFFER_ERR_NO_MEMORY, "ou
 /* The rows of a view                                                        */
 /* ------------------------------------------------------------------------ */
 
-typedef struct key_pos {
-    uint64_t key, pos;
-} key_pos;
-
-static int compare_key_pos(const void *pa, const void *pb)
-{
-    const key_pos *a = pa, *b = pb;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->pos < b->pos ? -1 : a->pos > b->pos;
-}
-
 /* The list positions of `found` (keys the query kept, each occurrence of a
  * key in list order: filtering, a stable sort, DISTINCT and LIMIT keep the
  * first occurrences of an object first). */
 static int positions_of(const uint64_t *keys, size_t n, const uint64_t *found, size_t nfound, uint64_t *rows)
 {
-    key_pos *pairs = malloc((n ? n : 1) * sizeof *pairs);
+    cf_keyed_row *pairs = cf_sorted_rows(keys, n);
     size_t *used = calloc(n ? n : 1, sizeof *used);
     if (!pairs || !used) {
         free(pairs);
         free(used);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        pairs[i] = (key_pos){keys[i], i};
-    qsort(pairs, n, sizeof *pairs, compare_key_pos);
     for (size_t r = 0; r < nfound; r++) {
         size_t lo = 0, hi = n;
         while (lo < hi) { /* the first pair of the key */
@@ -58,7 +43,7 @@ static int positions_of(const uint64_t *keys, size_t n, const uint64_t *found, s
                 hi = mid;
         }
         size_t at = lo + used[lo]++;
-        rows[r] = at < n && pairs[at].key == found[r] ? pairs[at].pos : 0;
+        rows[r] = at < n && pairs[at].key == found[r] ? pairs[at].index : 0;
     }
     free(pairs);
     free(used);

@@ -18,43 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import KEY
 from models_observe import KENNEL, Dog, Owner
+from observe_recorder import QUIET, Recorder, observed, told
 
 import coffer
-
-QUIET = 0.3  # how long "nothing more arrives" is watched
-
-
-class Recorder:
-    """A callback that keeps what it was given, and on which thread."""
-
-    def __init__(self, then=None):
-        self.changes = []
-        self.threads = []
-        self.then = then
-        self.cond = threading.Condition()
-
-    def __call__(self, change):
-        with self.cond:
-            self.changes.append(change)
-            self.threads.append(threading.get_ident())
-            self.cond.notify_all()
-        if self.then is not None:
-            self.then(change)
-
-    def wait(self, count, timeout=5.0):
-        """The count-th change, waiting for it at most `timeout` seconds."""
-        with self.cond:
-            arrived = self.cond.wait_for(lambda: len(self.changes) >= count, timeout)
-            assert arrived, f"waited {timeout} s for {count} changes, saw {self.changes}"
-            return self.changes[count - 1]
-
-    def stays_at(self, count):
-        """No change beyond the count-th arrives for a while."""
-        with self.cond:
-            more = self.cond.wait_for(lambda: len(self.changes) > count, QUIET)
-            assert not more, self.changes[count:]
-        return True
-
 
 @pytest.fixture
 def db(db_path):
@@ -74,20 +40,6 @@ def add_dogs(db, *ages):
         last = db.objects(Dog).max("id")
         start = 0 if last is None else last + 1
         return [db.add(Dog(id=start + i, name=f"dog{start + i}", age=age)) for i, age in enumerate(ages)]
-
-
-def told(db, recorder, count):
-    """Refreshes and returns the count-th change, which refresh() delivered."""
-    db.refresh()
-    assert len(recorder.changes) == count, recorder.changes
-    return recorder.changes[-1]
-
-
-def observed(db, results, key_paths=None):
-    recorder = Recorder()
-    token = results.observe(recorder, key_paths)
-    assert told(db, recorder, 1).initial
-    return recorder, token
 
 
 def indices(change):

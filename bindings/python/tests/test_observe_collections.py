@@ -11,32 +11,9 @@ import threading
 import pytest
 from conftest import KEY
 from models_holder import SHELF, Holder, Toy
+from observe_recorder import Recorder, observed, told
 
 import coffer
-
-QUIET = 0.3
-
-
-class Recorder:
-    """A callback that keeps what it was given, and on which thread."""
-
-    def __init__(self):
-        self.changes = []
-        self.threads = []
-        self.cond = threading.Condition()
-
-    def __call__(self, change):
-        with self.cond:
-            self.changes.append(change)
-            self.threads.append(threading.get_ident())
-            self.cond.notify_all()
-
-    def wait(self, count, timeout=5.0):
-        with self.cond:
-            arrived = self.cond.wait_for(lambda: len(self.changes) >= count, timeout)
-            assert arrived, f"waited {timeout} s for {count} changes, saw {self.changes}"
-            return self.changes[count - 1]
-
 
 @pytest.fixture
 def manual(db_path):
@@ -44,19 +21,6 @@ def manual(db_path):
     with coffer.open(db_path, schema=SHELF) as db:
         db.auto_refresh = False
         yield db
-
-
-def told(db, recorder, count):
-    db.refresh()
-    assert len(recorder.changes) == count, recorder.changes
-    return recorder.changes[-1]
-
-
-def observed(db, target, key_paths=None):
-    recorder = Recorder()
-    token = target.observe(recorder, key_paths) if key_paths is not None else target.observe(recorder)
-    assert told(db, recorder, 1).initial
-    return recorder, token
 
 
 def holder_with(db, **values):
