@@ -263,6 +263,16 @@ static coffer_verify_report *verify_bytes(ts_env *env, const unsigned char *data
     return verify_env(env);
 }
 
+/* Writes `data` as the file, verifies it and fails unless a finding of
+ * `kind` names `page`. */
+static void expect_finding_in_bytes(ts_env *env, const unsigned char *data, size_t size, coffer_verify_kind kind,
+                                    uint64_t page)
+{
+    coffer_verify_report *r = verify_bytes(env, data, size);
+    find_finding(r, kind, page);
+    coffer_verify_report_free(r);
+}
+
 TS_ENV_TEST(test_damaged_meta)
 {
     size_t size;
@@ -296,9 +306,7 @@ TS_ENV_TEST(test_truncated_and_foreign)
     find_finding(r, COFFER_VERIFY_FILE, COFFER_VERIFY_NO_PAGE);
     coffer_verify_report_free(r);
     memset(data, 0, size); /* zeros: two damaged metas */
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_META, 0);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_META, 0);
     free(data);
 }
 
@@ -313,13 +321,9 @@ TS_ENV_TEST(test_damaged_page_header)
     coffer_verify_report_free(r);
     data[leaf * PSIZE] ^= 0x40;
     put_u16(data + leaf * PSIZE + 14, PSIZE + 8); /* upper bound past the page */
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_PAGE, leaf);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_PAGE, leaf);
     memset(data + leaf * PSIZE, 0, PSIZE); /* a zeroed page */
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_PAGE, leaf);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_PAGE, leaf);
     free(data);
 }
 
@@ -355,16 +359,12 @@ TS_ENV_TEST(test_damaged_node_flags_and_order)
     uint16_t a = u16_at(pg + 16), b = u16_at(pg + 18);
     put_u16(pg + 16, b);
     put_u16(pg + 18, a);
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_KEY_ORDER, leaf);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_KEY_ORDER, leaf);
     put_u16(pg + 16, a);
     put_u16(pg + 18, b);
     /* A key size that runs off the page. */
     put_u16(node + 6, 4000);
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_NODE, leaf);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_NODE, leaf);
     free(data);
 }
 
@@ -385,9 +385,7 @@ TS_ENV_TEST(test_damaged_overflow_and_shared_page)
     unsigned char *n0 = pg + u16_at(pg + 16), *n1 = pg + u16_at(pg + 18);
     uint64_t child = u16_at(n0) | (uint64_t)u16_at(n0 + 2) << 16;
     memcpy(n1, n0, 6);
-    r = verify_bytes(env, data, size);
-    find_finding(r, COFFER_VERIFY_PAGE_SHARED, child);
-    coffer_verify_report_free(r);
+    expect_finding_in_bytes(env, data, size, COFFER_VERIFY_PAGE_SHARED, child);
     free(data);
 }
 
