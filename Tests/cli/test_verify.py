@@ -1,6 +1,7 @@
 """`coffer verify` on sound and damaged files, plain and encrypted: exit 0
 with a summary when sound; exit 1 with one line per finding on stdout and
-a count on stderr when damaged; key errors named; never a crash."""
+a count on stderr when damaged; key errors named; never a crash. And
+`coffer import`, which refuses to write into a damaged file."""
 
 import os
 
@@ -53,24 +54,46 @@ def test_zeroed_page_is_reported(tmp_path, key_files, encrypted):
     assert f"{path} is damaged: {len(findings)} finding" in r.err
 
 
-def test_damaged_record_names_class_and_object(tmp_path, key_files):
-    path = str(tmp_path / "dogs.coffer")
-    make_dog_file(path, KEY, dogs=50)
+def damage_a_dog_record(path, key_file):
+    """Flips a byte near the end of each page of an encrypted dog file (on a
+    fresh copy each time) until verify names a damaged Dog: the pages stay
+    sound, so the finding comes from the object check. Returns verify's run."""
     data = bytearray(open(path, "rb").read())
-    # Flip a byte in the middle of the sealed records of a leaf page: the
-    # pages stay sound, so the finding comes from the object check.
     r = None
     for page in range(2, len(data) // PAGE):
         damaged = bytearray(data)
         damaged[page * PAGE + PAGE - 40] ^= 0x55
         open(path, "wb").write(damaged)
-        r = run("verify", path, "--key-file", key_files[0])
+        r = run("verify", path, "--key-file", key_file)
         assert r.code in (0, 1), r  # never a crash
         if r.code == 1 and " class Dog object " in r.out:
-            break
-    else:
-        pytest.fail(f"no flip gave a finding naming a Dog: {r}")
+            return r
+    pytest.fail(f"no flip gave a finding naming a Dog: {r}")
+
+
+def test_damaged_record_names_class_and_object(tmp_path, key_files):
+    path = str(tmp_path / "dogs.coffer")
+    make_dog_file(path, KEY, dogs=50)
+    r = damage_a_dog_record(path, key_files[0])
     assert "record" in r.out
+
+
+def test_import_refuses_a_damaged_file_and_leaves_it_as_it_was(tmp_path, key_files):
+    source = str(tmp_path / "source.coffer")
+    make_dog_file(source, KEY, dogs=3)
+    export = ok("export", source, "--key-file", key_files[0])
+    target = str(tmp_path / "target.coffer")
+    make_dog_file(target, KEY, dogs=50)
+    damage_a_dog_record(target, key_files[0])
+    before = open(target, "rb").read()
+    r = run("import", target, "--key-file", key_files[0], stdin=export)
+    assert r.code == 1, r
+    assert f"{target} is damaged" in r.err and "run `coffer verify`" in r.err
+    assert open(target, "rb").read() == before
+    # A sound file takes the same import, and is sound after it.
+    fresh = str(tmp_path / "fresh.coffer")
+    ok("import", fresh, "--key-file", key_files[0], stdin=export)
+    assert ": sound (2 classes, 4 objects" in ok("verify", fresh, "--key-file", key_files[0])
 
 
 def test_not_a_database_is_a_finding(tmp_path):

@@ -1,7 +1,8 @@
 // `coffer import FILE [--input F]`: reads what export writes (stdin by
 // default), creating the file and its schema when missing. All objects land
 // in one write transaction or none does; a file the import created is
-// removed again when it fails.
+// removed again when it fails. The file is verified before (when it
+// existed) and after the write.
 
 import ArgumentParser
 import Foundation
@@ -13,7 +14,9 @@ struct ImportCommand: ParsableCommand {
         discussion: """
             The file is created with the export's schema if it does not exist; an existing file must \
             have every exported class with the same properties. Objects get new keys; links are \
-            mapped to them. A bad line is reported with its line number and nothing is written.
+            mapped to them. A bad line is reported with its line number and nothing is written. \
+            An existing file is verified first (a damaged one is refused) and the file is verified \
+            again after the import.
             """)
 
     @OptionGroup var options: FileOptions
@@ -56,6 +59,11 @@ struct ImportCommand: ParsableCommand {
             throw CLIError("line 1: \(error.message)")
         }
         try Importer.checkCompatible(document.schema, with: db.schema, path: path)
-        return try Importer(db: db).run(document.objects)
+        // Never write into a damaged file, and check what was written before
+        // anyone uses it (verification reads the whole file).
+        if existed { try VerificationReport(db).requireSound(path) }
+        let count = try Importer(db: db).run(document.objects)
+        try VerificationReport(db).requireSound("\(path), as the import wrote it,")
+        return count
     }
 }

@@ -61,9 +61,29 @@ struct VerificationReport {
         var report: OpaquePointer?
         let status = coffer_verify(config, &report)
         guard status == COFFER_OK else { throw Database.openError(status, path: path, key: key) }
+        self.init(report)
+    }
+
+    /// What coffer_db_verify() finds in the file of an open handle.
+    init(_ db: Database) throws {
+        var report: OpaquePointer?
+        try check(coffer_db_verify(db.handle, &report), "verify")
+        self.init(report)
+    }
+
+    /// Takes the findings of `report` and frees it.
+    private init(_ report: OpaquePointer?) {
         defer { coffer_verify_report_free(report) }
         findings = (0..<coffer_verify_report_count(report)).map { VerificationReport.line(report, $0) }
         omitted = coffer_verify_report_omitted(report)
+    }
+
+    /// Throws, naming the first finding and how many there are, unless the
+    /// file is sound; `what` says which file ("the file written").
+    func requireSound(_ what: String) throws {
+        guard let first = findings.first else { return }
+        let count = findings.count + omitted
+        throw CLIError("\(what) is damaged (\(count) finding\(count == 1 ? "" : "s"); first: \(first)); run `coffer verify` on it")
     }
 
     /// "record page 12 class Dog object 7: …", leaving out what does not apply.
