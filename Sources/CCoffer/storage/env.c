@@ -108,6 +108,26 @@ static uint64_t used_bytes(cf_env *env)
     return ((uint64_t)info.me_last_pgno + 1) * env->psize;
 }
 
+/* This process's id, kept up to date across fork() by an atfork handler,
+ * so that checking for an inherited environment at every transaction costs
+ * no system call. */
+static pid_t current_pid;
+static pthread_once_t current_pid_once = PTHREAD_ONCE_INIT;
+
+static void refresh_current_pid(void) { current_pid = getpid(); }
+
+static void track_current_pid(void)
+{
+    refresh_current_pid();
+    pthread_atfork(NULL, NULL, refresh_current_pid);
+}
+
+static pid_t this_process(void)
+{
+    pthread_once(&current_pid_once, track_current_pid);
+    return current_pid;
+}
+
 static cf_env *env_new(void)
 {
     cf_env *env = calloc(1, sizeof *env);
@@ -116,7 +136,7 @@ static cf_env *env_new(void)
     pthread_mutex_init(&env->lock, NULL);
     env->refcount = 1;
     env->lock_fd = -1;
-    env->pid = getpid();
+    env->pid = this_process();
     return env;
 }
 
@@ -400,7 +420,7 @@ int cf_env_file_is_open(const struct stat *sb)
     return 0;
 }
 
-int cf_env_inherited(const cf_env *env) { return env->pid != getpid(); }
+int cf_env_inherited(const cf_env *env) { return env->pid != this_process(); }
 
 void cf_env_release(cf_env *env)
 {
