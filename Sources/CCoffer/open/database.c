@@ -228,7 +228,7 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
         if (cls == view->nclasses || act->kind == CF_ACTION_CREATE_TABLE)
             continue;
         if (act->kind == CF_ACTION_DROP_INDEX) {
-            st = cf_index_drop_column(txn, db->index_dbis[cls], act->column);
+            st = cf_index_drop_column(txn, (coffer_class_id)cls, act->column);
         } else if (act->kind == CF_ACTION_DROP_GRAPH) {
             if (!migrating)
                 st = cf_object_drop_graph_column(txn, (coffer_class_id)cls, &act->old, act->old_target_table);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "storage/changelog.h"
+#include "storage/object_store.h"
 #include "storage/reserve.h"
 #include "util/error.h"
 
@@ -264,9 +265,10 @@ void cf_txn_close_cursors(coffer_txn *txn)
         c->cursor_valid = 0;
     }
     for (coffer_iter *it = txn->iters; it; it = it->next) {
-        if (it->cursor)
-            mdb_cursor_close(it->cursor);
-        it->cursor = NULL;
+        cf_object_cursor_close(&it->objects);
+        if (it->backlinks)
+            mdb_cursor_close(it->backlinks);
+        it->backlinks = NULL;
     }
     for (size_t i = 0; txn->index_cursors && i < txn->db->schema->nclasses; i++) {
         if (txn->index_cursors[i])
@@ -434,7 +436,7 @@ void cf_txn_free_handles(coffer_txn *txn)
         coffer_object *o = (coffer_object *)h;
         next = h->next;
         o->magic = CF_DEAD_MAGIC;
-        free(o->buf);
+        cf_row_free(&o->row);
         free(o);
     }
     txn->objects = (cf_pool){0};
