@@ -6,9 +6,6 @@
 
 #include "storage/handles.h"
 
-/* Sub-database of collections and backlinks. */
-#define CF_GRAPH_DBI 1u
-
 /* Where a value goes: property `prop` of object `key` of class `cls` (the
  * top-level owner, named by backlinks), directly (depth 0) or as an element
  * of a collection at nesting level `depth`; `mixed` when elements are mixed

@@ -25,12 +25,13 @@
 #define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
-#define CF_FORMAT_VERSION 3u
+#define CF_FORMAT_VERSION 4u
 
 struct coffer_db {
     uint32_t magic;
     cf_env *env;
     cf_keys *keys; /* NULL for a plain file */
+    int checksums; /* a plain file of format 4 or later: every value ends with its checksum */
     uint8_t file_id[CF_FILE_ID_SIZE];
     cf_schema *schema; /* the classes this handle sees */
     MDB_dbi meta_dbi;
