@@ -3,7 +3,8 @@
  * (entries of one value across several pages), null and long-string values,
  * changes and rollbacks keeping the index exact; files of older formats:
  * format 2 (duplicate-sorted indexes) rewritten on the first read-write
- * open, format 1 (today's layout) read as it is.
+ * open, format 1 (format 3's layout: today's without checksums) read as it
+ * is; both brought to format 4 (checksummed values in plain files).
  */
 #include <lmdb.h>
 #include <stdio.h>
@@ -232,11 +233,50 @@ static void set_header_format(MDB_txn *txn, MDB_dbi meta, uint32_t format)
     assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
 }
 
-/* Rewrites the file's header as format `format`; with `dupsort`, also its
- * index as format 2 wrote it: duplicate-sorted, key column || value, the
- * object key as the duplicate. With `damage`, a key too short to be an
- * index key is added. */
-static void rewrite_as(const char *path, uint32_t format, int dupsort, int damage)
+/* Removes the 4-byte checksum that ends every value of sub-database `name`
+ * (a plain file of format 4), but the header's: values as formats 1 to 3
+ * wrote them. */
+static void strip_checksums(MDB_txn *txn, const char *name)
+{
+    MDB_dbi dbi;
+    if (mdb_dbi_open(txn, name, 0, &dbi) == MDB_NOTFOUND)
+        return;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+    size_t n = 0, cap = 4096;
+    uint8_t(*keys)[512] = malloc(cap * sizeof *keys);
+    size_t *sizes = malloc(cap * sizeof *sizes);
+    assert_non_null(keys);
+    assert_non_null(sizes);
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size == 6 && memcmp(k.mv_data, "header", 6) == 0)
+            continue;
+        assert_true(n < cap);
+        memcpy(keys[n], k.mv_data, k.mv_size);
+        sizes[n++] = k.mv_size;
+    }
+    mdb_cursor_close(cur);
+    for (size_t i = 0; i < n; i++) {
+        k = (MDB_val){sizes[i], keys[i]};
+        assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+        assert_true(v.mv_size >= 4);
+        uint8_t *copy = malloc(v.mv_size);
+        assert_non_null(copy);
+        memcpy(copy, v.mv_data, v.mv_size);
+        v = (MDB_val){v.mv_size - 4, copy};
+        assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+        free(copy);
+    }
+    free(keys);
+    free(sizes);
+}
+
+/* Rewrites the file's header as format `format`, and a plain file's values
+ * without their checksums; with `dupsort`, also its index as format 2 wrote
+ * it: duplicate-sorted, key column || value, the object key as the
+ * duplicate. With `damage`, a key too short to be an index key is added. */
+static void rewrite_as(const char *path, int plain, uint32_t format, int dupsort, int damage)
 {
     MDB_env *menv = open_raw(path);
     MDB_txn *txn;
@@ -278,6 +318,11 @@ static void rewrite_as(const char *path, uint32_t format, int dupsort, int damag
             assert_int_equal(mdb_put(txn, index, &k, &v, 0), 0);
         }
     }
+    if (plain) {
+        strip_checksums(txn, "0");
+        strip_checksums(txn, "1");
+        strip_checksums(txn, "2");
+    }
     set_header_format(txn, meta, format);
     assert_int_equal(mdb_txn_commit(txn), 0);
     mdb_env_close(menv);
@@ -314,22 +359,22 @@ static void assert_layout(const char *path, uint32_t want_format, int want_dupso
         assert_int_equal(dupsort, want_dupsort);
 }
 
-/* A read-write open brings an older file to format 3 (no duplicate-sorted
- * index), and the items read as before. */
+/* A read-write open brings an older file to format 4 (no duplicate-sorted
+ * index, checksummed values in plain files), and the items read as before. */
 static void assert_reopen_upgrades(ts_env *env)
 {
     ts_env_reopen(env, item_schema, 1, 1);
     check_items(env->db, NULL);
     ts_env_close(env);
-    assert_layout(env->path, 3, 0);
+    assert_layout(env->path, 4, 0);
 }
 
 TS_ENV_TEST(test_rewrite_format2)
 {
     add_items(env->db);
     ts_env_close(env);
-    assert_layout(env->path, 3, 0);
-    rewrite_as(env->path, 2, 1, 0);
+    assert_layout(env->path, 4, 0);
+    rewrite_as(env->path, ts_mode_key(env->mode) == NULL, 2, 1, 0);
     assert_layout(env->path, 2, 1);
 
     /* Read-only, the file cannot be rewritten and is not read as it is. */
@@ -352,7 +397,7 @@ TS_ENV_TEST(test_rewrite_damaged_index)
 {
     add_items(env->db);
     ts_env_close(env);
-    rewrite_as(env->path, 2, 1, 1);
+    rewrite_as(env->path, ts_mode_key(env->mode) == NULL, 2, 1, 1);
 
     coffer_db *db = NULL;
     assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 0, item_schema, 1, 1, &db), COFFER_ERR_CORRUPTED);
@@ -366,16 +411,17 @@ TS_ENV_TEST(test_format1_reads_as_is)
 {
     add_items(env->db);
     ts_env_close(env);
-    rewrite_as(env->path, 1, 0, 0);
+    rewrite_as(env->path, ts_mode_key(env->mode) == NULL, 1, 0, 0);
 
-    /* Format 1 has today's layout: read-only opens read it unchanged. */
+    /* Format 1 has today's layout without checksums: read-only opens read it
+     * unchanged. */
     coffer_db *db = NULL;
     assert_ok(ts_open_path(env->path, ts_mode_key(env->mode), 1, item_schema, 1, 1, &db));
     check_items(db, NULL);
     coffer_close(db);
     assert_layout(env->path, 1, -1);
 
-    /* A read-write open brings the header up to date. */
+    /* A read-write open brings it up to date. */
     assert_reopen_upgrades(env);
 }
 

@@ -145,6 +145,7 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
     c.shim.mdb = c.env; /* names a full disk in write errors */
     c.db.magic = CF_DB_MAGIC;
     c.db.env = &c.shim;
+    c.db.checksums = c.db.keys == NULL; /* the copy is of the current format */
     c.txn = (coffer_txn){.magic = CF_TXN_MAGIC, .db = &c.db, .mdb = c.txn.mdb, .write = 1, .active = c.txn.mdb != NULL};
     cf_random(c.db.file_id, CF_FILE_ID_SIZE);
     if (st == COFFER_OK)

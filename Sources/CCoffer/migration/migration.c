@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
+#include "storage/object_store.h"
 #include "objects/object.h"
 #include "storage/txn.h"
 
@@ -79,6 +80,7 @@ static coffer_status old_view_open(coffer_migration *m, const cf_schema *stored)
     old->magic = CF_DB_MAGIC;
     old->env = db->env;
     old->keys = db->keys;
+    old->checksums = db->checksums;
     memcpy(old->file_id, db->file_id, CF_FILE_ID_SIZE);
     old->read_only = 1;
     old->in_migration = 1;
@@ -219,7 +221,7 @@ COFFER_API coffer_status coffer_migration_rename_property(coffer_migration *m, c
                         "rename properties first", class_name, from, to);
     coffer_status st = COFFER_OK;
     if (cf_prop_indexed(n)) /* entries built for the new, empty column */
-        st = cf_index_drop_column(m->txn, m->db->index_dbis[nc], n->column);
+        st = cf_index_drop_column(m->txn, (coffer_class_id)nc, n->column);
     if (st != COFFER_OK)
         return st;
     /* The new property takes over the old one's column: values, links,
@@ -312,7 +314,7 @@ static coffer_status finish(coffer_migration *m)
         if (c->pk < 0)
             continue;
         /* Rebuild with the uniqueness check the migration was spared. */
-        st = cf_index_drop_column(m->txn, m->db->index_dbis[nc], c->props[c->pk].column);
+        st = cf_index_drop_column(m->txn, (coffer_class_id)nc, c->props[c->pk].column);
         if (st == COFFER_OK)
             st = cf_object_build_index(m->txn, (coffer_class_id)nc, (coffer_property_id)c->pk, 1);
         if (st != COFFER_OK)
@@ -355,18 +357,7 @@ coffer_status cf_migration_run(const coffer_config *config, coffer_txn *txn, cf_
 
 static coffer_status count_stored(coffer_txn *txn, const cf_class *c, uint64_t *out)
 {
-    MDB_dbi dbi;
-    coffer_status st = cf_env_dbi(txn->db->env, txn->mdb, 2 * c->table, 0, &dbi);
-    if (st == COFFER_ERR_NOT_FOUND)
-        return cf_error(COFFER_ERR_CORRUPTED, "the objects of class '%s' are missing from the file", c->name);
-    if (st != COFFER_OK)
-        return st;
-    MDB_stat ms;
-    int rc = mdb_stat(txn->mdb, dbi, &ms);
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot count objects");
-    *out = ms.ms_entries;
-    return COFFER_OK;
+    return cf_objects_count_table(txn, c->table, c->name, out);
 }
 
 coffer_status cf_migration_drop_left_out(coffer_txn *txn, cf_plan *plan, const char *label)

@@ -11,6 +11,7 @@
 #include "objects/cell.h"
 #include "util/error.h"
 #include "objects/graph.h"
+#include "storage/object_store.h"
 #include "storage/txn.h"
 
 #define TAG_BACKLINK 'B'
@@ -50,25 +51,35 @@ coffer_status cf_graph_del(coffer_txn *txn, const uint8_t *key, size_t klen)
     return rc ? cf_txn_write_error(txn, rc, "cannot delete from a collection") : COFFER_OK;
 }
 
-/* The first key in the graph at or after `prefix` that starts with it. */
-coffer_status cf_graph_first(coffer_txn *txn, MDB_cursor *cur, const uint8_t *prefix, size_t plen, MDB_val *k, MDB_val *v)
+coffer_status cf_graph_seek(MDB_cursor *cur, const uint8_t *key, size_t klen, MDB_val *k, MDB_val *v)
 {
-    *k = (MDB_val){plen, (void *)prefix};
+    *k = (MDB_val){klen, (void *)key};
     int rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
     if (rc == MDB_NOTFOUND)
         return COFFER_DONE;
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot read a collection");
-    if (k->mv_size < plen || memcmp(k->mv_data, prefix, plen) != 0)
-        return COFFER_DONE;
+    return rc ? cf_error_mdb(rc, "cannot read a collection") : COFFER_OK;
+}
+
+/* The first key in the graph at or after `prefix` that starts with it. */
+coffer_status cf_graph_first(coffer_txn *txn, MDB_cursor *cur, const uint8_t *prefix, size_t plen, MDB_val *k, MDB_val *v)
+{
     (void)txn;
-    return COFFER_OK;
+    coffer_status st = cf_graph_seek(cur, prefix, plen, k, v);
+    if (st == COFFER_OK && (k->mv_size < plen || memcmp(k->mv_data, prefix, plen) != 0))
+        return COFFER_DONE;
+    return st;
 }
 
 coffer_status cf_graph_cursor(coffer_txn *txn, MDB_cursor **cur)
 {
     int rc = mdb_cursor_open(txn->mdb, txn->db->graph_dbi, cur);
     return rc ? cf_error_mdb(rc, "cannot open a collection cursor") : COFFER_OK;
+}
+
+void cf_graph_cursor_close(MDB_cursor *cur)
+{
+    if (cur)
+        mdb_cursor_close(cur);
 }
 
 /* ---- messages ------------------------------------------------------------ */
@@ -261,14 +272,11 @@ static coffer_status check_link(coffer_txn *txn, const cf_slot *s, const coffer_
     if (cf_class_embedded(t))
         return cf_error(COFFER_ERR_TYPE, "%s: cannot link to an existing embedded object of class '%s'; give its fields to create one",
                         cf_slot_where(txn, s, w, sizeof w), t->name);
-    uint8_t kb[8];
-    cf_put_be64(kb, key);
-    MDB_val k = {8, kb}, d;
-    int rc = mdb_get(txn->mdb, txn->db->object_dbis[cls], &k, &d);
-    if (rc == MDB_NOTFOUND)
+    coffer_status found = cf_objects_exists(txn, cls, key);
+    if (found == COFFER_ERR_NOT_FOUND)
         return cf_error(COFFER_ERR_NOT_FOUND, "%s: class '%s' has no object with key %" PRIu64, cf_slot_where(txn, s, w, sizeof w), t->name,
                         key);
-    return rc ? cf_error_mdb(rc, "cannot read an object") : COFFER_OK;
+    return found;
 }
 
 static coffer_status check_nested_items(coffer_txn *txn, const cf_slot *s, const coffer_value *v, int depth)

@@ -6,9 +6,6 @@
 
 #include "storage/handles.h"
 
-/* Sub-database of collections and backlinks. */
-#define CF_GRAPH_DBI 1u
-
 /* Where a value goes: property `prop` of object `key` of class `cls` (the
  * top-level owner, named by backlinks), directly (depth 0) or as an element
  * of a collection at nesting level `depth`; `mixed` when elements are mixed
@@ -24,15 +21,19 @@ typedef struct cf_slot {
 } cf_slot;
 
 /* Sub-database 1 access shared by the graph and the collections. Gets and
- * puts seal and open as cf_store_* do; cf_graph_first positions `cur` on the
- * first key starting with `prefix` (COFFER_DONE if none). */
+ * puts seal and open as cf_store_* do; cf_graph_seek positions `cur` on the
+ * first key at or after `key`, cf_graph_first on the first key starting
+ * with `prefix` (both COFFER_DONE if none); cf_graph_cursor_close closes a
+ * cursor of cf_graph_cursor (NULL is left alone). */
 coffer_status cf_graph_present(const coffer_txn *txn);
 coffer_status cf_graph_get(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t **data, size_t *len, uint8_t **buf,
                            size_t *cap, const char *what);
 coffer_status cf_graph_put(coffer_txn *txn, const uint8_t *key, size_t klen, const uint8_t *data, size_t len);
 coffer_status cf_graph_del(coffer_txn *txn, const uint8_t *key, size_t klen);
+coffer_status cf_graph_seek(MDB_cursor *cur, const uint8_t *key, size_t klen, MDB_val *k, MDB_val *v);
 coffer_status cf_graph_first(coffer_txn *txn, MDB_cursor *cur, const uint8_t *prefix, size_t plen, MDB_val *k, MDB_val *v);
 coffer_status cf_graph_cursor(coffer_txn *txn, MDB_cursor **cur);
+void cf_graph_cursor_close(MDB_cursor *cur);
 
 /* "class 'C', property 'p'" of a slot, for messages; returns buf. */
 const char *cf_slot_where(const coffer_txn *txn, const cf_slot *s, char *buf, size_t size);

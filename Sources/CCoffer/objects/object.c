@@ -13,6 +13,7 @@
 #include "objects/graph.h"
 #include "storage/changelog.h"
 #include "storage/index.h"
+#include "storage/object_store.h"
 #include "storage/txn.h"
 
 #define SLOTS_ON_STACK 32
@@ -130,7 +131,7 @@ static coffer_object *obj_alloc(coffer_txn *txn, coffer_class_id cls, coffer_obj
     if (!o)
         return NULL;
     /* A reused handle starts as a new one, keeping its pool links and buffer. */
-    *o = (coffer_object){.pool = o->pool, .buf = o->buf, .buf_cap = o->buf_cap,
+    *o = (coffer_object){.pool = o->pool, .row = {.buf = o->row.buf, .buf_cap = o->row.buf_cap},
                          .magic = CF_OBJ_MAGIC, .txn = txn, .cls = cls, .key = key, .in_use = 1};
     return o;
 }
@@ -142,28 +143,14 @@ static coffer_status check_obj(const coffer_object *obj, int write)
     return cf_txn_check(obj->txn, write);
 }
 
-static void object_key_bytes(coffer_object_key key, uint8_t out[8]) { cf_put_be64(out, key); }
-
-/* Parses an object's record held by `v` (read under key `k`) into obj. */
-static coffer_status obj_take(coffer_object *obj, const MDB_val *k, const MDB_val *v)
+/* Marks the row just read as obj's current values. */
+static void obj_took(coffer_object *obj)
 {
-    coffer_txn *txn = obj->txn;
-    const cf_class *c = class_of(txn, obj->cls);
-    const uint8_t *data;
-    size_t len;
-    /* The message names the object through the prefix below, so nothing is
-     * formatted on the way of a successful read. */
-    coffer_status st = cf_store_open(txn, 2 * c->table, k, v, &data, &len, &obj->buf, &obj->buf_cap, "the record");
-    if (st == COFFER_OK)
-        st = cf_record_parse(data, len, &obj->rec);
-    if (st != COFFER_OK)
-        return cf_error_prefix("object %" PRIu64 " of class '%s'", obj->key, c->name);
     obj->loaded = 1;
-    obj->generation = txn->generation;
-    return COFFER_OK;
+    obj->generation = obj->txn->generation;
 }
 
-/* Makes obj->rec current: records move when the transaction writes. */
+/* Makes obj->row current: records move when the transaction writes. */
 static coffer_status obj_load(coffer_object *obj)
 {
     coffer_txn *txn = obj->txn;
@@ -172,18 +159,18 @@ static coffer_status obj_load(coffer_object *obj)
                         class_of(txn, obj->cls)->name);
     if (obj->loaded && obj->generation == txn->generation)
         return COFFER_OK;
-    uint8_t kb[8];
-    object_key_bytes(obj->key, kb);
-    MDB_val k = {8, kb}, v;
-    int rc = mdb_get(txn->mdb, txn->db->object_dbis[obj->cls], &k, &v);
-    if (rc == MDB_NOTFOUND) {
+    /* The message names the object through the prefix below, so nothing is
+     * formatted on the way of a successful read. */
+    coffer_status st = cf_objects_get(txn, obj->cls, obj->key, &obj->row);
+    if (st == COFFER_ERR_NOT_FOUND) {
         obj->deleted = 1;
         return cf_error(COFFER_ERR_NOT_FOUND, "object %" PRIu64 " of class '%s' does not exist (it was deleted)", obj->key,
                         class_of(txn, obj->cls)->name);
     }
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot read an object");
-    return obj_take(obj, &k, &v);
+    if (st != COFFER_OK)
+        return cf_error_prefix("object %" PRIu64 " of class '%s'", obj->key, class_of(txn, obj->cls)->name);
+    obj_took(obj);
+    return COFFER_OK;
 }
 
 /* Loads an object whose key the file itself gave (an index entry, a
@@ -226,7 +213,7 @@ static coffer_type storage_type(const cf_prop *p)
 static coffer_status obj_read_raw(coffer_object *obj, const cf_prop *p, coffer_value *out)
 {
     coffer_type t = storage_type(p);
-    coffer_status st = t == COFFER_TYPE_NULL ? (out->type = COFFER_TYPE_NULL, COFFER_OK) : cf_record_get(&obj->rec, p->column, t, out);
+    coffer_status st = t == COFFER_TYPE_NULL ? (out->type = COFFER_TYPE_NULL, COFFER_OK) : cf_row_get(&obj->row, p->column, t, out);
     if (st != COFFER_OK)
         return cf_error_prefix("object %" PRIu64 " of class '%s', property '%s'", obj->key,
                                class_of(obj->txn, obj->cls)->name, p->name);
@@ -306,15 +293,12 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
     uint8_t prefix[CF_INDEX_PREFIX_MAX];
     int hashed;
     size_t plen = cf_index_prefix(txn->db, class_of(txn, cls), p, v, prefix, &hashed);
-    MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
-    if (st != COFFER_OK)
-        return st;
+    coffer_status st;
     *found = 0;
     coffer_object_key from = 0;
     for (;;) {
         coffer_object_key k;
-        st = cf_index_seek(cur, prefix, plen, from, &k);
+        st = cf_index_seek(txn, cls, prefix, plen, from, &k);
         if (st != COFFER_OK)
             break;
         if (!hashed) {
@@ -334,7 +318,7 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
         if (st == COFFER_OK)
             st = obj_read(probe, p, &cur_value);
         int match = st == COFFER_OK && coffer_value_equal(&cur_value, v);
-        free(local.buf);
+        cf_row_free(&local.row);
         if (st != COFFER_OK)
             break;
         if (match) {
@@ -375,19 +359,9 @@ static void slots_free(slots *s)
         free(s->v);
 }
 
-static coffer_status put_record(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const slots *s, unsigned flags)
+static coffer_status put_record(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const slots *s, int append)
 {
-    const cf_class *c = class_of(txn, cls);
-    size_t size = cf_record_size(s->v, s->n);
-    uint8_t *buf;
-    coffer_status st = cf_txn_scratch(txn, size, &buf);
-    if (st != COFFER_OK)
-        return st;
-    cf_record_write(buf, s->v, s->n);
-    uint8_t kb[8];
-    object_key_bytes(key, kb);
-    st = cf_store_put(txn, txn->db->object_dbis[cls], 2 * c->table, kb, 8, buf, size, flags, "cannot write an object");
-    return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", key, c->name);
+    return cf_objects_put(txn, cls, key, s->v, s->n, append);
 }
 
 /* Per-property marks of one call: on the stack for ordinary classes. */
@@ -673,7 +647,7 @@ static coffer_status create_object(coffer_txn *txn, coffer_class_id cls, const c
         s.v[p->column] = is_graph_prop(p) ? g.stored[i] : fields[i].value;
     }
     /* Appending is only possible while no nested object took a later key. */
-    st = put_record(txn, cls, key, &s, state->next_key == key + 1 ? MDB_APPEND : 0);
+    st = put_record(txn, cls, key, &s, state->next_key == key + 1);
     for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
         if (cf_prop_indexed(&c->props[i]))
             st = cf_index_add(txn, cls, &c->props[i], &s.v[c->props[i].column], key);
@@ -994,12 +968,7 @@ static coffer_status delete_object(coffer_object *obj)
             st = cf_index_remove(txn, obj->cls, &c->props[i], &v, obj->key);
     }
     if (st == COFFER_OK) {
-        uint8_t kb[8];
-        object_key_bytes(obj->key, kb);
-        MDB_val k = {8, kb};
-        int rc = mdb_del(txn->mdb, txn->db->object_dbis[obj->cls], &k, NULL);
-        if (rc != 0)
-            st = cf_txn_write_error(txn, rc, "cannot delete an object");
+        st = cf_objects_delete(txn, obj->cls, obj->key);
     }
     if (st == COFFER_OK)
         st = cf_log_object_change(txn, c->table, obj->key, CF_LOG_DELETE, 0);
@@ -1127,10 +1096,7 @@ COFFER_API int coffer_object_is_valid(coffer_object *obj)
         return 0;
     if (obj->loaded && obj->generation == obj->txn->generation)
         return 1;
-    uint8_t kb[8];
-    object_key_bytes(obj->key, kb);
-    MDB_val k = {8, kb}, v;
-    return mdb_get(obj->txn->mdb, obj->txn->db->object_dbis[obj->cls], &k, &v) == 0;
+    return cf_objects_exists(obj->txn, obj->cls, obj->key) == COFFER_OK;
 }
 
 /* ---- classes ------------------------------------------------------------- */
@@ -1142,12 +1108,7 @@ COFFER_API coffer_status coffer_class_count(coffer_txn *txn, coffer_class_id cls
     coffer_status st = check_txn_class(txn, cls, 0);
     if (st != COFFER_OK)
         return st;
-    MDB_stat ms;
-    int rc = mdb_stat(txn->mdb, txn->db->object_dbis[cls], &ms);
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot count objects");
-    *out = ms.ms_entries;
-    return COFFER_OK;
+    return cf_objects_count(txn, cls, out);
 }
 
 /* Whether objects of class `cls` take part in the object graph: they hold
@@ -1180,20 +1141,18 @@ COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls
         if (!obj)
             return COFFER_ERR_NO_MEMORY;
         for (;;) {
-            MDB_cursor *cur;
-            MDB_val k, v;
-            int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[cls], &cur);
-            if (rc == 0) {
-                rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-                mdb_cursor_close(cur);
-            }
-            if (rc == MDB_NOTFOUND)
-                break;
-            if (rc != 0 || k.mv_size != 8) {
-                st = rc ? cf_error_mdb(rc, "cannot read a class") : cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a bad key", class_of(txn, cls)->name);
+            cf_object_cursor cur;
+            coffer_object_key first;
+            st = cf_object_cursor_open(txn, cls, &cur);
+            if (st == COFFER_OK)
+                st = cf_object_cursor_seek(&cur, 0, &first, NULL);
+            cf_object_cursor_close(&cur);
+            if (st != COFFER_OK) {
+                if (st == COFFER_DONE)
+                    st = COFFER_OK;
                 break;
             }
-            obj->key = cf_get_be64(k.mv_data);
+            obj->key = first;
             obj->loaded = 0;
             obj->deleted = 0;
             st = obj_load(obj);
@@ -1205,11 +1164,9 @@ COFFER_API coffer_status coffer_class_clear(coffer_txn *txn, coffer_class_id cls
         coffer_object_release(obj);
         return st;
     }
-    int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);
-    if (rc == 0)
-        rc = mdb_drop(txn->mdb, txn->db->index_dbis[cls], 0);
-    if (rc != 0)
-        return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
+    st = cf_objects_clear(txn, cls);
+    if (st != COFFER_OK)
+        return st;
     state->dirty = 1;
     txn->generation++;
     return cf_log_object_change(txn, class_of(txn, cls)->table, 0, CF_LOG_CLEAR, 0);
@@ -1290,33 +1247,27 @@ COFFER_API coffer_status coffer_index_find(coffer_txn *txn, coffer_class_id cls,
 static coffer_status iter_next_class(coffer_iter *it)
 {
     coffer_txn *txn = it->txn;
-    MDB_val k, v;
-    int rc;
+    coffer_object_key key;
+    coffer_status st;
     if (!it->started) {
-        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_FIRST);
+        st = cf_object_cursor_next(&it->objects, &key, &it->obj->row);
     } else if (it->generation != txn->generation) {
         /* A write may have moved pages: seek past the last key seen. */
-        uint8_t kb[8];
         if (it->last_key == UINT64_MAX)
             return COFFER_DONE;
-        object_key_bytes(it->last_key + 1, kb);
-        k = (MDB_val){8, kb};
-        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_SET_RANGE);
+        st = cf_object_cursor_seek(&it->objects, it->last_key + 1, &key, &it->obj->row);
     } else {
-        rc = mdb_cursor_get(it->cursor, &k, &v, MDB_NEXT);
+        st = cf_object_cursor_next(&it->objects, &key, &it->obj->row);
     }
-    if (rc == MDB_NOTFOUND)
-        return COFFER_DONE;
-    if (rc != 0)
-        return cf_error_mdb(rc, "cannot iterate a class");
-    if (k.mv_size != 8)
-        return cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes", class_of(txn, it->cls)->name, k.mv_size);
+    if (st != COFFER_OK)
+        return st;
     it->started = 1;
-    it->last_key = cf_get_be64(k.mv_data);
+    it->last_key = key;
     it->generation = txn->generation;
-    it->obj->key = it->last_key;
+    it->obj->key = key;
     it->obj->deleted = 0;
-    return obj_take(it->obj, &k, &v);
+    obj_took(it->obj);
+    return COFFER_OK;
 }
 
 static coffer_status iter_next_index(coffer_iter *it)
@@ -1327,7 +1278,7 @@ static coffer_status iter_next_index(coffer_iter *it)
         if (it->started && it->last_key == UINT64_MAX)
             return COFFER_DONE;
         coffer_object_key from = it->started ? it->last_key + 1 : 0, key;
-        coffer_status st = cf_index_seek(it->cursor, it->prefix, it->prefix_len, from, &key);
+        coffer_status st = cf_index_seek(txn, it->cls, it->prefix, it->prefix_len, from, &key);
         if (st != COFFER_OK)
             return st;
         it->started = 1;
@@ -1369,14 +1320,13 @@ static coffer_status iter_next_backlink(coffer_iter *it)
             cf_put_be64(key + klen, it->last_key + 1);
             klen += 8;
         }
-        k = (MDB_val){klen, key};
-        int rc = mdb_cursor_get(it->cursor, &k, &v, MDB_SET_RANGE);
-        if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < it->prefix_len || memcmp(k.mv_data, it->prefix, it->prefix_len) != 0)))
-            return COFFER_DONE;
-        if (rc != 0)
-            return cf_error_mdb(rc, "cannot read backlinks");
+        coffer_status st = cf_graph_seek(it->backlinks, key, klen, &k, &v);
+        if (st == COFFER_OK && (k.mv_size < it->prefix_len || memcmp(k.mv_data, it->prefix, it->prefix_len) != 0))
+            st = COFFER_DONE;
+        if (st != COFFER_OK)
+            return st;
         cf_backlink e;
-        coffer_status st = cf_backlink_entry(txn, &k, &v, &e);
+        st = cf_backlink_entry(txn, &k, &v, &e);
         if (st != COFFER_OK)
             return st;
         it->started = 1;
@@ -1403,15 +1353,15 @@ COFFER_API coffer_status coffer_iter_next(coffer_iter *it, coffer_object **obj)
         return st;
     if (it->done)
         return COFFER_DONE;
-    if (!it->cursor) {
-        coffer_db *db = it->txn->db;
-        MDB_dbi dbi = it->by_backlink ? db->graph_dbi : it->by_index ? db->index_dbis[it->cls] : db->object_dbis[it->cls];
-        if (it->by_backlink && !db->has_graph)
+    if (it->by_backlink && !it->backlinks) {
+        if (!it->txn->db->has_graph)
             return it->done = 1, COFFER_DONE;
-        int rc = mdb_cursor_open(it->txn->mdb, dbi, &it->cursor);
-        if (rc != 0)
-            return cf_error_mdb(rc, "cannot open a cursor");
+        st = cf_graph_cursor(it->txn, &it->backlinks);
+    } else if (!it->by_backlink && !it->by_index && !it->objects.cur) {
+        st = cf_object_cursor_open(it->txn, it->cls, &it->objects);
     }
+    if (st != COFFER_OK)
+        return st;
     st = it->by_backlink ? iter_next_backlink(it) : it->by_index ? iter_next_index(it) : iter_next_class(it);
     if (st == COFFER_DONE)
         it->done = 1;
@@ -1431,8 +1381,8 @@ COFFER_API void coffer_iter_free(coffer_iter *it)
             break;
         }
     }
-    if (it->cursor)
-        mdb_cursor_close(it->cursor);
+    cf_object_cursor_close(&it->objects);
+    cf_graph_cursor_close(it->backlinks);
     it->obj->iter_owned = 0;
     coffer_object_release(it->obj);
     it->magic = CF_DEAD_MAGIC;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "storage/checksums.h"
 #include "storage/config.h"
 #include "changes/hub.h"
 #include "util/error.h"
@@ -56,6 +57,7 @@ static coffer_status init_header(coffer_txn *txn, const char *label)
     memcpy(h + 16, db->file_id, CF_FILE_ID_SIZE);
     if (db->keys)
         cf_key_check(db->keys, db->file_id, h + 16 + CF_FILE_ID_SIZE);
+    db->checksums = db->keys == NULL;
     MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v = {HEADER_SIZE, h};
     rc = mdb_put(txn->mdb, db->meta_dbi, &k, &v, 0);
     return rc ? cf_txn_write_error(txn, rc, "cannot write the file header") : COFFER_OK;
@@ -106,6 +108,7 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
         if (!cf_equal_ct(check, h + 16 + CF_FILE_ID_SIZE, CF_KEY_CHECK_SIZE))
             return cf_error(COFFER_ERR_WRONG_KEY, "the encryption key given does not open '%s'", label);
     }
+    db->checksums = !encrypted && format >= 4; /* plain files of format 3 and older have none */
     *format_out = format;
     return COFFER_OK;
 }
@@ -146,8 +149,9 @@ static coffer_status end_pass(coffer_db *db, MDB_txn *mdb, int write, int commit
 
 /* Brings a file of an older format to the current one in a write
  * transaction of its own: format 2 kept duplicate-sorted indexes, which are
- * rewritten as plain keys; format 1 has the current layout and only its
- * header changes. A failure leaves the file as it was. */
+ * rewritten as plain keys; every value of a plain file of format 3 or older
+ * gets its checksum; an encrypted file of format 1 or 3 has the current
+ * layout and only its header changes. A failure leaves the file as it was. */
 static coffer_status upgrade_pass(coffer_db *db, const char *label)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = 1, .active = 1};
@@ -165,6 +169,8 @@ static coffer_status upgrade_pass(coffer_db *db, const char *label)
             snprintf(number, sizeof number, "%u", 2 * stored->classes[i].table + 1);
             st = cf_index_upgrade(txn.mdb, number, CF_SCRATCH_DBI_NAME);
         }
+        if (st == COFFER_OK && !db->keys)
+            st = cf_checksum_add_file(&txn, stored);
         MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
         int rc = st == COFFER_OK ? mdb_get(txn.mdb, db->meta_dbi, &k, &v) : 0;
         if (st == COFFER_OK && rc == 0) {
@@ -228,7 +234,7 @@ static coffer_status apply_plan(coffer_txn *txn, cf_plan *plan, MDB_dbi *opened,
         if (cls == view->nclasses || act->kind == CF_ACTION_CREATE_TABLE)
             continue;
         if (act->kind == CF_ACTION_DROP_INDEX) {
-            st = cf_index_drop_column(txn, db->index_dbis[cls], act->column);
+            st = cf_index_drop_column(txn, (coffer_class_id)cls, act->column);
         } else if (act->kind == CF_ACTION_DROP_GRAPH) {
             if (!migrating)
                 st = cf_object_drop_graph_column(txn, (coffer_class_id)cls, &act->old, act->old_target_table);
@@ -287,8 +293,9 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     st = read_header(&txn, label, &is_new, &format);
     if (st != COFFER_OK)
         *needs_reset = 0; /* a wrong key or a foreign file is never deleted */
-    /* Format 1 has format 3's layout: read as it is, its header is brought
-     * up to date by a read-write open. Format 2's indexes must be rewritten. */
+    /* Formats 1 and 3 have format 4's layout without checksums: read as they
+     * are, brought up to date by a read-write open. Format 2's indexes must
+     * be rewritten. */
     if (st == COFFER_OK && format < CF_FORMAT_VERSION && (format == 2 || !config->read_only)) {
         if (config->read_only)
             st = cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u, which this library (%s) upgrades to format %u "

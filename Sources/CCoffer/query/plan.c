@@ -9,11 +9,10 @@
 #include "util/buffer.h"
 #include "util/error.h"
 #include "storage/index.h"
+#include "storage/object_store.h"
 #include "objects/object.h"
-#include "storage/record.h"
 #include "query/engine.h"
 #include "query/plan.h"
-#include "storage/txn.h"
 
 typedef coffer_status status;
 
@@ -65,102 +64,49 @@ typedef struct index_walk {
     uint8_t lo[CF_INDEX_PREFIX_MAX], hi[CF_INDEX_PREFIX_MAX];
 } index_walk;
 
-static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-    size_t n = an < bn ? an : bn;
-    int c = memcmp(a, b, n);
-    if (c)
-        return c;
-    return an < bn ? -1 : an > bn;
-}
+/* Where a walk puts what it finds: counted until more than `limit`, and
+ * collected into `keys` when not NULL. */
+typedef struct walk_sink {
+    cf_keylist *keys;
+    size_t limit;
+    size_t count;
+} walk_sink;
 
-static status index_error(int rc) { return cf_error_mdb(rc, "query: cannot read an index"); }
-
-/* Counts the entry `cur` is on (key `k`, whose last 8 bytes are the object
- * key), and collects it into `keys` when not NULL. */
-static status take_object(const MDB_val *k, cf_keylist *keys, size_t *count)
+static status take_object(void *ctx, coffer_object_key key)
 {
-    ++*count;
-    if (keys && cf_keylist_push(keys, cf_get_be64((const uint8_t *)k->mv_data + k->mv_size - 8)) != COFFER_OK)
+    walk_sink *sink = ctx;
+    ++sink->count;
+    if (sink->keys && cf_keylist_push(sink->keys, key) != COFFER_OK)
         return COFFER_ERR_NO_MEMORY;
-    return COFFER_OK;
-}
-
-/* The objects whose value is `p` exactly (`exact`) or starts with it,
- * counted until more than `limit`. Entries of one value are adjacent, so
- * the walk stops at the first key without the prefix. */
-static status walk_prefix(MDB_cursor *cur, const uint8_t *p, size_t plen, int exact, cf_keylist *keys, size_t limit,
-                          size_t *count)
-{
-    MDB_val k = {plen, (void *)p}, v;
-    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    while (rc == 0 && *count <= limit) {
-        if (k.mv_size < plen + 8 || memcmp(k.mv_data, p, plen) != 0)
-            break;
-        if (!exact || k.mv_size == plen + 8) {
-            status st = take_object(&k, keys, count);
-            if (st != COFFER_OK)
-                return st;
-        }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
-}
-
-static status walk_range(MDB_cursor *cur, const index_walk *w, const uint8_t *column, cf_keylist *keys, size_t limit,
-                         size_t *count)
-{
-    /* Non-null values of the column start with column || 1. */
-    uint8_t nonnull[3] = {column[0], column[1], 1};
-    MDB_val k = w->has_lo ? (MDB_val){w->lolen, (void *)w->lo} : (MDB_val){3, nonnull}, v;
-    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    while (rc == 0 && *count <= limit) {
-        const uint8_t *e = k.mv_data;
-        if (k.mv_size < 3 + 8 || memcmp(e, nonnull, 3) != 0)
-            break;
-        size_t vlen = k.mv_size - 8;
-        if (w->has_hi) {
-            int c = bytes_cmp(e, vlen, w->hi, w->hilen);
-            if (c > 0 || (c == 0 && !w->hi_incl))
-                break;
-        }
-        if (!w->has_lo || w->lo_incl || bytes_cmp(e, vlen, w->lo, w->lolen) != 0) {
-            status st = take_object(&k, keys, count);
-            if (st != COFFER_OK)
-                return st;
-        }
-        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : index_error(rc);
+    return sink->count > sink->limit ? COFFER_DONE : COFFER_OK;
 }
 
 static status walk(coffer_txn *txn, coffer_class_id cls, const index_walk *w, cf_keylist *keys, size_t limit,
                    size_t *count)
 {
-    MDB_cursor *cur;
-    status st = cf_txn_index_cursor(txn, cls, &cur);
-    if (st != COFFER_OK)
-        return st;
-    *count = 0;
+    walk_sink sink = {keys, limit, 0};
+    status st = COFFER_OK;
     if (w->range) {
-        uint8_t column[2];
-        cf_put_be16(column, w->prop->column);
-        return walk_range(cur, w, column, keys, limit, count);
-    }
-    uint8_t prefix[CF_INDEX_PREFIX_MAX];
-    if (w->starts_with) {
+        cf_index_range r = {.column = w->prop->column, .lo = w->has_lo ? w->lo : NULL, .hi = w->has_hi ? w->hi : NULL,
+                            .lolen = w->lolen, .hilen = w->hilen, .lo_incl = w->lo_incl, .hi_incl = w->hi_incl};
+        st = cf_index_walk_range(txn, cls, &r, take_object, &sink);
+    } else if (w->starts_with) {
+        uint8_t prefix[CF_INDEX_PREFIX_MAX];
         const coffer_value *needle = &w->pred->right.consts[0];
         cf_put_be16(prefix, w->prop->column);
         prefix[2] = 1;
         if (needle->u.string.size)
             memcpy(prefix + 3, needle->u.string.data, needle->u.string.size);
-        return walk_prefix(cur, prefix, 3 + needle->u.string.size, 0, keys, limit, count);
+        st = cf_index_walk_prefix(txn, cls, prefix, 3 + needle->u.string.size, 0, take_object, &sink);
+    } else {
+        uint8_t prefix[CF_INDEX_PREFIX_MAX];
+        for (size_t i = 0; i < w->pred->right.nconsts && st == COFFER_OK && sink.count <= limit; i++) {
+            int hashed;
+            size_t len = cf_index_prefix(txn->db, w->cls, w->prop, &w->pred->right.consts[i], prefix, &hashed);
+            st = cf_index_walk_prefix(txn, cls, prefix, len, 1, take_object, &sink);
+        }
     }
-    for (size_t i = 0; i < w->pred->right.nconsts && st == COFFER_OK && *count <= limit; i++) {
-        int hashed;
-        size_t len = cf_index_prefix(txn->db, w->cls, w->prop, &w->pred->right.consts[i], prefix, &hashed);
-        st = walk_prefix(cur, prefix, len, 1, keys, limit, count);
-    }
+    *count = sink.count;
     return st;
 }
 
@@ -254,84 +200,69 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
 
 static status all_keys(coffer_txn *txn, coffer_class_id cls, cf_keylist *out)
 {
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[cls], &cur);
-    if (rc != 0)
-        return cf_error_mdb(rc, "query: cannot read a class");
-    MDB_val k, v;
-    status st = COFFER_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && st == COFFER_OK;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 8) {
-            st = cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes",
-                          txn->db->schema->classes[cls].name, k.mv_size);
+    cf_object_cursor cur;
+    status st = cf_object_cursor_open(txn, cls, &cur);
+    coffer_object_key key;
+    for (st = st == COFFER_OK ? cf_object_cursor_next(&cur, &key, NULL) : st; st == COFFER_OK;
+         st = cf_object_cursor_next(&cur, &key, NULL))
+        if ((st = cf_keylist_push(out, key)) != COFFER_OK)
             break;
-        }
-        st = cf_keylist_push(out, cf_get_be64(k.mv_data));
-    }
-    mdb_cursor_close(cur);
-    if (st == COFFER_OK && rc != 0 && rc != MDB_NOTFOUND)
-        st = cf_error_mdb(rc, "query: cannot read a class");
-    return st;
+    cf_object_cursor_close(&cur);
+    return st == COFFER_DONE ? COFFER_OK : st;
 }
 
-/* A scan for conjunctions of simple comparisons: records are read with a
- * cursor and their columns compared in place, without object handles. */
+/* What a simple scan compares each object's scanned columns with. */
+typedef struct simple_scan {
+    cf_qrun *run;
+    const cf_class *c;
+    const cf_bpred *const *conj;
+    size_t n;
+    cf_keylist *out;
+} simple_scan;
+
+static status scan_one(void *ctx, coffer_object_key key, const coffer_value *values)
+{
+    simple_scan *s = ctx;
+    status st = cf_qrun_check(s->run);
+    if (st != COFFER_OK)
+        return st;
+    int m = 1;
+    for (size_t i = 0; i < s->n && m == 1; i++) {
+        coffer_value val = values[i];
+        const cf_prop *p = &s->c->props[s->conj[i]->left.steps[0].prop];
+        if (val.type == COFFER_TYPE_NULL && !cf_prop_optional(p))
+            val = cf_value_default(p->type); /* a required column added by a schema change */
+        m = cf_qrun_compare_value(s->run, s->conj[i], &val);
+    }
+    if (m < 0)
+        return coffer_last_status();
+    return m ? cf_keylist_push(s->out, key) : COFFER_OK;
+}
+
+/* A scan for conjunctions of simple comparisons: the store hands over the
+ * compared columns of each object, compared in place, without object
+ * handles. */
 static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
                           cf_keylist *out)
 {
     const cf_class *c = &txn->db->schema->classes[bq->cls];
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[bq->cls], &cur);
-    if (rc != 0)
-        return cf_error_mdb(rc, "query: cannot read a class");
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    status st = COFFER_OK;
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && st == COFFER_OK;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        const uint8_t *data;
-        size_t len;
-        cf_record rec;
-        if (k.mv_size != 8) {
-            st = cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes", c->name, k.mv_size);
-            break;
-        }
-        st = cf_store_open(txn, 2 * c->table, &k, &v, &data, &len, &buf, &cap, "the record");
-        if (st == COFFER_OK)
-            st = cf_record_parse(data, len, &rec);
-        if (st != COFFER_OK) {
-            cf_error_prefix("object %llu of class '%s'", (unsigned long long)cf_get_be64(k.mv_data), c->name);
-            break;
-        }
-        if ((st = cf_qrun_check(run)) != COFFER_OK)
-            break;
-        int m = 1;
-        for (size_t i = 0; i < n && m == 1; i++) {
-            const cf_prop *p = &c->props[conj[i]->left.steps[0].prop];
-            coffer_value val;
-            if ((st = cf_record_get(&rec, p->column, p->type, &val)) != COFFER_OK)
-                break;
-            if (val.type == COFFER_TYPE_NULL && !cf_prop_optional(p)) {
-                /* A required column added by a schema change: its default. */
-                val = cf_value_default(p->type);
-            }
-            m = cf_qrun_compare_value(run, conj[i], &val);
-        }
-        if (st != COFFER_OK)
-            break;
-        if (m < 0) {
-            st = coffer_last_status();
-            break;
-        }
-        if (m)
-            st = cf_keylist_push(out, cf_get_be64(k.mv_data));
+    uint16_t columns_stack[16];
+    coffer_type types_stack[16];
+    uint16_t *columns = n <= 16 ? columns_stack : malloc(n * sizeof *columns);
+    coffer_type *types = n <= 16 ? types_stack : malloc(n * sizeof *types);
+    status st = columns && types ? COFFER_OK : no_memory();
+    for (size_t i = 0; st == COFFER_OK && i < n; i++) {
+        const cf_prop *p = &c->props[conj[i]->left.steps[0].prop];
+        columns[i] = p->column;
+        types[i] = p->type;
     }
-    mdb_cursor_close(cur);
-    free(buf);
-    if (st == COFFER_OK && rc != 0 && rc != MDB_NOTFOUND)
-        st = cf_error_mdb(rc, "query: cannot read a class");
+    simple_scan s = {run, c, conj, n, out};
+    if (st == COFFER_OK)
+        st = cf_objects_scan(txn, bq->cls, columns, types, n, scan_one, &s);
+    if (columns != columns_stack)
+        free(columns);
+    if (types != types_stack)
+        free(types);
     return st;
 }
 

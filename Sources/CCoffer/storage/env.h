@@ -17,6 +17,7 @@
  * its index entries in 2t+1. One more handle than the numbered ones is
  * reserved for the scratch sub-database of a format upgrade. */
 #define CF_META_DBI 0u
+#define CF_GRAPH_DBI 1u /* collections and backlinks */
 #define CF_MAX_DBIS (2u * COFFER_MAX_CLASSES + 2u)
 #define CF_SCRATCH_DBI_NAME "upgrade"
 

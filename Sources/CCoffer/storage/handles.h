@@ -25,12 +25,13 @@
 #define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
-#define CF_FORMAT_VERSION 3u
+#define CF_FORMAT_VERSION 4u
 
 struct coffer_db {
     uint32_t magic;
     cf_env *env;
     cf_keys *keys; /* NULL for a plain file */
+    int checksums; /* a plain file of format 4 or later: every value ends with its checksum */
     uint8_t file_id[CF_FILE_ID_SIZE];
     cf_schema *schema; /* the classes this handle sees */
     MDB_dbi meta_dbi;
@@ -133,20 +134,26 @@ struct coffer_object {
     coffer_object_key key;
     int loaded;
     uint64_t generation;
-    cf_record rec;
-    uint8_t *buf; /* opened (decrypted) record of an encrypted file */
-    size_t buf_cap;
+    cf_row row; /* its values as the object store read them */
     int deleted;
     int in_use;
     int iter_owned;
 };
+
+/* A position in the objects of one class, in key order (object_store.h). */
+typedef struct cf_object_cursor {
+    struct coffer_txn *txn;
+    coffer_class_id cls;
+    MDB_cursor *cur;
+} cf_object_cursor;
 
 /* An iterator over a class (in key order) or over the matches of an index
  * prefix. It re-seeks after writes, since a write may move LMDB's pages. */
 struct coffer_iter {
     uint32_t magic;
     struct coffer_txn *txn;
-    MDB_cursor *cursor;
+    cf_object_cursor objects; /* a class's objects, opened on first use */
+    MDB_cursor *backlinks;    /* the graph's backlinks, opened on first use */
     coffer_class_id cls;
     int by_index;
     int by_backlink;          /* prefix is a backlink prefix in the graph */

@@ -1,9 +1,12 @@
-/* index — order-preserving (plain) or hashed (encrypted) index keys. */
+/* index — order-preserving (plain) or hashed (encrypted) index keys, their
+ * maintenance, and the index walks of the object store interface
+ * (object_store.h): seeks, prefix and range walks, the entries in order. */
 #include "storage/index.h"
 
 #include <string.h>
 
 #include "util/error.h"
+#include "storage/object_store.h"
 #include "storage/txn.h"
 
 /* Plain encoding of a non-null value, order-preserving for fixed widths.
@@ -73,13 +76,19 @@ size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p,
     return n + CF_INDEX_HASH_SIZE;
 }
 
+size_t cf_index_entry(const coffer_db *db, const cf_class *c, const cf_prop *p, const coffer_value *v, coffer_object_key key,
+                      uint8_t *out)
+{
+    int hashed;
+    size_t n = cf_index_prefix(db, c, p, v, out, &hashed);
+    cf_put_be64(out + n, key);
+    return n + 8;
+}
+
 static size_t entry_key(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                         coffer_object_key key, uint8_t *out)
 {
-    int hashed;
-    size_t n = cf_index_prefix(txn->db, &txn->db->schema->classes[cls], p, v, out, &hashed);
-    cf_put_be64(out + n, key);
-    return n + 8;
+    return cf_index_entry(txn->db, &txn->db->schema->classes[cls], p, v, key, out);
 }
 
 coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
@@ -102,9 +111,13 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
     return rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
 }
 
-coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen, coffer_object_key from,
+coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found)
 {
+    MDB_cursor *cur;
+    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
     memcpy(k, prefix, plen);
     cf_put_be64(k + plen, from);
@@ -120,10 +133,112 @@ coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen,
     return COFFER_OK;
 }
 
-coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column)
+/* ---- walks --------------------------------------------------------------- */
+
+static coffer_status walk_error(int rc) { return cf_error_mdb(rc, "cannot read an index"); }
+
+/* How a walk ended: stopped by its callback (`st`: COFFER_DONE is success)
+ * or by LMDB (`rc`: the end of the index is success). */
+static coffer_status walk_end(coffer_status st, int rc)
+{
+    if (st != COFFER_OK)
+        return st == COFFER_DONE ? COFFER_OK : st;
+    return rc == 0 || rc == MDB_NOTFOUND ? COFFER_OK : walk_error(rc);
+}
+
+/* Byte order of two encoded values, a shorter one first on a tie. */
+static int bytes_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* Hands the object key of entry `k` (its last 8 bytes) to fn. */
+static coffer_status take_entry(const MDB_val *k, cf_index_fn fn, void *ctx)
+{
+    return fn(ctx, cf_get_be64((const uint8_t *)k->mv_data + k->mv_size - 8));
+}
+
+coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, int exact,
+                                   cf_index_fn fn, void *ctx)
 {
     MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn->mdb, dbi, &cur);
+    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    /* Entries of one value are adjacent: stop at the first without it. */
+    MDB_val k = {plen, (void *)prefix}, v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && st == COFFER_OK) {
+        if (k.mv_size < plen + 8 || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        if (!exact || k.mv_size == plen + 8)
+            st = take_entry(&k, fn, ctx);
+        if (st == COFFER_OK)
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    return walk_end(st, rc);
+}
+
+coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf_index_range *r, cf_index_fn fn,
+                                  void *ctx)
+{
+    MDB_cursor *cur;
+    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    /* Non-null values of the column start with column || 1. */
+    uint8_t nonnull[3];
+    cf_put_be16(nonnull, r->column);
+    nonnull[2] = 1;
+    MDB_val k = r->lo ? (MDB_val){r->lolen, (void *)r->lo} : (MDB_val){3, nonnull}, v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && st == COFFER_OK) {
+        const uint8_t *e = k.mv_data;
+        if (k.mv_size < 3 + 8 || memcmp(e, nonnull, 3) != 0)
+            break;
+        size_t vlen = k.mv_size - 8;
+        if (r->hi) {
+            int c = bytes_cmp(e, vlen, r->hi, r->hilen);
+            if (c > 0 || (c == 0 && !r->hi_incl))
+                break;
+        }
+        if (!r->lo || r->lo_incl || bytes_cmp(e, vlen, r->lo, r->lolen) != 0)
+            st = take_entry(&k, fn, ctx);
+        if (st == COFFER_OK)
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    return walk_end(st, rc);
+}
+
+coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry_fn fn, void *ctx)
+{
+    MDB_cursor *cur;
+    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    MDB_val k, v;
+    int rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *e = k.mv_data;
+        fn(ctx, k.mv_size >= 2 + 1 + 8 ? (int)(e[0] << 8 | e[1]) : -1, e, k.mv_size);
+    }
+    return rc == MDB_NOTFOUND ? COFFER_OK : walk_error(rc);
+}
+
+coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint8_t *entry, size_t len)
+{
+    MDB_val k = {len, (void *)entry}, v;
+    int rc = mdb_get(txn->mdb, txn->db->index_dbis[cls], &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return COFFER_ERR_NOT_FOUND;
+    return rc ? walk_error(rc) : COFFER_OK;
+}
+
+coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], &cur);
     if (rc != 0)
         return cf_error_mdb(rc, "cannot open a cursor");
     uint8_t col[2];

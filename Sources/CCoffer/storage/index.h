@@ -19,18 +19,24 @@
 size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p, const coffer_value *v,
                        uint8_t *out, int *hashed);
 
+/* Writes the whole entry (prefix || object key `key`) into `out`, which
+ * holds CF_INDEX_PREFIX_MAX + 8 bytes, and returns its length. */
+size_t cf_index_entry(const coffer_db *db, const cf_class *c, const cf_prop *p, const coffer_value *v, coffer_object_key key,
+                      uint8_t *out);
+
 coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                            coffer_object_key key);
 coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                               coffer_object_key key);
 
-/* Moves `cur` to the first entry with `prefix` whose object key is at least
- * `from`: COFFER_OK with *found, or COFFER_DONE. */
-coffer_status cf_index_seek(MDB_cursor *cur, const uint8_t *prefix, size_t plen, coffer_object_key from,
+/* The first object of class `cls` whose entry has `prefix` and whose key is
+ * at least `from`: COFFER_OK with *found, or COFFER_DONE. Each call seeks
+ * afresh, so writes between calls are harmless. */
+coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found);
 
-/* Removes every entry of `column` from index sub-database `dbi`. */
-coffer_status cf_index_drop_column(coffer_txn *txn, MDB_dbi dbi, uint16_t column);
+/* Removes every entry of `column` from the index of class `cls`. */
+coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column);
 
 /* Rewrites index sub-database `number` from the duplicate-sorted layout of
  * file format 2 (key column || value, one 8-byte duplicate per object) into

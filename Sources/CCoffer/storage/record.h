@@ -20,6 +20,16 @@ typedef struct cf_record {
     int wide; /* 32-bit end offsets */
 } cf_record;
 
+/* One object's stored values as read from its class (object_store.h): the
+ * parsed record, borrowed from LMDB's map in a plain file or from `buf` (the
+ * opened record, owned by the row and reused from read to read) in an
+ * encrypted one. */
+typedef struct cf_row {
+    cf_record rec;
+    uint8_t *buf;
+    size_t buf_cap;
+} cf_row;
+
 /* Checks the header of a record of `len` bytes. COFFER_ERR_CORRUPTED if it
  * is not a record this library can read. */
 coffer_status cf_record_parse(const uint8_t *data, size_t len, cf_record *out);

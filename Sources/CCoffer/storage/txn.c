@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "storage/changelog.h"
+#include "storage/checksums.h"
+#include "storage/object_store.h"
 #include "storage/reserve.h"
 #include "util/error.h"
 
@@ -72,6 +74,8 @@ coffer_status cf_store_open(coffer_txn *txn, uint32_t number, const MDB_val *k, 
 {
     const coffer_db *db = txn->db;
     if (!db->keys) {
+        if (db->checksums)
+            return cf_checksum_open(number, k, v, data, len, what);
         *data = v->mv_data;
         *len = v->mv_size;
         return COFFER_OK;
@@ -121,7 +125,7 @@ coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const 
 {
     const coffer_db *db = txn->db;
     MDB_val k = {klen, (void *)key};
-    MDB_val v = {len + (db->keys ? CF_SEAL_OVERHEAD : 0), NULL};
+    MDB_val v = {len + (db->keys ? CF_SEAL_OVERHEAD : db->checksums ? CF_CHECKSUM_SIZE : 0), NULL};
     int rc = mdb_put(txn->mdb, dbi, &k, &v, flags | MDB_RESERVE);
     if (rc != 0)
         return cf_txn_write_error(txn, rc, what);
@@ -129,9 +133,12 @@ coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const 
         uint8_t ad[AD_MAX];
         size_t adlen = make_ad(db, number, key, klen, ad);
         cf_seal(db->keys, v.mv_data, plain, len, ad, adlen);
-    } else if (len) {
-        memcpy(v.mv_data, plain, len);
+        return COFFER_OK;
     }
+    if (len)
+        memcpy(v.mv_data, plain, len);
+    if (db->checksums)
+        cf_put_le((uint8_t *)v.mv_data + len, cf_checksum(number, key, klen, plain, len), CF_CHECKSUM_SIZE);
     return COFFER_OK;
 }
 
@@ -264,9 +271,10 @@ void cf_txn_close_cursors(coffer_txn *txn)
         c->cursor_valid = 0;
     }
     for (coffer_iter *it = txn->iters; it; it = it->next) {
-        if (it->cursor)
-            mdb_cursor_close(it->cursor);
-        it->cursor = NULL;
+        cf_object_cursor_close(&it->objects);
+        if (it->backlinks)
+            mdb_cursor_close(it->backlinks);
+        it->backlinks = NULL;
     }
     for (size_t i = 0; txn->index_cursors && i < txn->db->schema->nclasses; i++) {
         if (txn->index_cursors[i])
@@ -434,7 +442,7 @@ void cf_txn_free_handles(coffer_txn *txn)
         coffer_object *o = (coffer_object *)h;
         next = h->next;
         o->magic = CF_DEAD_MAGIC;
-        free(o->buf);
+        cf_row_free(&o->row);
         free(o);
     }
     txn->objects = (cf_pool){0};

@@ -14,7 +14,9 @@ coffer_status cf_txn_scratch(coffer_txn *txn, size_t n, uint8_t **out);
 
 /* Reads the value of `key` in sub-database `number` (handle `dbi`). For an
  * encrypted file the value is opened into *buf (grown as needed; the caller
- * owns it) and `what` names it in an integrity error. COFFER_ERR_NOT_FOUND
+ * owns it) and `what` names it in an integrity error; in a plain file with
+ * checksums, its checksum is checked in place (COFFER_ERR_CORRUPTED naming
+ * `what` when it does not match). COFFER_ERR_NOT_FOUND
  * without a message when the key is absent. */
 coffer_status cf_store_get(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
                            const uint8_t **data, size_t *len, uint8_t **buf, size_t *cap, const char *what);
@@ -24,7 +26,7 @@ coffer_status cf_store_open(coffer_txn *txn, uint32_t number, const MDB_val *k, 
                             const uint8_t **data, size_t *len, uint8_t **buf, size_t *cap, const char *what);
 
 /* Writes `len` bytes of `plain` as the value of `key`, sealed when the file
- * is encrypted. `flags` are mdb_put flags (MDB_APPEND, MDB_NOOVERWRITE). */
+ * is encrypted, followed by its checksum in a plain file with checksums. `flags` are mdb_put flags (MDB_APPEND, MDB_NOOVERWRITE). */
 coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
                            const uint8_t *plain, size_t len, unsigned flags, const char *what);
 

@@ -14,6 +14,7 @@
 #include "objects/graph.h"
 #include "storage/changelog.h"
 #include "storage/index.h"
+#include "storage/object_store.h"
 #include "storage/txn.h"
 
 /* One link found in the data: (target, origin property, origin object). */
@@ -253,13 +254,9 @@ static void check_property(checker *k, origin *o, coffer_object *obj, coffer_pro
     if (!cf_prop_indexed(p))
         return;
     /* Its index entry: column || encoded value || object key. */
-    int hashed;
-    size_t n = cf_index_prefix(k->db, o->c, p, &v, ibuf, &hashed);
-    cf_put_be64(ibuf + n, o->key);
-    MDB_val ik = {n + 8, ibuf}, iv;
-    int rc = mdb_get(k->txn->mdb, k->db->index_dbis[o->cls], &ik, &iv);
-    if (rc != 0)
-        cf_report_add(k->r, COFFER_VERIFY_INDEX, cf_pages_locate(k->pages, 2 * o->c->table + 1, ibuf, n + 8), o->c->name, o->key,
+    size_t n = cf_index_entry(k->db, o->c, p, &v, o->key, ibuf);
+    if (cf_index_contains(k->txn, o->cls, ibuf, n) != COFFER_OK)
+        cf_report_add(k->r, COFFER_VERIFY_INDEX, cf_pages_locate(k->pages, 2 * o->c->table + 1, ibuf, n), o->c->name, o->key,
                       "property '%s': the index has no entry for this object's value", p->name);
     if (o->c->pk != (int)prop)
         return;
@@ -275,38 +272,44 @@ static void check_property(checker *k, origin *o, coffer_object *obj, coffer_pro
 /* Counts index entries per column and reports those of no indexed column
  * and columns with more entries than objects (entries of objects that are
  * gone: every object has exactly one entry per indexed property). */
+/* What counting a class's index entries gathers. */
+typedef struct entry_counts {
+    checker *k;
+    const cf_class *c;
+    uint64_t *counts; /* per property; c->nprops counts no property */
+    uint64_t stray;
+} entry_counts;
+
+static void count_entry(void *ctx, int column, const uint8_t *entry, size_t len)
+{
+    entry_counts *e = ctx;
+    const cf_class *c = e->c;
+    size_t p = c->nprops;
+    for (size_t i = 0; column >= 0 && i < c->nprops; i++)
+        if (c->props[i].column == column && cf_prop_indexed(&c->props[i]))
+            p = i;
+    if (p < c->nprops)
+        e->counts[p]++;
+    else if (e->stray++ == 0)
+        cf_report_add(e->k->r, COFFER_VERIFY_INDEX, cf_pages_locate(e->k->pages, 2 * c->table + 1, entry, len), c->name, 0,
+                      "an index entry of %zu bytes belongs to no indexed property", len);
+}
+
 static void check_index_counts(checker *k, coffer_class_id cls, uint64_t nobjects)
 {
     const cf_class *c = &k->db->schema->classes[cls];
-    MDB_cursor *cur;
-    if (mdb_cursor_open(k->txn->mdb, k->db->index_dbis[cls], &cur) != 0)
+    entry_counts e = {k, c, calloc(c->nprops + 1, sizeof *e.counts), 0};
+    if (!e.counts || cf_index_each(k->txn, cls, count_entry, &e) != COFFER_OK) {
+        free(e.counts);
         return;
-    uint64_t *counts = calloc(c->nprops + 1, sizeof *counts);
-    MDB_val key, val;
-    int rc = counts ? mdb_cursor_get(cur, &key, &val, MDB_FIRST) : MDB_NOTFOUND;
-    uint64_t stray = 0;
-    for (; rc == 0; rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        size_t p = c->nprops;
-        if (key.mv_size >= 2 + 1 + 8) {
-            uint16_t col = (uint16_t)(((const uint8_t *)key.mv_data)[0] << 8 | ((const uint8_t *)key.mv_data)[1]);
-            for (p = 0; p < c->nprops; p++)
-                if (c->props[p].column == col && cf_prop_indexed(&c->props[p]))
-                    break;
-        }
-        if (p < c->nprops)
-            counts[p]++;
-        else if (stray++ == 0)
-            cf_report_add(k->r, COFFER_VERIFY_INDEX, cf_pages_locate(k->pages, 2 * c->table + 1, key.mv_data, key.mv_size), c->name, 0,
-                          "an index entry of %zu bytes belongs to no indexed property", key.mv_size);
     }
-    for (size_t p = 0; counts && p < c->nprops; p++) {
-        if (cf_prop_indexed(&c->props[p]) && counts[p] > nobjects)
+    for (size_t p = 0; p < c->nprops; p++) {
+        if (cf_prop_indexed(&c->props[p]) && e.counts[p] > nobjects)
             cf_report_add(k->r, COFFER_VERIFY_INDEX, COFFER_VERIFY_NO_PAGE, c->name, 0,
                           "property '%s': the index has %llu entries for %llu objects", c->props[p].name,
-                          (unsigned long long)counts[p], (unsigned long long)nobjects);
+                          (unsigned long long)e.counts[p], (unsigned long long)nobjects);
     }
-    free(counts);
-    mdb_cursor_close(cur);
+    free(e.counts);
 }
 
 static void check_counter(checker *k, const cf_class *c, uint64_t max_key)
@@ -335,20 +338,22 @@ static void check_counter(checker *k, const cf_class *c, uint64_t max_key)
 static void check_class(checker *k, coffer_class_id cls)
 {
     const cf_class *c = &k->db->schema->classes[cls];
-    MDB_cursor *cur;
-    if (mdb_cursor_open(k->txn->mdb, k->db->object_dbis[cls], &cur) != 0)
+    cf_object_cursor cur;
+    if (cf_object_cursor_open(k->txn, cls, &cur) != COFFER_OK)
         return;
     uint8_t ibuf[CF_INDEX_PREFIX_MAX + 8];
-    MDB_val key, val;
     uint64_t nobjects = 0, max_key = 0;
-    for (int rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        nobjects++;
-        if (key.mv_size != 8) {
-            cf_report_add(k->r, COFFER_VERIFY_RECORD, cf_pages_locate(k->pages, 2 * c->table, key.mv_data, key.mv_size), c->name, 0,
-                          "an object key of %zu bytes (keys are 8 bytes)", key.mv_size);
+    coffer_object_key okey;
+    for (coffer_status st; (st = cf_object_cursor_next(&cur, &okey, NULL)) != COFFER_DONE;) {
+        if (st != COFFER_OK) {
+            /* A key of the wrong size: the walk goes on past it. */
+            cf_report_add(k->r, COFFER_VERIFY_RECORD, COFFER_VERIFY_NO_PAGE, c->name, 0, "%s", coffer_last_error());
+            if (st != COFFER_ERR_CORRUPTED)
+                break;
+            nobjects++;
             continue;
         }
-        coffer_object_key okey = cf_get_be64(key.mv_data);
+        nobjects++;
         max_key = okey > max_key ? okey : max_key;
         coffer_object *obj = NULL;
         if (coffer_object_get(k->txn, cls, okey, &obj) != COFFER_OK) {
@@ -364,7 +369,7 @@ static void check_class(checker *k, coffer_class_id cls)
         }
         coffer_object_release(obj);
     }
-    mdb_cursor_close(cur);
+    cf_object_cursor_close(&cur);
     check_index_counts(k, cls, nobjects);
     check_counter(k, c, max_key);
 }

@@ -1,0 +1,135 @@
+/* object_store — the object store interface (docs/ARCHITECTURE.md, "The
+ * object store boundary"): how the objects of a class and their index
+ * entries sit in LMDB is known only below this line. Above it, objects/,
+ * query/ and verify/ get rows, values, keys in order, scans and index walks
+ * through these functions and never call LMDB on an object table or an
+ * index, nor decode a record's bytes. Strings and binaries handed out are
+ * borrowed: valid until the read transaction ends (plain files: LMDB's map;
+ * encrypted files: the row's or the scan's opened buffer, until its next
+ * read), and in a write transaction until the next write to the class.
+ * object_store.c implements the object half, index.c the index walks. */
+#ifndef COFFER_OBJECT_STORE_H
+#define COFFER_OBJECT_STORE_H
+
+#include "storage/handles.h"
+
+/* ---- rows ---------------------------------------------------------------- */
+
+/* Reads the object `key` of class `cls` into `row` (its buffer is reused
+ * and grown as needed; cf_row_free releases it). COFFER_ERR_NOT_FOUND
+ * without a message when there is no such object; COFFER_ERR_CORRUPTED or
+ * COFFER_ERR_INTEGRITY (encrypted) with one when its bytes are damaged. */
+coffer_status cf_objects_get(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, cf_row *row);
+
+/* COFFER_OK when object `key` of class `cls` exists, COFFER_ERR_NOT_FOUND
+ * (no message) when not; reads nothing of it. */
+coffer_status cf_objects_exists(coffer_txn *txn, coffer_class_id cls, coffer_object_key key);
+
+/* Column `column` of a row read as `type`, in O(1): a column the row does
+ * not have, or a null one, gives COFFER_TYPE_NULL. COFFER_ERR_CORRUPTED if
+ * its bytes do not fit the type. Strings and binaries borrow the row. */
+coffer_status cf_row_get(const cf_row *row, uint16_t column, coffer_type type, coffer_value *out);
+
+/* Frees a row's buffer (the row itself belongs to the caller). */
+void cf_row_free(cf_row *row);
+
+/* ---- writes -------------------------------------------------------------- */
+
+/* Writes object `key` of class `cls` whole: `slots[c]` is column c's value
+ * (type NULL = null) for c < ncols. `append` says the key is above every key
+ * of the class (a new object), so the write is an append. The values are
+ * copied; errors name the object. */
+coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
+                             uint16_t ncols, int append);
+
+/* Removes object `key` of class `cls` (its index entries are the caller's). */
+coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key);
+
+/* Removes every object and every index entry of class `cls` at once. */
+coffer_status cf_objects_clear(coffer_txn *txn, coffer_class_id cls);
+
+/* ---- counts and keys in order -------------------------------------------- */
+
+/* The number of objects of class `cls`, in O(1). */
+coffer_status cf_objects_count(coffer_txn *txn, coffer_class_id cls, uint64_t *out);
+
+/* The number of objects stored under table number `table`, a class the
+ * handle's schema may not hold (a migration counting a left-out class);
+ * `name` names it in messages. */
+coffer_status cf_objects_count_table(coffer_txn *txn, uint32_t table, const char *name, uint64_t *out);
+
+/* A cf_object_cursor (handles.h) is a position in the objects of one class,
+ * in key order. It stays usable across writes of its transaction only
+ * through cf_object_cursor_seek (a write may move what it points at). */
+
+/* Opens a cursor on class `cls`; cf_object_cursor_close ends it. */
+coffer_status cf_object_cursor_open(coffer_txn *txn, coffer_class_id cls, cf_object_cursor *out);
+
+/* Moves to the first object whose key is at least `from` and gives its key,
+ * and its values in `row` when not NULL. COFFER_DONE past the last object.
+ * A damaged entry is COFFER_ERR_CORRUPTED (or COFFER_ERR_INTEGRITY) naming
+ * it; cf_object_cursor_next then moves past it. Nothing is allocated per
+ * object (a row's buffer is reused). */
+coffer_status cf_object_cursor_seek(cf_object_cursor *c, coffer_object_key from, coffer_object_key *key, cf_row *row);
+
+/* The object after the current one (the first when none is current). */
+coffer_status cf_object_cursor_next(cf_object_cursor *c, coffer_object_key *key, cf_row *row);
+
+/* Closes a cursor (a zeroed or closed one is left as it is). */
+void cf_object_cursor_close(cf_object_cursor *c);
+
+/* ---- scans --------------------------------------------------------------- */
+
+/* Called once per object of a scan, in key order, with the values of the
+ * columns asked for (null columns as COFFER_TYPE_NULL). Returns COFFER_OK to
+ * go on, COFFER_DONE to stop the scan early (which then returns COFFER_OK),
+ * or any other status to stop it and return that status. */
+typedef coffer_status (*cf_scan_fn)(void *ctx, coffer_object_key key, const coffer_value *values);
+
+/* Reads columns `columns[0..n)` (as `types[0..n)`) of every object of class
+ * `cls` in key order, touching only their bytes, without allocating per
+ * object. A damaged object stops the scan with an error naming it. */
+coffer_status cf_objects_scan(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns, const coffer_type *types,
+                              size_t n, cf_scan_fn fn, void *ctx);
+
+/* ---- index walks --------------------------------------------------------- */
+
+/* Called once per index entry of a walk, in index order, with the object
+ * key it names; same return rules as cf_scan_fn. */
+typedef coffer_status (*cf_index_fn)(void *ctx, coffer_object_key key);
+
+/* Walks the entries of class `cls` whose prefix (column ‖ encoded value,
+ * cf_index_prefix) is `prefix` exactly (`exact`) or begins with it: in
+ * value order, and each value's objects in key order. */
+coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, int exact,
+                                   cf_index_fn fn, void *ctx);
+
+/* A range of one column's non-null values, by their encoded prefixes
+ * (cf_index_prefix of the bounds; only meaningful in plain files, where
+ * encoded values keep their order). */
+typedef struct cf_index_range {
+    uint16_t column;
+    const uint8_t *lo, *hi; /* NULL: unbounded */
+    size_t lolen, hilen;
+    int lo_incl, hi_incl;
+} cf_index_range;
+
+/* Walks the entries of class `cls` whose value lies in range `r`, in value
+ * order; same callback rules as cf_index_walk_prefix. */
+coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf_index_range *r, cf_index_fn fn,
+                                  void *ctx);
+
+/* Called once per index entry of cf_index_each with the column it belongs to
+ * (-1 when the entry is too short to be one) and its bytes, for the
+ * integrity check, which locates entries on their pages. */
+typedef void (*cf_index_entry_fn)(void *ctx, int column, const uint8_t *entry, size_t len);
+
+/* Every index entry of class `cls` in order. */
+coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry_fn fn, void *ctx);
+
+/* COFFER_OK when class `cls` holds index entry `entry` (column ‖ encoded
+ * value ‖ object key, as cf_index_entry builds it), else
+ * COFFER_ERR_NOT_FOUND (no message). */
+coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint8_t *entry, size_t len);
+
+#endif
