@@ -1893,6 +1893,21 @@ COFFER_API coffer_status coffer_object_changes_property(const coffer_object_chan
                                                        coffer_property_id *prop, coffer_value *old_value,
                                                        coffer_value *new_value);
 
+/* ------------------------------------------------------------------------ */
+/* Sync (docs/SYNC.md)                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** A clock source: milliseconds since 1970 UTC. */
+typedef uint64_t (*coffer_clock_fn)(void *ctx);
+
+/** Experimental, for tests: makes every sync clock of the process read
+ *  `fn(ctx)` instead of the system clock (the wall-clock part of the hybrid
+ *  logical clock of docs/SYNC.md), so that a test can simulate a client
+ *  offline for a week. `fn` must be safe to call from any thread until it is
+ *  replaced; NULL restores the system clock. Clocks never go back: a source
+ *  that does keeps each file's clock counting up from its last value. */
+COFFER_API void coffer_sync_set_clock_source(coffer_clock_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
