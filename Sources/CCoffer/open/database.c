@@ -10,6 +10,7 @@
 
 #include "storage/config.h"
 #include "changes/hub.h"
+#include "sync/record.h"
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
@@ -482,6 +483,10 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
         cf_db_destroy(db);
         return st;
     }
+    /* Every handle records for sync once its file has a client id, whether
+     * or not this one syncs (a file another process syncs stays whole). */
+    if (!db->read_only)
+        db->commit_hook = cf_sync_commit_hook;
     *out = db;
     return COFFER_OK;
 }
