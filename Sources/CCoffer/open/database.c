@@ -11,6 +11,7 @@
 #include "storage/config.h"
 #include "changes/hub.h"
 #include "sync/record.h"
+#include "sync/session.h"
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
@@ -487,6 +488,10 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
      * or not this one syncs (a file another process syncs stays whole). */
     if (!db->read_only)
         db->commit_hook = cf_sync_commit_hook;
+    if (config->sync_url && (st = cf_sync_session_start(db, config)) != COFFER_OK) {
+        coffer_close(db);
+        return st;
+    }
     *out = db;
     return COFFER_OK;
 }
@@ -504,6 +509,7 @@ COFFER_API void coffer_close(coffer_db *db)
         db->closed = 1;
         return;
     }
+    cf_sync_session_stop(db); /* its thread has transactions of this handle */
     cf_hub_close(db);
     cf_txn_abort_all(db);
     cf_registry_lock();

@@ -128,6 +128,8 @@ struct coffer_txn {
     struct cf_changelog *log; /* what a write transaction changed so far */
     int origin;               /* COFFER_ORIGIN_* of its commit */
     void *sync_cache;         /* sync/: object merge states an integration changed */
+    int log_always;           /* write a change-log entry even when empty (sync's own commits,
+                                 so that observers do not take them for a gap in the log) */
     struct coffer_txn *next_in_db;
 };
 

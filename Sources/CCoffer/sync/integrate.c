@@ -455,6 +455,7 @@ coffer_status cf_sync_integrate(coffer_db *db, const cf_server_changeset *change
     if (st != COFFER_OK)
         return st;
     cf_sync_cache cache = {0};
+    txn->log_always = 1; /* observers see a remote commit, never a gap in the log */
     st = coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE);
     if (st == COFFER_OK)
         st = cf_sync_integrate_in(txn, &cache, changesets, n, server_version);

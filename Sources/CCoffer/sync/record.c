@@ -773,6 +773,7 @@ coffer_status cf_sync_enable(coffer_db *db, const char *partition)
     coffer_txn *txn;
     if ((st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn)) != COFFER_OK)
         return st;
+    txn->log_always = 1; /* observers see a remote commit, never a gap in the log */
     uint8_t client[CF_SYNC_ID_SIZE];
     int has;
     char *stored = NULL;
