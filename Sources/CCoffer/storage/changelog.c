@@ -118,16 +118,7 @@ void cf_log_discard(coffer_txn *txn)
 
 static void put_varint(cf_buf *b, uint64_t v)
 {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    cf_buf_put(b, tmp, n);
+    cf_buf_varint(b, v);
 }
 
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)

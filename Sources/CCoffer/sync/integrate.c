@@ -31,13 +31,7 @@ static coffer_status no_memory(void)
 
 static coffer_status find_class(applier *a, cf_slice name, int *out)
 {
-    char buf[COFFER_MAX_CLASS_NAME + 1];
-    int i = -1;
-    if (name.n <= COFFER_MAX_CLASS_NAME) {
-        memcpy(buf, name.p, name.n);
-        buf[name.n] = 0;
-        i = cf_schema_find(a->txn->db->schema, buf);
-    }
+    int i = cf_sync_class_named(a->txn->db->schema, name);
     if (i < 0 || cf_class_embedded(&a->txn->db->schema->classes[i]))
         return cf_error(COFFER_ERR_SCHEMA, "sync: a change of class '%.*s', which this file has no top-level class of",
                         (int)name.n, (const char *)name.p);
@@ -48,13 +42,7 @@ static coffer_status find_class(applier *a, cf_slice name, int *out)
 static coffer_status find_prop(applier *a, int cls, cf_slice name, int *out)
 {
     const cf_class *c = &a->txn->db->schema->classes[cls];
-    char buf[COFFER_MAX_PROPERTY_NAME + 1];
-    int i = -1;
-    if (name.n <= COFFER_MAX_PROPERTY_NAME) {
-        memcpy(buf, name.p, name.n);
-        buf[name.n] = 0;
-        i = cf_class_find_prop(c, buf);
-    }
+    int i = cf_sync_prop_named(c, name);
     if (i < 0 || i == c->pk || c->props[i].type == COFFER_TYPE_LINKING_OBJECTS)
         return cf_error(COFFER_ERR_SCHEMA, "sync: a change of property '%.*s' of class '%s', which this file cannot take",
                         (int)name.n, (const char *)name.p, c->name);
@@ -459,13 +447,8 @@ coffer_status cf_sync_integrate(coffer_db *db, const cf_server_changeset *change
     st = coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE);
     if (st == COFFER_OK)
         st = cf_sync_integrate_in(txn, &cache, changesets, n, server_version);
-    if (st == COFFER_OK) {
-        txn->sync_cache = &cache;
-        st = coffer_txn_commit(txn);
-    } else {
-        coffer_txn_abort(txn);
-    }
+    txn->sync_cache = &cache;
+    st = cf_sync_txn_finish(txn, st);
     cf_sync_cache_free(&cache);
-    coffer_txn_free(txn);
     return st;
 }

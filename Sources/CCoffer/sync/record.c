@@ -808,10 +808,5 @@ coffer_status cf_sync_enable(coffer_db *db, const char *partition)
     /* Remote origin: the hook records nothing more for this commit. */
     if (st == COFFER_OK)
         st = coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE);
-    if (st == COFFER_OK)
-        st = coffer_txn_commit(txn);
-    else
-        coffer_txn_abort(txn);
-    coffer_txn_free(txn);
-    return st;
+    return cf_sync_txn_finish(txn, st);
 }

@@ -109,17 +109,25 @@ static void set_error(session *s, const char *fmt, const char *detail)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Sleeps `ms` or until stopped, paused or resumed; 1 if the thread should stop. */
-static int pause_for(session *s, uint64_t ms)
+/* The time `ms` from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(uint64_t ms)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(ms / 1000);
+    uint64_t secs = ms / 1000;
+    until.tv_sec = secs > (uint64_t)INT32_MAX ? INT32_MAX : until.tv_sec + (time_t)secs;
     until.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
+    return until;
+}
+
+/* Sleeps `ms` or until stopped, paused or resumed; 1 if the thread should stop. */
+static int pause_for(session *s, uint64_t ms)
+{
+    struct timespec until = deadline_in(ms);
     pthread_mutex_lock(&s->lock);
     while (!s->stop && !s->wake && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
         ;
@@ -152,16 +160,6 @@ static coffer_status begin_own(session *s, coffer_txn **txn)
     return st;
 }
 
-static coffer_status end_own(coffer_txn *txn, coffer_status st)
-{
-    if (st == COFFER_OK)
-        st = coffer_txn_commit(txn);
-    else
-        coffer_txn_abort(txn);
-    coffer_txn_free(txn);
-    return st;
-}
-
 /* The service has the outbox up to `version`: drop it from the file. */
 static coffer_status acknowledged(session *s, uint64_t version)
 {
@@ -176,7 +174,7 @@ static coffer_status acknowledged(session *s, uint64_t version)
         if ((st = cf_sync_outbox_trim(txn, version)) == COFFER_OK)
             st = cf_sync_progress_write(txn, &prog);
     }
-    st = end_own(txn, st);
+    st = cf_sync_txn_finish(txn, st);
     if (st == COFFER_OK) {
         pthread_mutex_lock(&s->lock);
         if (version > s->acked)
@@ -328,15 +326,7 @@ static coffer_status on_download(session *s, const cf_frame_download *d)
     uint64_t through = 0;
     coffer_status st = COFFER_OK;
     if (d->count) {
-        coffer_txn *txn;
-        cf_sync_cache cache = {0};
-        if ((st = begin_own(s, &txn)) != COFFER_OK)
-            return st;
-        st = cf_sync_integrate_in(txn, &cache, d->changesets, d->count, &through);
-        txn->sync_cache = &cache;
-        st = end_own(txn, st);
-        cf_sync_cache_free(&cache);
-        if (st != COFFER_OK)
+        if ((st = cf_sync_integrate(s->db, d->changesets, d->count, &through)) != COFFER_OK)
             return st;
         cf_buf b = {0};
         cf_frame_download_ack_encode(&b, through);
@@ -628,14 +618,7 @@ static int note_last(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
 static coffer_status wait_until(session *s, uint64_t timeout_ms, int (*done)(session *, uint64_t), uint64_t arg,
                                 const char *what)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(timeout_ms / 1000);
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = deadline_in(timeout_ms);
     coffer_status st = COFFER_OK;
     pthread_mutex_lock(&s->lock);
     while (!done(s, arg)) {
@@ -688,31 +671,31 @@ COFFER_API coffer_status coffer_sync_wait_for_download(coffer_db *db, uint64_t t
     return wait_until(s, timeout_ms, downloaded, idle, "waiting for the download");
 }
 
-COFFER_API coffer_status coffer_sync_pause(coffer_db *db)
+/* Sets the pause flag (resume also wakes a thread waiting out a backoff or a refusal). */
+static coffer_status set_paused(coffer_db *db, const char *fn, int paused)
 {
     session *s = NULL;
-    coffer_status st = session_of(db, "coffer_sync_pause", &s);
+    coffer_status st = session_of(db, fn, &s);
     if (st != COFFER_OK)
         return st;
     pthread_mutex_lock(&s->lock);
-    s->paused = 1;
+    s->paused = paused;
+    if (!paused) {
+        s->wake = 1;
+        if (s->state == COFFER_SYNC_FAILED) /* try again: the service may have been fixed */
+            s->state = COFFER_SYNC_DISCONNECTED;
+    }
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
     return COFFER_OK;
 }
 
+COFFER_API coffer_status coffer_sync_pause(coffer_db *db)
+{
+    return set_paused(db, "coffer_sync_pause", 1);
+}
+
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db)
 {
-    session *s = NULL;
-    coffer_status st = session_of(db, "coffer_sync_resume", &s);
-    if (st != COFFER_OK)
-        return st;
-    pthread_mutex_lock(&s->lock);
-    s->paused = 0;
-    s->wake = 1;
-    if (s->state == COFFER_SYNC_FAILED) /* try again: the service may have been fixed */
-        s->state = COFFER_SYNC_DISCONNECTED;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->lock);
-    return COFFER_OK;
+    return set_paused(db, "coffer_sync_resume", 0);
 }

@@ -62,6 +62,16 @@ static coffer_status meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, 
     return COFFER_OK;
 }
 
+coffer_status cf_sync_txn_finish(coffer_txn *txn, coffer_status st)
+{
+    if (st == COFFER_OK)
+        st = coffer_txn_commit(txn);
+    else
+        coffer_txn_abort(txn);
+    coffer_txn_free(txn);
+    return st;
+}
+
 coffer_status cf_sync_client_id(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], int *has)
 {
     uint8_t *v;

@@ -17,6 +17,10 @@
 #include "storage/handles.h"
 #include "sync/frames.h"
 
+/* Commits `txn` when `st` is COFFER_OK, else aborts it; frees it either
+ * way and returns the outcome. */
+coffer_status cf_sync_txn_finish(coffer_txn *txn, coffer_status st);
+
 /* Durable progress. */
 typedef struct cf_sync_progress {
     uint64_t acked_client_version;  /* the service integrated every outbox changeset up to this */

@@ -321,6 +321,26 @@ void cf_arena_free(cf_arena *a)
     memset(a, 0, sizeof *a);
 }
 
+int cf_sync_class_named(const cf_schema *s, cf_slice name)
+{
+    char buf[COFFER_MAX_CLASS_NAME + 1];
+    if (name.n > COFFER_MAX_CLASS_NAME)
+        return -1;
+    memcpy(buf, name.p, name.n);
+    buf[name.n] = 0;
+    return cf_schema_find(s, buf);
+}
+
+int cf_sync_prop_named(const cf_class *c, cf_slice name)
+{
+    char buf[COFFER_MAX_PROPERTY_NAME + 1];
+    if (name.n > COFFER_MAX_PROPERTY_NAME)
+        return -1;
+    memcpy(buf, name.p, name.n);
+    buf[name.n] = 0;
+    return cf_class_find_prop(c, buf);
+}
+
 typedef struct decoder {
     coffer_txn *txn;
     cf_arena *arena;
@@ -335,14 +355,10 @@ static coffer_status no_memory(void)
 
 static coffer_status find_class(decoder *d, cf_slice name, coffer_class_id *out)
 {
-    char buf[COFFER_MAX_CLASS_NAME + 2];
-    if (name.n > COFFER_MAX_CLASS_NAME)
-        return cf_error(COFFER_ERR_SCHEMA, "sync: a class name of %zu bytes", name.n);
-    memcpy(buf, name.p, name.n);
-    buf[name.n] = 0;
-    int i = cf_schema_find(d->txn->db->schema, buf);
+    int i = cf_sync_class_named(d->txn->db->schema, name);
     if (i < 0)
-        return cf_error(COFFER_ERR_SCHEMA, "sync: class '%s' is not in this file's schema", buf);
+        return cf_error(COFFER_ERR_SCHEMA, "sync: class '%.*s' is not in this file's schema", (int)name.n,
+                        (const char *)name.p);
     *out = (coffer_class_id)i;
     return COFFER_OK;
 }
@@ -397,13 +413,7 @@ static coffer_status decode_embedded(decoder *d, cf_wreader *r, coffer_value *ou
         int lost = 0;
         if ((st = cf_wire_get_string(r, &pname, "a property name")) != COFFER_OK)
             return st;
-        char buf[COFFER_MAX_PROPERTY_NAME + 2];
-        int p = -1;
-        if (pname.n <= COFFER_MAX_PROPERTY_NAME) {
-            memcpy(buf, pname.p, pname.n);
-            buf[pname.n] = 0;
-            p = cf_class_find_prop(c, buf);
-        }
+        int p = cf_sync_prop_named(c, pname);
         if (p < 0)
             return cf_error(COFFER_ERR_SCHEMA, "sync: class '%s' has no property '%.*s'", c->name, (int)pname.n, (const char *)pname.p);
         fields[nf].property = (coffer_property_id)p;

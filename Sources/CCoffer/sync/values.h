@@ -24,6 +24,11 @@ coffer_status cf_sync_encode_map_entry(coffer_map *m, uint64_t i, cf_buf *key, c
 /* The encoded primary key of `obj` (class `cls`). */
 coffer_status cf_sync_encode_pk(coffer_object *obj, cf_buf *b);
 
+/* The index of the class or property named `name` (not NUL-terminated), or -1. */
+struct cf_class;
+int cf_sync_class_named(const cf_schema *s, cf_slice name);
+int cf_sync_prop_named(const cf_class *c, cf_slice name);
+
 /* Memory for decoded values, freed together. */
 typedef struct cf_arena {
     void **blocks;
