@@ -25,7 +25,7 @@
 #include "../../Sources/CCoffer/sync/state.h"
 #include "../../Sources/CCoffer/sync/values.h"
 
-enum { P_ID = 0, P_NAME, P_AGE, P_TAGS, P_FRIENDS, P_LABELS, P_ATTRS, P_BEST, P_HOME, P_EXTRA, P_COUNT };
+enum { P_ID = 0, P_NAME, P_AGE, P_TAGS, P_FRIENDS, P_LABELS, P_ATTRS, P_BEST, P_HOME, P_EXTRA, P_ADDRS, P_PLACES, P_COUNT };
 enum { A_STREET = 0, A_CITY };
 
 static const coffer_property_schema person_props[P_COUNT] = {
@@ -39,6 +39,9 @@ static const coffer_property_schema person_props[P_COUNT] = {
     {.name = "best", .type = COFFER_TYPE_LINK, .flags = COFFER_PROPERTY_OPTIONAL, .object_class = "Person"},
     {.name = "home", .type = COFFER_TYPE_LINK, .flags = COFFER_PROPERTY_OPTIONAL, .object_class = "Address"},
     {.name = "extra", .type = COFFER_TYPE_MIXED, .flags = COFFER_PROPERTY_OPTIONAL},
+    {.name = "addrs", .type = COFFER_TYPE_LINK, .collection = COFFER_COLLECTION_LIST, .object_class = "Address"},
+    {.name = "places", .type = COFFER_TYPE_LINK, .flags = COFFER_PROPERTY_OPTIONAL, .collection = COFFER_COLLECTION_MAP,
+     .object_class = "Address"},
 };
 static const coffer_property_schema address_props[] = {
     {.name = "street", .type = COFFER_TYPE_STRING},
@@ -244,7 +247,7 @@ static char *dump(coffer_db *db)
         cf_buf b = {0};
         assert_ok(cf_sync_encode_pk(o, &b));
         for (coffer_property_id p = 1; p < P_COUNT; p++)
-            if (p == P_LABELS || p == P_ATTRS)
+            if (p == P_LABELS || p == P_ATTRS || p == P_PLACES)
                 encode_unordered(o, p, &b);
             else
                 assert_ok(cf_sync_encode_prop(o, p, &b));
@@ -512,7 +515,7 @@ static void test_objects_replicate_whole(void **state)
                          ts_field(P_BEST, coffer_value_link(a->person, coffer_object_key_of(bo))),
                          ts_field(P_HOME, coffer_value_fields(home, 2)),
                          ts_field(P_EXTRA, coffer_value_list(nested, 2))};
-    ts_create(txn, a->person, f1, P_COUNT);
+    ts_create(txn, a->person, f1, sizeof f1 / sizeof f1[0]);
     ts_commit(txn);
     exchange_all(w);
     assert_converged(w);
@@ -920,6 +923,69 @@ static void test_a_copy_is_a_new_client(void **state)
     coffer_close(r.db);
 }
 
+/* Sets property `prop` of the embedded object at `v` (a link) to `text`. */
+static void set_embedded(coffer_txn *txn, coffer_value v, coffer_property_id prop, const char *text)
+{
+    assert_int_equal(v.type, COFFER_TYPE_LINK);
+    coffer_object *o;
+    assert_ok(coffer_object_get(txn, v.u.link.class_id, v.u.link.key, &o));
+    coffer_value t = ts_str(text);
+    assert_ok(coffer_object_set_value(o, prop, &t));
+}
+
+static void test_embedded_objects_in_lists_and_maps(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0];
+    coffer_txn *txn = ts_begin(a->db, COFFER_TXN_WRITE);
+    coffer_field one[] = {ts_field(A_STREET, ts_str("First St")), ts_field(A_CITY, ts_str("Oslo"))};
+    coffer_field two[] = {ts_field(A_STREET, ts_str("Second St")), ts_field(A_CITY, ts_str("Rome"))};
+    coffer_field three[] = {ts_field(A_STREET, ts_str("Third St")), ts_field(A_CITY, ts_str("Lima"))};
+    coffer_value addrs[] = {coffer_value_fields(one, 2), coffer_value_fields(two, 2)};
+    coffer_map_entry places[] = {{{"home", 4}, coffer_value_fields(three, 2)}};
+    coffer_field f[] = {ts_field(P_ID, coffer_value_int(1)), ts_field(P_ADDRS, coffer_value_list(addrs, 2)),
+                        ts_field(P_PLACES, coffer_value_map(places, 1))};
+    ts_create(txn, a->person, f, 3);
+    ts_commit(txn);
+    exchange_all(w);
+    assert_converged(w);
+
+    /* A property of an embedded object in the list, and of one in the map. */
+    txn = ts_begin(a->db, COFFER_TXN_WRITE);
+    coffer_object *ann = person(txn, a, 1);
+    coffer_list *l;
+    coffer_map *m;
+    coffer_value v;
+    assert_ok(coffer_object_get_list(ann, P_ADDRS, &l));
+    assert_ok(coffer_list_get(l, 1, &v));
+    set_embedded(txn, v, A_CITY, "Milan");
+    assert_ok(coffer_object_get_map(ann, P_PLACES, &m));
+    assert_ok(coffer_map_get(m, "home", 4, &v));
+    set_embedded(txn, v, A_STREET, "Fourth St");
+    ts_commit(txn);
+    batch b = take(a);
+    assert_int_equal(b.n, 1);
+    cf_sync_cs cs;
+    assert_ok(cf_sync_cs_decode(b.m[0].bytes, b.m[0].len, &cs));
+    assert_int_equal(cs.nchanges, 2);
+    assert_true(cs.changes[0].op == CF_OP_LIST_SET || cs.changes[1].op == CF_OP_LIST_SET);
+    assert_true(cs.changes[0].op == CF_OP_MAP_PUT || cs.changes[1].op == CF_OP_MAP_PUT);
+    cf_sync_cs_free(&cs);
+    deliver(&w->r[1], &b);
+    deliver(&w->r[2], &b);
+    batch_free(&b);
+    assert_converged(w);
+    txn = ts_begin(w->r[2].db, COFFER_TXN_READ);
+    assert_ok(coffer_object_get_list(person(txn, &w->r[2], 1), P_ADDRS, &l));
+    assert_ok(coffer_list_get(l, 1, &v));
+    coffer_object *o;
+    assert_ok(coffer_object_get(txn, v.u.link.class_id, v.u.link.key, &o));
+    assert_ok(coffer_object_get_value(o, A_CITY, &v));
+    assert_int_equal(v.u.string.size, 5);
+    assert_memory_equal(v.u.string.data, "Milan", 5);
+    coffer_txn_free(txn);
+}
+
 #define WORLD_TEST(f) cmocka_unit_test_setup_teardown(f, setup_plain, teardown_world)
 
 int main(void)
@@ -930,6 +996,7 @@ int main(void)
         WORLD_TEST(test_a_class_without_primary_key_cannot_sync),
         WORLD_TEST(test_objects_replicate_whole),
         cmocka_unit_test_setup_teardown(test_objects_replicate_whole, setup_encrypted, teardown_world),
+        WORLD_TEST(test_embedded_objects_in_lists_and_maps),
         WORLD_TEST(test_concurrent_list_inserts_all_survive),
         WORLD_TEST(test_delete_beats_a_later_update),
         WORLD_TEST(test_create_with_the_same_primary_key_merges),

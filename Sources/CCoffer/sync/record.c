@@ -594,6 +594,9 @@ static coffer_status record_embedded(recorder *r, const cf_log_object *lo, int c
         free(want);
         return st;
     }
+    /* A map of embedded objects: the entry's value changed, which the map's diff finds. */
+    if (oc->props[prop].collection == COFFER_COLLECTION_MAP)
+        return record_set_or_map(r, owner, o, prop);
     /* An element of a list of embedded objects: set it again. */
     coffer_list *list;
     uint64_t n;
