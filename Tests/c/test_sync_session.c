@@ -55,6 +55,8 @@ typedef struct relay {
     int down;             /* open fails */
     int refuse;           /* answer HELLO with a fatal SCHEMA_MISMATCH */
     int drop_next_ack;    /* integrate the next upload, then cut the connection without acknowledging */
+    int hold_acks;        /* integrate uploads but acknowledge none (a slow service) */
+    size_t held_bytes;    /* upload bytes received while acknowledgements were held */
     entry *history;
     size_t n, cap;
     peer_client clients[8];
@@ -201,6 +203,10 @@ static coffer_status relay_send(void *ctx, void *connection, const uint8_t *data
                 enqueue(o, push);
             }
         }
+        if (r->hold_acks) {
+            r->held_bytes += size;
+            break;
+        }
         if (r->drop_next_ack) {
             r->drop_next_ack = 0;
             c->cut = 1;
@@ -277,6 +283,22 @@ static void relay_cut_all(relay *r)
     pthread_mutex_lock(&r->lock);
     for (conn *c = r->conns; c; c = c->next)
         c->cut = 1;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Stops holding acknowledgements and acknowledges what every client sent. */
+static void relay_release_acks(relay *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->hold_acks = 0;
+    for (conn *c = r->conns; c; c = c->next) {
+        if (!c->helloed || c->cut)
+            continue;
+        cf_buf b = {0};
+        cf_frame_upload_ack_encode(&b, client_of(r, c->id)->last_version, latest(r));
+        enqueue(c, b);
+    }
     pthread_cond_broadcast(&r->cond);
     pthread_mutex_unlock(&r->lock);
 }
@@ -553,6 +575,33 @@ static void test_misuse_and_bad_configuration(void **state)
     coffer_close(db);
 }
 
+static void test_unacknowledged_uploads_stay_within_the_window(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer");
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    relay_set(&f->r, &f->r.hold_acks, 1);
+    /* 10 MB of commits while the service acknowledges nothing. */
+    static uint8_t big[500000];
+    coffer_class_id note = ts_class(a, "Note");
+    for (int i = 0; i < 20; i++) {
+        coffer_txn *txn = ts_begin(a, COFFER_TXN_WRITE);
+        coffer_field fields[] = {ts_field(0, coffer_value_int(i)), ts_field(2, coffer_value_binary(big, sizeof big))};
+        assert_ok(coffer_object_create(txn, note, fields, 2, COFFER_UPDATE_ERROR, NULL));
+        ts_commit(txn);
+    }
+    assert_status(coffer_sync_wait_for_upload(a, 500), COFFER_ERR_TIMEOUT);
+    pthread_mutex_lock(&f->r.lock);
+    size_t held = f->r.held_bytes;
+    pthread_mutex_unlock(&f->r.lock);
+    /* At most 4 MiB of changesets (and their frames' headers) await acknowledgement. */
+    assert_true(held <= (4u << 20) + 64);
+    relay_release_acks(&f->r);
+    assert_ok(coffer_sync_wait_for_upload(a, 60000));
+    assert_int_equal(f->r.n, 20);
+    coffer_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +609,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_offline_for_a_week_then_catching_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lost_acknowledgement_uploads_nothing_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pause_and_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unacknowledged_uploads_stay_within_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refused_session_fails_the_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misuse_and_bad_configuration, setup, teardown),
     };
