@@ -154,7 +154,10 @@ typedef enum coffer_status {
      *  its database handle, or because it ran past the timeout set with
      *  coffer_query_set_timeout(). The message says which. Nothing is
      *  changed; the query can be run again. */
-    COFFER_ERR_INTERRUPTED = 28
+    COFFER_ERR_INTERRUPTED = 28,
+    /** A wait ran past its timeout (coffer_sync_wait_for_upload() and
+     *  coffer_sync_wait_for_download()); nothing was lost, the work goes on. */
+    COFFER_ERR_TIMEOUT = 29
 } coffer_status;
 
 /** A static English description of a status code. Never NULL; never free. */
@@ -1892,6 +1895,109 @@ COFFER_API size_t coffer_object_changes_count(const coffer_object_changes *chang
 COFFER_API coffer_status coffer_object_changes_property(const coffer_object_changes *changes, size_t i,
                                                        coffer_property_id *prop, coffer_value *old_value,
                                                        coffer_value *new_value);
+
+/* ------------------------------------------------------------------------ */
+/* Sync (docs/SYNC.md)                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** A clock source: milliseconds since 1970 UTC. */
+typedef uint64_t (*coffer_clock_fn)(void *ctx);
+
+/** Experimental, for tests: makes every sync clock of the process read
+ *  `fn(ctx)` instead of the system clock (the wall-clock part of the hybrid
+ *  logical clock of docs/SYNC.md), so that a test can simulate a client
+ *  offline for a week. `fn` must be safe to call from any thread until it is
+ *  replaced; NULL restores the system clock. Clocks never go back: a source
+ *  that does keeps each file's clock counting up from its last value. */
+COFFER_API void coffer_sync_set_clock_source(coffer_clock_fn fn, void *ctx);
+
+/** A sync transport: how a synced database exchanges frames with the
+ *  service (docs/SYNC.md, "Wire protocol": one binary WebSocket message per
+ *  frame). The core has one for `ws://` URLs, used unless
+ *  coffer_config_set_sync_transport() gives another; Swift and Python supply
+ *  their own (for `wss://`, proxies, or tests). Every callback runs on the
+ *  database's sync thread, one at a time, and returns COFFER_OK or an error
+ *  status (COFFER_ERR_IO for a failed connection): any error closes the
+ *  connection and the session reconnects with backoff. */
+typedef struct coffer_sync_transport {
+    /** Passed to every callback. */
+    void *ctx;
+    /** Connects to `url` (the configured URL, NUL-terminated) and stores an
+     *  opaque connection in `*connection`. */
+    coffer_status (*open)(void *ctx, const char *url, void **connection);
+    /** Sends one frame of `size` bytes (borrowed for the call). */
+    coffer_status (*send)(void *ctx, void *connection, const uint8_t *frame, size_t size);
+    /** Waits at most `timeout_ms` milliseconds for one frame: COFFER_OK with
+     *  `*frame` and `*size` set (memory of the transport, valid until the next
+     *  receive or close on the connection), COFFER_ERR_TIMEOUT when none came
+     *  in time, another status when the connection failed or closed. */
+    coffer_status (*receive)(void *ctx, void *connection, int timeout_ms, const uint8_t **frame, size_t *size);
+    /** Closes the connection and frees what it holds; called once per opened
+     *  connection. */
+    void (*close)(void *ctx, void *connection);
+} coffer_sync_transport;
+
+/** Makes every handle opened with `config` sync with the service at `url`
+ *  (`ws://HOST:PORT/sync/v1`) as a client of `partition` (docs/SYNC.md). The
+ *  first synced open of a file gives it a client id and records the objects
+ *  it holds for upload; every top-level class needs a primary key
+ *  (coffer_open() then fails with COFFER_ERR_SCHEMA naming the class), and a
+ *  file syncs one partition for good (another gives
+ *  COFFER_ERR_INVALID_ARGUMENT naming both). The handle starts a sync thread
+ *  that connects, uploads local commits in order, integrates downloads in
+ *  write transactions marked COFFER_ORIGIN_REMOTE, and reconnects with
+ *  backoff when the connection drops; writes never wait for the network.
+ *  coffer_close() stops the thread. NULL `url` turns sync off for the
+ *  config. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL config, empty
+ *  partition, a URL that is neither ws:// nor wss://), COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_config_set_sync(coffer_config *config, const char *url, const char *partition);
+
+/** Uses `transport` (copied; its ctx must stay valid while handles opened
+ *  with the config are open) instead of the built-in `ws://` transport.
+ *  NULL restores the built-in one. The built-in transport is a small RFC 6455
+ *  client over a TCP socket, without TLS: `wss://` URLs need a transport of
+ *  their own. */
+COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config, const coffer_sync_transport *transport);
+
+/** Sync session states (coffer_sync_state()). */
+typedef enum coffer_sync_state_kind {
+    COFFER_SYNC_OFF = 0,          /**< the handle does not sync */
+    COFFER_SYNC_DISCONNECTED = 1, /**< waiting to connect again (backoff) */
+    COFFER_SYNC_CONNECTING = 2,   /**< connecting, or waiting for WELCOME */
+    COFFER_SYNC_CONNECTED = 3,    /**< uploading and downloading */
+    COFFER_SYNC_PAUSED = 4,       /**< coffer_sync_pause(): no connection */
+    COFFER_SYNC_FAILED = 5        /**< the service refused the session for good (coffer_sync_error()) */
+} coffer_sync_state_kind;
+
+/** The handle's session state, a COFFER_SYNC_* value. */
+COFFER_API int coffer_sync_state(coffer_db *db);
+
+/** Copies the session's last error (the service's ERROR frame or a failed
+ *  connection, "" when none) into `buf` of `size` bytes, NUL-terminated and
+ *  truncated to fit. COFFER_ERR_MISUSE when the handle does not sync. */
+COFFER_API coffer_status coffer_sync_error(coffer_db *db, char *buf, size_t size);
+
+/** Waits until the service has acknowledged every local commit made before
+ *  the call (COFFER_OK at once when none waits), at most `timeout_ms`
+ *  milliseconds: COFFER_ERR_TIMEOUT then (the upload goes on), or
+ *  COFFER_ERR_MISUSE when the handle does not sync, or the session failed
+ *  for good (the message says why). */
+COFFER_API coffer_status coffer_sync_wait_for_upload(coffer_db *db, uint64_t timeout_ms);
+
+/** Waits until the session is connected, has caught up with the service
+ *  (an empty DOWNLOAD, or one that reaches the latest server version it
+ *  names) and has integrated every frame that had arrived when the call was
+ *  made, at most `timeout_ms` milliseconds. Errors as
+ *  coffer_sync_wait_for_upload(). */
+COFFER_API coffer_status coffer_sync_wait_for_download(coffer_db *db, uint64_t timeout_ms);
+
+/** Closes the session's connection and keeps it closed until
+ *  coffer_sync_resume(); local writes go on and are uploaded after. */
+COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
+
+/** Connects again after coffer_sync_pause() (at once, without backoff), or
+ *  tries again after the service refused the session (COFFER_SYNC_FAILED). */
+COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include "storage/reserve.h"
 #include "objects/object.h"
 #include "storage/txn.h"
+#include "sync/state.h"
 
 #define HEADER_SIZE (8 + 4 + 4 + CF_FILE_ID_SIZE + CF_KEY_CHECK_SIZE)
 static const uint8_t META_HEADER[] = "header";
@@ -63,6 +64,18 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
         if (st == COFFER_OK && rekey) {
             st = cf_collection_copy_key(&c->txn, k.mv_data, k.mv_size, data, len, newkey, &klen);
             key = newkey;
+        }
+        uint8_t newid[CF_SYNC_ID_SIZE];
+        if (st == COFFER_OK && number == CF_META_DBI) {
+            int how = cf_sync_copy_entry(c->db.keys, k.mv_data, k.mv_size, data, len, newkey, &klen, newid);
+            if (how == CF_SYNC_COPY_SKIP)
+                continue;
+            if (how == CF_SYNC_COPY_NEW_KEY)
+                key = newkey;
+            if (how == CF_SYNC_COPY_NEW_ID) {
+                data = newid;
+                len = sizeof newid;
+            }
         }
         if (st == COFFER_OK)
             st = cf_store_put(&c->txn, to, number, key, klen, data, len, flags, "cannot write the copy");

@@ -11,6 +11,8 @@
 #include "storage/checksums.h"
 #include "storage/config.h"
 #include "changes/hub.h"
+#include "sync/record.h"
+#include "sync/session.h"
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
@@ -489,6 +491,14 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
         cf_db_destroy(db);
         return st;
     }
+    /* Every handle records for sync once its file has a client id, whether
+     * or not this one syncs (a file another process syncs stays whole). */
+    if (!db->read_only)
+        db->commit_hook = cf_sync_commit_hook;
+    if (config->sync_url && (st = cf_sync_session_start(db, config)) != COFFER_OK) {
+        coffer_close(db);
+        return st;
+    }
     *out = db;
     return COFFER_OK;
 }
@@ -506,6 +516,7 @@ COFFER_API void coffer_close(coffer_db *db)
         db->closed = 1;
         return;
     }
+    cf_sync_session_stop(db); /* its thread has transactions of this handle */
     cf_hub_close(db);
     cf_txn_abort_all(db);
     cf_registry_lock();

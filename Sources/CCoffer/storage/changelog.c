@@ -118,16 +118,7 @@ void cf_log_discard(coffer_txn *txn)
 
 static void put_varint(cf_buf *b, uint64_t v)
 {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    cf_buf_put(b, tmp, n);
+    cf_buf_varint(b, v);
 }
 
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
@@ -217,8 +208,11 @@ static coffer_status encode(coffer_txn *txn, cf_buf *b, int *empty)
 {
     cf_changelog *log = txn->log;
     *empty = 1;
-    if (!log || (!log->nevents && !log->nops))
-        return COFFER_OK;
+    if (!log || (!log->nevents && !log->nops)) {
+        uint8_t nothing[4] = {LOG_ENCODING, (uint8_t)txn->origin, 0, 0}; /* no objects, no operations */
+        cf_buf_put(b, nothing, sizeof nothing);
+        return b->failed ? out_of_memory(txn) : COFFER_OK;
+    }
     for (size_t i = 0; i < log->nevents; i++)
         log->events[i].seq = (uint32_t)i;
     qsort(log->events, log->nevents, sizeof *log->events, compare_events);
@@ -328,7 +322,7 @@ coffer_status cf_log_commit(coffer_txn *txn)
     cf_buf b = {0};
     int empty;
     coffer_status st = encode(txn, &b, &empty);
-    if (st == COFFER_OK && !empty) {
+    if (st == COFFER_OK && (!empty || txn->log_always)) {
         uint64_t version = (uint64_t)mdb_txn_id(txn->mdb);
         uint8_t key[LOG_KEY_SIZE];
         st = cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, key, log_key(version, key), b.p, b.len, 0,

@@ -34,6 +34,8 @@ COFFER_API void coffer_config_free(coffer_config *c)
     free(c->memory_id);
     free(c->seed_path);
     cf_secret_free(c->key);
+    free(c->sync_url);
+    free(c->sync_partition);
     cf_schema_free(c->schema);
     free_subset(c);
     free(c);

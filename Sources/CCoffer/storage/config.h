@@ -24,6 +24,9 @@ struct coffer_config {
     void *should_compact_ctx;
     uint64_t max_active_versions;
     int verify_on_open; /* verify/verify.c */
+    char *sync_url;       /* sync/session.c: NULL when the handle does not sync */
+    char *sync_partition;
+    coffer_sync_transport sync_transport; /* open == NULL: the built-in ws:// one */
 };
 
 /* The first line of every setter: `fn` names it in the error. */

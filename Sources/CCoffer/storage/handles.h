@@ -48,6 +48,11 @@ struct coffer_db {
     int ntxns;
     struct cf_hub *hub; /* observers and refresh (changes/), made on first use */
     uint64_t interrupts; /* coffer_interrupt() calls so far (atomic): running queries stop */
+    /* Run by every write commit after the change log is written and before
+     * LMDB's commit (sync/ records what a synced file needs); an error
+     * aborts the commit. NULL for none. */
+    coffer_status (*commit_hook)(struct coffer_txn *txn);
+    struct cf_sync_session *sync; /* the sync session of this handle, or NULL */
 };
 
 /* The first member of every object and collection handle. A transaction
@@ -123,6 +128,9 @@ struct coffer_txn {
     size_t scratch_cap;
     struct cf_changelog *log; /* what a write transaction changed so far */
     int origin;               /* COFFER_ORIGIN_* of its commit */
+    void *sync_cache;         /* sync/: object merge states an integration changed */
+    int log_always;           /* write a change-log entry even when empty (sync's own commits,
+                                 so that observers do not take them for a gap in the log) */
     struct coffer_txn *next_in_db;
 };
 

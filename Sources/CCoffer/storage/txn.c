@@ -392,6 +392,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         st = save_collection_counter(txn);
     if (st == COFFER_OK && txn->write)
         st = cf_log_commit(txn);
+    if (st == COFFER_OK && txn->write && txn->db->commit_hook)
+        st = txn->db->commit_hook(txn);
     if (st != COFFER_OK) {
         end_txn(txn, 0, NULL);
         return st;

@@ -31,6 +31,20 @@ void cf_buf_put(cf_buf *b, const void *src, size_t n)
     b->p[b->len] = 0;
 }
 
+void cf_buf_varint(cf_buf *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            tmp[n] |= 0x80;
+        n++;
+    } while (v);
+    cf_buf_put(b, tmp, n);
+}
+
 void *cf_grow(void *items, size_t n, size_t *cap, size_t elem, size_t first_cap)
 {
     if (n < *cap)

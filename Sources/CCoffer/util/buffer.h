@@ -17,6 +17,9 @@ typedef struct cf_buf {
 /* Appends `n` bytes of `src`. */
 void cf_buf_put(cf_buf *b, const void *src, size_t n);
 
+/* Appends `v` as an unsigned LEB128 varint (1 to 10 bytes). */
+void cf_buf_varint(cf_buf *b, uint64_t v);
+
 /* Makes room for one more element in a heap array that holds `n` elements
  * of `elem` bytes in `*cap` slots: returns the array, reallocated to twice
  * its capacity (`first_cap` slots at the start) when it is full, and updates

@@ -88,6 +88,8 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A running query was stopped before it ended by ``Database/interrupt()``
         /// from another thread (`COFFER_ERR_INTERRUPTED`).
         case interrupted = 28
+        /// A sync wait ran past its timeout (`COFFER_ERR_TIMEOUT`); the work goes on.
+        case timeout = 29
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

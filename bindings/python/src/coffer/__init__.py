@@ -83,6 +83,7 @@ from .errors import (
     PropertyTypeError,
     QueryError,
     QueryInterruptedError,
+    SyncTimeoutError,
     ReadOnlyError,
     SchemaError,
     SchemaVersionError,
@@ -99,6 +100,7 @@ from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
+from .sync import SyncConfig, SyncSession
 from .verification import Finding, FindingKind
 
 __version__ = "0.1.0"
@@ -179,6 +181,9 @@ __all__ = [
     "PropertyTypeError",
     "QueryError",
     "QueryInterruptedError",
+    "SyncConfig",
+    "SyncSession",
+    "SyncTimeoutError",
     "ReadOnlyError",
     "Results",
     "SchemaError",

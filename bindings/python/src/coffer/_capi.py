@@ -385,6 +385,44 @@ coffer_config_set_should_compact_on_launch = _status(
 )
 coffer_config_set_max_active_versions = _status("coffer_config_set_max_active_versions", ConfigP, c_uint64)
 
+# Sync: the session of a synced handle and the transport interface.
+SYNC_OPEN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
+SYNC_SEND_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, POINTER(ctypes.c_uint8), c_size_t)
+SYNC_RECEIVE_FN = ctypes.CFUNCTYPE(
+    c_int, c_void_p, c_void_p, c_int, POINTER(POINTER(ctypes.c_uint8)), POINTER(c_size_t)
+)
+SYNC_CLOSE_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+
+
+class coffer_sync_transport(Structure):
+    _fields_ = [
+        ("ctx", c_void_p),
+        ("open", SYNC_OPEN_FN),
+        ("send", SYNC_SEND_FN),
+        ("receive", SYNC_RECEIVE_FN),
+        ("close", SYNC_CLOSE_FN),
+    ]
+
+
+SYNC_OFF = 0
+SYNC_DISCONNECTED = 1
+SYNC_CONNECTING = 2
+SYNC_CONNECTED = 3
+SYNC_PAUSED = 4
+SYNC_FAILED = 5
+coffer_config_set_sync = _status("coffer_config_set_sync", ConfigP, c_char_p, c_char_p)
+coffer_config_set_sync_transport = _status(
+    "coffer_config_set_sync_transport", ConfigP, POINTER(coffer_sync_transport)
+)
+coffer_sync_state = _declare("coffer_sync_state", c_int, [DbP])
+coffer_sync_error = _status("coffer_sync_error", DbP, c_char_p, c_size_t)
+coffer_sync_wait_for_upload = _status("coffer_sync_wait_for_upload", DbP, c_uint64)
+coffer_sync_wait_for_download = _status("coffer_sync_wait_for_download", DbP, c_uint64)
+coffer_sync_pause = _status("coffer_sync_pause", DbP)
+coffer_sync_resume = _status("coffer_sync_resume", DbP)
+CLOCK_FN = ctypes.CFUNCTYPE(c_uint64, c_void_p)
+coffer_sync_set_clock_source = _declare("coffer_sync_set_clock_source", None, [CLOCK_FN, c_void_p])
+
 # Migrations: the callback coffer_open() runs, and what it may call.
 MigrationP = c_void_p
 MIGRATION_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_void_p)

@@ -33,6 +33,7 @@ from typing import (
 from . import _capi, observing, packing, verification
 from .changes import DatabaseChange, Origin
 from .stats import FileStats, read_stats
+from .sync import SyncSession, WebSocketTransport
 from .errors import (
     DatabaseClosedError,
     InvalidArgumentError,
@@ -130,7 +131,7 @@ class _Handles:
     """The C handles of one Database; what its finalizer frees. Holds no
     reference to the Database, so that the finalizer can run."""
 
-    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers", "scheduler", "lock")
+    __slots__ = ("db", "read_txn", "write_txn", "file_id", "observers", "scheduler", "lock", "sync_transport")
 
     def __init__(self, db: _capi.DbP, file_id: Optional[Tuple[int, int]]) -> None:
         self.db: Optional[_capi.DbP] = db
@@ -145,6 +146,9 @@ class _Handles:
         # Held while `db` is closed, so that interrupt() from another thread
         # never reaches a closed C handle.
         self.lock = threading.Lock()
+        # The sync transport whose callbacks the C session calls: kept until
+        # the handle is closed (which stops the session's thread).
+        self.sync_transport: Optional[WebSocketTransport] = None
 
 
 # Files this package has open, by (device, inode), so that
@@ -186,6 +190,7 @@ def _release(handles: _Handles) -> None:
         with handles.lock:
             _capi.coffer_close(handles.db)
             handles.db = None
+        handles.sync_transport = None
         _register(handles.file_id, -1)
     if handles.scheduler is not None:
         remove_scheduler(handles.scheduler)  # work it posted before closing does nothing
@@ -240,6 +245,7 @@ class Database:
         self._classes_by_id = {info.class_id: info for info in self._classes.values()}
         # Compiled queries by class and text, rebound for new arguments.
         self._prepared_queries: Dict[Tuple[int, str], CompiledQuery] = {}
+        self._sync: Optional[SyncSession] = None
 
     # ---- lifetime ----------------------------------------------------------
 
@@ -264,6 +270,27 @@ class Database:
     @property
     def is_closed(self) -> bool:
         return self._handles.db is None
+
+    # ---- sync --------------------------------------------------------------
+
+    def _attach_sync(self, transport: Optional[WebSocketTransport]) -> None:
+        self._handles.sync_transport = transport
+        self._sync = SyncSession(self._sync_handle)
+
+    def _sync_handle(self) -> _capi.DbP:
+        db = self._handles.db
+        if db is None:
+            raise DatabaseClosedError("the database is closed")
+        return db
+
+    @property
+    def sync(self) -> SyncSession:
+        """The sync session of a database opened with sync=coffer.SyncConfig(...)
+        (MisuseError otherwise): wait_for_upload(), wait_for_download(),
+        pause(), resume(), state and error."""
+        if self._sync is None:
+            raise MisuseError("this database does not sync: open it with sync=coffer.SyncConfig(url=..., partition=...)")
+        return self._sync
 
     def _check_thread(self) -> None:
         if threading.get_ident() != self._thread:

@@ -44,6 +44,7 @@ class Status(enum.IntEnum):
     INTERNAL = 26
     QUERY = 27
     INTERRUPTED = 28
+    TIMEOUT = 29
 
 
 class CofferError(Exception):
@@ -258,6 +259,13 @@ class QueryInterruptedError(CofferError):
     default_status = Status.INTERRUPTED
 
 
+class SyncTimeoutError(CofferError, TimeoutError):
+    """A sync wait (db.sync.wait_for_upload(), wait_for_download()) ran past
+    its timeout. Nothing was lost: uploading and downloading go on."""
+
+    default_status = Status.TIMEOUT
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -286,6 +294,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INTERNAL: InternalError,
     Status.QUERY: QueryError,
     Status.INTERRUPTED: QueryInterruptedError,
+    Status.TIMEOUT: SyncTimeoutError,
 }
 
 

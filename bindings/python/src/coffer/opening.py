@@ -16,6 +16,7 @@ from .verification import Finding
 from .migration import install as install_migration
 from .model import parse_schema
 from .schema import CSchema, DeclaredClass
+from .sync import SyncConfig, configure as configure_sync
 
 
 def _count(value: Any, what: str, limit: int = 2**64 - 1) -> int:
@@ -82,6 +83,7 @@ def open(
     should_compact_on_launch: Optional[Callable[[int, int], bool]] = None,
     max_active_versions: Optional[int] = None,
     verify_on_open: bool = False,
+    sync: Optional[SyncConfig] = None,
 ) -> "Database":
     """Opens (creating it unless read-only) a database and returns it.
 
@@ -114,6 +116,9 @@ def open(
     verify_on_open: check the whole file first (coffer.verify()) and refuse
         a damaged one with CorruptedError naming the first finding. A seed
         file is always checked before it is copied.
+    sync: a coffer.SyncConfig: the database syncs with that service and
+        partition in the background (db.sync waits, pauses, resumes and
+        tells the state). Every top-level class needs a primary key.
     """
     if path is not None and in_memory_identifier is not None:
         raise InvalidArgumentError("give either path or in_memory_identifier, not both")
@@ -134,6 +139,7 @@ def open(
         _capi.coffer_config_set_verify_on_open(config, 1 if verify_on_open else 0)
         if max_active_versions is not None:
             _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
+        transport = configure_sync(config, sync) if sync is not None else None
         failures: List[BaseException] = []
         migration_fn = None
         if migration is not None:
@@ -165,7 +171,10 @@ def open(
             raise failures[0]
     finally:
         _capi.coffer_config_free(config)
-    return Database(db, classes or [])
+    database = Database(db, classes or [])
+    if sync is not None:
+        database._attach_sync(transport)
+    return database
 
 
 def verify(

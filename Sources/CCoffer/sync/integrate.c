@@ -1,0 +1,454 @@
+/* integrate — merging server changesets into the file by the rules of
+ * docs/SYNC.md: per-property last writer wins by stamp, a delete beats
+ * updates, a create of a tombstoned object starts a new life only with a
+ * newer stamp, lists as replicated growable arrays, sets and maps per
+ * element, links to missing objects as null. The merge state it compares
+ * against is changed in the transaction's cache and written by the commit
+ * hook; the writes go through the public object calls, so observers see
+ * ordinary changes. */
+#include "sync/integrate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/hlc.h"
+#include "sync/record.h"
+#include "sync/state.h"
+#include "sync/values.h"
+#include "util/error.h"
+
+typedef struct applier {
+    coffer_txn *txn;
+    cf_sync_cache *cache;
+    cf_stamp stamp;
+    cf_arena arena;
+} applier;
+
+static coffer_status no_memory(void)
+{
+    return cf_error(COFFER_ERR_NO_MEMORY, "out of memory integrating a sync changeset");
+}
+
+static coffer_status find_class(applier *a, cf_slice name, int *out)
+{
+    int i = cf_sync_class_named(a->txn->db->schema, name);
+    if (i < 0 || cf_class_embedded(&a->txn->db->schema->classes[i]))
+        return cf_error(COFFER_ERR_SCHEMA, "sync: a change of class '%.*s', which this file has no top-level class of",
+                        (int)name.n, (const char *)name.p);
+    *out = i;
+    return COFFER_OK;
+}
+
+static coffer_status find_prop(applier *a, int cls, cf_slice name, int *out)
+{
+    const cf_class *c = &a->txn->db->schema->classes[cls];
+    int i = cf_sync_prop_named(c, name);
+    if (i < 0 || i == c->pk || c->props[i].type == COFFER_TYPE_LINKING_OBJECTS)
+        return cf_error(COFFER_ERR_SCHEMA, "sync: a change of property '%.*s' of class '%s', which this file cannot take",
+                        (int)name.n, (const char *)name.p, c->name);
+    *out = i;
+    return COFFER_OK;
+}
+
+static coffer_status decode(applier *a, cf_slice enc, coffer_value *out, int *missing)
+{
+    return cf_sync_decode_value(a->txn, enc, &a->arena, out, missing);
+}
+
+/* Sets each (name, value) pair whose stamp beats the property's. */
+static coffer_status apply_fields(applier *a, int cls, coffer_object *obj, cf_sync_obj *o, const cf_sync_change *c)
+{
+    cf_wreader r = cf_wreader_make(c->fields.p, c->fields.n, "a changeset's properties");
+    coffer_status st = COFFER_OK;
+    for (uint64_t i = 0; i < c->nfields && st == COFFER_OK; i++) {
+        cf_slice name, value;
+        int prop = 0, missing = 0;
+        coffer_value v;
+        if ((st = cf_sync_change_field(&r, &name, &value)) != COFFER_OK || (st = find_prop(a, cls, name, &prop)) != COFFER_OK)
+            break;
+        const cf_prop *cp = &a->txn->db->schema->classes[cls].props[prop];
+        cf_sync_prop *p = cf_sync_prop_of(o, cp->name);
+        if (!p)
+            return no_memory();
+        if (cf_stamp_cmp(&a->stamp, &p->stamp) <= 0)
+            continue;
+        if ((st = decode(a, value, &v, &missing)) != COFFER_OK)
+            break;
+        if ((st = coffer_object_set_value(obj, (coffer_property_id)prop, &v)) != COFFER_OK)
+            break;
+        p->stamp = a->stamp;
+        o->dirty = 1;
+    }
+    return st;
+}
+
+static coffer_status create(applier *a, int cls, const cf_sync_change *c, coffer_value pk)
+{
+    const cf_class *k = &a->txn->db->schema->classes[cls];
+    coffer_field *fields = cf_arena_alloc(&a->arena, ((size_t)c->nfields + 1) * sizeof *fields);
+    if (!fields)
+        return no_memory();
+    fields[0] = (coffer_field){(coffer_property_id)k->pk, pk};
+    size_t n = 1;
+    cf_wreader r = cf_wreader_make(c->fields.p, c->fields.n, "a changeset's properties");
+    coffer_status st = COFFER_OK;
+    for (uint64_t i = 0; i < c->nfields && st == COFFER_OK; i++) {
+        cf_slice name, value;
+        int prop = 0, missing = 0;
+        if ((st = cf_sync_change_field(&r, &name, &value)) != COFFER_OK || (st = find_prop(a, cls, name, &prop)) != COFFER_OK)
+            break;
+        fields[n].property = (coffer_property_id)prop;
+        if ((st = decode(a, value, &fields[n].value, &missing)) == COFFER_OK)
+            n++;
+    }
+    coffer_object *obj;
+    if (st == COFFER_OK)
+        st = coffer_object_create(a->txn, (coffer_class_id)cls, fields, n, COFFER_UPDATE_ERROR, &obj);
+    cf_sync_obj *o;
+    if (st == COFFER_OK)
+        st = cf_sync_obj_make(a->cache, k->table, coffer_object_key_of(obj), c->pk, &o);
+    if (st != COFFER_OK)
+        return st;
+    o->created = a->stamp;
+    for (size_t i = 1; i < n; i++) {
+        cf_sync_prop *p = cf_sync_prop_of(o, k->props[fields[i].property].name);
+        if (!p)
+            return no_memory();
+        p->stamp = a->stamp;
+    }
+    coffer_object_release(obj);
+    return cf_sync_tombstone_del(a->txn, k->table, c->pk);
+}
+
+/* The merge state of a live object (made empty if it has none). */
+static coffer_status state_of(applier *a, int cls, coffer_object *obj, cf_slice pk, cf_sync_obj **out)
+{
+    uint32_t table = a->txn->db->schema->classes[cls].table;
+    coffer_status st = cf_sync_obj_get(a->txn, a->cache, table, coffer_object_key_of(obj), out);
+    if (st == COFFER_OK && !*out)
+        st = cf_sync_obj_make(a->cache, table, coffer_object_key_of(obj), pk, out);
+    return st;
+}
+
+/* Before `obj` is deleted: the list elements, set elements and map values
+ * that link to it go with it (as the core removes them), in the merge state
+ * of the objects holding them. */
+static coffer_status forget_links_to(applier *a, coffer_object *obj, cf_slice pk)
+{
+    const cf_schema *s = a->txn->db->schema;
+    coffer_class_id cls = coffer_object_class(obj);
+    cf_buf link = {0};
+    cf_wire_u8(&link, CF_SV_LINK);
+    cf_wire_string(&link, s->classes[cls].name, strlen(s->classes[cls].name));
+    cf_buf_put(&link, pk.p, pk.n);
+    coffer_status st = link.failed ? no_memory() : COFFER_OK;
+    for (size_t c = 0; c < s->nclasses && st == COFFER_OK; c++)
+        for (size_t p = 0; p < s->classes[c].nprops && st == COFFER_OK; p++) {
+            const cf_prop *cp = &s->classes[c].props[p];
+            if (cp->type != COFFER_TYPE_LINK || cp->target != (int)cls || !cf_prop_is_collection(cp) ||
+                cf_class_embedded(&s->classes[c]))
+                continue;
+            coffer_iter *it;
+            if ((st = coffer_object_backlinks_from(obj, (coffer_class_id)c, (coffer_property_id)p, &it)) != COFFER_OK)
+                break;
+            coffer_object *origin;
+            uint64_t last = UINT64_MAX;
+            while (st == COFFER_OK && (st = coffer_iter_next(it, &origin)) == COFFER_OK) {
+                if (coffer_object_key_of(origin) == last)
+                    continue;
+                last = coffer_object_key_of(origin);
+                cf_sync_obj *o;
+                if ((st = cf_sync_obj_get(a->txn, a->cache, s->classes[c].table, last, &o)) != COFFER_OK || !o)
+                    continue;
+                cf_sync_prop *sp = cf_sync_prop_of(o, cp->name);
+                if (!sp) {
+                    st = no_memory();
+                    break;
+                }
+                o->dirty = 1;
+                if (cp->collection == COFFER_COLLECTION_LIST) {
+                    coffer_list *list;
+                    uint64_t n, vis = 0;
+                    if ((st = coffer_object_get_list(origin, (coffer_property_id)p, &list)) != COFFER_OK ||
+                        (st = coffer_list_count(list, &n)) != COFFER_OK)
+                        break;
+                    for (size_t e = 0; e < sp->nelems && st == COFFER_OK; e++) {
+                        if (sp->elems[e].erased)
+                            continue;
+                        coffer_value v;
+                        if (vis < n && (st = coffer_list_get(list, vis, &v)) == COFFER_OK && v.type == COFFER_TYPE_LINK &&
+                            v.u.link.key == coffer_object_key_of(obj))
+                            sp->elems[e].erased = 1;
+                        vis++;
+                    }
+                    coffer_list_release(list);
+                } else {
+                    for (size_t e = 0; e < sp->nitems; e++) {
+                        cf_sync_item *item = &sp->items[e];
+                        int is_set = cp->collection == COFFER_COLLECTION_SET;
+                        const uint8_t *what = is_set ? item->key : item->value;
+                        size_t len = is_set ? item->key_len : item->value_len;
+                        if (!item->present || len != link.len || memcmp(what, link.p, len) != 0)
+                            continue;
+                        if (is_set)
+                            item->present = 0;
+                        else if ((st = cf_sync_item_set_value(item, (cf_slice){(const uint8_t *)"\0", 1})) != COFFER_OK)
+                            break;
+                    }
+                }
+            }
+            if (st == COFFER_DONE)
+                st = COFFER_OK;
+            coffer_iter_free(it);
+        }
+    free(link.p);
+    return st;
+}
+
+static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_slice pk)
+{
+    uint32_t table = a->txn->db->schema->classes[cls].table;
+    cf_sync_obj *o;
+    coffer_status st = cf_sync_obj_get(a->txn, a->cache, table, coffer_object_key_of(obj), &o);
+    if (st != COFFER_OK)
+        return st;
+    if (obj) {
+        if (o && cf_stamp_cmp(&o->created, &a->stamp) > 0)
+            return COFFER_OK; /* the delete of an earlier life */
+        if ((st = forget_links_to(a, obj, pk)) != COFFER_OK || (st = coffer_object_delete(obj)) != COFFER_OK)
+            return st;
+        if (o) {
+            o->gone = 1;
+            o->dirty = 1;
+        }
+    }
+    return COFFER_OK;
+}
+
+static coffer_status keep_tombstone(applier *a, int cls, cf_slice pk)
+{
+    uint32_t table = a->txn->db->schema->classes[cls].table;
+    cf_stamp old;
+    int has;
+    coffer_status st = cf_sync_tombstone_get(a->txn, table, pk, &old, &has);
+    if (st == COFFER_OK && (!has || cf_stamp_cmp(&old, &a->stamp) < 0))
+        st = cf_sync_tombstone_put(a->txn, table, pk, &a->stamp);
+    return st;
+}
+
+static int64_t elem_index(const cf_sync_prop *p, const cf_elem_id *id)
+{
+    for (size_t i = 0; i < p->nelems; i++)
+        if (cf_elem_id_cmp(&p->elems[i].id, id) == 0)
+            return (int64_t)i;
+    return -1;
+}
+
+static uint64_t visible_before(const cf_sync_prop *p, size_t i)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; k < i; k++)
+        n += !p->elems[k].erased;
+    return n;
+}
+
+static coffer_status apply_list(applier *a, coffer_object *obj, int prop, cf_sync_prop *p, const cf_sync_change *c)
+{
+    coffer_list *list;
+    coffer_status st = coffer_object_get_list(obj, (coffer_property_id)prop, &list);
+    if (st != COFFER_OK)
+        return st;
+    int64_t at = elem_index(p, &c->elem);
+    coffer_value v;
+    int missing = 0;
+    if (c->op == CF_OP_LIST_INSERT && at < 0) {
+        size_t i = 0;
+        if (c->has_anchor) {
+            int64_t anchor = elem_index(p, &c->anchor);
+            if (anchor < 0)
+                goto done; /* the anchor belongs to an earlier life of the object */
+            i = (size_t)anchor + 1;
+        }
+        /* RGA: past the elements inserted after the anchor with larger ids. */
+        while (i < p->nelems && cf_elem_id_cmp(&p->elems[i].id, &c->elem) > 0)
+            i++;
+        if ((st = decode(a, c->value, &v, &missing)) != COFFER_OK)
+            goto done;
+        if (!missing && (st = coffer_list_insert(list, visible_before(p, i), &v)) != COFFER_OK)
+            goto done;
+        cf_sync_elem *e = cf_sync_elem_insert(p, i);
+        if (!e) {
+            st = no_memory();
+            goto done;
+        }
+        e->id = c->elem;
+        e->stamp = a->stamp;
+        e->erased = (uint8_t)missing;
+    } else if (at >= 0 && !p->elems[at].erased) {
+        cf_sync_elem *e = &p->elems[at];
+        uint64_t pos = visible_before(p, (size_t)at);
+        if (c->op == CF_OP_LIST_ERASE) {
+            if ((st = coffer_list_remove(list, pos)) == COFFER_OK)
+                e->erased = 1;
+        } else if (c->op == CF_OP_LIST_SET && cf_stamp_cmp(&a->stamp, &e->stamp) > 0) {
+            if ((st = decode(a, c->value, &v, &missing)) != COFFER_OK)
+                goto done;
+            st = missing ? coffer_list_remove(list, pos) : coffer_list_set(list, pos, &v);
+            e->stamp = a->stamp;
+            e->erased = (uint8_t)missing;
+        }
+    }
+done:
+    coffer_list_release(list);
+    return st;
+}
+
+static coffer_status apply_item(applier *a, coffer_object *obj, int prop, cf_sync_prop *p, const cf_sync_change *c)
+{
+    int is_map = c->op == CF_OP_MAP_PUT || c->op == CF_OP_MAP_REMOVE;
+    int add = c->op == CF_OP_SET_ADD || c->op == CF_OP_MAP_PUT;
+    cf_slice id = is_map ? c->key : c->value;
+    cf_sync_item *it = cf_sync_item_find(p, id.p, id.n, 1);
+    if (!it)
+        return no_memory();
+    if (cf_stamp_cmp(&a->stamp, &it->stamp) <= 0)
+        return COFFER_OK;
+    it->stamp = a->stamp;
+    it->present = (uint8_t)add;
+    coffer_value v = coffer_value_null();
+    int missing = 0;
+    coffer_status st = COFFER_OK;
+    if (c->op != CF_OP_MAP_REMOVE && (st = decode(a, c->value, &v, &missing)) != COFFER_OK)
+        return st;
+    if (is_map) {
+        coffer_map *map;
+        char *key = cf_slice_strdup(c->key);
+        if (!key)
+            return no_memory();
+        if ((st = coffer_object_get_map(obj, (coffer_property_id)prop, &map)) == COFFER_OK) {
+            int removed;
+            st = add ? coffer_map_set(map, key, c->key.n, &v) : coffer_map_remove(map, key, c->key.n, &removed);
+            coffer_map_release(map);
+        }
+        free(key);
+        if (st == COFFER_OK && add)
+            st = cf_sync_item_set_value(it, c->value);
+        return st;
+    }
+    coffer_set *set;
+    if ((st = coffer_object_get_set(obj, (coffer_property_id)prop, &set)) != COFFER_OK)
+        return st;
+    int changed;
+    if (!missing)
+        st = add ? coffer_set_insert(set, &v, &changed) : coffer_set_remove(set, &v, &changed);
+    coffer_set_release(set);
+    return st;
+}
+
+static coffer_status apply_change(applier *a, const cf_sync_change *c)
+{
+    int cls = 0;
+    coffer_value pk;
+    coffer_status st = find_class(a, c->cls, &cls);
+    if (st == COFFER_OK)
+        st = cf_sync_decode_scalar(c->pk, &pk);
+    if (st != COFFER_OK)
+        return st;
+    coffer_object *obj = NULL;
+    st = coffer_object_find(a->txn, (coffer_class_id)cls, &pk, &obj);
+    if (st == COFFER_ERR_NOT_FOUND) {
+        coffer_clear_error();
+        obj = NULL;
+    } else if (st != COFFER_OK) {
+        return st;
+    }
+    if (c->op == CF_OP_DELETE) {
+        if (obj && (st = delete_object(a, cls, obj, c->pk)) != COFFER_OK)
+            return st;
+        return keep_tombstone(a, cls, c->pk);
+    }
+    if (!obj) {
+        if (c->op != CF_OP_CREATE)
+            return COFFER_OK; /* a change of a deleted object: the delete wins */
+        cf_stamp tomb;
+        int has;
+        uint32_t table = a->txn->db->schema->classes[cls].table;
+        if ((st = cf_sync_tombstone_get(a->txn, table, c->pk, &tomb, &has)) != COFFER_OK)
+            return st;
+        if (has && cf_stamp_cmp(&a->stamp, &tomb) <= 0)
+            return COFFER_OK; /* created before it was deleted */
+        return create(a, cls, c, pk);
+    }
+    cf_sync_obj *o;
+    if ((st = state_of(a, cls, obj, c->pk, &o)) != COFFER_OK)
+        return st;
+    if (c->op == CF_OP_CREATE || c->op == CF_OP_UPDATE)
+        return apply_fields(a, cls, obj, o, c);
+    int prop = 0;
+    if ((st = find_prop(a, cls, c->prop, &prop)) != COFFER_OK)
+        return st;
+    const cf_prop *cp = &a->txn->db->schema->classes[cls].props[prop];
+    int want = c->op <= CF_OP_LIST_SET ? COFFER_COLLECTION_LIST
+               : c->op <= CF_OP_SET_REMOVE ? COFFER_COLLECTION_SET
+                                            : COFFER_COLLECTION_MAP;
+    if (cp->collection != want)
+        return cf_error(COFFER_ERR_SCHEMA, "sync: a collection change of property '%s' of class '%s', which is not a %s",
+                        cp->name, a->txn->db->schema->classes[cls].name,
+                        want == COFFER_COLLECTION_LIST ? "list" : want == COFFER_COLLECTION_SET ? "set" : "map");
+    cf_sync_prop *p = cf_sync_prop_of(o, cp->name);
+    if (!p)
+        return no_memory();
+    o->dirty = 1;
+    if (want == COFFER_COLLECTION_LIST)
+        return apply_list(a, obj, prop, p, c);
+    return apply_item(a, obj, prop, p, c);
+}
+
+coffer_status cf_sync_integrate_in(coffer_txn *txn, cf_sync_cache *cache, const cf_server_changeset *changesets,
+                                   size_t n, uint64_t *server_version)
+{
+    cf_sync_progress prog;
+    coffer_status st = cf_sync_progress_read(txn, &prog);
+    applier a = {.txn = txn, .cache = cache};
+    for (size_t i = 0; i < n && st == COFFER_OK; i++) {
+        const cf_server_changeset *s = &changesets[i];
+        if (s->server_version <= prog.server_version)
+            continue; /* integrated before a lost acknowledgement */
+        a.stamp.clock = s->cs.clock;
+        memcpy(a.stamp.client, s->origin, CF_SYNC_ID_SIZE);
+        for (size_t k = 0; k < s->cs.nchanges && st == COFFER_OK; k++) {
+            st = apply_change(&a, &s->cs.changes[k]);
+            cf_arena_free(&a.arena);
+        }
+        if (st != COFFER_OK) {
+            cf_error_prefix("sync: server changeset %llu (client version %llu)", (unsigned long long)s->server_version,
+                            (unsigned long long)s->cs.version);
+            break;
+        }
+        prog.clock = cf_hlc_observe(prog.clock, s->cs.clock);
+        prog.server_version = s->server_version;
+    }
+    cf_arena_free(&a.arena);
+    if (st == COFFER_OK)
+        st = cf_sync_progress_write(txn, &prog);
+    if (st == COFFER_OK && server_version)
+        *server_version = prog.server_version;
+    return st;
+}
+
+coffer_status cf_sync_integrate(coffer_db *db, const cf_server_changeset *changesets, size_t n, uint64_t *server_version)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn);
+    if (st != COFFER_OK)
+        return st;
+    cf_sync_cache cache = {0};
+    txn->log_always = 1; /* observers see a remote commit, never a gap in the log */
+    st = coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE);
+    if (st == COFFER_OK)
+        st = cf_sync_integrate_in(txn, &cache, changesets, n, server_version);
+    txn->sync_cache = &cache;
+    st = cf_sync_txn_finish(txn, st);
+    cf_sync_cache_free(&cache);
+    return st;
+}

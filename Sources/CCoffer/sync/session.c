@@ -1,0 +1,701 @@
+/* session — the sync thread of a synced handle and its public controls.
+ * The thread owns the connection; the app's threads only read the state and
+ * wait on a condition variable that the thread signals whenever progress is
+ * made. Uploads read the outbox from the file (so commits of any handle or
+ * process are seen), at most CF_SYNC_FRAME_BYTES per frame and
+ * CF_SYNC_WINDOW_BYTES unacknowledged; acknowledgements trim the outbox;
+ * downloads are integrated and then acknowledged. */
+#include "sync/session.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sync/frames.h"
+#include "sync/integrate.h"
+#include "sync/record.h"
+#include "sync/state.h"
+#include "util/error.h"
+
+#define RECEIVE_MS 20           /* how long one receive waits before the outbox is looked at again */
+#define WELCOME_MS 30000        /* how long the service may take to answer HELLO */
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 30000
+
+typedef struct in_flight {
+    uint64_t version;
+    size_t bytes;
+} in_flight;
+
+struct cf_sync_session {
+    coffer_db *db;
+    char *url, *partition;
+    coffer_sync_transport transport;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
+    int stop, paused, wake;
+    int state;
+    int caught_up;              /* connected and every server changeset integrated */
+    uint64_t idle;              /* receives that found nothing waiting while caught up */
+    uint64_t acked;             /* the service has every outbox changeset up to this */
+    char error[512];
+    /* The thread's own. */
+    void *conn;
+    uint64_t sent_through;
+    in_flight *flight;
+    size_t nflight, flight_cap;
+    size_t unacked_bytes;
+};
+
+typedef struct cf_sync_session session;
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+COFFER_API coffer_status coffer_config_set_sync(coffer_config *config, const char *url, const char *partition)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync");
+    if (url && strncmp(url, "ws://", 5) != 0 && strncmp(url, "wss://", 6) != 0)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_config_set_sync: URL '%s' is neither ws:// nor wss://", url);
+    if (url && (!partition || !*partition))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_config_set_sync: the partition is empty");
+    char *u = url ? strdup(url) : NULL, *p = url ? strdup(partition) : NULL;
+    if (url && (!u || !p)) {
+        free(u);
+        free(p);
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    }
+    free(config->sync_url);
+    free(config->sync_partition);
+    config->sync_url = u;
+    config->sync_partition = p;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config, const coffer_sync_transport *transport)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync_transport");
+    if (transport && (!transport->open || !transport->send || !transport->receive || !transport->close))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_config_set_sync_transport: every callback is required");
+    memset(&config->sync_transport, 0, sizeof config->sync_transport);
+    if (transport)
+        config->sync_transport = *transport;
+    return COFFER_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared state                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void set_state(session *s, int state)
+{
+    pthread_mutex_lock(&s->lock);
+    s->state = state;
+    if (state != COFFER_SYNC_CONNECTED)
+        s->caught_up = 0;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void set_error(session *s, const char *fmt, const char *detail)
+{
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->error, sizeof s->error, fmt, detail);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The time `ms` from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(uint64_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t secs = ms / 1000;
+    until.tv_sec = secs > (uint64_t)INT32_MAX ? INT32_MAX : until.tv_sec + (time_t)secs;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return until;
+}
+
+/* Sleeps `ms` or until stopped, paused or resumed; 1 if the thread should stop. */
+static int pause_for(session *s, uint64_t ms)
+{
+    struct timespec until = deadline_in(ms);
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop && !s->wake && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
+        ;
+    s->wake = 0;
+    int stop = s->stop;
+    pthread_mutex_unlock(&s->lock);
+    return stop;
+}
+
+static int should_leave(session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int leave = s->stop || s->paused;
+    pthread_mutex_unlock(&s->lock);
+    return leave;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The file                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A write transaction for sync's own bookkeeping. */
+static coffer_status begin_own(session *s, coffer_txn **txn)
+{
+    coffer_status st = coffer_txn_begin(s->db, COFFER_TXN_WRITE, txn);
+    if (st == COFFER_OK) {
+        (*txn)->log_always = 1;
+        st = coffer_txn_set_origin(*txn, COFFER_ORIGIN_REMOTE);
+    }
+    return st;
+}
+
+/* The service has the outbox up to `version`: drop it from the file. */
+static coffer_status acknowledged(session *s, uint64_t version)
+{
+    coffer_txn *txn;
+    coffer_status st = begin_own(s, &txn);
+    if (st != COFFER_OK)
+        return st;
+    cf_sync_progress prog;
+    st = cf_sync_progress_read(txn, &prog);
+    if (st == COFFER_OK && version > prog.acked_client_version) {
+        prog.acked_client_version = version;
+        if ((st = cf_sync_outbox_trim(txn, version)) == COFFER_OK)
+            st = cf_sync_progress_write(txn, &prog);
+    }
+    st = cf_sync_txn_finish(txn, st);
+    if (st == COFFER_OK) {
+        pthread_mutex_lock(&s->lock);
+        if (version > s->acked)
+            s->acked = version;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static coffer_status send_frame(session *s, const cf_buf *b)
+{
+    if (b->failed)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory building a sync frame");
+    coffer_status st = s->transport.send(s->transport.ctx, s->conn, b->p, b->len);
+    if (st != COFFER_OK && !coffer_last_error()[0])
+        cf_error(st, "the sync transport failed to send a frame");
+    return st;
+}
+
+static coffer_status send_hello(session *s)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(s->db, COFFER_TXN_READ, &txn);
+    if (st != COFFER_OK)
+        return st;
+    uint8_t client[CF_SYNC_ID_SIZE];
+    int has;
+    cf_sync_progress prog;
+    if ((st = cf_sync_client_id(txn, client, &has)) == COFFER_OK)
+        st = cf_sync_progress_read(txn, &prog);
+    coffer_txn_free(txn);
+    if (st != COFFER_OK)
+        return st;
+    cf_buf schema = {0}, b = {0};
+    cf_wire_schema_encode(s->db->schema, &schema);
+    cf_frame_hello_encode(&b, client, s->partition, "", prog.server_version, schema.p, schema.len);
+    b.failed |= schema.failed;
+    st = send_frame(s, &b);
+    free(schema.p);
+    free(b.p);
+    return st;
+}
+
+typedef struct upload_batch {
+    cf_buf body;
+    uint64_t count;
+    uint64_t last;
+    size_t budget; /* bytes still allowed unacknowledged */
+    in_flight *flight;
+    size_t nflight, cap;
+    int failed;
+} upload_batch;
+
+static int add_to_batch(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
+{
+    upload_batch *u = ctx;
+    /* A changeset larger than a frame goes alone. */
+    if (u->count && (u->body.len + len > CF_SYNC_FRAME_BYTES || len > u->budget))
+        return 1;
+    if (!u->count && len > u->budget && u->budget < CF_SYNC_WINDOW_BYTES)
+        return 1; /* wait for acknowledgements first */
+    in_flight *f = cf_grow(u->flight, u->nflight, &u->cap, sizeof *f, 16);
+    if (!f) {
+        u->failed = 1;
+        return 1;
+    }
+    u->flight = f;
+    f[u->nflight++] = (in_flight){version, len};
+    cf_buf_put(&u->body, cs, len);
+    u->count++;
+    u->last = version;
+    u->budget = len > u->budget ? 0 : u->budget - len;
+    return u->body.len >= CF_SYNC_FRAME_BYTES;
+}
+
+/* Sends what the window allows of the outbox after what was sent. */
+static coffer_status upload_some(session *s)
+{
+    while (s->unacked_bytes < CF_SYNC_WINDOW_BYTES) {
+        upload_batch u = {.budget = CF_SYNC_WINDOW_BYTES - s->unacked_bytes};
+        coffer_txn *txn;
+        coffer_status st = coffer_txn_begin(s->db, COFFER_TXN_READ, &txn);
+        if (st != COFFER_OK)
+            return st;
+        st = cf_sync_outbox_each(txn, s->sent_through, add_to_batch, &u);
+        coffer_txn_free(txn);
+        if (st == COFFER_OK && u.failed)
+            st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory building an upload");
+        if (st == COFFER_OK && u.count) {
+            cf_buf b = {0};
+            cf_frame_upload_encode(&b, u.count, u.body.p, u.body.len);
+            st = send_frame(s, &b);
+            free(b.p);
+        }
+        for (size_t i = 0; st == COFFER_OK && i < u.nflight; i++) {
+            in_flight *f = cf_grow(s->flight, s->nflight, &s->flight_cap, sizeof *f, 16);
+            if (!f) {
+                st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+                break;
+            }
+            s->flight = f;
+            f[s->nflight++] = u.flight[i];
+            s->unacked_bytes += u.flight[i].bytes;
+        }
+        if (st == COFFER_OK && u.count)
+            s->sent_through = u.last;
+        free(u.flight);
+        free(u.body.p);
+        if (st != COFFER_OK || !u.count)
+            return st;
+    }
+    return COFFER_OK;
+}
+
+static void forget_in_flight(session *s, uint64_t through)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->nflight; i++) {
+        if (s->flight[i].version <= through)
+            s->unacked_bytes -= s->flight[i].bytes;
+        else
+            s->flight[k++] = s->flight[i];
+    }
+    s->nflight = k;
+}
+
+/* The service's ERROR frame: retry later, or stop for good. */
+static coffer_status on_error_frame(session *s, const cf_frame_error *e)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s: %.*s", cf_sync_error_name(e->code), (int)(e->message.n > 300 ? 300 : e->message.n),
+             (const char *)e->message.p);
+    set_error(s, "the sync service refused the session: %s", msg);
+    int retry = e->code == CF_SYNC_ERR_OVERLOADED || e->code == CF_SYNC_ERR_INTERNAL || !e->fatal;
+    if (!retry) {
+        set_state(s, COFFER_SYNC_FAILED);
+        return cf_error(COFFER_ERR_MISUSE, "the sync service refused the session: %s", msg);
+    }
+    return cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
+}
+
+static coffer_status on_download(session *s, const cf_frame_download *d)
+{
+    uint64_t through = 0;
+    coffer_status st = COFFER_OK;
+    if (d->count) {
+        if ((st = cf_sync_integrate(s->db, d->changesets, d->count, &through)) != COFFER_OK)
+            return st;
+        cf_buf b = {0};
+        cf_frame_download_ack_encode(&b, through);
+        st = send_frame(s, &b);
+        free(b.p);
+    }
+    int done = d->count == 0 || d->changesets[d->count - 1].server_version >= d->latest_server_version;
+    pthread_mutex_lock(&s->lock);
+    s->caught_up = done;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* Handles one received frame. */
+static coffer_status on_frame(session *s, const uint8_t *data, size_t size)
+{
+    cf_frame f;
+    coffer_status st = cf_frame_decode(data, size, &f);
+    if (st != COFFER_OK)
+        return st;
+    switch (f.type) {
+    case CF_FRAME_UPLOAD_ACK:
+        forget_in_flight(s, f.u.upload_ack.last_client_version);
+        st = acknowledged(s, f.u.upload_ack.last_client_version);
+        break;
+    case CF_FRAME_DOWNLOAD:
+        st = on_download(s, &f.u.download);
+        break;
+    case CF_FRAME_ERROR:
+        st = on_error_frame(s, &f.u.error);
+        break;
+    default:
+        st = cf_error(COFFER_ERR_CORRUPTED, "the sync service sent a frame of type %u in a session", f.type);
+        break;
+    }
+    cf_frame_free(&f);
+    return st;
+}
+
+/* Waits for WELCOME (or ERROR) after HELLO. */
+static coffer_status welcome(session *s)
+{
+    uint64_t waited = 0;
+    for (;;) {
+        const uint8_t *data;
+        size_t size;
+        coffer_status st = s->transport.receive(s->transport.ctx, s->conn, 100, &data, &size);
+        if (st == COFFER_ERR_TIMEOUT) {
+            if ((waited += 100) >= WELCOME_MS)
+                return cf_error(COFFER_ERR_IO, "the sync service did not answer HELLO in %d s", WELCOME_MS / 1000);
+            if (should_leave(s))
+                return COFFER_ERR_TIMEOUT;
+            continue;
+        }
+        if (st != COFFER_OK)
+            return st;
+        cf_frame f;
+        if ((st = cf_frame_decode(data, size, &f)) != COFFER_OK)
+            return st;
+        if (f.type == CF_FRAME_ERROR)
+            st = on_error_frame(s, &f.u.error);
+        else if (f.type != CF_FRAME_WELCOME)
+            st = cf_error(COFFER_ERR_CORRUPTED, "the sync service answered HELLO with a frame of type %u", f.type);
+        else if (f.u.welcome.protocol != CF_SYNC_PROTOCOL)
+            st = cf_error(COFFER_ERR_CORRUPTED, "the sync service speaks protocol %llu, not %u",
+                          (unsigned long long)f.u.welcome.protocol, CF_SYNC_PROTOCOL);
+        else {
+            /* Changesets up to its last integrated version arrived before a lost acknowledgement. */
+            uint64_t last = f.u.welcome.last_client_version;
+            st = acknowledged(s, last);
+            s->sent_through = last;
+        }
+        cf_frame_free(&f);
+        return st;
+    }
+}
+
+/* One connection, from open to close. */
+static coffer_status connection(session *s, int *connected)
+{
+    set_state(s, COFFER_SYNC_CONNECTING);
+    coffer_clear_error();
+    coffer_status st = s->transport.open(s->transport.ctx, s->url, &s->conn);
+    if (st != COFFER_OK) {
+        s->conn = NULL;
+        return st;
+    }
+    s->sent_through = 0;
+    s->nflight = 0;
+    s->unacked_bytes = 0;
+    if ((st = send_hello(s)) == COFFER_OK)
+        st = welcome(s);
+    if (st == COFFER_OK) {
+        *connected = 1;
+        set_state(s, COFFER_SYNC_CONNECTED);
+        set_error(s, "%s", "");
+    }
+    while (st == COFFER_OK && !should_leave(s)) {
+        if ((st = upload_some(s)) != COFFER_OK)
+            break;
+        const uint8_t *data;
+        size_t size;
+        st = s->transport.receive(s->transport.ctx, s->conn, RECEIVE_MS, &data, &size);
+        if (st == COFFER_ERR_TIMEOUT) {
+            /* Nothing waits: whatever the service sent before now is integrated. */
+            pthread_mutex_lock(&s->lock);
+            if (s->caught_up) {
+                s->idle++;
+                pthread_cond_broadcast(&s->cond);
+            }
+            pthread_mutex_unlock(&s->lock);
+            st = COFFER_OK;
+            continue;
+        }
+        if (st == COFFER_OK)
+            st = on_frame(s, data, size);
+    }
+    s->transport.close(s->transport.ctx, s->conn);
+    s->conn = NULL;
+    return st == COFFER_ERR_TIMEOUT ? COFFER_OK : st;
+}
+
+static void *run(void *arg)
+{
+    session *s = arg;
+    uint64_t backoff = BACKOFF_FIRST_MS;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        while (s->paused && !s->stop) {
+            s->state = COFFER_SYNC_PAUSED;
+            s->caught_up = 0;
+            pthread_cond_broadcast(&s->cond);
+            pthread_cond_wait(&s->cond, &s->lock);
+            backoff = BACKOFF_FIRST_MS;
+        }
+        int stop = s->stop, failed = s->state == COFFER_SYNC_FAILED;
+        pthread_mutex_unlock(&s->lock);
+        if (stop)
+            break;
+        if (failed) { /* refused for good: wait for resume or close */
+            pthread_mutex_lock(&s->lock);
+            while (!s->stop && !s->wake)
+                pthread_cond_wait(&s->cond, &s->lock);
+            s->wake = 0;
+            if (!s->stop)
+                s->state = COFFER_SYNC_DISCONNECTED;
+            pthread_mutex_unlock(&s->lock);
+            continue;
+        }
+        int connected = 0;
+        coffer_status st = connection(s, &connected);
+        if (connected)
+            backoff = BACKOFF_FIRST_MS;
+        if (st != COFFER_OK && coffer_last_error()[0])
+            set_error(s, "%s", coffer_last_error());
+        pthread_mutex_lock(&s->lock);
+        int refused = s->state == COFFER_SYNC_FAILED;
+        if (!refused && !s->paused)
+            s->state = COFFER_SYNC_DISCONNECTED;
+        s->caught_up = 0;
+        pthread_cond_broadcast(&s->cond);
+        int again = s->paused || refused;
+        pthread_mutex_unlock(&s->lock);
+        if (!again && pause_for(s, backoff))
+            break;
+        backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Starting and stopping                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void free_session(session *s)
+{
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s->flight);
+    free(s->url);
+    free(s->partition);
+    free(s);
+}
+
+coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
+{
+    if (db->read_only)
+        return cf_error(COFFER_ERR_READ_ONLY, "a read-only handle cannot sync");
+    coffer_status st = cf_sync_enable(db, config->sync_partition);
+    if (st != COFFER_OK)
+        return st;
+    session *s = calloc(1, sizeof *s);
+    if (!s || !(s->url = strdup(config->sync_url)) || !(s->partition = strdup(config->sync_partition))) {
+        if (s) {
+            free(s->url);
+            free(s);
+        }
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory starting a sync session");
+    }
+    s->db = db;
+    s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
+    s->state = COFFER_SYNC_CONNECTING;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    coffer_txn *txn;
+    cf_sync_progress prog = {0};
+    if ((st = coffer_txn_begin(db, COFFER_TXN_READ, &txn)) == COFFER_OK) {
+        st = cf_sync_progress_read(txn, &prog);
+        coffer_txn_free(txn);
+    }
+    s->acked = prog.acked_client_version;
+    if (st == COFFER_OK && pthread_create(&s->thread, NULL, run, s) != 0)
+        st = cf_error(COFFER_ERR_NO_MEMORY, "cannot start the sync thread");
+    if (st != COFFER_OK) {
+        free_session(s);
+        return st;
+    }
+    db->sync = s;
+    return COFFER_OK;
+}
+
+void cf_sync_session_stop(coffer_db *db)
+{
+    session *s = db->sync;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    db->sync = NULL;
+    free_session(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The public controls                                                       */
+/* ------------------------------------------------------------------------ */
+
+static coffer_status session_of(coffer_db *db, const char *fn, session **out)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: the database handle is NULL or closed", fn);
+    if (!db->sync)
+        return cf_error(COFFER_ERR_MISUSE, "%s: this handle does not sync (see coffer_config_set_sync)", fn);
+    *out = db->sync;
+    return COFFER_OK;
+}
+
+COFFER_API int coffer_sync_state(coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed || !db->sync)
+        return COFFER_SYNC_OFF;
+    session *s = db->sync;
+    pthread_mutex_lock(&s->lock);
+    int state = s->state;
+    pthread_mutex_unlock(&s->lock);
+    return state;
+}
+
+COFFER_API coffer_status coffer_sync_error(coffer_db *db, char *buf, size_t size)
+{
+    session *s = NULL;
+    coffer_status st = session_of(db, "coffer_sync_error", &s);
+    if (st != COFFER_OK)
+        return st;
+    if (!buf || !size)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_sync_error: no buffer");
+    pthread_mutex_lock(&s->lock);
+    snprintf(buf, size, "%s", s->error);
+    pthread_mutex_unlock(&s->lock);
+    return COFFER_OK;
+}
+
+typedef struct last_ctx {
+    uint64_t last;
+} last_ctx;
+
+static int note_last(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
+{
+    (void)cs;
+    (void)len;
+    ((last_ctx *)ctx)->last = version;
+    return 0;
+}
+
+/* Waits on the session's condition until `done` holds or the timeout. */
+static coffer_status wait_until(session *s, uint64_t timeout_ms, int (*done)(session *, uint64_t), uint64_t arg,
+                                const char *what)
+{
+    struct timespec until = deadline_in(timeout_ms);
+    coffer_status st = COFFER_OK;
+    pthread_mutex_lock(&s->lock);
+    while (!done(s, arg)) {
+        if (s->state == COFFER_SYNC_FAILED) {
+            st = cf_error(COFFER_ERR_MISUSE, "%s: %s", what, s->error);
+            break;
+        }
+        if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT && !done(s, arg)) {
+            st = cf_error(COFFER_ERR_TIMEOUT, "%s did not finish in %llu ms (sync state %d%s%s)", what,
+                          (unsigned long long)timeout_ms, s->state, s->error[0] ? ": " : "", s->error);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+static int uploaded(session *s, uint64_t target) { return s->acked >= target; }
+static int downloaded(session *s, uint64_t idle_before)
+{
+    return s->state == COFFER_SYNC_CONNECTED && s->caught_up && s->idle > idle_before;
+}
+
+COFFER_API coffer_status coffer_sync_wait_for_upload(coffer_db *db, uint64_t timeout_ms)
+{
+    session *s = NULL;
+    coffer_status st = session_of(db, "coffer_sync_wait_for_upload", &s);
+    if (st != COFFER_OK)
+        return st;
+    coffer_txn *txn;
+    last_ctx last = {0};
+    if ((st = coffer_txn_begin(db, COFFER_TXN_READ, &txn)) != COFFER_OK)
+        return st;
+    st = cf_sync_outbox_each(txn, 0, note_last, &last);
+    coffer_txn_free(txn);
+    if (st != COFFER_OK || !last.last)
+        return st;
+    return wait_until(s, timeout_ms, uploaded, last.last, "waiting for the upload");
+}
+
+COFFER_API coffer_status coffer_sync_wait_for_download(coffer_db *db, uint64_t timeout_ms)
+{
+    session *s = NULL;
+    coffer_status st = session_of(db, "coffer_sync_wait_for_download", &s);
+    if (st != COFFER_OK)
+        return st;
+    pthread_mutex_lock(&s->lock);
+    uint64_t idle = s->idle;
+    pthread_mutex_unlock(&s->lock);
+    return wait_until(s, timeout_ms, downloaded, idle, "waiting for the download");
+}
+
+/* Sets the pause flag (resume also wakes a thread waiting out a backoff or a refusal). */
+static coffer_status set_paused(coffer_db *db, const char *fn, int paused)
+{
+    session *s = NULL;
+    coffer_status st = session_of(db, fn, &s);
+    if (st != COFFER_OK)
+        return st;
+    pthread_mutex_lock(&s->lock);
+    s->paused = paused;
+    if (!paused) {
+        s->wake = 1;
+        if (s->state == COFFER_SYNC_FAILED) /* try again: the service may have been fixed */
+            s->state = COFFER_SYNC_DISCONNECTED;
+    }
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_sync_pause(coffer_db *db)
+{
+    return set_paused(db, "coffer_sync_pause", 1);
+}
+
+COFFER_API coffer_status coffer_sync_resume(coffer_db *db)
+{
+    return set_paused(db, "coffer_sync_resume", 0);
+}

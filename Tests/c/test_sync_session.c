@@ -1,0 +1,628 @@
+/* test_sync_session.c — the sync session of coffer_open(): its thread,
+ * transport calls, upload batches and acknowledgements, downloads pushed to
+ * other clients, reconnection after an outage and after a cut connection
+ * (nothing lost, nothing applied twice), pause and resume, waits that time
+ * out instead of hanging, a session the peer refuses for good, and the
+ * errors of misuse. The peer is a small relay in this file that speaks the
+ * protocol through the core's own codec: it keeps a history and each
+ * client's progress as docs/SYNC.md says a service does, so the session is
+ * exercised end to end in one process; the real service is tested against
+ * the same document on its own. */
+#define _GNU_SOURCE
+#include "test_support.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../Sources/CCoffer/sync/frames.h"
+
+/* ------------------------------------------------------------------------ */
+/* The relay                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct entry {
+    uint64_t server_version;
+    uint8_t origin[16];
+    cf_buf cs;
+} entry;
+
+typedef struct peer_client {
+    uint8_t id[16];
+    uint64_t last_version;
+} peer_client;
+
+typedef struct frame {
+    cf_buf b;
+    struct frame *next;
+} frame;
+
+typedef struct conn {
+    struct relay *relay;
+    uint8_t id[16];
+    int helloed, cut;
+    frame *head, *tail;
+    uint8_t *last; /* the frame returned by the last receive */
+    struct conn *next;
+} conn;
+
+typedef struct relay {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int down;             /* open fails */
+    int refuse;           /* answer HELLO with a fatal SCHEMA_MISMATCH */
+    int drop_next_ack;    /* integrate the next upload, then cut the connection without acknowledging */
+    int hold_acks;        /* integrate uploads but acknowledge none (a slow service) */
+    size_t held_bytes;    /* upload bytes received while acknowledgements were held */
+    entry *history;
+    size_t n, cap;
+    peer_client clients[8];
+    size_t nclients;
+    conn *conns;
+    size_t max_upload_frame;
+    uint64_t uploads_seen, duplicate_uploads;
+} relay;
+
+static void enqueue(conn *c, cf_buf b)
+{
+    frame *f = calloc(1, sizeof *f);
+    f->b = b;
+    if (c->tail)
+        c->tail->next = f;
+    else
+        c->head = f;
+    c->tail = f;
+}
+
+static peer_client *client_of(relay *r, const uint8_t id[16])
+{
+    for (size_t i = 0; i < r->nclients; i++)
+        if (memcmp(r->clients[i].id, id, 16) == 0)
+            return &r->clients[i];
+    peer_client *p = &r->clients[r->nclients++];
+    memcpy(p->id, id, 16);
+    return p;
+}
+
+static uint64_t latest(relay *r) { return r->n ? r->history[r->n - 1].server_version : 0; }
+
+/* Queues the history after `after` not made by `c`, then says caught up. */
+static void send_history(relay *r, conn *c, uint64_t after)
+{
+    cf_buf body = {0};
+    uint64_t count = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        entry *e = &r->history[i];
+        if (e->server_version <= after || memcmp(e->origin, c->id, 16) == 0)
+            continue;
+        cf_wire_varint(&body, e->server_version);
+        cf_buf_put(&body, e->origin, 16);
+        cf_buf_put(&body, e->cs.p, e->cs.len);
+        count++;
+    }
+    cf_buf b = {0};
+    cf_frame_download_encode(&b, latest(r), count, body.p, body.len);
+    enqueue(c, b);
+    free(body.p);
+}
+
+static coffer_status relay_open(void *ctx, const char *url, void **out)
+{
+    relay *r = ctx;
+    if (strcmp(url, "ws://relay.test/sync/v1") != 0)
+        return COFFER_ERR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&r->lock);
+    int down = r->down;
+    conn *c = NULL;
+    if (!down) {
+        c = calloc(1, sizeof *c);
+        c->relay = r;
+        c->next = r->conns;
+        r->conns = c;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (down)
+        return COFFER_ERR_IO;
+    *out = c;
+    return COFFER_OK;
+}
+
+/* The relay runs on the sync thread, where the test's assertions (which
+ * keep their message in a global) must not be used: a broken frame aborts. */
+#define RELAY_MUST(expr)                                                                   \
+    do {                                                                                   \
+        if ((expr) != COFFER_OK) {                                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, coffer_last_error()); \
+            abort();                                                                       \
+        }                                                                                  \
+    } while (0)
+
+static coffer_status relay_send(void *ctx, void *connection, const uint8_t *data, size_t size)
+{
+    relay *r = ctx;
+    conn *c = connection;
+    cf_frame f;
+    coffer_status st = cf_frame_decode(data, size, &f);
+    RELAY_MUST(st);
+    pthread_mutex_lock(&r->lock);
+    if (c->cut) {
+        pthread_mutex_unlock(&r->lock);
+        cf_frame_free(&f);
+        return COFFER_ERR_IO;
+    }
+    cf_buf b = {0};
+    switch (f.type) {
+    case CF_FRAME_HELLO: {
+        memcpy(c->id, f.u.hello.client, 16);
+        c->helloed = 1;
+        if (r->refuse) {
+            cf_frame_error_encode(&b, CF_SYNC_ERR_SCHEMA_MISMATCH, "Person.age: int here, string there", 1);
+            enqueue(c, b);
+            break;
+        }
+        cf_frame_welcome_encode(&b, client_of(r, c->id)->last_version, latest(r));
+        enqueue(c, b);
+        send_history(r, c, f.u.hello.last_server_version);
+        break;
+    }
+    case CF_FRAME_UPLOAD: {
+        RELAY_MUST(c->helloed ? COFFER_OK : COFFER_ERR_MISUSE);
+        if (size > r->max_upload_frame)
+            r->max_upload_frame = size;
+        peer_client *pc = client_of(r, c->id);
+        /* Each changeset again, as bytes: walk the frame after its header. */
+        cf_wreader rd = cf_wreader_make(data, size, "UPLOAD");
+        uint8_t type;
+        uint64_t count;
+        RELAY_MUST(cf_wire_get_u8(&rd, &type, "type"));
+        RELAY_MUST(cf_wire_get_varint(&rd, &count, "count"));
+        for (uint64_t i = 0; i < count; i++) {
+            const uint8_t *start = rd.p;
+            cf_sync_cs cs;
+            RELAY_MUST(cf_sync_cs_read(&rd, &cs));
+            r->uploads_seen++;
+            if (cs.version <= pc->last_version) {
+                r->duplicate_uploads++;
+                cf_sync_cs_free(&cs);
+                continue;
+            }
+            pc->last_version = cs.version;
+            if (r->n == r->cap) {
+                r->cap = r->cap ? r->cap * 2 : 64;
+                r->history = realloc(r->history, r->cap * sizeof *r->history);
+            }
+            entry *e = &r->history[r->n++];
+            memset(e, 0, sizeof *e);
+            e->server_version = r->n;
+            memcpy(e->origin, c->id, 16);
+            cf_buf_put(&e->cs, start, (size_t)(rd.p - start));
+            cf_sync_cs_free(&cs);
+            /* Pushed to every other client. */
+            for (conn *o = r->conns; o; o = o->next) {
+                if (o == c || !o->helloed || o->cut)
+                    continue;
+                cf_buf push = {0}, body = {0};
+                cf_wire_varint(&body, e->server_version);
+                cf_buf_put(&body, e->origin, 16);
+                cf_buf_put(&body, e->cs.p, e->cs.len);
+                cf_frame_download_encode(&push, e->server_version, 1, body.p, body.len);
+                free(body.p);
+                enqueue(o, push);
+            }
+        }
+        if (r->hold_acks) {
+            r->held_bytes += size;
+            break;
+        }
+        if (r->drop_next_ack) {
+            r->drop_next_ack = 0;
+            c->cut = 1;
+            break;
+        }
+        cf_frame_upload_ack_encode(&b, pc->last_version, latest(r));
+        enqueue(c, b);
+        break;
+    }
+    case CF_FRAME_DOWNLOAD_ACK:
+        break;
+    default:
+        fprintf(stderr, "the client sent a frame of type %u\n", f.type);
+        abort();
+    }
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    cf_frame_free(&f);
+    return COFFER_OK;
+}
+
+static coffer_status relay_receive(void *ctx, void *connection, int timeout_ms, const uint8_t **data, size_t *size)
+{
+    relay *r = ctx;
+    conn *c = connection;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)timeout_ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&r->lock);
+    while (!c->head && !c->cut && pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
+        ;
+    coffer_status st = COFFER_ERR_TIMEOUT;
+    if (c->cut) {
+        st = COFFER_ERR_IO;
+    } else if (c->head) {
+        frame *f = c->head;
+        c->head = f->next;
+        if (!c->head)
+            c->tail = NULL;
+        free(c->last);
+        c->last = f->b.p;
+        *data = f->b.p;
+        *size = f->b.len;
+        free(f);
+        st = COFFER_OK;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return st;
+}
+
+static void relay_close(void *ctx, void *connection)
+{
+    relay *r = ctx;
+    conn *c = connection;
+    pthread_mutex_lock(&r->lock);
+    for (conn **p = &r->conns; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    pthread_mutex_unlock(&r->lock);
+    for (frame *f = c->head, *next; f; f = next) {
+        next = f->next;
+        free(f->b.p);
+        free(f);
+    }
+    free(c->last);
+    free(c);
+}
+
+static void relay_cut_all(relay *r)
+{
+    pthread_mutex_lock(&r->lock);
+    for (conn *c = r->conns; c; c = c->next)
+        c->cut = 1;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Stops holding acknowledgements and acknowledges what every client sent. */
+static void relay_release_acks(relay *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->hold_acks = 0;
+    for (conn *c = r->conns; c; c = c->next) {
+        if (!c->helloed || c->cut)
+            continue;
+        cf_buf b = {0};
+        cf_frame_upload_ack_encode(&b, client_of(r, c->id)->last_version, latest(r));
+        enqueue(c, b);
+    }
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void relay_set(relay *r, int *field, int value)
+{
+    pthread_mutex_lock(&r->lock);
+    *field = value;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fixtures                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static const coffer_property_schema note_props[] = {
+    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
+    {.name = "text", .type = COFFER_TYPE_STRING},
+    {.name = "blob", .type = COFFER_TYPE_BINARY},
+};
+static const coffer_class_schema schema[] = {{.name = "Note", .properties = note_props, .property_count = 3}};
+
+typedef struct fixture {
+    char dir[TS_PATH_MAX];
+    relay r;
+    coffer_sync_transport t;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f || ts_make_temp_dir(f->dir) != 0)
+        return -1;
+    pthread_mutex_init(&f->r.lock, NULL);
+    pthread_cond_init(&f->r.cond, NULL);
+    f->t = (coffer_sync_transport){&f->r, relay_open, relay_send, relay_receive, relay_close};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < f->r.n; i++)
+        free(f->r.history[i].cs.p);
+    free(f->r.history);
+    ts_remove_tree(f->dir);
+    free(f);
+    return 0;
+}
+
+static coffer_db *open_synced(fixture *f, const char *name)
+{
+    char path[TS_PATH_MAX];
+    coffer_config *cfg = ts_config_at(ts_join(path, f->dir, name));
+    assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
+    assert_ok(coffer_config_set_sync(cfg, "ws://relay.test/sync/v1", "team-1"));
+    assert_ok(coffer_config_set_sync_transport(cfg, &f->t));
+    coffer_db *db;
+    assert_ok(coffer_open(cfg, &db));
+    coffer_config_free(cfg);
+    return db;
+}
+
+static void put_note(coffer_db *db, int64_t id, const char *text)
+{
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_field fields[] = {ts_field(0, coffer_value_int(id)), ts_field(1, ts_str(text))};
+    assert_ok(coffer_object_create(txn, ts_class(db, "Note"), fields, 2, COFFER_UPDATE_MODIFIED, NULL));
+    ts_commit(txn);
+}
+
+static const char *text_of(coffer_db *db, int64_t id, char *buf, size_t cap)
+{
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
+    coffer_value pk = coffer_value_int(id), v;
+    coffer_object *o;
+    if (coffer_object_find(txn, ts_class(db, "Note"), &pk, &o) != COFFER_OK)
+        snprintf(buf, cap, "(none)");
+    else {
+        assert_ok(coffer_object_get_value(o, 1, &v));
+        snprintf(buf, cap, "%.*s", (int)v.u.string.size, (const char *)v.u.string.data);
+    }
+    coffer_txn_free(txn);
+    return buf;
+}
+
+#define WAIT_MS 20000
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_two_clients_sync_through_the_session(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer"), *b = open_synced(f, "b.coffer");
+    put_note(a, 1, "from A");
+    put_note(b, 2, "from B");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_upload(b, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(b, WAIT_MS));
+    char buf[64];
+    assert_string_equal(text_of(b, 1, buf, sizeof buf), "from A");
+    assert_string_equal(text_of(a, 2, buf, sizeof buf), "from B");
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_CONNECTED);
+    assert_ok(coffer_sync_error(a, buf, sizeof buf));
+    assert_string_equal(buf, "");
+    /* Uploaded changesets leave the outbox; nothing is uploaded twice. */
+    assert_int_equal(f->r.duplicate_uploads, 0);
+    coffer_close(a);
+    coffer_close(b);
+}
+
+static uint64_t fake_now = 1700000000000ull;
+static uint64_t fake_clock(void *ctx)
+{
+    (void)ctx;
+    return fake_now;
+}
+
+static void test_offline_for_a_week_then_catching_up(void **state)
+{
+    fixture *f = *state;
+    coffer_sync_set_clock_source(fake_clock, NULL);
+    relay_set(&f->r, &f->r.down, 1);
+    coffer_db *a = open_synced(f, "a.coffer");
+    /* A thousand commits over a week, a few of them large. */
+    static uint8_t big[300000];
+    coffer_class_id note = ts_class(a, "Note");
+    for (int i = 0; i < 1000; i++) {
+        fake_now += 600000;
+        coffer_txn *txn = ts_begin(a, COFFER_TXN_WRITE);
+        char text[32];
+        snprintf(text, sizeof text, "note %d", i);
+        big[0] = (uint8_t)i;
+        coffer_field fields[] = {ts_field(0, coffer_value_int(i % 100)), ts_field(1, ts_str(text)),
+                                 ts_field(2, coffer_value_binary(big, i % 100 == 7 ? sizeof big : 10))};
+        assert_ok(coffer_object_create(txn, note, fields, 3, COFFER_UPDATE_MODIFIED, NULL));
+        ts_commit(txn);
+    }
+    assert_int_not_equal(coffer_sync_state(a), COFFER_SYNC_CONNECTED);
+    assert_status(coffer_sync_wait_for_upload(a, 50), COFFER_ERR_TIMEOUT);
+    assert_error_contains("did not finish");
+    /* The network returns. */
+    relay_set(&f->r, &f->r.down, 0);
+    assert_ok(coffer_sync_wait_for_upload(a, 60000));
+    /* Frames of at most 1 MiB (plus the frame's own header). */
+    assert_true(f->r.max_upload_frame > 300000);
+    assert_true(f->r.max_upload_frame <= (1u << 20) + 16);
+    coffer_db *b = open_synced(f, "b.coffer");
+    assert_ok(coffer_sync_wait_for_download(b, 60000));
+    char buf[64];
+    assert_string_equal(text_of(b, 99, buf, sizeof buf), "note 999");
+    assert_int_equal(ts_count_of(b, "Note"), 100);
+    coffer_close(a);
+    coffer_close(b);
+    coffer_sync_set_clock_source(NULL, NULL);
+}
+
+static void test_a_lost_acknowledgement_uploads_nothing_twice(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer"), *b = open_synced(f, "b.coffer");
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    relay_set(&f->r, &f->r.drop_next_ack, 1);
+    put_note(a, 1, "once");
+    /* The relay integrated it and cut the connection before acknowledging:
+     * the session reconnects, WELCOME says what was integrated, and the
+     * changeset is not sent again. */
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    put_note(a, 2, "twice");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_int_equal(f->r.n, 2);
+    assert_int_equal(f->r.duplicate_uploads, 0);
+    assert_ok(coffer_sync_wait_for_download(b, WAIT_MS));
+    char buf[64];
+    assert_string_equal(text_of(b, 2, buf, sizeof buf), "twice");
+    /* Connections cut under both clients: they come back. */
+    relay_cut_all(&f->r);
+    put_note(b, 3, "after the cut");
+    assert_ok(coffer_sync_wait_for_upload(b, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    assert_string_equal(text_of(a, 3, buf, sizeof buf), "after the cut");
+    coffer_close(a);
+    coffer_close(b);
+}
+
+static void test_pause_and_resume(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer");
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    assert_ok(coffer_sync_pause(a));
+    put_note(a, 1, "written while paused");
+    assert_status(coffer_sync_wait_for_upload(a, 100), COFFER_ERR_TIMEOUT);
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_PAUSED);
+    assert_int_equal(f->r.n, 0);
+    assert_ok(coffer_sync_resume(a));
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_int_equal(f->r.n, 1);
+    coffer_close(a);
+}
+
+static void test_a_refused_session_fails_the_waits(void **state)
+{
+    fixture *f = *state;
+    relay_set(&f->r, &f->r.refuse, 1);
+    coffer_db *a = open_synced(f, "a.coffer");
+    put_note(a, 1, "x");
+    assert_status(coffer_sync_wait_for_upload(a, WAIT_MS), COFFER_ERR_MISUSE);
+    assert_error_contains("SCHEMA_MISMATCH");
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_FAILED);
+    char buf[256];
+    assert_ok(coffer_sync_error(a, buf, sizeof buf));
+    assert_non_null(strstr(buf, "Person.age"));
+    /* Resumed after the service was fixed. */
+    relay_set(&f->r, &f->r.refuse, 0);
+    assert_ok(coffer_sync_resume(a));
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    coffer_close(a);
+}
+
+static void test_misuse_and_bad_configuration(void **state)
+{
+    fixture *f = *state;
+    coffer_config *cfg = ts_config_new();
+    assert_status(coffer_config_set_sync(cfg, "http://x", "p"), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("neither ws:// nor wss://");
+    assert_status(coffer_config_set_sync(cfg, "ws://x", ""), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("partition");
+    coffer_sync_transport half = {.open = relay_open};
+    assert_status(coffer_config_set_sync_transport(cfg, &half), COFFER_ERR_INVALID_ARGUMENT);
+    assert_ok(coffer_config_set_sync(cfg, NULL, NULL));
+    coffer_config_free(cfg);
+    assert_status(coffer_config_set_sync(NULL, "ws://x", "p"), COFFER_ERR_INVALID_ARGUMENT);
+
+    char path[TS_PATH_MAX];
+    coffer_db *plain;
+    assert_ok(ts_open_path(ts_join(path, f->dir, "plain.coffer"), NULL, 0, schema, 1, 1, &plain));
+    assert_int_equal(coffer_sync_state(plain), COFFER_SYNC_OFF);
+    assert_status(coffer_sync_wait_for_upload(plain, 10), COFFER_ERR_MISUSE);
+    assert_error_contains("does not sync");
+    assert_status(coffer_sync_pause(plain), COFFER_ERR_MISUSE);
+    char buf[8];
+    assert_status(coffer_sync_error(plain, buf, sizeof buf), COFFER_ERR_MISUSE);
+    coffer_close(plain);
+
+    /* A keyless class cannot sync: coffer_open says which. */
+    static const coffer_property_schema loose_props[] = {{.name = "x", .type = COFFER_TYPE_INT}};
+    static const coffer_class_schema loose[] = {{.name = "Loose", .properties = loose_props, .property_count = 1}};
+    cfg = ts_config_at(ts_join(path, f->dir, "loose.coffer"));
+    assert_ok(coffer_config_set_schema(cfg, loose, 1, 1));
+    assert_ok(coffer_config_set_sync(cfg, "ws://relay.test/sync/v1", "p"));
+    assert_ok(coffer_config_set_sync_transport(cfg, &f->t));
+    coffer_db *db = NULL;
+    assert_status(coffer_open(cfg, &db), COFFER_ERR_SCHEMA);
+    assert_error_contains("'Loose'");
+    assert_null(db);
+    coffer_config_free(cfg);
+
+    /* The built-in transport speaks ws:// only: a wss:// session says so. */
+    cfg = ts_config_at(ts_join(path, f->dir, "tls.coffer"));
+    assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
+    assert_ok(coffer_config_set_sync(cfg, "wss://127.0.0.1:1/sync/v1", "p"));
+    assert_ok(coffer_open(cfg, &db));
+    coffer_config_free(cfg);
+    assert_status(coffer_sync_wait_for_download(db, 300), COFFER_ERR_TIMEOUT);
+    assert_ok(coffer_sync_error(db, buf, sizeof buf));
+    char msg[256];
+    assert_ok(coffer_sync_error(db, msg, sizeof msg));
+    assert_non_null(strstr(msg, "no TLS"));
+    coffer_close(db);
+}
+
+static void test_unacknowledged_uploads_stay_within_the_window(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer");
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    relay_set(&f->r, &f->r.hold_acks, 1);
+    /* 10 MB of commits while the service acknowledges nothing. */
+    static uint8_t big[500000];
+    coffer_class_id note = ts_class(a, "Note");
+    for (int i = 0; i < 20; i++) {
+        coffer_txn *txn = ts_begin(a, COFFER_TXN_WRITE);
+        coffer_field fields[] = {ts_field(0, coffer_value_int(i)), ts_field(2, coffer_value_binary(big, sizeof big))};
+        assert_ok(coffer_object_create(txn, note, fields, 2, COFFER_UPDATE_ERROR, NULL));
+        ts_commit(txn);
+    }
+    assert_status(coffer_sync_wait_for_upload(a, 500), COFFER_ERR_TIMEOUT);
+    pthread_mutex_lock(&f->r.lock);
+    size_t held = f->r.held_bytes;
+    pthread_mutex_unlock(&f->r.lock);
+    /* At most 4 MiB of changesets (and their frames' headers) await acknowledgement. */
+    assert_true(held <= (4u << 20) + 64);
+    relay_release_acks(&f->r);
+    assert_ok(coffer_sync_wait_for_upload(a, 60000));
+    assert_int_equal(f->r.n, 20);
+    coffer_close(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_two_clients_sync_through_the_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offline_for_a_week_then_catching_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lost_acknowledgement_uploads_nothing_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pause_and_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unacknowledged_uploads_stay_within_the_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_refused_session_fails_the_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_misuse_and_bad_configuration, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

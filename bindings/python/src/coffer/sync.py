@@ -1,0 +1,210 @@
+"""Sync (docs/SYNC.md): SyncConfig, which coffer.open(..., sync=...) takes;
+the session a synced Database offers as db.sync (waits, pause, resume,
+state); and the WebSocket transport Python supplies to the core, made with
+the `websockets` package (pip install "coffer[sync]"). It sits above
+_capi and errors and below database.py, which holds a session; it never
+imports database.py."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional
+
+from . import _capi
+from .errors import InvalidArgumentError, MisuseError, Status
+
+STATES = {
+    _capi.SYNC_OFF: "off",
+    _capi.SYNC_DISCONNECTED: "disconnected",
+    _capi.SYNC_CONNECTING: "connecting",
+    _capi.SYNC_CONNECTED: "connected",
+    _capi.SYNC_PAUSED: "paused",
+    _capi.SYNC_FAILED: "failed",
+}
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    """Where and what a database syncs.
+
+    url: the service, "ws://HOST:PORT/sync/v1" ("wss://" too with the
+        websockets transport).
+    partition: the partition value whose objects this file holds; a file
+        syncs one partition for good.
+    transport: "websockets" (the default: Python's own, with the
+        `websockets` package) or "builtin" (the core's small ws:// client,
+        no TLS).
+    """
+
+    url: str
+    partition: str
+    transport: str = "websockets"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
+            raise InvalidArgumentError(f"SyncConfig: url must be a ws:// or wss:// URL, got {self.url!r}")
+        if not isinstance(self.partition, str) or not self.partition:
+            raise InvalidArgumentError("SyncConfig: partition must be a non-empty str")
+        if self.transport not in ("websockets", "builtin"):
+            raise InvalidArgumentError(
+                f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
+            )
+
+
+class WebSocketTransport:
+    """The core's transport interface (coffer_sync_transport) over the
+    `websockets` package's synchronous client. Its callbacks run on the
+    database's sync thread; an exception in one closes the connection (the
+    session reconnects) and is kept in `last_exception`."""
+
+    def __init__(self, open_timeout: float = 10.0) -> None:
+        try:
+            from websockets.sync.client import connect  # an optional dependency, loaded when used
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise MisuseError('sync needs the websockets package: pip install "coffer[sync]"') from exc
+        self._connect = connect
+        self._open_timeout = open_timeout
+        self._connections: Dict[int, Any] = {}
+        self._last_frames: Dict[int, Any] = {}
+        self._next_id = 1
+        self._lock = threading.Lock()
+        self.last_exception: Optional[BaseException] = None
+        self._callbacks = (
+            _capi.SYNC_OPEN_FN(self._open),
+            _capi.SYNC_SEND_FN(self._send),
+            _capi.SYNC_RECEIVE_FN(self._receive),
+            _capi.SYNC_CLOSE_FN(self._close),
+        )
+        self.struct = _capi.coffer_sync_transport(None, *self._callbacks)
+
+    def _failed(self, exc: BaseException) -> int:
+        self.last_exception = exc
+        return int(Status.IO)
+
+    def _open(self, _ctx: Any, url: bytes, out: Any) -> int:
+        try:
+            # Entered as a context manager: how every version of the package connects.
+            ws = self._connect(url.decode("utf-8"), open_timeout=self._open_timeout, max_size=None,
+                               compression=None).__enter__()
+        except BaseException as exc:  # every failure is a failed connection
+            return self._failed(exc)
+        with self._lock:
+            conn_id = self._next_id
+            self._next_id += 1
+            self._connections[conn_id] = ws
+        out[0] = conn_id
+        return int(Status.OK)
+
+    def _send(self, _ctx: Any, conn: Optional[int], frame: Any, size: int) -> int:
+        try:
+            self._connections[conn or 0].send(ctypes.string_at(frame, size))
+        except BaseException as exc:
+            return self._failed(exc)
+        return int(Status.OK)
+
+    def _receive(self, _ctx: Any, conn: Optional[int], timeout_ms: int, frame: Any, size: Any) -> int:
+        try:
+            data = self._connections[conn or 0].recv(timeout=max(timeout_ms, 0) / 1000.0)
+        except TimeoutError:
+            return int(Status.TIMEOUT)
+        except BaseException as exc:
+            return self._failed(exc)
+        if isinstance(data, str):
+            return self._failed(ValueError("the sync service sent a text message"))
+        buf = (ctypes.c_uint8 * max(len(data), 1)).from_buffer_copy(data or b"\0")
+        self._last_frames[conn or 0] = buf  # valid until the next receive or close
+        frame[0] = ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8))
+        size[0] = len(data)
+        return int(Status.OK)
+
+    def _close(self, _ctx: Any, conn: Optional[int]) -> None:
+        with self._lock:
+            ws = self._connections.pop(conn or 0, None)
+            self._last_frames.pop(conn or 0, None)
+        if ws is not None:
+            try:
+                ws.close()
+            except BaseException:  # closing a broken connection
+                pass
+
+
+def configure(config: _capi.ConfigP, sync: SyncConfig) -> Optional[WebSocketTransport]:
+    """Sets `sync` on a C config; returns the transport the handle must keep
+    alive (None for the built-in one)."""
+    if not isinstance(sync, SyncConfig):
+        raise TypeError(f"sync must be a coffer.SyncConfig, got {type(sync).__name__}")
+    _capi.coffer_config_set_sync(config, sync.url.encode("utf-8"), sync.partition.encode("utf-8"))
+    if sync.transport == "builtin":
+        return None
+    transport = WebSocketTransport()
+    _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
+    return transport
+
+
+def _millis(timeout: Optional[float]) -> int:
+    if timeout is None:
+        return 2**63 - 1
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise InvalidArgumentError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+    return int(timeout * 1000)
+
+
+class SyncSession:
+    """The sync session of a Database opened with sync=SyncConfig(...):
+    db.sync. Its thread uploads local commits and integrates downloads in
+    the background; these calls wait for it, pause it, resume it and tell its
+    state. They may be called from any thread."""
+
+    def __init__(self, handle: Callable[[], _capi.DbP]) -> None:
+        self._handle = handle
+
+    def wait_for_upload(self, timeout: Optional[float] = None) -> None:
+        """Returns once the service has every local commit made before the
+        call. Raises SyncTimeoutError after `timeout` seconds (None: no
+        limit), MisuseError if the service refused the session for good."""
+        _capi.coffer_sync_wait_for_upload(self._handle(), _millis(timeout))
+
+    def wait_for_download(self, timeout: Optional[float] = None) -> None:
+        """Returns once the session is connected and has integrated every
+        change the service had sent. Raises as wait_for_upload()."""
+        _capi.coffer_sync_wait_for_download(self._handle(), _millis(timeout))
+
+    def pause(self) -> None:
+        """Closes the connection until resume(); local writes go on."""
+        _capi.coffer_sync_pause(self._handle())
+
+    def resume(self) -> None:
+        """Connects again after pause(), or after the service refused the session."""
+        _capi.coffer_sync_resume(self._handle())
+
+    @property
+    def state(self) -> str:
+        """"connecting", "connected", "disconnected" (waiting to retry),
+        "paused" or "failed" (refused for good; see `error`)."""
+        return STATES.get(_capi.coffer_sync_state(self._handle()), "off")
+
+    @property
+    def error(self) -> str:
+        """The last error of the session ("" when none)."""
+        buf = ctypes.create_string_buffer(512)
+        _capi.coffer_sync_error(self._handle(), buf, len(buf))
+        return buf.value.decode("utf-8", "replace")
+
+
+def set_clock_source(clock: Optional[Callable[[], int]]) -> None:
+    """Experimental, for tests: every sync clock of the process reads
+    `clock()` (milliseconds since 1970) instead of the system clock; None
+    restores it. Simulates a client offline for days."""
+    global _clock_keepalive
+    if clock is None:
+        _capi.coffer_sync_set_clock_source(_capi.CLOCK_FN(), None)
+        _clock_keepalive = None
+        return
+    fn = _capi.CLOCK_FN(lambda _ctx: int(clock()))
+    _capi.coffer_sync_set_clock_source(fn, None)
+    _clock_keepalive = fn
+
+
+_clock_keepalive: Any = None

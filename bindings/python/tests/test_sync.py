@@ -1,0 +1,345 @@
+"""Sync from Python: coffer.open(..., sync=coffer.SyncConfig(...)), db.sync's
+waits, pause, resume, state and error, with Python's own WebSocket
+transport (the `websockets` package) and with the core's built-in ws://
+client. The peer is a small WebSocket relay in this file that speaks the
+protocol of docs/SYNC.md, written from the document (its own decoding of
+frames and changesets), and keeps a history and each client's progress as
+a service does; the real service is tested against the same document on its
+own."""
+
+import struct
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+import coffer
+
+websockets_server = pytest.importorskip("websockets.sync.server")
+
+
+class Note(coffer.Object):
+    id: int = coffer.primary_key()
+    text: str = ""
+    blob: bytes = b""
+
+
+class Loose(coffer.Object):
+    x: int = 0
+
+
+# ---- the protocol, from docs/SYNC.md ---------------------------------------
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data, self.i = data, 0
+
+    def u8(self) -> int:
+        self.i += 1
+        return self.data[self.i - 1]
+
+    def raw(self, n: int) -> bytes:
+        if self.i + n > len(self.data):
+            raise ValueError("truncated")
+        self.i += n
+        return self.data[self.i - n:self.i]
+
+    def varint(self) -> int:
+        n = shift = 0
+        while True:
+            b = self.u8()
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return n
+
+    def string(self) -> bytes:
+        return self.raw(self.varint())
+
+    def value(self) -> None:
+        tag = self.u8()
+        fixed = {0: 0, 1: 1, 3: 4, 4: 8, 8: 12, 9: 16, 10: 16}
+        if tag in fixed:
+            self.raw(fixed[tag])
+        elif tag == 2:
+            self.varint()
+        elif tag in (5, 6):
+            self.string()
+        elif tag == 7:
+            self.varint()
+            self.varint()
+        elif tag == 11:
+            self.string()
+            self.value()
+        elif tag == 12:
+            self.string()
+            for _ in range(self.varint()):
+                self.string()
+                self.value()
+        elif tag == 13:
+            for _ in range(self.varint()):
+                self.value()
+        elif tag == 14:
+            for _ in range(self.varint()):
+                self.string()
+                self.value()
+        else:
+            raise ValueError(f"value tag {tag}")
+
+    def elem_id(self) -> None:
+        self.raw(8 + 16)
+        self.varint()
+
+    def changeset(self) -> Tuple[int, bytes]:
+        start = self.i
+        version = self.varint()
+        self.raw(8)
+        for _ in range(self.varint()):
+            op = self.u8()
+            self.string()
+            self.value()
+            if op in (1, 2):
+                for _ in range(self.varint()):
+                    self.string()
+                    self.value()
+            elif op == 3:
+                pass
+            else:
+                self.string()
+                if op == 4:
+                    self.elem_id()
+                    if self.u8():
+                        self.elem_id()
+                    self.value()
+                elif op == 5:
+                    self.elem_id()
+                elif op == 6:
+                    self.elem_id()
+                    self.value()
+                elif op in (7, 8):
+                    self.value()
+                elif op == 9:
+                    self.string()
+                    self.value()
+                elif op == 10:
+                    self.string()
+        return version, self.data[start:self.i]
+
+
+class Relay:
+    """One partition's history and its clients' progress, served over WebSocket."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.history: List[Tuple[int, bytes, bytes]] = []  # server version, origin, changeset
+        self.last: Dict[bytes, int] = {}
+        self.queues: Dict[bytes, List[bytes]] = {}
+        self.upload_frames = 0
+        self.server = websockets_server.serve(self.handle, "127.0.0.1", 0, compression=None, max_size=None)
+        self.port = self.server.socket.getsockname()[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/sync/v1"
+
+    def download(self, entries: List[Tuple[int, bytes, bytes]]) -> bytes:
+        latest = self.history[-1][0] if self.history else 0
+        body = b"".join(varint(v) + origin + cs for v, origin, cs in entries)
+        return b"\x05" + varint(latest) + varint(len(entries)) + body
+
+    def handle(self, ws) -> None:
+        r = Reader(ws.recv())
+        assert r.u8() == 1 and r.varint() == 1
+        client = r.raw(16)
+        assert r.string() == b"team-1"
+        r.string()
+        after = r.varint()
+        with self.lock:
+            self.queues[client] = []
+            ws.send(b"\x02" + varint(1) + varint(self.last.get(client, 0)) +
+                    varint(self.history[-1][0] if self.history else 0))
+            ws.send(self.download([e for e in self.history if e[0] > after and e[1] != client]))
+        try:
+            while True:
+                with self.lock:
+                    pending, self.queues[client] = self.queues[client], []
+                for frame in pending:
+                    ws.send(frame)
+                try:
+                    data = ws.recv(timeout=0.02)
+                except TimeoutError:
+                    continue
+                r = Reader(data)
+                kind = r.u8()
+                if kind == 6:
+                    continue
+                assert kind == 3
+                with self.lock:
+                    self.upload_frames += 1
+                    for _ in range(r.varint()):
+                        version, cs = r.changeset()
+                        if version <= self.last.get(client, 0):
+                            continue
+                        self.last[client] = version
+                        entry = (len(self.history) + 1, client, cs)
+                        self.history.append(entry)
+                        for other, queue in self.queues.items():
+                            if other != client:
+                                queue.append(self.download([entry]))
+                    ws.send(b"\x04" + varint(self.last.get(client, 0)) + varint(len(self.history)))
+        except Exception:  # the client went away
+            pass
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def relay():
+    r = Relay()
+    yield r
+    r.stop()
+
+
+def arrives(db, check, attempts=200):
+    """Waits for the download until `check()` holds: a change pushed by the
+    service may still be on its way when a wait begins."""
+    for _ in range(attempts):
+        db.sync.wait_for_download(timeout=20)
+        db.refresh()
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the change never arrived")
+
+
+def open_synced(path, url, transport="websockets"):
+    return coffer.open(str(path), schema=[Note],
+                       sync=coffer.SyncConfig(url=url, partition="team-1", transport=transport))
+
+
+# ---- tests -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["websockets", "builtin"])
+def test_two_clients_converge(tmp_path, relay, transport):
+    a = open_synced(tmp_path / "a.coffer", relay.url, transport)
+    b = open_synced(tmp_path / "b.coffer", relay.url, transport)
+    try:
+        with a.write():
+            a.create(Note, {"id": 1, "text": "from A", "blob": bytes(200000)})
+        with b.write():
+            b.create(Note, {"id": 2, "text": "from B"})
+        a.sync.wait_for_upload(timeout=20)
+        b.sync.wait_for_upload(timeout=20)
+        arrives(a, lambda: a.object_for_primary_key(Note, 2) is not None)
+        arrives(b, lambda: b.object_for_primary_key(Note, 1) is not None)
+        assert b.object_for_primary_key(Note, 1).text == "from A"
+        assert len(b.object_for_primary_key(Note, 1).blob) == 200000
+        assert a.object_for_primary_key(Note, 2).text == "from B"
+        assert a.sync.state == "connected"
+        assert a.sync.error == ""
+        # An update and a delete travel too.
+        with a.write():
+            a.object_for_primary_key(Note, 2).text = "edited by A"
+            a.delete(a.object_for_primary_key(Note, 1))
+        a.sync.wait_for_upload(timeout=20)
+        arrives(b, lambda: b.object_for_primary_key(Note, 1) is None)
+        assert b.object_for_primary_key(Note, 2).text == "edited by A"
+        assert b.object_for_primary_key(Note, 1) is None
+    finally:
+        a.close()
+        b.close()
+
+
+def test_pause_resume_and_timeouts(tmp_path, relay):
+    db = open_synced(tmp_path / "a.coffer", relay.url)
+    try:
+        db.sync.wait_for_download(timeout=20)
+        db.sync.pause()
+        with db.write():
+            db.create(Note, {"id": 1})
+        with pytest.raises(coffer.SyncTimeoutError, match="did not finish"):
+            db.sync.wait_for_upload(timeout=0.1)
+        assert db.sync.state == "paused"
+        assert relay.history == []
+        db.sync.resume()
+        db.sync.wait_for_upload(timeout=20)
+        assert len(relay.history) == 1
+        with pytest.raises(coffer.InvalidArgumentError, match="timeout"):
+            db.sync.wait_for_upload(timeout=-1)
+    finally:
+        db.close()
+
+
+def test_no_service_is_a_timeout_never_a_hang(tmp_path):
+    db = open_synced(tmp_path / "a.coffer", "ws://127.0.0.1:9/sync/v1")
+    try:
+        with db.write():
+            db.create(Note, {"id": 1})
+        started = time.monotonic()
+        with pytest.raises(coffer.SyncTimeoutError):
+            db.sync.wait_for_upload(timeout=0.3)
+        with pytest.raises(TimeoutError):  # SyncTimeoutError is a TimeoutError
+            db.sync.wait_for_download(timeout=0.1)
+        assert time.monotonic() - started < 30
+        assert db.sync.state in ("connecting", "disconnected")
+    finally:
+        db.close()
+
+
+def test_offline_for_a_week(tmp_path, relay):
+    now = [1_700_000_000_000]
+    coffer.sync.set_clock_source(lambda: now[0])
+    try:
+        a = open_synced(tmp_path / "a.coffer", relay.url)
+        a.sync.pause()
+        for i in range(200):
+            now[0] += 3_000_000  # 50 minutes: a week in all
+            with a.write():
+                a.create(Note, {"id": i % 20, "text": f"note {i}"}, update="modified")
+        a.sync.resume()
+        a.sync.wait_for_upload(timeout=60)
+        b = open_synced(tmp_path / "b.coffer", relay.url)
+        b.sync.wait_for_download(timeout=60)
+        b.refresh()
+        assert len(b.objects(Note)) == 20
+        assert b.object_for_primary_key(Note, 19).text == "note 199"
+        a.close()
+        b.close()
+    finally:
+        coffer.sync.set_clock_source(None)
+
+
+def test_configuration_errors(tmp_path):
+    with pytest.raises(coffer.InvalidArgumentError, match="ws:// or wss://"):
+        coffer.SyncConfig(url="http://x", partition="p")
+    with pytest.raises(coffer.InvalidArgumentError, match="partition"):
+        coffer.SyncConfig(url="ws://x", partition="")
+    with pytest.raises(coffer.InvalidArgumentError, match="transport"):
+        coffer.SyncConfig(url="ws://x", partition="p", transport="carrier pigeon")
+    with pytest.raises(TypeError, match="SyncConfig"):
+        coffer.open(str(tmp_path / "x.coffer"), schema=[Note], sync={"url": "ws://x"})
+    with pytest.raises(coffer.SchemaError, match="'Loose' has no primary key"):
+        coffer.open(str(tmp_path / "loose.coffer"), schema=[Loose],
+                    sync=coffer.SyncConfig(url="ws://127.0.0.1:9/sync/v1", partition="p"))
+    with coffer.open(str(tmp_path / "plain.coffer"), schema=[Note]) as db:
+        with pytest.raises(coffer.MisuseError, match="does not sync"):
+            db.sync
