@@ -770,7 +770,11 @@ COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_con
  *  values of one file never open in the other). The copy appears at `path`
  *  only when complete: a failure leaves no file there. Works on in-memory
  *  databases too (the copy is a file). Uncommitted writes of any open
- *  transaction are not in the copy.
+ *  transaction are not in the copy. The copy's versions go on from the
+ *  database's (coffer_txn_version() of a read transaction of the copy is
+ *  the version the database had): versions never go back. A copy of a
+ *  synced file is a new sync client (docs/SYNC.md): it gets its own client
+ *  id and none of the changes the database has still to upload.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or path, a key of another
  *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
  *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */

@@ -895,6 +895,24 @@ static void test_a_copy_is_a_new_client(void **state)
     fake_now += 10;
     delete_person(a, 1);
     add_person(a, 2, "Bo"); /* not uploaded yet */
+    /* A plain copy of this plain file too, which LMDB's own copy would make
+     * a twin of the same client. */
+    char plain[TS_PATH_MAX];
+    ts_join(plain, w->dir, "plain-copy.coffer");
+    assert_ok(coffer_db_write_copy(a->db, plain, NULL, 0));
+    replica twin = {0};
+    assert_ok(ts_open_path(plain, NULL, 0, schema, 2, 1, &twin.db));
+    twin.person = ts_class(twin.db, "Person");
+    coffer_txn *t = ts_begin(twin.db, COFFER_TXN_READ);
+    int twin_has;
+    assert_ok(cf_sync_client_id(t, twin.id, &twin_has));
+    assert_true(twin_has);
+    assert_memory_not_equal(twin.id, a->id, 16);
+    coffer_txn_free(t);
+    batch tb = take(&twin);
+    assert_int_equal(tb.n, 0);
+    batch_free(&tb);
+    coffer_close(twin.db);
     char path[TS_PATH_MAX];
     ts_join(path, w->dir, "copy.coffer");
     assert_ok(coffer_db_write_copy(a->db, path, ts_key, 64));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "storage/config.h"
+#include "storage/file_version.h"
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/lifecycle.h"
@@ -227,6 +228,18 @@ static coffer_status build_indexes(const char *tmp, const uint8_t *key)
     return st;
 }
 
+/* Whether the committed state of `db` has a sync client id. */
+static coffer_status is_synced(coffer_db *db, int *synced)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_READ, &txn);
+    uint8_t id[CF_SYNC_ID_SIZE];
+    if (st == COFFER_OK)
+        st = cf_sync_client_id(txn, id, synced);
+    coffer_txn_free(txn);
+    return st;
+}
+
 COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size)
 {
     if (!db || db->magic != CF_DB_MAGIC)
@@ -250,15 +263,23 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
         return cf_error(COFFER_ERR_IO, "cannot create a file beside '%s': %s", path, strerror(errno));
     close(fd);
     unlink(tmp); /* the name is reserved; the copy creates the file */
-    coffer_status st;
-    if (!db->keys && !key) {
+    int synced = 0;
+    coffer_status st = is_synced(db, &synced);
+    if (st == COFFER_OK && !db->keys && !key && !synced) {
         int rc = mdb_env_copy2(db->env->mdb, tmp, MDB_CP_COMPACT);
         st = rc ? cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, mdb_strerror(rc)) : COFFER_OK;
-    } else {
+    } else if (st == COFFER_OK) {
+        /* entry by entry: values sealed again, or a synced file's identity
+         * and outbox left behind (the copy is a new client) */
         st = copy_entries(db, tmp, key);
         if (st == COFFER_OK)
             st = build_indexes(tmp, key);
     }
+    /* The copy goes on from the source's version, which it holds: versions
+     * never go back (copies start again at 1). */
+    MDB_envinfo info;
+    if (st == COFFER_OK && mdb_env_info(db->env->mdb, &info) == 0)
+        st = cf_file_raise_version(tmp, (uint64_t)info.me_last_txnid);
     if (st == COFFER_OK)
         st = cf_sync_file(tmp);
     if (st == COFFER_OK && link(tmp, path) != 0)

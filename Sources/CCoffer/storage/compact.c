@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "storage/env.h"
+#include "storage/file_version.h"
 #include "util/error.h"
 
 coffer_status cf_delete_database_files(const char *path)
@@ -120,6 +121,12 @@ static coffer_status compact_locked(const coffer_config *config, const char *pat
             rc = mdb_env_copy2(env, tmp, MDB_CP_COMPACT);
             if (rc != 0)
                 st = cf_error(COFFER_ERR_IO, "cannot compact '%s': %s", path, mdb_strerror(rc));
+            /* LMDB's compacting copy starts again at version 1 */
+            MDB_envinfo info;
+            if (st == COFFER_OK && (rc = mdb_env_info(env, &info)) != 0)
+                st = cf_error(COFFER_ERR_IO, "cannot compact '%s': %s", path, mdb_strerror(rc));
+            if (st == COFFER_OK)
+                st = cf_file_raise_version(tmp, (uint64_t)info.me_last_txnid);
             if (st == COFFER_OK)
                 st = cf_sync_file(tmp);
             if (st == COFFER_OK && rename(tmp, path) != 0)

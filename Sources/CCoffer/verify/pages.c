@@ -1,5 +1,5 @@
 /* pages — walks every page of an LMDB file with a bounds-checked reader of
- * its own (verify/layout.h) and reports structural damage: meta pages, page
+ * its own (storage/lmdb_layout.h) and reports structural damage: meta pages, page
  * headers, nodes, key order, overflow pages, the free list, sub-databases,
  * sorted duplicates, pages used twice and pages that belong to nothing. */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
-#include "verify/layout.h"
+#include "storage/lmdb_layout.h"
 
 /* Deeper than any real tree: LMDB's trees of 2^48 pages stay below 16. */
 #define MAX_LEVELS 24

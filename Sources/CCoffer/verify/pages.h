@@ -1,5 +1,5 @@
 /* pages — the structural half of coffer_verify(): a reader of LMDB's
- * on-disk layout (verify/layout.h) over a file descriptor, which checks the
+ * on-disk layout (storage/lmdb_layout.h) over a file descriptor, which checks the
  * meta pages, every page of every tree (the free list, the catalogue of
  * sub-databases, each sub-database and its sorted-duplicate sub-pages and
  * sub-trees), every node's bounds and flags, key order, overflow pages,

@@ -1,9 +1,10 @@
-/* layout — LMDB's on-disk page layout (liblmdb 0.9, 64-bit, little-endian),
- * as the page walker reads it: page and node headers, the meta page, the
- * MDB_db record, flags and the default key orders. Only facts about the
- * bytes live here; every reader bounds-checks before it uses them. */
-#ifndef COFFER_VERIFY_LAYOUT_H
-#define COFFER_VERIFY_LAYOUT_H
+/* lmdb_layout — LMDB's on-disk page layout (liblmdb 0.9, 64-bit,
+ * little-endian), as verify/'s page walker and storage/file_version read it:
+ * page and node headers, the meta page, the MDB_db record, flags and the
+ * default key orders. Only facts about the bytes live here; every reader
+ * bounds-checks before it uses them. */
+#ifndef COFFER_LMDB_LAYOUT_H
+#define COFFER_LMDB_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
