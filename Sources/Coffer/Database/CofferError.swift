@@ -88,6 +88,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A running query was stopped before it ended by ``Database/interrupt()``
         /// from another thread (`COFFER_ERR_INTERRUPTED`).
         case interrupted = 28
+        /// A buffer given to a batch read was too small; the size needed was given
+        /// back (`COFFER_ERR_BUFFER_TOO_SMALL`).
+        case bufferTooSmall = 29
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

@@ -44,6 +44,7 @@ class Status(enum.IntEnum):
     INTERNAL = 26
     QUERY = 27
     INTERRUPTED = 28
+    BUFFER_TOO_SMALL = 29
 
 
 class CofferError(Exception):
@@ -258,6 +259,14 @@ class QueryInterruptedError(CofferError):
     default_status = Status.INTERRUPTED
 
 
+class BufferTooSmallError(CofferError):
+    """A buffer given to a batch read of the C library was too small. The
+    binding sizes its buffers itself and retries, so this reaches a caller
+    only through a binding bug."""
+
+    default_status = Status.BUFFER_TOO_SMALL
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -286,6 +295,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INTERNAL: InternalError,
     Status.QUERY: QueryError,
     Status.INTERRUPTED: QueryInterruptedError,
+    Status.BUFFER_TOO_SMALL: BufferTooSmallError,
 }
 
 
