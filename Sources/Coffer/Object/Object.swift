@@ -199,10 +199,11 @@ final class ManagedState {
     }
 
     /// Property `index` from the page the object was read in, if that is
-    /// still current (and on the database's thread); nil otherwise.
+    /// still current and the database may be used here (as the C core's path
+    /// checks it); nil otherwise.
     private func packedValue(at index: Int) -> StoredValue? {
         guard let page else { return nil }
-        guard page.isCurrent(in: database), database.isOnOwnerThread else {
+        guard page.isCurrent(in: database), (try? database.checkThread()) != nil else {
             self.page = nil  // the database moved on
             return nil
         }
