@@ -649,7 +649,9 @@ class Database:
             return dict(zip(info.names, values))
         raise TypeError(f"values for class '{info.name}' must be a dict or a list, got {type(values).__name__}")
 
-    def _find_key(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[int]:
+    def _find(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[_capi.ObjectP]:
+        """The handle of the object whose primary key is `pk` (the caller
+        releases it), or None."""
         assert info.primary_key is not None
         value = _capi.coffer_value()
         keep: List[Any] = []
@@ -659,6 +661,12 @@ class Database:
         try:
             _capi.coffer_object_find(txn, info.class_id, ctypes.byref(value), ctypes.byref(handle))
         except NotFoundError:
+            return None
+        return handle
+
+    def _find_key(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[int]:
+        handle = self._find(txn, info, pk)
+        if handle is None:
             return None
         try:
             return int(_capi.coffer_object_key_of(handle))
@@ -822,16 +830,8 @@ class Database:
         info = self._class_info(cls)
         if info.primary_key is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
-        txn = self._txn()
-        assert info.primary_key is not None
-        value = _capi.coffer_value()
-        keep: List[Any] = []
-        if not packing.scalar_value(info.primary_key.type, primary_key, value):
-            to_c(info.primary_key.type, primary_key, value, keep, info.primary_key.where)
-        handle = _capi.ObjectP()
-        try:
-            _capi.coffer_object_find(txn, info.class_id, ctypes.byref(value), ctypes.byref(handle))
-        except NotFoundError:
+        handle = self._find(self._txn(), info, primary_key)
+        if handle is None:
             return None
         try:
             # Its values come along in the same crossing, decoded when read.

@@ -38,8 +38,9 @@ ENABLED = (
 FIELD_SIZE = 32
 
 _T = _capi
-# Union members by property type, as `struct` formats of 16 bytes.
-_PAYLOADS = {
+# Union members by property type, as `struct` formats of 16 bytes (also the
+# payloads of packed values, pages.py).
+PAYLOADS = {
     _T.TYPE_BOOL: "?15x",
     _T.TYPE_INT: "q8x",
     _T.TYPE_FLOAT: "f12x",
@@ -48,9 +49,9 @@ _PAYLOADS = {
     _T.TYPE_BINARY: "QQ",
 }
 # How many items each union format unpacks to.
-_WIDTHS = {t: 2 if f == "QQ" else 1 for t, f in _PAYLOADS.items()}
+_WIDTHS = {t: 2 if f == "QQ" else 1 for t, f in PAYLOADS.items()}
 
-_FIELD = {t: struct.Struct("=I4xi4x" + f) for t, f in _PAYLOADS.items()}
+_FIELD = {t: struct.Struct("=I4xi4x" + f) for t, f in PAYLOADS.items()}
 _NULL_FIELD = struct.Struct("=I4xi4x16x")
 _FLOAT32 = struct.Struct("=f")
 
@@ -228,7 +229,7 @@ class ObjectReader:
                 self.plan.append((name, -1, 0, 0))
                 continue
             fast = 0 if prop.collection else prop.type
-            payload = _PAYLOADS.get(fast)
+            payload = PAYLOADS.get(fast)
             if payload is None:
                 fast = 0
                 formats.append("i20x")

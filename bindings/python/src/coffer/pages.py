@@ -16,11 +16,13 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import struct
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _capi
 from .errors import Status, error_for
+from .packing import PAYLOADS
 from .values import damaged_text
 
 if TYPE_CHECKING:
@@ -30,16 +32,13 @@ _T = _capi
 # The sentinel model.py tests for: a value this module does not decode.
 MISSING: Any = dataclasses.MISSING
 
-# A packed value is a type tag, 4 bytes (`extra`) and a 16-byte payload;
-# these formats read the payload of the types decoded here.
-_PAYLOADS = {
-    _T.TYPE_BOOL: "?15x",
-    _T.TYPE_INT: "q8x",
-    _T.TYPE_FLOAT: "f12x",
-    _T.TYPE_DOUBLE: "d8x",
-    _T.TYPE_STRING: "QQ",
-    _T.TYPE_BINARY: "QQ",
-}
+# A packed value is a type tag, 4 bytes (`extra`) and a 16-byte payload
+# laid out as coffer_value's union, so the payload formats of packing.py
+# read the types decoded here, but for a bool, which the packed layout stores
+# as a uint64 0 or 1: its byte that is set comes first on little-endian
+# machines, last on big-endian ones.
+_PAYLOADS = dict(PAYLOADS)
+_PAYLOADS[_T.TYPE_BOOL] = "?15x" if sys.byteorder == "little" else "7x?8x"
 _ROW_HEAD = "QI4x"  # key, row flags, reserved
 _HEADER = struct.Struct("=IHHIIQQ")
 # Objects per page when results are iterated.
