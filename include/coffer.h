@@ -157,7 +157,12 @@ typedef enum coffer_status {
     COFFER_ERR_INTERRUPTED = 28,
     /** A wait ran past its timeout (coffer_sync_wait_for_upload() and
      *  coffer_sync_wait_for_download()); nothing was lost, the work goes on. */
-    COFFER_ERR_TIMEOUT = 29
+    COFFER_ERR_TIMEOUT = 29,
+    /** A caller-owned buffer is too small for what the call would write
+     *  into it (coffer_object_pack(), coffer_results_pack()). Nothing is
+     *  written past its end; the size needed is given back and named in the
+     *  message. */
+    COFFER_ERR_BUFFER_TOO_SMALL = 30
 } coffer_status;
 
 /** A static English description of a status code. Never NULL; never free. */
@@ -1634,6 +1639,193 @@ COFFER_API coffer_status coffer_results_delete_all(coffer_results *results);
 
 /** Frees results. NULL is a no-op. */
 COFFER_API void coffer_results_free(coffer_results *results);
+
+/* ------------------------------------------------------------------------ */
+/* Batch reads and writes                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* For bindings whose cost is per call (ctypes, Swift's bridging): many
+ * values per crossing. Reads fill one caller-owned buffer in the packed
+ * layout below; writes take many objects or one value for many objects.
+ *
+ * The packed layout is a public format of this header, independent of the
+ * file format: a change of how objects are stored never changes it. All
+ * integers are in the byte order of the machine, and the buffer should be
+ * 8-byte aligned (malloc'ed memory is):
+ *
+ *   offset 0    coffer_pack_header (32 bytes)
+ *   offset 32   row_count rows of header.row_size bytes each, in order:
+ *                 coffer_pack_row (16 bytes: the object key, row flags)
+ *                 value_count coffer_pack_value (24 bytes each), the i-th
+ *                 value being property props[i] of the call
+ *   then        the bytes of copied strings and binaries, each followed by
+ *               one NUL byte, up to header.size
+ *
+ * A value (coffer_pack_value) is a type tag, a 4-byte `extra` and a 16-byte
+ * payload, read as coffer_object_get_value() reads the property:
+ *
+ *   COFFER_TYPE_NULL        nothing (null, or a link to nothing)
+ *   COFFER_TYPE_BOOL        u.boolean: 0 or 1
+ *   COFFER_TYPE_INT         u.integer
+ *   COFFER_TYPE_FLOAT       u.float_value (the first 4 bytes)
+ *   COFFER_TYPE_DOUBLE      u.double_value
+ *   COFFER_TYPE_STRING,
+ *   COFFER_TYPE_BINARY      u.bytes: `size` bytes at `ref`, see below
+ *   COFFER_TYPE_DATE        u.integer: seconds; extra: nanoseconds (int32_t)
+ *   COFFER_TYPE_OBJECT_ID   u.raw: 12 bytes (then 4 zero bytes)
+ *   COFFER_TYPE_UUID        u.raw: 16 bytes
+ *   COFFER_TYPE_DECIMAL128  u.words: low 64 bits, high 64 bits (BID)
+ *   COFFER_TYPE_LINK        u.integer: the target's key; extra: its class id
+ *                           (UINT32_MAX for a class this handle does not see)
+ *   COFFER_TYPE_LIST, _SET,
+ *   COFFER_TYPE_MAP         u.integer: the element count (a linking-objects
+ *                           property: the backlink count, as a list); open
+ *                           the collection with coffer_object_get_list()...
+ *
+ * Unused payload bytes are zero. Strings and binaries are either copied or
+ * borrowed, as header.flags says:
+ *   - copied (COFFER_PACK_COPY): `ref` is the offset of the bytes from the
+ *     start of the buffer; a NUL byte follows them. They stay valid as long
+ *     as the buffer does.
+ *   - borrowed (COFFER_PACK_BORROW in header.flags): `ref` is the address
+ *     of the bytes in the database's memory map (strings are NUL-terminated
+ *     there too), valid until the read transaction ends, whatever else it
+ *     reads, and unaffected by commits of other transactions, which the
+ *     read transaction does not see. Borrowing is done only where that
+ *     guarantee holds: a read transaction on a file that is not encrypted.
+ *     Asked for elsewhere (a write transaction, whose records move as it
+ *     writes; an encrypted file, whose values are opened into memory of the
+ *     call), values are copied and header.flags says so: a caller reads
+ *     header.flags, never the flags it passed.
+ *
+ * A row whose object no longer exists (deleted in the same write
+ * transaction after the results were computed) has COFFER_PACK_ROW_DELETED
+ * in its flags, its key, and null values. */
+
+/** The value of coffer_pack_header.magic ("CFPK" in little-endian bytes). */
+#define COFFER_PACK_MAGIC 0x4B504643u
+/** The version of the packed layout described above. */
+#define COFFER_PACK_VERSION 1u
+
+/** Flags of the pack calls and of coffer_pack_header.flags. */
+enum {
+    /** Strings and binaries are copied into the buffer. */
+    COFFER_PACK_COPY = 0,
+    /** Strings and binaries are addresses into the database (see above). */
+    COFFER_PACK_BORROW = 1
+};
+
+/** Flags of coffer_pack_row.flags. */
+enum {
+    /** The object of this row was deleted; its values are null. */
+    COFFER_PACK_ROW_DELETED = 1
+};
+
+typedef struct coffer_pack_header {
+    uint32_t magic;       /**< COFFER_PACK_MAGIC */
+    uint16_t version;     /**< COFFER_PACK_VERSION */
+    uint16_t flags;       /**< COFFER_PACK_BORROW if strings are borrowed, else 0 */
+    uint32_t row_count;   /**< rows (objects) in the buffer */
+    uint32_t value_count; /**< values per row */
+    uint64_t row_size;    /**< bytes per row: 16 + 24 * value_count */
+    uint64_t size;        /**< bytes used, from the header to the last copied byte */
+} coffer_pack_header;
+
+typedef struct coffer_pack_row {
+    uint64_t key;   /**< the object's key */
+    uint32_t flags; /**< COFFER_PACK_ROW_DELETED or 0 */
+    uint32_t reserved;
+} coffer_pack_row;
+
+typedef struct coffer_pack_value {
+    uint32_t type;  /**< a coffer_type */
+    uint32_t extra; /**< date: nanoseconds (as int32_t); link: class id; else 0 */
+    union {
+        uint64_t boolean;
+        int64_t integer;
+        float float_value;
+        double double_value;
+        struct {
+            uint64_t ref;  /**< copied: offset in the buffer; borrowed: address */
+            uint64_t size; /**< in bytes, without the NUL that follows */
+        } bytes;
+        uint8_t raw[16];
+        uint64_t words[2];
+    } u;
+} coffer_pack_value;
+
+/** Reads properties `props[0..count-1]` of `obj` into `buf` (`capacity`
+ *  bytes) in the packed layout above, as one row. `flags` is
+ *  COFFER_PACK_COPY or COFFER_PACK_BORROW. `*needed` (not NULL) receives
+ *  the bytes the packed object takes (header.size), also when the buffer
+ *  is too small, and 0 on any other error. Property ids may repeat; count 0
+ *  packs the key alone (props may then be NULL).
+ *  Errors: COFFER_ERR_BUFFER_TOO_SMALL (the message names both sizes; the
+ *  buffer's contents are then unspecified, and nothing is written at or
+ *  past buf + capacity); COFFER_ERR_INVALID_ARGUMENT (NULL or released
+ *  handle, NULL buf with capacity > 0, NULL props with count > 0, NULL
+ *  needed, an unknown flag, a bad property id, naming its position);
+ *  COFFER_ERR_MISUSE (transaction ended); COFFER_ERR_NOT_FOUND (the object
+ *  was deleted); COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY (the stored
+ *  record is damaged). */
+COFFER_API coffer_status coffer_object_pack(coffer_object *obj, const coffer_property_id *props, size_t count, int flags,
+                                            void *buf, size_t capacity, size_t *needed);
+
+/** Reads the objects at positions start .. start+row_count-1 of `results`
+ *  into `buf`, one row each in order, as coffer_object_pack() reads one:
+ *  a page of results in one call. Arguments, `*needed` and errors are as
+ *  for coffer_object_pack(), and COFFER_ERR_INVALID_ARGUMENT if the range
+ *  does not fit in the results (naming it and the count). In a read
+ *  transaction every row is the transaction's snapshot, whatever was
+ *  committed since; an object deleted in the same write transaction after
+ *  the results were computed gives a COFFER_PACK_ROW_DELETED row. The rows
+ *  either all fit or the call fails with the size of all of them. */
+COFFER_API coffer_status coffer_results_pack(coffer_results *results, uint64_t start, size_t row_count,
+                                             const coffer_property_id *props, size_t count, int flags, void *buf,
+                                             size_t capacity, size_t *needed);
+
+/** Creates `object_count` objects of class `cls` in write transaction
+ *  `txn`, each as coffer_object_create() with `update_policy` creates one:
+ *  object i takes the `fields_per_object` fields at
+ *  fields[i * fields_per_object]. If `keys` is not NULL, keys[i] receives
+ *  the key of object i (created, or updated under the policy). `*done` (not
+ *  NULL) receives the number of objects written.
+ *  On error the call stops at the object that failed: the objects before it
+ *  stay written in the transaction (abort it to undo them), that one is
+ *  not written (as coffer_object_create()), `*done` is its position and
+ *  the message names it ("object 7 of 100: ..."). Errors: those of
+ *  coffer_object_create(); COFFER_ERR_INVALID_ARGUMENT (NULL fields with a
+ *  count, NULL done). */
+COFFER_API coffer_status coffer_objects_create(coffer_txn *txn, coffer_class_id cls, const coffer_field *fields,
+                                               size_t fields_per_object, size_t object_count, int update_policy,
+                                               coffer_object_key *keys, size_t *done);
+
+/** Sets fields of `object_count` objects of class `cls`: object keys[i]
+ *  gets the `fields_per_object` fields at fields[i * fields_per_object],
+ *  as coffer_object_set_fields() sets them. `*done` (not NULL) receives the
+ *  number of objects written. On error the call stops as
+ *  coffer_objects_create() does, naming the object's position and key.
+ *  Errors: those of coffer_object_set_fields(); COFFER_ERR_NOT_FOUND (no
+ *  object with a key, named); COFFER_ERR_INVALID_ARGUMENT (NULL keys or
+ *  fields with a count, NULL done). */
+COFFER_API coffer_status coffer_objects_set_fields(coffer_txn *txn, coffer_class_id cls, const coffer_object_key *keys,
+                                                   size_t object_count, const coffer_field *fields,
+                                                   size_t fields_per_object, size_t *done);
+
+/** Sets property `prop` to `*value` in every object of `results` (in a
+ *  write transaction), as coffer_object_set_value() sets it: an update of
+ *  one property over a result set in one call. Objects deleted since the
+ *  results were computed are skipped. The property id and the primary key
+ *  are checked first, the value with the first object written, so a bad
+ *  id, the primary key, a wrong type or a read-only property writes
+ *  nothing (with no objects, the value is not checked); a failure after
+ *  that (a full map) leaves the objects before it written (abort to undo).
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL value, bad property id);
+ *  COFFER_ERR_IMMUTABLE (the primary key, a linking-objects property);
+ *  COFFER_ERR_NOT_IN_WRITE, COFFER_ERR_READ_ONLY, COFFER_ERR_MISUSE; those
+ *  of coffer_object_set_value(). */
+COFFER_API coffer_status coffer_results_set_value(coffer_results *results, coffer_property_id prop,
+                                                  const coffer_value *value);
 
 /* ------------------------------------------------------------------------ */
 /* Live data: refresh, observers and change sets                             */

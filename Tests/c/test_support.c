@@ -64,6 +64,7 @@ static const char *status_name(coffer_status s)
     case COFFER_ERR_QUERY: return "COFFER_ERR_QUERY";
     case COFFER_ERR_INTERRUPTED: return "COFFER_ERR_INTERRUPTED";
     case COFFER_ERR_TIMEOUT: return "COFFER_ERR_TIMEOUT";
+    case COFFER_ERR_BUFFER_TOO_SMALL: return "COFFER_ERR_BUFFER_TOO_SMALL";
     }
     return "unknown status";
 }

@@ -462,6 +462,10 @@ static void remap(cf_env *env, uint64_t size)
 static void adjust_map(cf_env *env)
 {
     uint64_t used = used_bytes(env);
+    /* At almost every transaction the map is under half full, no growth was
+     * asked for and no size cap applies: nothing to work out then. */
+    if (used <= env->map_size / 2 && !env->grow_pending && !env->max_file_size)
+        return;
     uint64_t basis = env->grow_pending && env->map_size > used ? env->map_size : used;
     uint64_t target = map_target(env, basis);
     int grow = (used > env->map_size / 2 || env->grow_pending) && page_round(target) > env->map_size;

@@ -45,6 +45,7 @@ COFFER_API const char *coffer_strerror(coffer_status status)
     case COFFER_ERR_QUERY: return "invalid query";
     case COFFER_ERR_INTERRUPTED: return "query interrupted";
     case COFFER_ERR_TIMEOUT: return "timed out";
+    case COFFER_ERR_BUFFER_TOO_SMALL: return "buffer too small";
     }
     return "unknown status";
 }

@@ -90,6 +90,9 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         case interrupted = 28
         /// A sync wait ran past its timeout (`COFFER_ERR_TIMEOUT`); the work goes on.
         case timeout = 29
+        /// A buffer given to a batch read was too small; the size needed was given
+        /// back (`COFFER_ERR_BUFFER_TOO_SMALL`).
+        case bufferTooSmall = 30
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

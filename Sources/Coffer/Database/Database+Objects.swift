@@ -124,18 +124,84 @@ extension Database {
     }
 
     /// Adds every object of `objects`, as ``add(_:update:)`` does.
+    ///
+    /// New objects of one class that hold no links or collections are written
+    /// many per call into the C core, so adding many costs less than adding
+    /// each one.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
-        for object in objects {
-            add(object, update: update)
+        do {
+            try tryAdd(objects, update: update)
+        } catch {
+            fail(error)
         }
     }
 
     /// Adds every object of `objects`, as ``tryAdd(_:update:)`` does, stopping at
-    /// the first error.
+    /// the first error: the objects before it are added and managed, it and the
+    /// ones after it are not.
     public func tryAdd<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
-        for object in objects {
-            try tryAdd(object, update: update)
+        guard update == .error else {
+            // Whether each object was created or updated is known one by one only.
+            for object in objects {
+                try tryAdd(object, update: update)
+            }
+            return
         }
+        let txn = try requireWriteTransaction(for: "add objects")
+        var batch = AddBatch()
+        for object in objects {
+            guard object.managedState == nil, !(object is EmbeddedObject) else {
+                try addBatch(&batch, txn)
+                try tryAdd(object, update: update)
+                continue
+            }
+            let binding = try binding(for: type(of: object))
+            let values = FieldValues.storedValues(of: object, schema: binding.schema)
+            guard !binding.schema.isEmbedded, !values.contains(where: \.holdsObjects) else {
+                try addBatch(&batch, txn)
+                try tryAdd(object, update: update)
+                continue
+            }
+            if batch.binding !== binding || batch.objects.count == AddBatch.limit {
+                try addBatch(&batch, txn)
+                batch.binding = binding
+            }
+            batch.objects.append(object)
+            batch.values.append(values)
+        }
+        try addBatch(&batch, txn)
+    }
+
+    /// Writes the objects of `batch` with one coffer_objects_create() call and
+    /// makes the ones written managed; empties it.
+    private func addBatch(_ batch: inout AddBatch, _ txn: OpaquePointer) throws {
+        defer { batch = AddBatch() }
+        guard let binding = batch.binding, !batch.objects.isEmpty else { return }
+        let arena = ValueArena()
+        var fields: [coffer_field] = []
+        var perObject = 0
+        for values in batch.values {
+            var count = 0
+            for (index, value) in values.enumerated() where binding.isStored[index] {
+                fields.append(coffer_field(property: binding.propertyIds[index], value: try arena.cValue(value)))
+                count += 1
+            }
+            perObject = count
+        }
+        var keys = [UInt64](repeating: 0, count: batch.objects.count)
+        var done = 0
+        let status = coffer_objects_create(txn, binding.classId, fields, perObject, batch.objects.count,
+                                           Int32(COFFER_UPDATE_ERROR), &keys, &done)
+        if done > 0 {
+            contentVersion &+= 1
+            let outcome = writeOutcome
+            for (object, key) in zip(batch.objects.prefix(done), keys) {
+                let managed = ManagedState(database: self, binding: binding, key: key)
+                managed.addedIn = outcome
+                object.managedState = managed
+            }
+        }
+        try CofferError.check(status)
     }
 
     /// Creates a managed object of `type` from `value` and returns it.
@@ -348,4 +414,13 @@ extension Database {
         currentWriteOutcome = outcome
         return outcome
     }
+}
+
+/// New objects of one class waiting to be written by one call.
+private struct AddBatch {
+    /// Objects per call.
+    static let limit = 1000
+    var binding: ClassBinding?
+    var objects: [Object] = []
+    var values: [[StoredValue]] = []
 }

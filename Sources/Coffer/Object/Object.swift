@@ -136,6 +136,10 @@ final class ManagedState {
     private var handle: OpaquePointer?
     /// ``Database/transactionSerial`` when `handle` was opened.
     private var handleSerial: UInt64 = 0
+    /// The page of a ``Results`` iteration holding the object's values, and its
+    /// row there; used while the database is as the page was read.
+    var page: PackedPage?
+    var pageRow = 0
 
     init(database: Database, binding: ClassBinding, key: UInt64, handle: OpaquePointer? = nil) {
         self.database = database
@@ -181,7 +185,7 @@ final class ManagedState {
 
     func read<Value: _Persistable>(_ type: Value.Type, at index: Int) -> Value {
         requireUsable()
-        let stored = database.readValue(self, index)
+        let stored = packedValue(at: index) ?? database.readValue(self, index)
         guard let value = Value._cofferDecode(_StoredValue(value: stored)) else {
             let property = binding.schema.properties[index]
             fatalError("Coffer: \(binding.schema.className).\(property.name) holds \(stored.summary), which is not a \(Value.self)")
@@ -192,6 +196,18 @@ final class ManagedState {
     func write<Value: _Persistable>(_ value: Value, at index: Int) {
         requireUsable()
         database.writeValue(self, index, value._cofferEncoded.value)
+    }
+
+    /// Property `index` from the page the object was read in, if that is
+    /// still current and the database may be used here (as the C core's path
+    /// checks it); nil otherwise.
+    private func packedValue(at index: Int) -> StoredValue? {
+        guard let page else { return nil }
+        guard page.isCurrent(in: database), (try? database.checkThread()) != nil else {
+            self.page = nil  // the database moved on
+            return nil
+        }
+        return page.storedValue(row: pageRow, index: index)
     }
 
     func requireUsable() {

@@ -83,19 +83,54 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         Iterator(database: database, binding: binding, keys: currentKeys())
     }
 
-    /// Iterates over the objects a ``Results`` had when the loop began.
+    /// Iterates over the objects a ``Results`` had when the loop began. The
+    /// objects' values are read a page at a time (one C call per page, when
+    /// the loop reaches it); a property is decoded when it is read.
     public struct Iterator: IteratorProtocol {
         let database: Database
         let binding: ClassBinding
         let keys: [UInt64]
         var position = 0
+        private var page: PackedPage?
+        private var pageStart = 0
+        private var pageEnd = 0
+
+        init(database: Database, binding: ClassBinding, keys: [UInt64]) {
+            self.database = database
+            self.binding = binding
+            self.keys = keys
+        }
 
         /// The next object, or nil after the last.
         public mutating func next() -> Element? {
             guard position < keys.count else { return nil }
             defer { position += 1 }
-            return database.makeElement(Element.self, binding, keys[position])
+            if position >= pageEnd || !(page?.isCurrent(in: database) ?? false) {
+                readPage()
+            }
+            guard let page, page.exists(row: position - pageStart) else {
+                return database.makeElement(Element.self, binding, keys[position])
+            }
+            return database.makeElement(Element.self, binding, keys[position], page: page, row: position - pageStart)
         }
+
+        /// Packs the objects from `position` on, in the current transaction;
+        /// none when that fails (the objects then read one by one, and report
+        /// the failure themselves).
+        private mutating func readPage() {
+            pageStart = position
+            pageEnd = Swift.min(keys.count, position + Iterator.pageSize)
+            page = try? keys[pageStart..<pageEnd].withUnsafeBufferPointer { keys throws(CofferError) in
+                let txn = try database.currentTransaction()
+                var results: OpaquePointer?
+                try CofferError.check(coffer_results_from_keys(txn, binding.classId, keys.baseAddress, keys.count, &results))
+                defer { coffer_results_free(results) }
+                return try PackedPage.read(results!, start: 0, count: keys.count, binding: binding, database: database)
+            }
+        }
+
+        /// Objects per page.
+        static var pageSize: Int { 256 }
     }
 
     /// `Results<Dog>(3 objects)`.

@@ -14,6 +14,13 @@ final class ClassBinding {
     /// Per property: true for a link to an embedded class, whose objects become
     /// managed views of their stored copies once written.
     let linksEmbedded: [Bool]
+    /// The properties a ``PackedPage`` holds: the stored ones that are not
+    /// collections, in the binding's order.
+    let packedPropertyIds: [coffer_property_id]
+    /// Per property: its position in a packed row, or -1 when not packed.
+    let packedSlots: [Int]
+    /// Bytes of strings per object, learnt from the pages read so far.
+    var packedBytesPerRow = 64
 
     init(schema: ModelSchema, classId: coffer_class_id, propertyIds: [coffer_property_id]) {
         self.schema = schema
@@ -21,6 +28,18 @@ final class ClassBinding {
         self.propertyIds = propertyIds
         isStored = schema.properties.map(\.isStored)
         linksEmbedded = schema.properties.map { $0.kind == .link && $0.objectType is EmbeddedObject.Type }
+        var packed: [coffer_property_id] = []
+        var slots: [Int] = []
+        for (index, property) in schema.properties.enumerated() {
+            if property.isStored && property.cCollection == COFFER_COLLECTION_NONE && property.kind != .link {
+                slots.append(packed.count)
+                packed.append(propertyIds[index])
+            } else {
+                slots.append(-1)
+            }
+        }
+        packedPropertyIds = packed
+        packedSlots = slots
     }
 
     /// The error for an object of this class that is gone.
@@ -78,17 +97,24 @@ extension Database {
         return binding
     }
 
-    /// A managed object of `type` for the stored object `key`.
+    /// A managed object of `type` for the stored object `key`; its values are
+    /// read from row `row` of `page` while that is current.
     func makeObject<Element: Object>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64,
-                                     handle: OpaquePointer? = nil) -> Element {
+                                     handle: OpaquePointer? = nil, page: PackedPage? = nil, row: Int = 0) -> Element {
         let object = type.init()
-        object.managedState = ManagedState(database: self, binding: binding, key: key, handle: handle)
+        let managed = ManagedState(database: self, binding: binding, key: key, handle: handle)
+        if let page {
+            managed.page = page
+            managed.pageRow = row
+        }
+        object.managedState = managed
         return object
     }
 
     /// The ``Results`` element for the stored object `key`: the object, or a projection of it.
-    func makeElement<Element: _ResultsElement>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64) -> Element {
-        Element._cofferElement(for: makeObject(Element._cofferRootType, binding, key))
+    func makeElement<Element: _ResultsElement>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64,
+                                               page: PackedPage? = nil, row: Int = 0) -> Element {
+        Element._cofferElement(for: makeObject(Element._cofferRootType, binding, key, page: page, row: row))
     }
 
     /// The C handle of a stored object, to be released by the caller.

@@ -58,10 +58,9 @@ class CofferEngine: Engine {
     }
 
     func insertBulk(_ w: Workload) throws -> UInt64 {
+        // A sequence of new objects, which the overlay writes many per call.
         try db.write {
-            for e in w.entities.prefix(w.n) {
-                db.add(CofferEntity.unmanaged(e))
-            }
+            db.add(w.entities.prefix(w.n).lazy.map(CofferEntity.unmanaged))
         }
         return count
     }

@@ -73,6 +73,16 @@ UPDATE_MODIFIED = 2
 
 DECIMAL128_STRING_SIZE = 48
 
+# The packed layout of coffer_object_pack() and coffer_results_pack().
+PACK_MAGIC = 0x4B504643
+PACK_VERSION = 1
+PACK_COPY = 0
+PACK_BORROW = 1
+PACK_ROW_DELETED = 1
+PACK_HEADER_SIZE = 32
+PACK_ROW_HEAD_SIZE = 16
+PACK_VALUE_SIZE = 24
+
 AGGREGATE_MIN = 0
 AGGREGATE_MAX = 1
 AGGREGATE_SUM = 2
@@ -503,6 +513,19 @@ coffer_object_set_value = _status(
     "coffer_object_set_value", ObjectP, c_uint32, POINTER(coffer_value)
 )
 coffer_object_delete = _status("coffer_object_delete", ObjectP)
+# The pack calls return their status unchecked: COFFER_ERR_BUFFER_TOO_SMALL
+# is the caller's cue to retry with the size needed (see pages.py).
+coffer_object_pack = _declare(
+    "coffer_object_pack", c_int,
+    [ObjectP, POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t, POINTER(c_size_t)],
+)
+coffer_objects_create = _status(
+    "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
+)
+coffer_objects_set_fields = _status(
+    "coffer_objects_set_fields", TxnP, c_uint32, POINTER(c_uint64), c_size_t, c_void_p, c_size_t,
+    POINTER(c_size_t),
+)
 
 coffer_class_count = _status("coffer_class_count", TxnP, c_uint32, POINTER(c_uint64))
 coffer_class_clear = _status("coffer_class_clear", TxnP, c_uint32)
@@ -586,6 +609,11 @@ coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint6
 coffer_results_get = _status("coffer_results_get", ResultsP, c_uint64, POINTER(ObjectP))
 coffer_results_aggregate = _status("coffer_results_aggregate", ResultsP, c_uint32, c_int, POINTER(coffer_value))
 coffer_results_delete_all = _status("coffer_results_delete_all", ResultsP)
+coffer_results_pack = _declare(
+    "coffer_results_pack", c_int,
+    [ResultsP, c_uint64, c_size_t, POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t, POINTER(c_size_t)],
+)
+coffer_results_set_value = _status("coffer_results_set_value", ResultsP, c_uint32, POINTER(coffer_value))
 coffer_results_free = _declare("coffer_results_free", None, [ResultsP])
 
 # Live data: refresh, observers and change sets. The callbacks take their

@@ -8,7 +8,7 @@ import ctypes
 import datetime
 import decimal
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _capi, packing
 from .errors import InvalidArgumentError, LimitError, NotFoundError, PropertyTypeError
@@ -187,10 +187,19 @@ class Writer:
     def object_fields(self, info: "_ClassInfo", given: Mapping[str, Any]) -> "Tuple[ctypes.Array[_capi.coffer_field], int]":
         """The fields of a new object (or an upsert): given values, and the
         declared defaults unless the object exists and is being updated."""
+        return self.field_array(info, self.with_defaults(info, given))
+
+    def with_defaults(self, info: "_ClassInfo", given: Mapping[str, Any]) -> Dict[str, Any]:
+        """The values of a new object (or an upsert): `given`, and the
+        declared defaults unless the object exists and is being updated."""
         values = dict(given)
         if not info.defaults.keys() <= values.keys() and not self._updates_existing(info, values):
             for name, default in info.defaults.items():
                 values.setdefault(name, default)
+        return values
+
+    def field_array(self, info: "_ClassInfo", values: Dict[str, Any]) -> "Tuple[ctypes.Array[_capi.coffer_field], int]":
+        """The coffer_field array of `values`, in their order."""
         packed = packing.object_fields(self, info, values)
         if packed is not None:
             return packed

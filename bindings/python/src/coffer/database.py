@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import math
 import os
+import re
 import threading
 import weakref
 from typing import (
@@ -30,11 +32,12 @@ from typing import (
     overload,
 )
 
-from . import _capi, observing, packing, verification
+from . import _capi, observing, packing, pages, verification
 from .changes import DatabaseChange, Origin
 from .stats import FileStats, read_stats
 from .sync import SyncSession, WebSocketTransport
 from .errors import (
+    CofferError,
     DatabaseClosedError,
     InvalidArgumentError,
     InvalidObjectError,
@@ -107,12 +110,23 @@ class _ClassInfo:
         self.model: Optional[Type[Object]] = declared.model if declared is not None else None
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
+        self._layout: Optional[pages.Layout] = None
+        # Whether the declared defaults are what the C library gives a
+        # property left out (null, false, 0, "", b""): then a batch upsert
+        # need not look up which objects exist to fill in defaults.
+        self.defaults_are_zero = all(_is_zero(v) for v in self.defaults.values())
 
     def reader(self) -> packing.ObjectReader:
         """What reads whole objects of the class, made on first use."""
         if self._reader is None:
             self._reader = packing.ObjectReader(self)
         return self._reader
+
+    def layout(self) -> pages.Layout:
+        """How objects of the class are packed in pages, made on first use."""
+        if self._layout is None:
+            self._layout = pages.Layout(self)
+        return self._layout
 
     def where(self, prop: str) -> str:
         return f"class '{self.name}', property '{prop}'"
@@ -123,8 +137,17 @@ class _ClassInfo:
         except (KeyError, TypeError):
             raise PropertyNotFoundError(f"class '{self.name}' has no property named {name!r}") from None
 
-    def make(self, db: "Database", key: int) -> Any:
-        return (self.model or Object)._managed(db, self, key)
+    def make(self, db: "Database", key: int, row: Optional[pages.PackedRow] = None) -> Any:
+        return (self.model or Object)._managed(db, self, key, row)
+
+
+def _is_zero(value: Any) -> bool:
+    """Whether a declared default equals the C library's default."""
+    if value is None or value is False:
+        return True
+    if type(value) in (int, str, bytes):
+        return not value
+    return isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) > 0
 
 
 class _Handles:
@@ -201,6 +224,12 @@ def path_bytes(value: Any, what: str) -> bytes:
     if isinstance(value, (str, os.PathLike)):
         return os.fsencode(value)
     raise TypeError(f"{what} must be a str or a path, got {type(value).__name__}")
+
+
+# Objects written per C call by create_all() and add_all().
+_CHUNK = 1000
+# How coffer_objects_create() names the object that failed.
+_BATCH_POSITION = re.compile(r"^coffer_objects_create: object \d+ of \d+: ")
 
 
 def _update_policy(update: Any) -> int:
@@ -647,7 +676,9 @@ class Database:
             return dict(zip(info.names, values))
         raise TypeError(f"values for class '{info.name}' must be a dict or a list, got {type(values).__name__}")
 
-    def _find_key(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[int]:
+    def _find(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[_capi.ObjectP]:
+        """The handle of the object whose primary key is `pk` (the caller
+        releases it), or None."""
         assert info.primary_key is not None
         value = _capi.coffer_value()
         keep: List[Any] = []
@@ -657,6 +688,12 @@ class Database:
         try:
             _capi.coffer_object_find(txn, info.class_id, ctypes.byref(value), ctypes.byref(handle))
         except NotFoundError:
+            return None
+        return handle
+
+    def _find_key(self, txn: _capi.TxnP, info: _ClassInfo, pk: Any) -> Optional[int]:
+        handle = self._find(txn, info, pk)
+        if handle is None:
             return None
         try:
             return int(_capi.coffer_object_key_of(handle))
@@ -709,6 +746,106 @@ class Database:
         obj._bind(self, info, key)
         return obj
 
+    def create_all(self, cls: Union[str, Type[Object]], values: Iterable[Any], update: Any = False) -> int:
+        """Creates an object of `cls` from each dict, or list positional in
+        schema order, of `values`, as create() does, many per call into the
+        library; returns how many were written. With update="all" or
+        "modified" an object whose primary key exists is updated with the
+        values given, which makes this the bulk update by primary key:
+        `db.create_all(Dog, ({"id": i, "age": 3} for i in ids), update="modified")`.
+        On an error the objects before the one that failed stay written in
+        the transaction (the `with db.write():` block rolls back when the
+        error leaves it)."""
+        info = self._class_info(cls)
+        rows = (self._values_dict(info, v) for v in values)
+        return self._store_many(info, rows, update, "create_all()", None)
+
+    def add_all(self, objects: Iterable[T], update: Any = False) -> List[T]:
+        """Stores unmanaged model objects, as add() does, many per call into
+        the library, and returns them, managed. Objects this database
+        already manages are left as they are. On an error the objects
+        before the one that failed are stored and managed."""
+        added: List[T] = []
+        by_class: Dict[Type[Object], List[Object]] = {}
+        for obj in objects:
+            if not isinstance(obj, Object) or type(obj) is Object:
+                raise TypeError(f"add_all() takes instances of coffer.Object subclasses, got {type(obj).__name__}")
+            if obj._db is not None and obj._db is not self:
+                raise InvalidArgumentError("an object is managed by another database handle")
+            added.append(obj)
+            if obj._db is None:
+                by_class.setdefault(type(obj), []).append(obj)
+        self._write_txn("add_all()")
+        for model, pending in by_class.items():
+            info = self._class_info(model)
+            self._store_many(info, (obj._values for obj in pending), update, "add_all()", pending)
+        return added
+
+    def _store_many(self, info: _ClassInfo, rows: Iterable[Dict[str, Any]], update: Any, what: str,
+                    objects: Optional[List[Object]]) -> int:
+        """Writes objects of one class, a chunk per C call: runs of objects
+        that list the same properties in the same order share one field
+        array. Binds objects[i] to the key of the i-th object written."""
+        policy = _update_policy(update)
+        txn = self._write_txn(what)
+        written = 0
+        chunk: List[Dict[str, Any]] = []
+        for given in rows:
+            chunk.append(given)
+            if len(chunk) == _CHUNK:
+                written += self._store_chunk(txn, info, chunk, policy, objects, written, what)
+                chunk = []
+        if chunk:
+            written += self._store_chunk(txn, info, chunk, policy, objects, written, what)
+        return written
+
+    def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Dict[str, Any]], policy: int,
+                     objects: Optional[List[Object]], first: int, what: str) -> int:
+        writer = Writer(self, policy)
+        if info.defaults_are_zero:
+            complete = chunk  # left-out properties get the same values from C
+        else:
+            complete = [writer.with_defaults(info, given) for given in chunk]
+        n = len(complete)
+        keys = (ctypes.c_uint64 * n)() if objects is not None else None
+        done = ctypes.c_size_t()
+        stored = 0
+        failed = False
+
+        def create(fields: Any, count: int, many: int) -> None:
+            out = ctypes.byref(keys, stored * 8) if keys is not None else None
+            try:
+                _capi.coffer_objects_create(txn, info.class_id, fields, count, many, policy, out, ctypes.byref(done))
+            except CofferError as exc:
+                # Named by its position among the objects given, not in the call.
+                detail = _BATCH_POSITION.sub("", exc.message, count=1)
+                raise type(exc)(f"{what}: object {first + stored + done.value}: {detail}", exc.status) from None
+
+        self._generation += 1
+        try:
+            while stored < n:
+                end = stored + 1
+                names = tuple(complete[stored])
+                while end < n and tuple(complete[end]) == names:
+                    end += 1
+                packed = packing.objects_fields(writer, info, complete[stored:end])
+                if packed is not None:
+                    create(packed[0], packed[1], end - stored)
+                    stored = end
+                    continue
+                for values in complete[stored:end]:  # values only the general path converts, in order
+                    fields, count = writer.field_array(info, values)
+                    create(fields, count, 1)
+                    stored += 1
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            if keys is not None and objects is not None:
+                for i in range(stored + (done.value if failed else 0)):
+                    objects[first + i]._bind(self, info, keys[i])
+        return n
+
     @overload
     def object_for_primary_key(self, cls: Type[T], primary_key: Any) -> Optional[T]: ...
 
@@ -720,8 +857,15 @@ class Database:
         info = self._class_info(cls)
         if info.primary_key is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
-        key = self._find_key(self._txn(), info, primary_key)
-        return None if key is None else info.make(self, key)
+        handle = self._find(self._txn(), info, primary_key)
+        if handle is None:
+            return None
+        try:
+            # Its values come along in the same crossing, decoded when read.
+            row = pages.row_of_object(self, info.layout(), handle)
+            return info.make(self, int(row.values[0]), row)
+        finally:
+            _capi.coffer_object_release(handle)
 
     def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
         """Deletes an object, every object of a Results, or each object of

@@ -45,6 +45,7 @@ class Status(enum.IntEnum):
     QUERY = 27
     INTERRUPTED = 28
     TIMEOUT = 29
+    BUFFER_TOO_SMALL = 30
 
 
 class CofferError(Exception):
@@ -266,6 +267,14 @@ class SyncTimeoutError(CofferError, TimeoutError):
     default_status = Status.TIMEOUT
 
 
+class BufferTooSmallError(CofferError):
+    """A buffer given to a batch read of the C library was too small. The
+    binding sizes its buffers itself and retries, so this reaches a caller
+    only through a binding bug."""
+
+    default_status = Status.BUFFER_TOO_SMALL
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -295,6 +304,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.QUERY: QueryError,
     Status.INTERRUPTED: QueryInterruptedError,
     Status.TIMEOUT: SyncTimeoutError,
+    Status.BUFFER_TOO_SMALL: BufferTooSmallError,
 }
 
 

@@ -160,12 +160,16 @@ class Object:
         object.__setattr__(self, "_info", None)
         object.__setattr__(self, "_key", None)
         object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_row", None)
 
     @classmethod
-    def _managed(cls, db: "Database", info: "_ClassInfo", key: int) -> "Object":
+    def _managed(cls, db: "Database", info: "_ClassInfo", key: int, row: Any = None) -> "Object":
+        """A managed object; `row`, if given, is a pages.PackedRow holding
+        its values as packed in a page, read from there while the database
+        stays as it was packed."""
         obj = cls.__new__(cls)
         # What _bind sets, without a call per attribute.
-        obj.__dict__.update(_db=db, _info=info, _key=key, _values=None)
+        obj.__dict__.update(_db=db, _info=info, _key=key, _values=None, _row=row)
         return obj
 
     def _bind(self, db: "Database", info: "_ClassInfo", key: int) -> None:
@@ -173,6 +177,7 @@ class Object:
         object.__setattr__(self, "_info", info)
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_values", None)
+        object.__setattr__(self, "_row", None)
 
     # ---- properties --------------------------------------------------------
 
@@ -189,8 +194,17 @@ class Object:
         return PropertyNotFoundError(f"class '{self._class_name()}' has no property named {name!r}")
 
     def _get(self, name: str) -> Any:
-        if self._db is not None:
-            return self._db._read_property(self._info, self._key, name)
+        db = self._db
+        if db is not None:
+            row = self._row
+            if row is not None:
+                if row.current(db):
+                    value = row.get(name, self._info)
+                    if value is not MISSING:
+                        return value
+                else:
+                    self.__dict__["_row"] = None  # the database moved on
+            return db._read_property(self._info, self._key, name)
         fields = type(self)._coffer_fields
         if name not in fields:
             raise self._unknown(name)
@@ -302,8 +316,14 @@ class Object:
 
     def to_dict(self) -> Dict[str, Any]:
         """Every property value, in schema order."""
-        if self._db is not None:
-            values: Dict[str, Any] = self._db._read_object(self._info, self._key)
+        db = self._db
+        if db is not None:
+            row = self._row
+            if row is not None and row.current(db):
+                packed: Optional[Dict[str, Any]] = row.as_dict(self._info)
+                if packed is not None:
+                    return packed
+            values: Dict[str, Any] = db._read_object(self._info, self._key)
             return values
         return {name: self._get(name) for name in self._property_names()}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _capi
 from .values import INT64_MAX, INT64_MIN, damaged_text
@@ -38,8 +38,9 @@ ENABLED = (
 FIELD_SIZE = 32
 
 _T = _capi
-# Union members by property type, as `struct` formats of 16 bytes.
-_PAYLOADS = {
+# Union members by property type, as `struct` formats of 16 bytes (also the
+# payloads of packed values, pages.py).
+PAYLOADS = {
     _T.TYPE_BOOL: "?15x",
     _T.TYPE_INT: "q8x",
     _T.TYPE_FLOAT: "f12x",
@@ -48,9 +49,9 @@ _PAYLOADS = {
     _T.TYPE_BINARY: "QQ",
 }
 # How many items each union format unpacks to.
-_WIDTHS = {t: 2 if f == "QQ" else 1 for t, f in _PAYLOADS.items()}
+_WIDTHS = {t: 2 if f == "QQ" else 1 for t, f in PAYLOADS.items()}
 
-_FIELD = {t: struct.Struct("=I4xi4x" + f) for t, f in _PAYLOADS.items()}
+_FIELD = {t: struct.Struct("=I4xi4x" + f) for t, f in PAYLOADS.items()}
 _NULL_FIELD = struct.Struct("=I4xi4x16x")
 _FLOAT32 = struct.Struct("=f")
 
@@ -83,64 +84,81 @@ def object_fields(writer: "Writer", info: "_ClassInfo",
                   values: Dict[str, Any]) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
     """The coffer_field array of `values` (property name to value, in the
     order given), or None when a name is not a property (the caller's
-    general path then raises in the same order as always). Values of the
-    common scalar kinds are packed; the others are converted by `writer`
-    into their fields afterwards, in order, raising what they always raise.
-    The buffers stay alive in writer.keep."""
-    count = len(values)
-    if not ENABLED or count == 0:
+    general path then raises in the same order as always)."""
+    if not values:
         return None
+    return objects_fields(writer, info, [values])
+
+
+def objects_fields(writer: "Writer", info: "_ClassInfo",
+                   rows: Sequence[Dict[str, Any]]) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
+    """One coffer_field array holding the fields of every object of `rows`
+    in turn, and the number of fields per object, for objects that list the
+    same properties in the same order (None otherwise, or when a name is
+    not a property, or when packing is off). Values of the common scalar
+    kinds are packed; the others are converted by `writer` into their
+    fields afterwards, in order, raising what they always raise. The
+    buffers stay alive in writer.keep."""
+    if not ENABLED or not rows:
+        return None
+    names = tuple(rows[0])
+    count = len(names)
     properties = info.properties
-    buf = bytearray(count * FIELD_SIZE)
+    found = [properties.get(name) for name in names]
+    props = [prop for prop in found if prop is not None]
+    if count == 0 or len(props) != count:
+        return None
+    total = count * len(rows)
+    buf = bytearray(total * FIELD_SIZE)
     texts: List[Tuple[int, int, int, int, int]] = []  # offset, property id, type, start, size
     chunks: List[bytes] = []
     size = 0
     others: List[Tuple[int, Any, Any]] = []
     offset = 0
-    for name, value in values.items():
-        prop = properties.get(name)
-        if prop is None:
+    for values in rows:
+        if len(values) != count or (len(rows) > 1 and tuple(values) != names):
             return None
-        kind = prop.type
-        if prop.collection:
-            others.append((offset, prop, value))
-        elif value is None and kind != _T.TYPE_LINKING_OBJECTS:
-            _NULL_FIELD.pack_into(buf, offset, prop.id, _T.TYPE_NULL)
-        elif kind == _T.TYPE_INT and type(value) is int and INT64_MIN <= value <= INT64_MAX:
-            _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
-        elif kind == _T.TYPE_STRING and isinstance(value, str):
-            try:
-                data = value.encode("utf-8")
-            except UnicodeEncodeError:
-                data = b"\0"  # codec.py names the problem
-            if b"\0" in data:
+        for prop, value in zip(props, values.values()):
+            kind = prop.type
+            if prop.collection:
                 others.append((offset, prop, value))
-            else:
+            elif value is None and kind != _T.TYPE_LINKING_OBJECTS:
+                _NULL_FIELD.pack_into(buf, offset, prop.id, _T.TYPE_NULL)
+            elif kind == _T.TYPE_INT and type(value) is int and INT64_MIN <= value <= INT64_MAX:
+                _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
+            elif kind == _T.TYPE_STRING and isinstance(value, str):
+                try:
+                    data = value.encode("utf-8")
+                except UnicodeEncodeError:
+                    data = b"\0"  # codec.py names the problem
+                if b"\0" in data:
+                    others.append((offset, prop, value))
+                else:
+                    texts.append((offset, prop.id, kind, size, len(data)))
+                    chunks.append(data)
+                    size += len(data)
+            elif kind == _T.TYPE_DOUBLE and isinstance(value, float):
+                _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
+            elif kind == _T.TYPE_BOOL and type(value) is bool:
+                _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
+            elif kind == _T.TYPE_FLOAT and isinstance(value, float):
+                try:
+                    _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
+                except OverflowError:  # finite but beyond float32: codec.py says so
+                    others.append((offset, prop, value))
+            elif kind == _T.TYPE_BINARY and isinstance(value, (bytes, bytearray, memoryview)):
+                data = value if type(value) is bytes else bytes(value)
                 texts.append((offset, prop.id, kind, size, len(data)))
                 chunks.append(data)
                 size += len(data)
-        elif kind == _T.TYPE_DOUBLE and isinstance(value, float):
-            _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
-        elif kind == _T.TYPE_BOOL and type(value) is bool:
-            _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
-        elif kind == _T.TYPE_FLOAT and isinstance(value, float):
-            try:
-                _FIELD[kind].pack_into(buf, offset, prop.id, kind, value)
-            except OverflowError:  # finite but beyond float32: codec.py says so
+            else:
                 others.append((offset, prop, value))
-        elif kind == _T.TYPE_BINARY and isinstance(value, (bytes, bytearray, memoryview)):
-            data = value if type(value) is bytes else bytes(value)
-            texts.append((offset, prop.id, kind, size, len(data)))
-            chunks.append(data)
-            size += len(data)
-        else:
-            others.append((offset, prop, value))
-        offset += FIELD_SIZE
+            offset += FIELD_SIZE
     if chunks:
         buf += b"".join(chunks)
-    array = (_capi.coffer_field * count).from_buffer(buf)
+    array = (_capi.coffer_field * total).from_buffer(buf)
     writer.keep.append(array)  # which keeps buf
-    base = ctypes.addressof(array) + count * FIELD_SIZE
+    base = ctypes.addressof(array) + total * FIELD_SIZE
     for offset, prop_id, kind, start, length in texts:
         _FIELD[kind].pack_into(buf, offset, prop_id, kind, base + start, length)
     for offset, prop, value in others:
@@ -211,7 +229,7 @@ class ObjectReader:
                 self.plan.append((name, -1, 0, 0))
                 continue
             fast = 0 if prop.collection else prop.type
-            payload = _PAYLOADS.get(fast)
+            payload = PAYLOADS.get(fast)
             if payload is None:
                 fast = 0
                 formats.append("i20x")

@@ -10,7 +10,8 @@ import ctypes
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
-from . import _capi, observing
+from . import _capi, observing, packing, pages
+from .codec import Writer
 from .changes import CollectionChange
 from .errors import InvalidArgumentError, Status
 from .model import Object
@@ -371,8 +372,30 @@ class Results(Sequence[T]):
         return obj
 
     def __iter__(self) -> Iterator[T]:
-        for key in list(self._snapshot()):
-            yield self._info.make(self._db, key)
+        # The keys are fixed when iteration starts; the objects are read a
+        # page at a time (one C call each), when the loop reaches the page.
+        keys = list(self._snapshot())
+        db, info = self._db, self._info
+        for start in range(0, len(keys), pages.ROWS_PER_PAGE):
+            chunk = keys[start:start + pages.ROWS_PER_PAGE]
+            if db.is_closed:
+                rows: Sequence[Tuple[int, Optional[pages.PackedRow]]] = [(key, None) for key in chunk]
+            else:
+                rows = self._page(chunk)
+            for key, row in rows:
+                yield info.make(db, key, row)
+
+    def _page(self, keys: List[int]) -> List[Tuple[int, Optional[pages.PackedRow]]]:
+        """The objects of `keys` packed in one buffer, in the current
+        transaction."""
+        info = self._info
+        array = (ctypes.c_uint64 * len(keys))(*keys)
+        handle = _capi.ResultsP()
+        _capi.coffer_results_from_keys(self._db._txn(), info.class_id, array, len(keys), ctypes.byref(handle))
+        try:
+            return pages.rows_of_page(self._db, info.layout(), handle, 0, len(keys))
+        finally:
+            _capi.coffer_results_free(handle)
 
     def __bool__(self) -> bool:
         return len(self) > 0
@@ -381,6 +404,24 @@ class Results(Sequence[T]):
         if self._db.is_closed:
             return f"<coffer.Results of {self._info.name} (database closed)>"
         return f"<coffer.Results of {self._info.name}: {len(self)} objects>"
+
+    def set_value(self, prop: str, value: Any) -> None:
+        """Sets property `prop` to `value` in every object of these results,
+        in one call into the library (inside `with db.write():`), as
+        assigning it to each object would: `dogs.filter("age > 10").set_value("senior", True)`.
+        A value of the wrong type, the primary key or a read-only property
+        raise before anything is written."""
+        db, info = self._db, self._info
+        target = info.prop(prop)
+        txn = db._write_txn(f"setting {info.name}.{prop}")
+        c_value = _capi.coffer_value()
+        # `writer` keeps the buffers c_value points into until the call returns.
+        writer = Writer(db, _capi.UPDATE_ALL)
+        if target.collection or not packing.scalar_value(target.type, value, c_value):
+            writer.property_value(info, target, value, c_value)
+        db._generation += 1
+        with self._c_results(txn) as handle:
+            _capi.coffer_results_set_value(handle, target.id, ctypes.byref(c_value))
 
     def _delete_all(self, txn: _capi.TxnP) -> None:
         if not self._queries:

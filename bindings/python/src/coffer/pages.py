@@ -1,0 +1,209 @@
+"""Objects read many at a time: a whole object, or a page of results (a
+range of positions), packed by one C call into one buffer in the layout
+include/coffer.h documents ("Batch reads and writes"), unpacked in one pass
+by `struct`, and decoded field by field when a field is read.
+
+A PackedRow is one object's row of a page. It answers reads only while the
+database is in the state it was packed in (its generation: any write,
+refresh, new snapshot or close moves on) and on the database's thread;
+otherwise, and for values it does not decode itself (links, collections,
+dates and the other fixed-size types, linking objects), the caller reads
+through the C library as before, so values and errors are the same either
+way. A row keeps a copy of the bytes its page packed."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import struct
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from . import _capi
+from .errors import Status, error_for
+from .packing import PAYLOADS
+from .values import damaged_text
+
+if TYPE_CHECKING:
+    from .database import Database, _ClassInfo
+
+_T = _capi
+# The sentinel model.py tests for: a value this module does not decode.
+MISSING: Any = dataclasses.MISSING
+
+# A packed value is a type tag, 4 bytes (`extra`) and a 16-byte payload
+# laid out as coffer_value's union, so the payload formats of packing.py
+# read the types decoded here, but for a bool, which the packed layout stores
+# as a uint64 0 or 1: its byte that is set comes first on little-endian
+# machines, last on big-endian ones.
+_PAYLOADS = dict(PAYLOADS)
+_PAYLOADS[_T.TYPE_BOOL] = "?15x" if sys.byteorder == "little" else "7x?8x"
+_ROW_HEAD = "QI4x"  # key, row flags, reserved
+_HEADER = struct.Struct("=IHHIIQQ")
+# Objects per page when results are iterated.
+ROWS_PER_PAGE = 256
+
+
+class Layout:
+    """How objects of one class are packed and unpacked: every stored
+    property (linking objects are not stored) in schema order, one
+    struct.Struct for a whole row, and where each property's type tag sits
+    in the unpacked tuple. Pack calls write into one scratch buffer of the
+    layout, grown to the size the library asks for; each page keeps a copy
+    of the bytes used."""
+
+    def __init__(self, info: "_ClassInfo") -> None:
+        stored = [p for p in info.properties.values() if p.type != _T.TYPE_LINKING_OBJECTS]
+        self.count = len(stored)
+        self.ids = (ctypes.c_uint32 * max(self.count, 1))(*(p.id for p in stored))
+        self.row_size = _T.PACK_ROW_HEAD_SIZE + _T.PACK_VALUE_SIZE * self.count
+        formats = ["=", _ROW_HEAD]
+        # Property name -> (position of its type tag, type decoded here or 0).
+        self.plan: Dict[str, Tuple[int, int]] = {}
+        position = 2
+        for prop in stored:
+            fast = 0 if prop.collection else prop.type
+            payload = _PAYLOADS.get(fast)
+            if payload is None:
+                fast, payload = 0, "16x"
+            formats.append("I4x" + payload)
+            self.plan[prop.name] = (position, fast)
+            position += 1 + (2 if payload == "QQ" else 0 if fast == 0 else 1)
+        self.row = struct.Struct("".join(formats))
+        assert self.row.size == self.row_size
+        # Every property in schema order: (name, tag position or -1, fast type).
+        self.order = [(name, *self.plan.get(name, (-1, 0))) for name in info.names]
+        self._needed = ctypes.c_size_t()
+        self._needed_ref = ctypes.byref(self._needed)
+        self._grow(4096)
+
+    def _grow(self, size: int) -> None:
+        self._scratch = bytearray(size)
+        self._scratch_c = (ctypes.c_char * size).from_buffer(self._scratch)
+
+    def pack_object(self, handle: _capi.ObjectP) -> Tuple[bytes, Tuple[Any, ...]]:
+        """The row of one open object: the bytes packed and its values."""
+        for _ in range(2):
+            status = _capi.coffer_object_pack(handle, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
+                                              len(self._scratch), self._needed_ref)
+            if status == Status.OK:
+                return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
+            self._retry(status)
+        raise AssertionError("unreachable")  # _retry raises on the second failure
+
+    def pack_page(self, results: _capi.ResultsP, start: int, rows: int) -> Tuple[bytes, List[Tuple[Any, ...]]]:
+        """Positions start .. start+rows-1 of C results: the bytes packed and
+        the unpacked values of every row, in one pass."""
+        for _ in range(2):
+            status = _capi.coffer_results_pack(results, start, rows, self.ids, self.count, _T.PACK_COPY,
+                                               self._scratch_c, len(self._scratch), self._needed_ref)
+            if status == Status.OK:
+                end = _T.PACK_HEADER_SIZE + rows * self.row_size
+                unpacked = list(self.row.iter_unpack(memoryview(self._scratch)[_T.PACK_HEADER_SIZE:end]))
+                return self._used(), unpacked
+            self._retry(status)
+        raise AssertionError("unreachable")
+
+    def _used(self) -> bytes:
+        return bytes(memoryview(self._scratch)[:self._needed.value])
+
+    def _retry(self, status: int) -> None:
+        """Grows the scratch buffer to the size the library named, or raises
+        the error of any other status."""
+        needed = self._needed.value
+        if status != Status.BUFFER_TOO_SMALL or needed <= len(self._scratch):
+            raise error_for(status, _capi.last_error_message())
+        self._grow(needed)
+
+
+class PackedRow:
+    """One object's packed values, decoded one field at a time."""
+
+    __slots__ = ("data", "values", "generation", "thread", "layout")
+
+    def __init__(self, data: bytes, values: Tuple[Any, ...], generation: int, thread: int, layout: Layout) -> None:
+        self.data = data
+        self.values = values
+        self.generation = generation
+        self.thread = thread
+        self.layout = layout
+
+    def current(self, db: "Database") -> bool:
+        """Whether the database is still in the state the row was read in,
+        on this thread."""
+        return db._generation == self.generation and threading.get_ident() == self.thread
+
+    def get(self, name: str, info: "_ClassInfo") -> Any:
+        """The value of property `name`, or MISSING where the caller reads it
+        through the C library."""
+        at, fast = self.layout.plan.get(name, (-1, 0))
+        if at < 0:
+            return MISSING
+        values = self.values
+        kind = values[at]
+        if kind == fast and kind:
+            if kind == _T.TYPE_STRING:
+                start = values[at + 1]
+                try:
+                    return str(self.data[start:start + values[at + 2]], "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise damaged_text(info.where(name), exc) from None
+            if kind == _T.TYPE_BINARY:
+                start = values[at + 1]
+                return self.data[start:start + values[at + 2]]
+            return values[at + 1]
+        if kind == _T.TYPE_NULL:
+            return None
+        return MISSING
+
+    def as_dict(self, info: "_ClassInfo") -> Optional[Dict[str, Any]]:
+        """Every property in schema order, or None if any needs the C
+        library (the caller then reads the whole object that way)."""
+        values, data = self.values, self.data
+        out: Dict[str, Any] = {}
+        for name, at, fast in self.layout.order:
+            kind = values[at] if at >= 0 else -1
+            if kind == fast and kind:
+                if kind == _STRING:
+                    start = values[at + 1]
+                    try:
+                        out[name] = str(data[start:start + values[at + 2]], "utf-8")
+                    except UnicodeDecodeError as exc:
+                        raise damaged_text(info.where(name), exc) from None
+                elif kind == _BINARY:
+                    start = values[at + 1]
+                    out[name] = data[start:start + values[at + 2]]
+                else:
+                    out[name] = values[at + 1]
+            elif kind == _NULL:
+                out[name] = None
+            else:
+                return None
+        return out
+
+
+_STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
+
+
+def rows_of_page(db: "Database", layout: Layout, results: _capi.ResultsP, start: int,
+                 rows: int) -> List[Tuple[int, Optional[PackedRow]]]:
+    """(key, row) of positions start .. start+rows-1 of C results made in
+    the database's current transaction; the row is None for an object
+    deleted since the results were computed."""
+    data, unpacked = layout.pack_page(results, start, rows)
+    generation, thread = db._generation, threading.get_ident()
+    return [(values[0], None if values[1] & _T.PACK_ROW_DELETED else PackedRow(data, values, generation, thread, layout))
+            for values in unpacked]
+
+
+def row_of_object(db: "Database", layout: Layout, handle: _capi.ObjectP) -> PackedRow:
+    """The packed row of one open object, read in the current transaction."""
+    data, values = layout.pack_object(handle)
+    return PackedRow(data, values, db._generation, threading.get_ident(), layout)
+
+
+def header(buf: bytes) -> Tuple[int, ...]:
+    """The packed header: magic, version, flags, row count, value count,
+    row size, size (for tests and checks)."""
+    return _HEADER.unpack_from(buf, 0)
