@@ -199,5 +199,10 @@ extension Database {
             currentWriteOutcome?.cancelled = true
         }
         currentWriteOutcome = nil
+        // A transaction of beginAsyncWrite holds its turn until it ends.
+        if let turn = asyncTransactions.heldTurn {
+            asyncTransactions.heldTurn = nil
+            asyncWrites.leave(turn)
+        }
     }
 }

@@ -75,6 +75,9 @@ public final class Database {
     /// The thread holding the write lock of an ``asyncWrite(isolation:_:)``,
     /// which must also end the transaction.
     var writeLockThread: WriteLockThread?
+    /// The ``beginAsyncWrite(isolation:_:)`` and ``commitAsyncWrite(isolation:allowGrouping:_:)``
+    /// calls under way.
+    var asyncTransactions = AsyncTransactions()
     var readTransaction: OpaquePointer? {
         didSet { transactionSerial &+= 1 }
     }
