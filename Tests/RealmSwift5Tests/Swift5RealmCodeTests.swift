@@ -1,0 +1,38 @@
+// Runs the Swift 5 language mode Realm code of Swift5RealmCode.swift.
+
+import CofferRealmCompat
+import Foundation
+import Testing
+
+@Suite struct Swift5RealmCodeTests {
+    @Test func frozenResultsAreReadOnABackgroundQueue() async throws {
+        let store = try Swift5DogStore(identifier: "swift5-frozen-\(UUID().uuidString)")
+        _ = try store.addOwner("Ada", dogs: [("Rex", 3), ("Fido", 7), ("Pip", 1)])
+        let names = await withCheckedContinuation { continuation in
+            store.frozenNames(olderThan: 2) { continuation.resume(returning: $0) }
+        }
+        #expect(names == ["Fido", "Rex"])
+    }
+
+    @Test func aReferenceIsResolvedOnABackgroundQueue() async throws {
+        let store = try Swift5DogStore(identifier: "swift5-reference-\(UUID().uuidString)")
+        let owner = try store.addOwner("Ada", dogs: [("Rex", 3)])
+        let renamed = await withCheckedContinuation { continuation in
+            store.rename(owner.dogs[0], to: "Max") { continuation.resume(returning: $0) }
+        }
+        #expect(renamed == "Max")
+        store.realm.refresh()
+        #expect(owner.dogs[0].name == "Max")
+    }
+
+    @Test func anActorWritesAndHandsOutFrozenResults() async throws {
+        let dogs = Swift5DogActor()
+        try await dogs.setUp(configuration: Realm.Configuration(inMemoryIdentifier: "swift5-actor-\(UUID().uuidString)",
+                                                                objectTypes: [Swift5Dog.self, Swift5Owner.self]))
+        try await dogs.addDog(named: "Rex", age: 3)
+        try await dogs.addDog(named: "Pip", age: 1)
+        let frozen = await dogs.frozenDogs()
+        #expect(frozen.isFrozen)
+        #expect(frozen.map { $0.name } == ["Pip", "Rex"])
+    }
+}
