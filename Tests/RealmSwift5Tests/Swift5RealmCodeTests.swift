@@ -1,25 +1,22 @@
-// Runs the Swift 5 language mode Realm code of Swift5RealmCode.swift.
+// Runs the Swift 5 language mode Realm code of Swift5RealmCode.swift: the
+// stores are confined to the test's thread, which waits for the queues.
 
 import CofferRealmCompat
 import Foundation
 import Testing
 
 @Suite struct Swift5RealmCodeTests {
-    @Test func frozenResultsAreReadOnABackgroundQueue() async throws {
+    @Test func frozenResultsAreReadOnABackgroundQueue() throws {
         let store = try Swift5DogStore(identifier: "swift5-frozen-\(UUID().uuidString)")
         _ = try store.addOwner("Ada", dogs: [("Rex", 3), ("Fido", 7), ("Pip", 1)])
-        let names = await withCheckedContinuation { continuation in
-            store.frozenNames(olderThan: 2) { continuation.resume(returning: $0) }
-        }
+        let names = waitForCompletion { done in store.frozenNames(olderThan: 2, completion: done) }
         #expect(names == ["Fido", "Rex"])
     }
 
-    @Test func aReferenceIsResolvedOnABackgroundQueue() async throws {
+    @Test func aReferenceIsResolvedOnABackgroundQueue() throws {
         let store = try Swift5DogStore(identifier: "swift5-reference-\(UUID().uuidString)")
         let owner = try store.addOwner("Ada", dogs: [("Rex", 3)])
-        let renamed = await withCheckedContinuation { continuation in
-            store.rename(owner.dogs[0], to: "Max") { continuation.resume(returning: $0) }
-        }
+        let renamed = waitForCompletion { done in store.rename(owner.dogs[0], to: "Max", completion: done) }
         #expect(renamed == "Max")
         store.realm.refresh()
         #expect(owner.dogs[0].name == "Max")
@@ -35,4 +32,16 @@ import Testing
         #expect(frozen.isFrozen)
         #expect(frozen.map { $0.name } == ["Pip", "Rex"])
     }
+}
+
+/// What `start` passes to its completion handler, waited for on this thread.
+private func waitForCompletion<Value>(_ start: (@escaping (Value) -> Void) -> Void) -> Value {
+    let done = DispatchSemaphore(value: 0)
+    var result: Value?
+    start { value in
+        result = value
+        done.signal()
+    }
+    done.wait()
+    return result!
 }

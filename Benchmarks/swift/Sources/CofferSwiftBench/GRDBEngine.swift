@@ -35,13 +35,15 @@ struct EntityRecord: FetchableRecord, PersistableRecord {
 /// the same columns and indexes, WAL, synchronous=FULL, a 64 MiB page cache.
 final class GRDBEngine: Engine {
     let queue: DatabaseQueue
+    let path: String
 
     init(directory: URL) throws {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
         }
-        queue = try DatabaseQueue(path: directory.appendingPathComponent("bench.sqlite").path, configuration: config)
+        path = directory.appendingPathComponent("bench.sqlite").path
+        queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.create(table: "entity") { t in
                 t.primaryKey("id", .integer)
@@ -141,9 +143,27 @@ final class GRDBEngine: Engine {
     }
 
     func singleWrites(_ w: Workload) throws -> UInt64 {
-        for e in w.entities[w.n...] {
+        for e in w.entities[w.n..<(w.n + w.singleWrites)] {
             try queue.write { try EntityRecord(e).insert($0) }
         }
         return try count()
+    }
+
+    /// GRDB's async writes go through a DatabasePool (WAL, as the queue's
+    /// file already is), with the queue's synchronous=FULL and page cache.
+    func asyncSingleWrites(_ w: Workload) throws -> UInt64 {
+        let path = self.path
+        let entities = Array(w.entities[(w.n + w.singleWrites)...])
+        return try waitFor {
+            var config = Configuration()
+            config.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
+            }
+            let pool = try DatabasePool(path: path, configuration: config)
+            for e in entities {
+                try await pool.write { try EntityRecord(e).insert($0) }
+            }
+            return UInt64(try await pool.read { try EntityRecord.fetchCount($0) })
+        }
     }
 }
