@@ -192,7 +192,7 @@ typealias Yard = Kennels.Yard
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Yard().hounds.freeze()
         }
-        #expect(errorOutput(result).contains("an unmanaged list cannot be frozen"))
+        #expect(errorOutput(result).contains("an unmanaged List<Hound> cannot be frozen"))
     }
 
     /// A frozen view pins its version until the last frozen database, object

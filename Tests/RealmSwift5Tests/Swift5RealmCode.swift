@@ -52,6 +52,11 @@ final class Swift5DogStore {
         }
     }
 
+    /// The owner's dogs as they are now, for another thread.
+    func frozenDogs(of owner: Swift5Owner) -> List<Swift5Dog> {
+        owner.dogs.freeze()
+    }
+
     /// Renames `dog` on a background queue through a thread-safe reference.
     func rename(_ dog: Swift5Dog, to name: String, completion: @escaping (String?) -> Void) {
         let reference = ThreadSafeReference(to: dog)

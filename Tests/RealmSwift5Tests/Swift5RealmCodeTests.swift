@@ -18,6 +18,8 @@ import Testing
         let owner = try store.addOwner("Ada", dogs: [("Rex", 3)])
         let renamed = waitForCompletion { done in store.rename(owner.dogs[0], to: "Max", completion: done) }
         #expect(renamed == "Max")
+        let frozenDogs = store.frozenDogs(of: owner)
+        #expect(frozenDogs.isFrozen && frozenDogs.thaw()?.isFrozen == false)
         store.realm.refresh()
         #expect(owner.dogs[0].name == "Max")
     }

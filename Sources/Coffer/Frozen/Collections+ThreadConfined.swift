@@ -39,64 +39,43 @@ extension CollectionLocation {
 }
 
 /// The location of a managed collection, or a stop saying that an unmanaged
-/// one cannot be `action`, as in Realm.
-func requireManaged(_ location: CollectionLocation?, _ noun: String, _ action: String) -> CollectionLocation {
+/// `collection` (its type) cannot be `action`, as in Realm.
+func requireManaged(_ location: CollectionLocation?, _ collection: String, _ action: String) -> CollectionLocation {
     guard let location else {
-        fatalError("Coffer: an unmanaged \(noun) cannot be \(action); add its object to a Database first")
+        fatalError("Coffer: an unmanaged \(collection) cannot be \(action); add its object to a Database first")
     }
     return location
 }
 
-extension List: ThreadConfined {
-    /// True for the list of a frozen object.
+extension ElementCollection {
+    /// True for the collection of a frozen object.
     public var isFrozen: Bool { database?.isFrozen ?? false }
 
-    /// This list in the frozen view of its database (see ``Database/freeze()``).
-    /// An unmanaged list stops the program, as in Realm.
-    public func freeze() -> List {
-        isFrozen ? self : List(requireManaged(managedLocation, "list", "frozen").frozen())
+    /// This collection in the frozen view of its database (see
+    /// ``Database/freeze()``). An unmanaged collection stops the program, as in Realm.
+    public func freeze() -> Self {
+        isFrozen ? self : Self(requireManaged(managedLocation, "\(Self.self)", "frozen").frozen())
     }
 
-    /// The live list of this frozen one (see ``Object/thaw()``); nil if its
-    /// object was deleted.
-    public func thaw() -> List? {
+    /// The live collection of this frozen one (see ``Object/thaw()``); nil if
+    /// its object was deleted. A live collection returns itself.
+    public func thaw() -> Self? {
         guard isFrozen, let location = managedLocation else { return self }
-        return location.thawed().map { List($0) }
+        return location.thawed().map { Self($0) }
     }
 
     public func _cofferReferenceTarget() -> _ReferenceTarget {
-        requireManaged(managedLocation, "list", "passed in a ThreadSafeReference").referenceTarget()
+        requireManaged(managedLocation, "\(Self.self)", "passed in a ThreadSafeReference").referenceTarget()
     }
 
-    public static func _cofferResolve(_ target: _ReferenceTarget, in database: Database) throws -> List? {
-        try CollectionLocation.resolved(target, in: database).map { List($0) }
-    }
-}
-
-extension MutableSet: ThreadConfined {
-    /// True for the set of a frozen object.
-    public var isFrozen: Bool { database?.isFrozen ?? false }
-
-    /// This set in the frozen view of its database (see ``Database/freeze()``).
-    /// An unmanaged set stops the program, as in Realm.
-    public func freeze() -> MutableSet {
-        isFrozen ? self : MutableSet(requireManaged(managedLocation, "set", "frozen").frozen())
-    }
-
-    /// The live set of this frozen one; nil if its object was deleted.
-    public func thaw() -> MutableSet? {
-        guard isFrozen, let location = managedLocation else { return self }
-        return location.thawed().map { MutableSet($0) }
-    }
-
-    public func _cofferReferenceTarget() -> _ReferenceTarget {
-        requireManaged(managedLocation, "set", "passed in a ThreadSafeReference").referenceTarget()
-    }
-
-    public static func _cofferResolve(_ target: _ReferenceTarget, in database: Database) throws -> MutableSet? {
-        try CollectionLocation.resolved(target, in: database).map { MutableSet($0) }
+    public static func _cofferResolve(_ target: _ReferenceTarget, in database: Database) throws -> Self? {
+        try CollectionLocation.resolved(target, in: database).map { Self($0) }
     }
 }
+
+// The members come from ElementCollection, as their DatabaseCollection ones do.
+extension List: ThreadConfined {}
+extension MutableSet: ThreadConfined {}
 
 extension Map: ThreadConfined {
     /// True for the map of a frozen object.
@@ -105,7 +84,7 @@ extension Map: ThreadConfined {
     /// This map in the frozen view of its database (see ``Database/freeze()``).
     /// An unmanaged map stops the program, as in Realm.
     public func freeze() -> Map {
-        isFrozen ? self : Map(requireManaged(core.location, "map", "frozen").frozen())
+        isFrozen ? self : Map(requireManaged(core.location, "\(Map.self)", "frozen").frozen())
     }
 
     /// The live map of this frozen one; nil if its object was deleted.
@@ -115,7 +94,7 @@ extension Map: ThreadConfined {
     }
 
     public func _cofferReferenceTarget() -> _ReferenceTarget {
-        requireManaged(core.location, "map", "passed in a ThreadSafeReference").referenceTarget()
+        requireManaged(core.location, "\(Map.self)", "passed in a ThreadSafeReference").referenceTarget()
     }
 
     public static func _cofferResolve(_ target: _ReferenceTarget, in database: Database) throws -> Map? {
