@@ -150,16 +150,21 @@ final class GRDBEngine: Engine {
     }
 
     /// GRDB's async writes go through a DatabasePool (WAL, as the queue's
-    /// file already is), with the queue's synchronous=FULL and page cache.
+    /// file already is). The pool's writer is set to synchronous=FULL, as the
+    /// queue is (a pool chooses NORMAL by itself), and checked, so that every
+    /// commit is durable as Coffer's are.
     func asyncSingleWrites(_ w: Workload) throws -> UInt64 {
         let path = self.path
         let entities = Array(w.entities[(w.n + w.singleWrites)...])
         return try waitFor {
-            var config = Configuration()
-            config.prepareDatabase { db in
+            let pool = try DatabasePool(path: path)
+            let synchronous = try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
+                return try Int.fetchOne(db, sql: "PRAGMA synchronous")
             }
-            let pool = try DatabasePool(path: path, configuration: config)
+            guard synchronous == 2 else {
+                throw BenchFailure("the pool's writer runs with synchronous=\(synchronous ?? -1), not FULL (2)")
+            }
             for e in entities {
                 try await pool.write { try EntityRecord(e).insert($0) }
             }
