@@ -66,6 +66,21 @@ extension DogStore {
         return (!events.isEmpty, names)
     }
 
+    /// A writeAsync whose block commits with commitAsyncWrite, then an asyncWrite
+    /// that may begin before that commit's task resumes: the names written.
+    func commitAsyncWriteInsideAWriteThenAnotherWrite() async throws -> [String] {
+        events = []
+        db.writeAsync({
+            self.db.add(Dog(value: ["name": "first", "age": 1]))
+            self.db.commitAsyncWrite { error in self.events.append(error == nil ? "committed" : "\(error!)") }
+        })
+        try await db.asyncWrite { db.add(Dog(value: ["name": "second", "age": 2])) }
+        while events.isEmpty {
+            await _Concurrency.Task.yield()
+        }
+        return events + names
+    }
+
     /// beginWrite on the actor, then commitAsyncWrite: the completion's error.
     func synchronousBeginAsynchronousCommit() async -> (any Error)? {
         await withCheckedContinuation { (continuation: CheckedContinuation<(any Error)?, Never>) in
@@ -131,6 +146,14 @@ extension DogStore {
         let (called, names) = try await store.cancelledCommitCompletion()
         #expect(!called)
         #expect(names == ["kept", "later"])
+    }
+
+    @Test(arguments: 0..<5)
+    func aWriteAfterAnAsynchronousCommitKeepsItsTransaction(_ round: Int) async throws {
+        let dir = TemporaryDirectory()
+        let store = DogStore(configuration(.plain, [Dog.self], in: dir))
+        try await store.open()
+        #expect(try await store.commitAsyncWriteInsideAWriteThenAnotherWrite() == ["committed", "first", "second"])
     }
 
     @Test func commitAsyncWriteAfterBeginWrite() async throws {

@@ -3,6 +3,8 @@
 // without blocking the actor, and cancelAsyncWrite withdraws either while it
 // waits.
 
+internal import CCoffer
+
 /// The id of a ``Database/beginAsyncWrite(isolation:_:)`` or
 /// ``Database/commitAsyncWrite(isolation:allowGrouping:_:)`` call, for
 /// ``Database/cancelAsyncWrite(_:)``, as in Realm.
@@ -114,13 +116,22 @@ extension Database {
             }
             return id
         }
-        // Taken away before waiting, as asyncWrite does.
+        // The transaction ends for this database now: taken away before the
+        // commit, as asyncWrite does, and with its bookkeeping, since a later
+        // write may begin on the actor before this commit's task resumes.
         writeTransaction = nil
         writeLockThread = nil
+        let outcome = currentWriteOutcome
+        currentWriteOutcome = nil
+        let turn = asyncTransactions.heldTurn
+        asyncTransactions.heldTurn = nil
         Task {
             _ = isolation
             let failure = await lockThread.commit(SendableHandle(pointer: txn))
-            self.endWriteTransaction(txn, committed: failure == nil)
+            coffer_txn_free(txn)
+            if failure != nil { outcome?.cancelled = true }
+            self.contentVersion &+= 1
+            if let turn { self.asyncWrites.leave(turn) }
             if self.asyncTransactions.pendingCommits.remove(id) != nil { onComplete?(failure) }
         }
         return id
