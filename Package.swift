@@ -105,6 +105,14 @@ let package = Package(
             dependencies: ["CofferRealmCompat"],
             path: "Tests/RealmCompatTests"
         ),
+        // Realm code in the Swift 5 language mode, as most Realm code is
+        // written: it compiles against the Swift 6 package without warnings.
+        .testTarget(
+            name: "RealmSwift5Tests",
+            dependencies: ["CofferRealmCompat"],
+            path: "Tests/RealmSwift5Tests",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
             name: "ReadmeTests",

@@ -238,3 +238,41 @@ struct MigrationAborted: Error, Equatable {
         #expect(calls.value == 0)
     }
 }
+
+extension MigrationTests {
+    @MainActor @Test(arguments: [Storage.plain, .encrypted])
+    func asyncOpenMigratesThenOpensOnTheCallersActor(storage: Storage) async throws {
+        let dir = TemporaryDirectory()
+        var config = version2(of: try makeVersion1(storage, in: dir), [SchemaV2.Person.self, SchemaV1.Pet.self])
+        let migrations = ResultSlot<Int>()
+        config.migrationBlock = { migration, _ in
+            migrations.value = (migrations.value ?? 0) + 1
+            migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
+                newObject!["fullName"] = oldObject!["firstName"] as! String
+            }
+        }
+        let db = try await Database.asyncOpen(configuration: config)
+        await _Concurrency.Task.yield()
+        #expect(db.objects(SchemaV2.Person.self).map(\.fullName) == ["Ada", "Alan"], "usable on the actor across await")
+        #expect(migrations.value == 1, "the migration ran once, before the database was opened on the actor")
+    }
+
+    @Test func asyncOpenOfAnInMemoryDatabaseKeepsItsData() async throws {
+        let config = Database.Configuration(inMemoryIdentifier: "async-open-\(UUID().uuidString)", objectTypes: [SchemaV1.Pet.self])
+        let keeper = try Self.openWithRex(config)
+        let names = try await Self.petNames(config)
+        #expect(names == ["Rex"])
+        _ = keeper
+    }
+
+    /// An in-memory database with one pet, kept open by the caller.
+    private static func openWithRex(_ config: Database.Configuration) throws -> Database {
+        let db = try Database(configuration: config)
+        try db.write { db.add(SchemaV1.Pet(value: ["name": "Rex"])) }
+        return db
+    }
+
+    @MainActor private static func petNames(_ config: Database.Configuration) async throws -> [String] {
+        try await Database.asyncOpen(configuration: config).objects(SchemaV1.Pet.self).map(\.name)
+    }
+}

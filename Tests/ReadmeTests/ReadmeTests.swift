@@ -134,6 +134,32 @@ enum MigrationModelsVersion1 {
         #expect(try await store.add("Fido") == 2)
     }
 
+    @MainActor @Test func frozenViewsAndReferences() async throws {
+        let config = Database.Configuration(fileURL: URL(fileURLWithPath: "threads.coffer"), objectTypes: [Dog.self])
+        let db = try await Database(configuration: config)
+        // readme: swift-threads
+        try db.write { db.add(Dog(value: ["name": "Rex"])) }
+
+        let open = Frozen(db.objects(Dog.self).where { $0.status == .open })  // Sendable
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 { group.addTask { open.value.count } }           // any task reads it
+            var total = 0
+            for await count in group { total += count }
+            return total
+        }
+
+        let reference = ThreadSafeReference(to: db.objects(Dog.self).first!)
+        try await Task.detached {
+            let other = try await Database(configuration: config)   // confined to this thread
+            guard let rex = other.resolve(reference) else { return } // nil if deleted meanwhile
+            try other.write { rex.status = .done }
+        }.value
+        // readme: end
+        #expect(counts == 4)
+        db.refresh()
+        #expect(db.objects(Dog.self).first?.status == .done)
+    }
+
     @Test func linksAndCollections() throws {
         let db = try openAll()
         // readme: swift-links

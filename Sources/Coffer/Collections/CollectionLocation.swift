@@ -26,6 +26,7 @@ struct CollectionLocation {
         release: (OpaquePointer?) -> Void,
         _ body: (OpaquePointer) throws -> Result
     ) -> Result {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         owner.requireUsable()
         do {
             let txn: OpaquePointer

@@ -10,8 +10,9 @@ internal import CCoffer
 ///
 /// Its extension supplies public members: Swift lets them witness the
 /// requirements of the public protocols it refines (``DatabaseCollection``,
-/// `RandomAccessCollection`, ``_Persistable``), as Realm's collections do.
-protocol ElementCollection: AnyObject, DatabaseCollection, _Persistable where Element: _Persistable {
+/// `RandomAccessCollection`, ``_Persistable``, ``ThreadConfined``), as Realm's
+/// collections do.
+protocol ElementCollection: AnyObject, DatabaseCollection, _Persistable, ThreadConfined where Element: _Persistable {
     /// How its kind of collection is read and stored.
     static var functions: ElementCollectionFunctions { get }
 

@@ -100,6 +100,7 @@ public final class LinkingObjects<Element: Object>: DatabaseCollection {
 extension CollectionLocation {
     /// Runs `body` with the owner's handle and the linking-objects property id.
     func withBacklinks<Result>(_ body: (OpaquePointer, UInt32) throws -> Result) -> Result {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         owner.requireUsable()
         do {
             let txn = try database.currentTransaction()

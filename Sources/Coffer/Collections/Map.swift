@@ -24,7 +24,7 @@ extension String: _MapKey {
 /// need a write transaction (outside one, or with a bad key, the program stops
 /// with a message naming the key, as in Realm).
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
-    private var core: CollectionCore<[String: Value]>
+    var core: CollectionCore<[String: Value]>
 
     /// An empty unmanaged map.
     public init() {

@@ -18,6 +18,8 @@ enum Confinement {
     /// whatever thread its executor runs. Held weakly so that an actor that keeps
     /// its database does not keep itself alive.
     case actor(WeakActor)
+    /// A frozen database: on any thread, each read under its ``FrozenLock``.
+    case frozen
 
     /// True where the database may be used; nil when only the actor's executor
     /// can tell, which it does by stopping the program. (Even the main actor's
@@ -29,6 +31,8 @@ enum Confinement {
             return pthread_equal(owner, pthread_self()) != 0
         case .actor(let weak):
             return weak.actor == nil ? false : nil
+        case .frozen:
+            return true
         }
     }
 
@@ -39,6 +43,8 @@ enum Confinement {
         case .actor(let weak):
             let name = weak.actor.map { String(describing: type(of: $0)) } ?? "an actor that no longer exists"
             return "this Database is isolated to \(name) and was used outside it; a Database opened with Database(actor:), its objects and its results can be used only on that actor"
+        case .frozen:
+            return "a frozen Database may be read from any thread"
         }
     }
 }

@@ -49,3 +49,33 @@ extension Database {
         try self.init(configuration: configuration, confinement: confinement)
     }
 }
+
+extension Database {
+    /// Opens the database `configuration` describes without blocking the
+    /// caller, as Realm's `Realm.asyncOpen(configuration:)`: the work opening
+    /// may take (copying the seed file, running the migration, compacting)
+    /// happens on a thread of its own, then the database is opened isolated to
+    /// the calling actor, as ``init(configuration:isolation:)`` does.
+    ///
+    /// ```swift
+    /// @MainActor func load() async throws {
+    ///     let db = try await Database.asyncOpen(configuration: config)  // migrated off the main actor
+    ///     show(db.objects(Dog.self))
+    /// }
+    /// ```
+    ///
+    /// An in-memory configuration is opened directly: closing it in between
+    /// would drop its data.
+    ///
+    /// - Parameter isolation: the calling actor; leave it to its default.
+    /// - Throws: as ``init(configuration:)`` does, from whichever open failed.
+    public static func asyncOpen(configuration: Configuration = .defaultConfiguration,
+                                 isolation: isolated (any Actor)? = #isolation) async throws -> Database {
+        if configuration.inMemoryIdentifier == nil {
+            try await Task.detached {
+                try performMigration(for: configuration)
+            }.value
+        }
+        return try await Database(configuration: configuration, isolation: isolation)
+    }
+}

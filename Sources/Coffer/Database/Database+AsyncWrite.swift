@@ -58,24 +58,7 @@ extension Database {
         _ block: () throws -> Result
     ) async throws -> Result {
         defer { asyncWrites.leave(turn) }
-        guard case .actor = confinement else {
-            throw CofferError(.misuse, "asyncWrite needs a Database isolated to an actor: open it with `try await Database(actor:)`, or use write {} on this thread")
-        }
-        try checkThread()
-        guard writeTransaction == nil else {
-            throw CofferError(.misuse, "the database is already in a write transaction")
-        }
-        try await asyncWrites.waitForTurn(turn)
-        let lockThread = WriteLockThread()
-        let txn = try await lockThread.begin(SendableHandle(pointer: handle)).pointer
-        endReadTransaction()
-        writeTransaction = txn
-        writeLockThread = lockThread
-        contentVersion &+= 1
-        if Task.isCancelled {
-            abort(txn)
-            throw CancellationError()
-        }
+        try await beginAsyncTransaction(turn: turn, isolation: isolation)
         let result: Result
         do {
             result = try block()
@@ -93,6 +76,32 @@ extension Database {
         endWriteTransaction(txn, committed: failure == nil)
         if let failure { throw failure }
         return result
+    }
+
+    /// Waits for `turn` and for the write lock without blocking the actor, then
+    /// begins the write transaction on a ``WriteLockThread``.
+    /// - Throws: `CancellationError` if the task is cancelled meanwhile (nothing
+    ///   was written); `.misuse` for a database not isolated to an actor or in a
+    ///   write transaction when its turn comes; the failure of the begin.
+    func beginAsyncTransaction(turn: UInt64, isolation: isolated (any Actor)) async throws {
+        guard case .actor = confinement else {
+            throw CofferError(.misuse, "asyncWrite needs a Database isolated to an actor: open it with `try await Database(actor:)`, or use write {} on this thread")
+        }
+        try checkThread()
+        try await asyncWrites.waitForTurn(turn)
+        guard writeTransaction == nil else {
+            throw CofferError(.misuse, "the database is already in a write transaction")
+        }
+        let lockThread = WriteLockThread()
+        let txn = try await lockThread.begin(SendableHandle(pointer: handle)).pointer
+        endReadTransaction()
+        writeTransaction = txn
+        writeLockThread = lockThread
+        contentVersion &+= 1
+        if Task.isCancelled {
+            abort(txn)
+            throw CancellationError()
+        }
     }
 
     /// Runs `block` in a write transaction as ``asyncWrite(isolation:_:)`` does,

@@ -33,6 +33,7 @@ extension Database {
     /// As in Realm, a class without primary key, a key of the wrong type or a class
     /// the database does not have stops the program with a message naming it.
     public func object<Element: Object, Key: _Persistable>(ofType type: Element.Type, forPrimaryKey key: Key) -> Element? {
+        let access = self.frozenAccess(); defer { access?.unlock() }
         do throws(CofferError) {
             let binding = try binding(for: type)
             guard binding.schema.primaryKeyIndex != nil else {
@@ -57,6 +58,7 @@ extension Database {
 
     /// True if no class visible through this database has any object.
     public var isEmpty: Bool {
+        let access = self.frozenAccess(); defer { access?.unlock() }
         do {
             let txn = try currentTransaction()
             for classId in 0..<coffer_db_class_count(handle) {

@@ -63,6 +63,9 @@ extension Database {
 
     private func beginWriteTransaction() throws(CofferError) {
         try checkThread()
+        if isFrozen {
+            throw CofferError(.misuse, "a frozen Database cannot be written; thaw() it to write")
+        }
         guard writeTransaction == nil else {
             throw CofferError(.misuse, "the database is already in a write transaction")
         }
@@ -131,7 +134,7 @@ extension Database {
     @discardableResult
     public func refresh() -> Bool {
         requireThread()
-        guard writeTransaction == nil, readTransaction != nil else {
+        guard !isFrozen, writeTransaction == nil, readTransaction != nil else {
             return false
         }
         endReadTransaction()
@@ -141,6 +144,10 @@ extension Database {
     /// The transaction that reads use: the write transaction, or the snapshot,
     /// begun on first use.
     func currentTransaction() throws(CofferError) -> OpaquePointer {
+        if let frozenLock {
+            // Every read of a frozen database holds its lock (see frozenAccess()).
+            precondition(frozenLock.isHeldByCurrentThread, "Coffer: a frozen Database was read without its lock")
+        }
         try checkThread()
         if let writeTransaction {
             return writeTransaction
@@ -158,6 +165,9 @@ extension Database {
     /// The write transaction, or `.notInWriteTransaction` naming what needed it.
     func requireWriteTransaction(for action: @autoclosure () -> String) throws(CofferError) -> OpaquePointer {
         try checkThread()
+        if isFrozen {
+            throw CofferError(.misuse, "cannot \(action()): it is frozen, and frozen objects and collections are read-only; thaw() it to change it")
+        }
         guard let writeTransaction else {
             throw CofferError(.notInWriteTransaction, "cannot \(action()) outside a write transaction; call write {} or beginWrite() first")
         }
@@ -189,5 +199,10 @@ extension Database {
             currentWriteOutcome?.cancelled = true
         }
         currentWriteOutcome = nil
+        // A transaction of beginAsyncWrite holds its turn until it ends.
+        if let turn = asyncTransactions.heldTurn {
+            asyncTransactions.heldTurn = nil
+            asyncWrites.leave(turn)
+        }
     }
 }

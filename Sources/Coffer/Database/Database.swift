@@ -56,14 +56,28 @@ public final class Database {
     public let configuration: Configuration
 
     let handle: OpaquePointer
+    /// Owns `handle`, shared with the frozen and thawed databases made from this one.
+    let sharedHandle: SharedHandle
     let confinement: Confinement
+    /// Serializes every read of a frozen database; nil for a live one.
+    let frozenLock: FrozenLock?
+    /// For a frozen database, the live one it was frozen from, which
+    /// ``thaw(isolation:)`` returns where it may be used.
+    weak var liveSource: Database?
+    /// For a live database, its latest frozen view, reused while its snapshot
+    /// stays the same (see ``freeze()``).
+    weak var latestFrozen: Database?
+    /// For a frozen database, the version of the file it shows.
+    let frozenVersion: UInt64
     /// Serializes ``asyncWrite(isolation:_:)`` calls and tells synchronous
     /// writes that one is under way.
     let asyncWrites = AsyncWriteQueue()
     /// The thread holding the write lock of an ``asyncWrite(isolation:_:)``,
     /// which must also end the transaction.
     var writeLockThread: WriteLockThread?
-    private let openFilePath: String?
+    /// The ``beginAsyncWrite(isolation:_:)`` and ``commitAsyncWrite(isolation:allowGrouping:_:)``
+    /// calls under way.
+    var asyncTransactions = AsyncTransactions()
     var readTransaction: OpaquePointer? {
         didSet { transactionSerial &+= 1 }
     }
@@ -105,10 +119,27 @@ public final class Database {
 
     init(configuration: Configuration, confinement: Confinement) throws {
         let path = try configuration.filePath()
-        self.handle = try Self.open(configuration, path: path)
+        sharedHandle = SharedHandle(try Self.open(configuration, path: path), path: path)
+        handle = sharedHandle.pointer
         self.configuration = configuration
         self.confinement = confinement
-        self.openFilePath = path.map(OpenFiles.register)
+        frozenLock = nil
+        frozenVersion = 0
+    }
+
+    /// Another database on `source`'s open file: frozen (`frozenTransaction`
+    /// is its pinned read transaction, which it owns) or live and confined by
+    /// `confinement`. It knows the classes `source` has bound.
+    init(sharing source: Database, confinement: Confinement,
+         frozenTransaction: OpaquePointer? = nil, frozenVersion: UInt64 = 0) {
+        sharedHandle = source.sharedHandle
+        handle = sharedHandle.pointer
+        configuration = source.configuration
+        self.confinement = confinement
+        frozenLock = frozenTransaction == nil ? nil : FrozenLock()
+        self.frozenVersion = frozenVersion
+        bindings = source.bindings
+        readTransaction = frozenTransaction
     }
 
     /// Opens the file at `fileURL` with the rest of ``Configuration/defaultConfiguration``.
@@ -121,10 +152,6 @@ public final class Database {
     deinit {
         coffer_txn_free(writeTransaction)
         coffer_txn_free(readTransaction)
-        coffer_close(handle)
-        if let openFilePath {
-            OpenFiles.unregister(openFilePath)
-        }
     }
 
     private static func open(_ configuration: Configuration, path: String?) throws -> OpaquePointer {
@@ -250,7 +277,7 @@ public final class Database {
         case .actor(let weak):
             guard let actor = weak.actor else { fatalError("Coffer: \(confinement.misuseMessage)") }
             actor.preconditionIsolated("Coffer: \(confinement.misuseMessage)")
-        case .thread:
+        case .thread, .frozen:
             if confinement.allowsCurrentThread != true { fatalError("Coffer: \(confinement.misuseMessage)") }
         }
     }

@@ -152,6 +152,7 @@ final class ManagedState {
     }
 
     deinit {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         // Given back early so that long loops do not pile handles up in the
         // transaction; from another thread (which only unchecked code can
         // reach) it is left for the transaction to free.
@@ -174,6 +175,7 @@ final class ManagedState {
     }
 
     var exists: Bool {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             return coffer_object_is_valid(try objectHandle()) != 0
         } catch let error where error.code == .notFound {

@@ -7,6 +7,10 @@ internal import CCoffer
 /// freed with its last ``Results``.
 final class CompiledQuery {
     let handle: OpaquePointer
+    /// The text it was compiled from and its arguments (objects as links), so
+    /// that a ``ThreadSafeReference`` can compile it again in another database.
+    private(set) var text = ""
+    private(set) var arguments: [StoredValue] = []
 
     /// Compiles `text` (stored property names, arguments `$0`, `$1`, ...).
     /// - Throws: ``CofferError`` `.query` with the C core's message (the offset
@@ -41,6 +45,8 @@ final class CompiledQuery {
         }
         try CofferError.check(status)
         self.init(handle: query!)
+        self.text = text
+        self.arguments = resolved
         if database.preparedQueries[key] == nil {
             database.preparedQueries[key] = self
         }

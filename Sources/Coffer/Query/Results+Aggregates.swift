@@ -104,6 +104,7 @@ extension Results {
     }
 
     private func aggregate<T: _Persistable>(_ kind: Int, _ name: String, of property: String) throws(CofferError) -> T? {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         let schema = binding.schema
         guard let index = schema.index(ofProperty: property) else {
             throw CofferError(.notFound, "class '\(schema.className)' has no property '\(property)'" +

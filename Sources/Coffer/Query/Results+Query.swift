@@ -161,6 +161,7 @@ extension Results {
     }
 
     private func appending(_ text: String, _ arguments: [StoredValue]) throws(CofferError) -> Results<Element> {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         try database.checkThread()
         let query = try CompiledQuery(database, binding, text: text, arguments: arguments)
         return Results(database: database, binding: binding, source: source, queries: queries + [query])

@@ -52,6 +52,7 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
 
     /// The number of objects; constant-time for every object of a class.
     public var count: Int {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             if case .all = source, queries.isEmpty {
                 let txn = try database.currentTransaction()
@@ -185,6 +186,7 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     }
 
     private func currentKeys() -> [UInt64] {
+        let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             let results = try currentResults()
             if let keys = cache.keys(at: database.contentVersion) {

@@ -53,6 +53,7 @@ extension Database {
     /// - Throws: ``CofferError`` `.notFound` if the database has no such class,
     ///   `.schema` if its properties do not match the Swift class's.
     func binding(for type: Object.Type) throws(CofferError) -> ClassBinding {
+        let access = self.frozenAccess(); defer { access?.unlock() }
         try checkThread()
         let id = ObjectIdentifier(type)
         if let known = bindings[id] {
@@ -132,6 +133,7 @@ extension Database {
     /// The value of a property of a managed object; stops the program on failure,
     /// for property getters, which cannot throw.
     func readValue(_ managed: ManagedState, _ index: Int) -> StoredValue {
+        let access = self.frozenAccess(); defer { access?.unlock() }
         do throws(CofferError) {
             let binding = managed.binding
             let object = try managed.objectHandle()

@@ -40,6 +40,7 @@ final class CofferEntity: Object {
 /// Coffer through the Swift overlay, plain or encrypted.
 class CofferEngine: Engine {
     let db: Database
+    let configuration: Database.Configuration
 
     required convenience init(directory: URL) throws {
         try self.init(directory: directory, encrypted: false)
@@ -49,6 +50,7 @@ class CofferEngine: Engine {
         var config = Database.Configuration(fileURL: directory.appendingPathComponent("bench.coffer"))
         config.objectTypes = [CofferEntity.self]
         config.encryptionKey = encrypted ? benchmarkKey : nil
+        configuration = config
         db = try Database(configuration: config)
     }
 
@@ -136,10 +138,38 @@ class CofferEngine: Engine {
     }
 
     func singleWrites(_ w: Workload) throws -> UInt64 {
-        for e in w.entities[w.n...] {
+        for e in w.entities[w.n..<(w.n + w.singleWrites)] {
             try db.write { db.add(CofferEntity.unmanaged(e)) }
         }
         return count
+    }
+
+    func asyncSingleWrites(_ w: Workload) throws -> UInt64 {
+        let configuration = self.configuration
+        let entities = Array(w.entities[(w.n + w.singleWrites)...])
+        let written = try waitFor {
+            let writer = AsyncCofferWriter()
+            try await writer.open(configuration)
+            return try await writer.insert(entities)
+        }
+        return written == count ? written : 0
+    }
+}
+
+/// Writes from an actor with a database isolated to it, as async code does.
+actor AsyncCofferWriter {
+    private var db: Database!
+
+    func open(_ configuration: Database.Configuration) async throws {
+        db = try await Database(configuration: configuration, actor: self)
+    }
+
+    /// Adds each entity in its own asyncWrite; returns the count after.
+    func insert(_ entities: [Entity]) async throws -> UInt64 {
+        for e in entities {
+            try await db.asyncWrite { db.add(CofferEntity.unmanaged(e)) }
+        }
+        return UInt64(db.objects(CofferEntity.self).count)
     }
 }
 

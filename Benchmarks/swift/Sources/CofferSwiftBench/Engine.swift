@@ -14,6 +14,7 @@ enum Operation: String, CaseIterable {
     case stringPrefix = "string_prefix_query"
     case deleteAll = "delete_all"
     case singleWrites = "single_object_write_transactions"
+    case asyncSingleWrites = "single_object_async_write_transactions"
 
     var title: String {
         switch self {
@@ -26,6 +27,7 @@ enum Operation: String, CaseIterable {
         case .stringPrefix: "indexed string prefix query, count (queries/s)"
         case .deleteAll: "delete all, one transaction (objects/s)"
         case .singleWrites: "single-object write transactions (commits/s)"
+        case .asyncSingleWrites: "single-object async writes from a task (commits/s)"
         }
     }
 
@@ -35,7 +37,7 @@ enum Operation: String, CaseIterable {
         case .indexedEquality: o.queries
         case .filterScan: o.scans
         case .stringPrefix: o.prefixQueries
-        case .singleWrites: o.singleWrites
+        case .singleWrites, .asyncSingleWrites: o.singleWrites
         default: o.n
         }
     }
@@ -69,6 +71,11 @@ protocol Engine {
     /// Inserts objects n..<n + singleWrites, one durable transaction each;
     /// returns the count after.
     func singleWrites(_ w: Workload) throws -> UInt64
+    /// Inserts objects n + singleWrites..<n + 2 * singleWrites from a task,
+    /// one durable transaction each through the engine's async write API
+    /// (Coffer's asyncWrite on an actor, GRDB's DatabasePool.write), awaiting
+    /// each before the next; returns the count after.
+    func asyncSingleWrites(_ w: Workload) throws -> UInt64
 }
 
 extension Engine {
@@ -83,8 +90,33 @@ extension Engine {
         case .stringPrefix: try stringPrefix(w)
         case .deleteAll: try deleteAll(w)
         case .singleWrites: try singleWrites(w)
+        case .asyncSingleWrites: try asyncSingleWrites(w)
         }
     }
+}
+
+/// Runs `body` in a task and blocks the calling thread until it ends, for the
+/// async operations of the engines' synchronous interface (the benchmark's
+/// main thread is not one of the tasks' threads).
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Outcome<T>()
+    Task {
+        do {
+            outcome.result = .success(try await body())
+        } catch {
+            outcome.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.result!.get()
+}
+
+/// The result of ``waitFor(_:)``'s task. `@unchecked Sendable` because it is
+/// written once by the task before the semaphore is signalled and read after.
+private final class Outcome<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
 
 /// A wrong answer or a failed step, named for the report.

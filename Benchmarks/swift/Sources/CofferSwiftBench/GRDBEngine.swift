@@ -35,13 +35,15 @@ struct EntityRecord: FetchableRecord, PersistableRecord {
 /// the same columns and indexes, WAL, synchronous=FULL, a 64 MiB page cache.
 final class GRDBEngine: Engine {
     let queue: DatabaseQueue
+    let path: String
 
     init(directory: URL) throws {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
         }
-        queue = try DatabaseQueue(path: directory.appendingPathComponent("bench.sqlite").path, configuration: config)
+        path = directory.appendingPathComponent("bench.sqlite").path
+        queue = try DatabaseQueue(path: path, configuration: config)
         try queue.write { db in
             try db.create(table: "entity") { t in
                 t.primaryKey("id", .integer)
@@ -141,9 +143,32 @@ final class GRDBEngine: Engine {
     }
 
     func singleWrites(_ w: Workload) throws -> UInt64 {
-        for e in w.entities[w.n...] {
+        for e in w.entities[w.n..<(w.n + w.singleWrites)] {
             try queue.write { try EntityRecord(e).insert($0) }
         }
         return try count()
+    }
+
+    /// GRDB's async writes go through a DatabasePool (WAL, as the queue's
+    /// file already is). The pool's writer is set to synchronous=FULL, as the
+    /// queue is (a pool chooses NORMAL by itself), and checked, so that every
+    /// commit is durable as Coffer's are.
+    func asyncSingleWrites(_ w: Workload) throws -> UInt64 {
+        let path = self.path
+        let entities = Array(w.entities[(w.n + w.singleWrites)...])
+        return try waitFor {
+            let pool = try DatabasePool(path: path)
+            let synchronous = try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
+                return try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            }
+            guard synchronous == 2 else {
+                throw BenchFailure("the pool's writer runs with synchronous=\(synchronous ?? -1), not FULL (2)")
+            }
+            for e in entities {
+                try await pool.write { try EntityRecord(e).insert($0) }
+            }
+            return UInt64(try await pool.read { try EntityRecord.fetchCount($0) })
+        }
     }
 }

@@ -60,7 +60,8 @@ struct Workload {
     let queries: Int
     let scans: Int
     let prefixQueries: Int
-    /// Objects 0..<n + singleWrites; objects n... are the single-write ones.
+    /// Objects 0..<n + 2 * singleWrites; objects n..<n + singleWrites are the
+    /// single-write ones, the rest the async single-write ones.
     let entities: [Entity]
     /// The ids 1...n in the shuffled order reads and updates visit them.
     let order: [Int64]
@@ -73,7 +74,7 @@ struct Workload {
         self.scans = scans
         self.prefixQueries = prefixQueries
         let groups = Workload.groupCount(n: n)
-        entities = (0..<(n + singleWrites)).map { Workload.makeEntity(seed: seed, index: UInt64($0), groups: groups) }
+        entities = (0..<(n + 2 * singleWrites)).map { Workload.makeEntity(seed: seed, index: UInt64($0), groups: groups) }
         var ids = (0..<n).map { Int64($0) + 1 }
         var rng = SplitMix(seed: seed, stream: Stream.shuffle.rawValue, index: 0)
         var i = n
@@ -159,7 +160,8 @@ struct Workload {
         let prefixed = (0..<prefixQueries).reduce(UInt64(0)) { $0 + (prefixSizes[Substring(queryPrefix($1))] ?? 0) }
         return [.insertBulk: UInt64(n), .readByPrimaryKey: byKey, .updateAll: UInt64(n),
                 .readAllInOrder: inOrder, .indexedEquality: equality, .filterScan: scanned,
-                .stringPrefix: prefixed, .deleteAll: 0, .singleWrites: UInt64(singleWrites)]
+                .stringPrefix: prefixed, .deleteAll: 0, .singleWrites: UInt64(singleWrites),
+                .asyncSingleWrites: UInt64(2 * singleWrites)]
     }
 }
 
