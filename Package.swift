@@ -21,9 +21,18 @@ let package = Package(
         // Realm Swift's exact names over Coffer: Realm code compiles by changing
         // only `import RealmSwift` to `import CofferRealmCompat`.
         .library(name: "CofferRealmCompat", targets: ["CofferRealmCompat"]),
+        // The sync service (docs/SYNC.md): WebSocket in front, PostgreSQL behind.
+        // Only this product and its tests depend on NIO; the library and the
+        // coffer tool do not.
+        .executable(name: "coffer-sync", targets: ["CofferSyncService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -88,6 +97,28 @@ let package = Package(
             dependencies: ["Coffer"],
             path: "Sources/CofferRealmCompat"
         ),
+        // The sync wire protocol's codec (frames, changesets, values, schemas):
+        // pure Swift with bounds-checked decoding, no NIO, so a Swift client can
+        // share it.
+        .target(
+            name: "CofferSyncProtocol",
+            path: "Sources/CofferSyncProtocol"
+        ),
+        // `coffer-sync`: migrate, serve, dump.
+        .executableTarget(
+            name: "CofferSyncService",
+            dependencies: [
+                "CofferSyncProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/CofferSyncService"
+        ),
         .testTarget(
             name: "CofferTests",
             dependencies: ["Coffer", "CCoffer"],
@@ -104,6 +135,20 @@ let package = Package(
             name: "RealmCompatTests",
             dependencies: ["CofferRealmCompat"],
             path: "Tests/RealmCompatTests"
+        ),
+        // The sync service against a private PostgreSQL cluster (scripts/postgres),
+        // driven over real WebSocket connections.
+        .testTarget(
+            name: "CofferSyncServiceTests",
+            dependencies: [
+                "CofferSyncProtocol",
+                "CofferSyncService",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CofferSyncServiceTests"
         ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
