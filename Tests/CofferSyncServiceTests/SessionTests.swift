@@ -222,8 +222,10 @@ struct SessionTests {
         var unacknowledged = 0
         var lastVersion: UInt64 = 0
         var received = 0
-        // Read without acknowledging until the service stops sending.
-        while let bytes = await slow.receiveRaw(within: .seconds(3)) {
+        // Read without acknowledging: the window fills (each frame must come),
+        // then the service stops sending (nothing more within a few seconds).
+        while let bytes = await slow.receiveRaw(
+            within: unacknowledged <= WireLimits.windowBytes - WireLimits.batchBytes ? .seconds(30) : .seconds(3)) {
             guard case .download(_, let changesets) = try Frame(decoding: bytes) else {
                 Issue.record("expected DOWNLOAD")
                 return
