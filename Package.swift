@@ -123,3 +123,61 @@ let package = Package(
     swiftLanguageModes: [.v6],
     cLanguageStandard: .c11
 )
+
+// The sync service and its tests are the only part of the package on SwiftNIO
+// (Hummingbird, PostgresNIO): the Coffer library and the coffer tool never
+// depend on them. A build that tests the core alone (the ThreadSanitizer step of
+// scripts/test) sets COFFER_CORE_ONLY=1 and leaves them out.
+if Context.environment["COFFER_CORE_ONLY"] == nil {
+    package.products += [
+        // The sync service (docs/SYNC.md): WebSocket in front, PostgreSQL behind.
+        // Only this product and its tests depend on NIO; the library and the
+        // coffer tool do not.
+        .executable(name: "coffer-sync", targets: ["CofferSyncService"]),
+    ]
+    package.dependencies += [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ]
+    package.targets += [
+        // The sync wire protocol's codec (frames, changesets, values, schemas):
+        // pure Swift with bounds-checked decoding, no NIO, so a Swift client can
+        // share it.
+        .target(
+            name: "CofferSyncProtocol",
+            path: "Sources/CofferSyncProtocol"
+        ),
+        // `coffer-sync`: migrate, serve, dump.
+        .executableTarget(
+            name: "CofferSyncService",
+            dependencies: [
+                "CofferSyncProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/CofferSyncService"
+        ),
+        // The sync service against a private PostgreSQL cluster (scripts/postgres),
+        // driven over real WebSocket connections.
+        .testTarget(
+            name: "CofferSyncServiceTests",
+            dependencies: [
+                "CofferSyncProtocol",
+                "CofferSyncService",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CofferSyncServiceTests"
+        ),
+    ]
+}

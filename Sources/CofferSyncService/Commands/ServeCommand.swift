@@ -1,0 +1,88 @@
+// `coffer-sync serve`: the WebSocket endpoint /sync/v1 (and GET /health),
+// with the PostgreSQL pool and the notification hub running beside it. It
+// refuses to start on a database whose schema version is not its own.
+import ArgumentParser
+import CofferSyncProtocol
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import PostgresNIO
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve sync clients over WebSocket at ws://HOST:PORT/sync/v1.")
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(help: "HOST:PORT to listen on (port 0 picks a free one); or COFFER_SYNC_LISTEN. Default 127.0.0.1:7800.")
+    var listen: String?
+
+    func run() async throws {
+        let settings = try ServiceConfiguration.resolve(options: connection, listen: listen)
+        let logger: Logger = {
+            var logger = Logger(label: "coffer-sync")
+            logger.logLevel = ProcessInfoLogLevel.level ?? .info
+            return logger
+        }()
+        let postgres = PostgresClient(configuration: settings.postgres.clientConfiguration, backgroundLogger: logger)
+        let hub = NotificationHub()
+        let store = SyncStore(client: postgres, logger: logger)
+        let limiter = SessionLimiter(limit: settings.maxSessions)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await postgres.run() }
+            do {
+                try await SchemaMigrations.check(client: postgres, logger: logger)
+            } catch {
+                group.cancelAll()
+                throw StoreError.postgres(settings.postgres, error)
+            }
+            logger.warning("development mode: any client id is accepted and tokens are not checked")
+            group.addTask { await hub.run(url: settings.postgres, logger: logger) }
+            let router = Router()
+            router.get("/health") { _, _ in "ok" }
+            let sessionLogger = logger
+            let app = Application(
+                router: router,
+                server: .http1WebSocketUpgrade(
+                    configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
+                                                   autoPing: .enabled(timePeriod: .seconds(30))))
+                ) { request, _, _ in
+                    guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
+                    return .upgrade([:]) { inbound, outbound, _ in
+                        await SyncSession(store: store, hub: hub, limiter: limiter, logger: sessionLogger)
+                            .run(inbound: inbound, outbound: outbound)
+                    }
+                },
+                configuration: .init(address: .hostname(settings.listenHost, port: settings.listenPort),
+                                     serverName: "coffer-sync"),
+                onServerRunning: { channel in
+                    // Tests and scripts read the bound port from this line.
+                    let port = channel.localAddress?.port ?? settings.listenPort
+                    ListeningLine.write("coffer-sync listening on \(settings.listenHost):\(port)\n")
+                },
+                logger: logger
+            )
+            group.addTask { try await app.runService() }
+            // The server ends on SIGTERM/SIGINT (runService handles them); the rest follow.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Writes the listening line straight to standard output, unbuffered, so a
+/// process reading the pipe sees it at once.
+enum ListeningLine {
+    static func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Foundation.write(1, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}

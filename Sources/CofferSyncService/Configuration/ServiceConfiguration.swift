@@ -1,0 +1,100 @@
+// Where the service's settings come from: a command-line option wins, then the
+// environment (COFFER_SYNC_POSTGRES, COFFER_SYNC_LISTEN, COFFER_SYNC_CONFIG),
+// then the JSON configuration file, then the built-in default.
+import ArgumentParser
+import Foundation
+
+/// Options every command shares.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
+    var postgres: String?
+
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\" and \"maxSessions\"; or COFFER_SYNC_CONFIG.")
+    var config: String?
+}
+
+/// The settings after resolution.
+struct ServiceConfiguration: Equatable {
+    static let defaultListen = "127.0.0.1:7800"
+    static let defaultMaxSessions = 10_000
+
+    var postgres: PostgresURL
+    var listenHost: String
+    var listenPort: Int
+    var maxSessions: Int
+
+    /// Resolves the settings; `environment` is the process environment in use.
+    static func resolve(options: ConnectionOptions, listen: String?,
+                        environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServiceConfiguration {
+        let file = try ConfigFile.load(path: options.config ?? environment["COFFER_SYNC_CONFIG"])
+        guard let url = options.postgres ?? environment["COFFER_SYNC_POSTGRES"] ?? file.postgres else {
+            throw ConfigurationError("no PostgreSQL URL: pass --postgres, set COFFER_SYNC_POSTGRES or put \"postgres\" in the configuration file")
+        }
+        let address = listen ?? environment["COFFER_SYNC_LISTEN"] ?? file.listen ?? defaultListen
+        let (host, port) = try parseListen(address)
+        let maxSessions = file.maxSessions ?? defaultMaxSessions
+        guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
+        return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
+                                    maxSessions: maxSessions)
+    }
+
+    /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
+    static func parseListen(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ConfigurationError("listen address '\(text)' is not HOST:PORT")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ConfigurationError("listen address '\(text)' is not HOST:PORT with a port from 0 to 65535")
+        }
+        return (host, port)
+    }
+}
+
+/// A setting that is missing or malformed; the message names it.
+struct ConfigurationError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The configuration file: a JSON object whose keys are the settings.
+struct ConfigFile {
+    var postgres: String?
+    var listen: String?
+    var maxSessions: Int?
+
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions"]
+
+    static func load(path: String?) throws -> ConfigFile {
+        guard let path else { return ConfigFile() }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError("cannot read configuration file \(path): \(error.localizedDescription)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ConfigurationError("configuration file \(path) is not a JSON object")
+        }
+        if let unknown = object.keys.filter({ !keys.contains($0) }).sorted().first {
+            throw ConfigurationError("configuration file \(path): unknown setting '\(unknown)' (known: \(keys.sorted().joined(separator: ", ")))")
+        }
+        var file = ConfigFile()
+        for (key, value) in object {
+            switch key {
+            case "postgres", "listen":
+                guard let text = value as? String else {
+                    throw ConfigurationError("configuration file \(path): '\(key)' must be a string")
+                }
+                if key == "postgres" { file.postgres = text } else { file.listen = text }
+            default:
+                guard let number = value as? Int else {
+                    throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")
+                }
+                file.maxSessions = number
+            }
+        }
+        return file
+    }
+}

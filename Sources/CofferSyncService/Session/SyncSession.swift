@@ -1,0 +1,196 @@
+// One client's WebSocket connection: HELLO and WELCOME, then UPLOAD batches
+// integrated and acknowledged in order while a download task sends the
+// partition's changesets of other clients within the unacknowledged window,
+// woken by the notification hub and by acknowledgements. Every failure ends
+// in an ERROR frame with its code; fatal ones close the connection.
+import CofferSyncProtocol
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// A failure the session reports to the client with a code.
+struct SessionFailure: Error, CustomStringConvertible {
+    let code: ErrorCode
+    let description: String
+
+    init(_ code: ErrorCode, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    /// Maps any error to the code the client sees.
+    static func from(_ error: any Error) -> SessionFailure {
+        switch unwrapTransactionError(error) {
+        case let failure as SessionFailure: failure
+        case let wire as WireError: SessionFailure(.protocol, "frame does not decode: \(wire.message)")
+        case let mismatch as SchemaMismatch: SessionFailure(.schemaMismatch, "schema mismatch: \(mismatch.description)")
+        case let bad as BadChangeset: SessionFailure(.badChangeset, bad.description)
+        case let psql as PSQLError: SessionFailure(.internal, "PostgreSQL failed: \(psql.code)\(psql.serverInfo?[.message].map { ": \($0)" } ?? "")")
+        case let store as StoreError: SessionFailure(.internal, store.description)
+        default: SessionFailure(.internal, "the service failed: \(error)")
+        }
+    }
+}
+
+/// Serializes the frames two tasks send on one connection.
+actor FrameSender {
+    private let outbound: WebSocketOutboundWriter
+
+    init(_ outbound: WebSocketOutboundWriter) {
+        self.outbound = outbound
+    }
+
+    func send(_ bytes: [UInt8]) async throws {
+        try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+    }
+
+    func fail(_ failure: SessionFailure) async {
+        try? await send(Frame.error(failure.code, failure.description, fatal: true).encoded)
+        try? await outbound.close(failure.code == .protocol ? .protocolError : .normalClosure,
+                                  reason: failure.code.name)
+    }
+}
+
+struct SyncSession: Sendable {
+    let store: SyncStore
+    let hub: NotificationHub
+    let limiter: SessionLimiter
+    var logger: Logger
+
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+        let sender = FrameSender(outbound)
+        guard await limiter.enter() else {
+            await sender.fail(SessionFailure(.overloaded, "the service is at its session limit; retry later"))
+            return
+        }
+        defer { Task { await limiter.leave() } }
+        var messages = inbound.messages(maxSize: WireLimits.maxFrameBytes).makeAsyncIterator()
+        do {
+            guard let first = try await nextFrame(&messages) else { return }
+            guard case .hello(let version, let client, let partition, _, let lastServer, let schema) = first else {
+                throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
+            }
+            guard version == WireLimits.protocolVersion else {
+                throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks version \(WireLimits.protocolVersion)")
+            }
+            guard !partition.isEmpty else { throw SessionFailure(.protocol, "HELLO names no partition") }
+            var logger = self.logger
+            logger[metadataKey: "client"] = "\(client)"
+            logger[metadataKey: "partition"] = "\(partition)"
+            let registration = try await store.register(partition: partition, client: client, schema: schema)
+            try await sender.send(Frame.welcome(protocolVersion: WireLimits.protocolVersion,
+                                                lastClientVersion: registration.lastClientVersion,
+                                                latestServerVersion: registration.latestServerVersion).encoded)
+            logger.debug("session started")
+            let (hubID, wakeups) = await hub.subscribe(partition: partition)
+            let window = DownloadWindow(start: lastServer)
+            let sessionLogger = logger
+            let downloader = Task {
+                do {
+                    try await download(partition: partition, client: client, after: lastServer,
+                                       wakeups: wakeups, window: window, sender: sender)
+                } catch is CancellationError {
+                } catch {
+                    if !Task.isCancelled {
+                        let failure = SessionFailure.from(error)
+                        sessionLogger.warning("session ends: \(failure.code.name): \(failure.description)")
+                        await sender.fail(failure)
+                    }
+                }
+            }
+            defer {
+                downloader.cancel()
+                Task { await hub.unsubscribe(partition: partition, id: hubID) }
+            }
+            await hub.wake(partition: partition)
+            var lastUploaded = registration.lastClientVersion
+            while let frame = try await nextFrame(&messages) {
+                switch frame {
+                case .upload(let changesets):
+                    try checkBatch(changesets, after: lastUploaded)
+                    let result = try await store.integrate(partition: partition, client: client, changesets: changesets)
+                    lastUploaded = result.lastClientVersion
+                    try await sender.send(Frame.uploadAck(lastClientVersion: result.lastClientVersion,
+                                                          serverVersion: result.serverVersion).encoded)
+                case .downloadAck(let version):
+                    guard await window.acknowledge(version) else {
+                        throw SessionFailure(.protocol, "DOWNLOAD_ACK of server version \(version), which was not sent")
+                    }
+                    try await store.recordDownloadAck(partition: partition, client: client, version: version)
+                    await hub.wake(partition: partition)
+                case .error(let code, let message, _):
+                    logger.info("client reported error \(code): \(message)")
+                    return
+                default:
+                    throw SessionFailure(.protocol, "\(frame.name) is not a frame a client sends after HELLO")
+                }
+            }
+        } catch {
+            let failure = SessionFailure.from(error)
+            logger.warning("session ends: \(failure.code.name): \(failure.description)")
+            await sender.fail(failure)
+        }
+    }
+
+    /// The next binary frame, or nil when the client closed the connection.
+    private func nextFrame(_ messages: inout WebSocketInboundMessageStream.AsyncIterator) async throws -> Frame? {
+        let message: WebSocketMessage?
+        do {
+            message = try await messages.next()
+        } catch {
+            throw SessionFailure(.protocol, "the WebSocket message could not be read: \(error)")
+        }
+        switch message {
+        case nil: return nil
+        case .text: throw SessionFailure(.protocol, "a text message: sync frames are binary messages")
+        case .binary(let buffer): return try Frame(decoding: buffer.bytes)
+        }
+    }
+
+    /// An UPLOAD's changesets must be in increasing client version, and a
+    /// frame above the batch size must hold a single changeset.
+    private func checkBatch(_ changesets: [Changeset], after last: UInt64) throws {
+        var previous: UInt64 = 0
+        var bytes = 0
+        for changeset in changesets {
+            guard changeset.clientVersion > previous else {
+                throw SessionFailure(.protocol, "UPLOAD changesets are not in increasing client version (\(changeset.clientVersion) after \(previous))")
+            }
+            previous = changeset.clientVersion
+            bytes += changeset.encoded.count
+        }
+        if changesets.count > 1 && bytes > WireLimits.batchBytes {
+            throw SessionFailure(.protocol, "an UPLOAD of \(changesets.count) changesets holds \(bytes) bytes; above \(WireLimits.batchBytes) a frame holds one changeset")
+        }
+    }
+
+    /// Sends the partition's changesets of other clients as they come, within
+    /// the window; a count-0 frame each time the client is caught up.
+    private func download(partition: String, client: ClientID, after start: UInt64, wakeups: AsyncStream<Void>,
+                          window: DownloadWindow, sender: FrameSender) async throws {
+        var cursor = start
+        var caughtUpSent = false
+        for await _ in wakeups {
+            while !Task.isCancelled {
+                let room = WireLimits.windowBytes - (await window.unackedBytes)
+                guard room > 0 else { break }
+                let (changesets, latest) = try await store.history(
+                    partition: partition, after: cursor, excluding: client, maxBytes: min(WireLimits.batchBytes, room))
+                guard let last = changesets.last else {
+                    if !caughtUpSent {
+                        try await sender.send(Frame.download(latestServerVersion: latest, changesets: []).encoded)
+                        caughtUpSent = true
+                    }
+                    break
+                }
+                let frame = DownloadBatch.frame(latestServerVersion: latest, changesets: changesets)
+                guard await window.admits(frame.count) else { break }
+                await window.sent(lastVersion: last.serverVersion, bytes: frame.count)
+                try await sender.send(frame)
+                cursor = last.serverVersion
+                caughtUpSent = false
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+// What a session asks of PostgreSQL: registering a client and its schema
+// (HELLO), integrating an upload batch in one transaction (UPLOAD), reading
+// the partition's history after a version (DOWNLOAD), and recording a
+// client's download progress (DOWNLOAD_ACK). Every call is one statement or
+// one transaction; nothing is cached between calls.
+import CofferSyncProtocol
+import Logging
+import NIOCore
+import PostgresNIO
+
+struct SyncStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// The NOTIFY channel every instance listens on; the payload is the partition.
+    static let channel = "coffer_sync"
+
+    struct Registration {
+        var lastClientVersion: UInt64
+        var latestServerVersion: UInt64
+    }
+
+    /// Records the client and merges its schema into the partition's; throws
+    /// `SchemaMismatch` for a breaking difference.
+    func register(partition: String, client id: ClientID, schema: SyncSchema) async throws -> Registration {
+        try await client.withTransaction(logger: logger) { conn in
+            try await conn.query("""
+                INSERT INTO coffer_sync_partitions (partition, schema) VALUES (\(partition), \([UInt8]().bytea))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            let (stored, latest) = try await lockPartition(partition, on: conn)
+            let merged = try stored.merged(with: schema)
+            if merged != stored {
+                try await conn.query("""
+                    UPDATE coffer_sync_partitions SET schema = \(merged.encoded.bytea) WHERE partition = \(partition)
+                    """, logger: logger)
+            }
+            let rows = try await conn.query("""
+                INSERT INTO coffer_sync_clients AS c (partition, client_id) VALUES (\(partition), \(id.bytes.bytea))
+                ON CONFLICT (partition, client_id) DO UPDATE SET last_seen = now()
+                RETURNING last_client_version
+                """, logger: logger)
+            var last: Int64 = 0
+            for try await version in rows.decode(Int64.self) { last = version }
+            return Registration(lastClientVersion: UInt64(last), latestServerVersion: latest)
+        }
+    }
+
+    /// Locks the partition's row until the transaction ends (so its server
+    /// versions commit in order) and returns its schema and latest version.
+    private func lockPartition(_ partition: String, on conn: PostgresConnection) async throws -> (SyncSchema, UInt64) {
+        let rows = try await conn.query("""
+            SELECT schema, latest_version FROM coffer_sync_partitions WHERE partition = \(partition) FOR UPDATE
+            """, logger: logger)
+        for try await (schema, latest) in rows.decode((ByteBuffer, Int64).self) {
+            let bytes = schema.bytes
+            return (bytes.isEmpty ? SyncSchema() : try SyncSchema(encoded: bytes), UInt64(latest))
+        }
+        throw StoreError("partition '\(partition)' has no row")
+    }
+
+    struct Integrated {
+        /// The client's last integrated version after the batch.
+        var lastClientVersion: UInt64
+        /// The last server version the batch made, or the partition's latest if
+        /// it made none (a repeated upload).
+        var serverVersion: UInt64
+        var madeAny: Bool
+    }
+
+    /// Integrates the changesets above the client's last integrated version,
+    /// appends them to the history, records the client's progress and notifies
+    /// every instance, all in one transaction.
+    func integrate(partition: String, client id: ClientID, changesets: [Changeset]) async throws -> Integrated {
+        try await client.withTransaction(logger: logger) { conn in
+            let (schema, latest) = try await lockPartition(partition, on: conn)
+            let rows = try await conn.query("""
+                SELECT last_client_version FROM coffer_sync_clients
+                WHERE partition = \(partition) AND client_id = \(id.bytes.bytea)
+                """, logger: logger)
+            var last: UInt64 = 0
+            for try await version in rows.decode(Int64.self) { last = UInt64(version) }
+            let validator = ChangeValidator(schema: schema)
+            let integrator = Integrator(connection: conn, partition: partition, logger: logger)
+            var serverVersion = latest
+            var madeAny = false
+            for changeset in changesets where changeset.clientVersion > last {
+                guard changeset.clientVersion <= UInt64(Int64.max) else {
+                    throw BadChangeset("client version \(changeset.clientVersion) is out of range")
+                }
+                try validator.validate(changeset, origin: id)
+                try await integrator.integrate(changeset, origin: id)
+                let made = try await conn.query("""
+                    INSERT INTO coffer_sync_history (partition, origin, client_version, clock, changeset)
+                    VALUES (\(partition), \(id.bytes.bytea), \(Int64(changeset.clientVersion)),
+                            \(Int64(bitPattern: changeset.clock)), \(changeset.encoded.bytea))
+                    RETURNING server_version
+                    """, logger: logger)
+                for try await version in made.decode(Int64.self) { serverVersion = UInt64(version) }
+                last = changeset.clientVersion
+                madeAny = true
+            }
+            if madeAny {
+                try await conn.query("""
+                    UPDATE coffer_sync_partitions SET latest_version = \(Int64(serverVersion))
+                    WHERE partition = \(partition)
+                    """, logger: logger)
+                try await conn.query("""
+                    UPDATE coffer_sync_clients SET last_client_version = \(Int64(last)), last_seen = now()
+                    WHERE partition = \(partition) AND client_id = \(id.bytes.bytea)
+                    """, logger: logger)
+                try await conn.query("SELECT pg_notify(\(Self.channel), \(partition))", logger: logger)
+            }
+            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: madeAny)
+        }
+    }
+
+    /// The partition's changesets after `version` made by clients other than
+    /// `excluding`, in server version order, adding up to at most `maxBytes`
+    /// of frame (or one changeset, if that alone is larger); and the
+    /// partition's latest server version.
+    func history(partition: String, after version: UInt64, excluding id: ClientID,
+                 maxBytes: Int) async throws -> (changesets: [StoredChangeset], latest: UInt64) {
+        let rows = try await client.query("""
+            SELECT server_version, origin, changeset,
+                   (SELECT latest_version FROM coffer_sync_partitions WHERE partition = \(partition))
+            FROM (
+                SELECT server_version, origin, changeset,
+                       sum(octet_length(changeset) + 26) OVER (ORDER BY server_version) AS running,
+                       row_number() OVER (ORDER BY server_version) AS n
+                FROM (
+                    SELECT server_version, origin, changeset FROM coffer_sync_history
+                    WHERE partition = \(partition) AND server_version > \(Int64(version))
+                      AND origin <> \(id.bytes.bytea)
+                    ORDER BY server_version LIMIT 4096
+                ) page
+            ) h
+            WHERE running <= \(Int64(maxBytes)) OR n = 1
+            ORDER BY server_version
+            """, logger: logger)
+        var result: [StoredChangeset] = []
+        var latest: UInt64 = 0
+        for try await (sv, origin, changeset, last) in rows.decode((Int64, ByteBuffer, ByteBuffer, Int64).self) {
+            let originBytes = origin.bytes
+            guard originBytes.count == 16 else { throw StoreError("history row \(sv) has a malformed origin") }
+            result.append(StoredChangeset(serverVersion: UInt64(sv), origin: ClientID(bytes: originBytes),
+                                          encoded: changeset.bytes))
+            latest = UInt64(last)
+        }
+        if result.isEmpty {
+            latest = try await latestVersion(partition: partition)
+        }
+        return (result, latest)
+    }
+
+    func latestVersion(partition: String) async throws -> UInt64 {
+        let rows = try await client.query("""
+            SELECT latest_version FROM coffer_sync_partitions WHERE partition = \(partition)
+            """, logger: logger)
+        for try await latest in rows.decode(Int64.self) { return UInt64(latest) }
+        return 0
+    }
+
+    /// Records that the client integrated the history up to `version`.
+    func recordDownloadAck(partition: String, client id: ClientID, version: UInt64) async throws {
+        try await client.query("""
+            UPDATE coffer_sync_clients
+            SET last_acked_server_version = GREATEST(last_acked_server_version, \(Int64(clamping: version))),
+                last_seen = now()
+            WHERE partition = \(partition) AND client_id = \(id.bytes.bytea)
+            """, logger: logger)
+    }
+}
