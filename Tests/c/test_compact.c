@@ -52,16 +52,6 @@ static void fill_and_thin(ts_env *env, int keep)
     ts_env_close(env);
 }
 
-/* The version a read transaction of `db` sees. */
-static uint64_t version_of(coffer_db *db)
-{
-    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
-    uint64_t v;
-    assert_ok(coffer_txn_version(txn, &v));
-    coffer_txn_free(txn);
-    return v;
-}
-
 /* LMDB's compacting copy starts again at transaction 1; the compacted file
  * goes on from the version it had, and stays a sound file for LMDB. */
 TS_ENV_TEST(test_compact_on_launch_keeps_the_version)
@@ -70,18 +60,18 @@ TS_ENV_TEST(test_compact_on_launch_keeps_the_version)
     compact_call call = {0, 0, 0, 0};
     coffer_db *db;
     assert_ok(open_compacting(env, &call, 0, &db));
-    uint64_t before = version_of(db);
+    uint64_t before = ts_version_of(db);
     assert_true(before > 150);
     coffer_close(db);
     long long size = ts_file_size(env->path);
     call.answer = 1;
     assert_ok(open_compacting(env, &call, 0, &db));
     assert_true(ts_file_size(env->path) < size / 4);
-    assert_int_equal(version_of(db), before);
+    assert_int_equal(ts_version_of(db), before);
     unsigned char blob[100] = {0};
     for (int i = 0; i < 3; i++) {
         assert_ok(ts_write_blob(db, env->all_types, blob, sizeof blob, 1000 + i));
-        assert_int_equal(version_of(db), before + 1 + (uint64_t)i);
+        assert_int_equal(ts_version_of(db), before + 1 + (uint64_t)i);
     }
     coffer_verify_report *report;
     assert_ok(coffer_db_verify(db, &report));
@@ -90,7 +80,7 @@ TS_ENV_TEST(test_compact_on_launch_keeps_the_version)
     coffer_close(db);
     /* Compacted again, from the raised version: still going up. */
     assert_ok(open_compacting(env, &call, 0, &db));
-    assert_int_equal(version_of(db), before + 3);
+    assert_int_equal(ts_version_of(db), before + 3);
     assert_int_equal(ts_count_of(db, "AllTypes"), 8);
     coffer_close(db);
 }

@@ -142,20 +142,10 @@ static coffer_status open_copy(const char *path, const uint8_t *key, coffer_db *
     return ts_open_path(path, key, 0, NULL, 0, 0, out);
 }
 
-/* The version a read transaction of `db` sees. */
-static uint64_t version_of(coffer_db *db)
-{
-    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
-    uint64_t v;
-    assert_ok(coffer_txn_version(txn, &v));
-    coffer_txn_free(txn);
-    return v;
-}
-
 TS_ENV_TEST(test_write_copy_every_key_combination)
 {
     fill(env->db);
-    uint64_t source_version = version_of(env->db);
+    uint64_t source_version = ts_version_of(env->db);
     const uint8_t *keys[] = {NULL, ts_key, ts_other_key};
     for (int k = 0; k < 3; k++) {
         char name[64], path[TS_PATH_MAX];
@@ -173,7 +163,7 @@ TS_ENV_TEST(test_write_copy_every_key_combination)
         assert_int_equal(coffer_db_is_encrypted(copy), keys[k] != NULL);
         compare_dbs(env->db, copy);
         /* Versions go on from the source's: a copy never goes back to 1. */
-        assert_int_equal(version_of(copy), source_version);
+        assert_int_equal(ts_version_of(copy), source_version);
         coffer_verify_report *report;
         assert_ok(coffer_db_verify(copy, &report));
         assert_int_equal(coffer_verify_report_count(report), 0);
@@ -192,7 +182,7 @@ TS_ENV_TEST(test_write_copy_every_key_combination)
         assert_ok(coffer_object_create(txn, 0, f, 2, COFFER_UPDATE_ERROR, &obj));
         assert_int_equal(coffer_object_key_of(obj), N_OWNERS + 1);
         ts_commit(txn);
-        assert_int_equal(version_of(copy), source_version + 1);
+        assert_int_equal(ts_version_of(copy), source_version + 1);
         assert_int_equal(ts_count_of(copy, "Owner"), N_OWNERS);
         assert_int_equal(ts_count_of(env->db, "Owner"), N_OWNERS - 1);
         coffer_close(copy);

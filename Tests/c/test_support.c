@@ -621,6 +621,15 @@ coffer_txn *ts_begin(coffer_db *db, int mode)
     return txn;
 }
 
+uint64_t ts_version_of(coffer_db *db)
+{
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
+    uint64_t v;
+    assert_ok(coffer_txn_version(txn, &v));
+    coffer_txn_free(txn);
+    return v;
+}
+
 void ts_commit(coffer_txn *txn)
 {
     assert_ok(coffer_txn_commit(txn));

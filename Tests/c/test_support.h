@@ -279,6 +279,7 @@ void ts_make_person_file(const char *path, const uint8_t *key, int n);
 /* ------------------------------------------------------------------------ */
 
 coffer_txn *ts_begin(coffer_db *db, int mode);            /* asserts */
+uint64_t ts_version_of(coffer_db *db);                    /* what a read transaction begun now sees */
 void ts_commit(coffer_txn *txn);                           /* commit (asserts) + free */
 coffer_class_id ts_class(coffer_db *db, const char *name); /* asserts */
 coffer_property_id ts_prop(coffer_db *db, coffer_class_id cls, const char *name); /* asserts */

@@ -895,50 +895,37 @@ static void test_a_copy_is_a_new_client(void **state)
     fake_now += 10;
     delete_person(a, 1);
     add_person(a, 2, "Bo"); /* not uploaded yet */
-    /* A plain copy of this plain file too, which LMDB's own copy would make
-     * a twin of the same client. */
-    char plain[TS_PATH_MAX];
-    ts_join(plain, w->dir, "plain-copy.coffer");
-    assert_ok(coffer_db_write_copy(a->db, plain, NULL, 0));
-    replica twin = {0};
-    assert_ok(ts_open_path(plain, NULL, 0, schema, 2, 1, &twin.db));
-    twin.person = ts_class(twin.db, "Person");
-    coffer_txn *t = ts_begin(twin.db, COFFER_TXN_READ);
-    int twin_has;
-    assert_ok(cf_sync_client_id(t, twin.id, &twin_has));
-    assert_true(twin_has);
-    assert_memory_not_equal(twin.id, a->id, 16);
-    coffer_txn_free(t);
-    batch tb = take(&twin);
-    assert_int_equal(tb.n, 0);
-    batch_free(&tb);
-    coffer_close(twin.db);
-    char path[TS_PATH_MAX];
-    ts_join(path, w->dir, "copy.coffer");
-    assert_ok(coffer_db_write_copy(a->db, path, ts_key, 64));
-    replica r = {0};
-    assert_ok(ts_open_path(path, ts_key, 0, schema, 2, 1, &r.db));
-    r.person = ts_class(r.db, "Person");
-    coffer_txn *txn = ts_begin(r.db, COFFER_TXN_READ);
-    int has;
-    assert_ok(cf_sync_client_id(txn, r.id, &has));
-    assert_true(has);
-    assert_memory_not_equal(r.id, a->id, 16);
-    coffer_txn_free(txn);
-    batch b = take(&r);
-    assert_int_equal(b.n, 0); /* the original uploads its outbox, not the copy */
-    /* The tombstone holds in the copy (its key hashed under the copy's key):
-     * the create from before the delete stays deleted. */
-    deliver(&r, &old_create);
-    char buf[64];
-    assert_string_equal(name_of(&r, 1, buf, sizeof buf), "(none)");
-    /* And the copy records its own commits. */
-    set_name(&r, 2, "Bo 2");
-    b = take(&r);
-    assert_int_equal(b.n, 1);
-    batch_free(&b);
+    /* An encrypted copy, and a plain copy of this plain file, which LMDB's
+     * own copy would make a twin of the same client. */
+    const uint8_t *keys[] = {ts_key, NULL};
+    for (int k = 0; k < 2; k++) {
+        char path[TS_PATH_MAX];
+        ts_join(path, w->dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
+        assert_ok(coffer_db_write_copy(a->db, path, keys[k], keys[k] ? 64 : 0));
+        replica r = {0};
+        assert_ok(ts_open_path(path, keys[k], 0, schema, 2, 1, &r.db));
+        r.person = ts_class(r.db, "Person");
+        coffer_txn *txn = ts_begin(r.db, COFFER_TXN_READ);
+        int has;
+        assert_ok(cf_sync_client_id(txn, r.id, &has));
+        assert_true(has);
+        assert_memory_not_equal(r.id, a->id, 16);
+        coffer_txn_free(txn);
+        batch b = take(&r);
+        assert_int_equal(b.n, 0); /* the original uploads its outbox, not the copy */
+        /* The tombstone holds in the copy (its key hashed under the copy's
+         * key): the create from before the delete stays deleted. */
+        deliver(&r, &old_create);
+        char buf[64];
+        assert_string_equal(name_of(&r, 1, buf, sizeof buf), "(none)");
+        /* And the copy records its own commits. */
+        set_name(&r, 2, "Bo 2");
+        b = take(&r);
+        assert_int_equal(b.n, 1);
+        batch_free(&b);
+        coffer_close(r.db);
+    }
     batch_free(&old_create);
-    coffer_close(r.db);
 }
 
 /* Sets property `prop` of the embedded object at `v` (a link) to `text`. */
