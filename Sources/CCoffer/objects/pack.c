@@ -125,7 +125,8 @@ coffer_status cf_pack_row(cf_packer *pk, size_t row, coffer_object *obj, coffer_
     /* Rows are written only when the whole row area fits; the bytes behind
      * them are counted either way, for the size needed. */
     int write_row = pk->rows_end <= pk->cap;
-    uint8_t *at = pk->buf + HEADER_SIZE + row * pk->row_size;
+    /* A NULL buffer (capacity 0, asking for the size) has no row to point at. */
+    uint8_t *at = write_row ? pk->buf + HEADER_SIZE + row * pk->row_size : NULL;
     if (write_row) {
         coffer_pack_row head = {.key = key, .flags = obj ? 0 : COFFER_PACK_ROW_DELETED};
         memcpy(at, &head, sizeof head);
