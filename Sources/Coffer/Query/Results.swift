@@ -119,6 +119,7 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         /// none when that fails (the objects then read one by one, and report
         /// the failure themselves).
         private mutating func readPage() {
+            let access = database.frozenAccess(); defer { access?.unlock() }
             pageStart = position
             pageEnd = Swift.min(keys.count, position + Iterator.pageSize)
             page = try? keys[pageStart..<pageEnd].withUnsafeBufferPointer { keys throws(CofferError) in
