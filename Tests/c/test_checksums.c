@@ -45,38 +45,13 @@ static void test_checksum_binds_the_place(void **state)
 
 /* ---- raw access to a closed file ------------------------------------------ */
 
-typedef struct raw {
-    MDB_env *env;
-    MDB_txn *txn;
-} raw;
-
-static MDB_dbi raw_open(raw *w, const char *path, const char *dbname)
-{
-    assert_int_equal(mdb_env_create(&w->env), 0);
-    assert_int_equal(mdb_env_set_maxdbs(w->env, 16), 0);
-    assert_int_equal(mdb_env_open(w->env, path, MDB_NOSUBDIR, 0644), 0);
-    assert_int_equal(mdb_txn_begin(w->env, NULL, 0, &w->txn), 0);
-    MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(w->txn, dbname, 0, &dbi), 0);
-    return dbi;
-}
-
-static void raw_end(raw *w, int commit)
-{
-    if (commit)
-        assert_int_equal(mdb_txn_commit(w->txn), 0);
-    else
-        mdb_txn_abort(w->txn);
-    mdb_env_close(w->env);
-}
-
 /* Flips bit `bit` of byte `at` (from the value's start; negative: from its
  * end) of the value under `key` (or, with klen 0, of the first value whose
  * key starts with byte `key[0]`) in sub-database `dbname`. */
 static void flip_bit(const char *path, const char *dbname, const void *key, size_t klen, long at, int bit)
 {
-    raw w;
-    MDB_dbi dbi = raw_open(&w, path, dbname);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, dbname);
     MDB_val k = {klen, (void *)key}, v;
     if (klen) {
         assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
@@ -100,26 +75,26 @@ static void flip_bit(const char *path, const char *dbname, const void *key, size
     v.mv_data = copy;
     assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
     free(copy);
-    raw_end(&w, 1);
+    ts_raw_end(&w, 1);
 }
 
 /* The format number in the file's header. */
 static uint32_t raw_format(const char *path)
 {
-    raw w;
-    MDB_dbi meta = raw_open(&w, path, "0");
+    ts_raw w;
+    MDB_dbi meta = ts_raw_open(&w, path, "0");
     MDB_val k = {6, "header"}, v;
     assert_int_equal(mdb_get(w.txn, meta, &k, &v), 0);
     const uint8_t *h = v.mv_data;
     uint32_t format = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
-    raw_end(&w, 0);
+    ts_raw_end(&w, 0);
     return format;
 }
 
 static void set_raw_format(const char *path, uint32_t format)
 {
-    raw w;
-    MDB_dbi meta = raw_open(&w, path, "0");
+    ts_raw w;
+    MDB_dbi meta = ts_raw_open(&w, path, "0");
     MDB_val k = {6, "header"}, v;
     assert_int_equal(mdb_get(w.txn, meta, &k, &v), 0);
     uint8_t h[64];
@@ -129,15 +104,15 @@ static void set_raw_format(const char *path, uint32_t format)
         h[8 + i] = (uint8_t)(format >> (8 * i));
     v = (MDB_val){sizeof h, h};
     assert_int_equal(mdb_put(w.txn, meta, &k, &v, 0), 0);
-    raw_end(&w, 1);
+    ts_raw_end(&w, 1);
 }
 
 /* Whether every value of sub-database `dbname` but the header ends with
  * its checksum. */
 static int all_checksummed(const char *path, const char *dbname)
 {
-    raw w;
-    MDB_dbi dbi = raw_open(&w, path, dbname);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, dbname);
     MDB_cursor *cur;
     MDB_val k, v;
     int all = 1;
@@ -154,7 +129,7 @@ static int all_checksummed(const char *path, const char *dbname)
             all = 0;
     }
     mdb_cursor_close(cur);
-    raw_end(&w, 0);
+    ts_raw_end(&w, 0);
     return all && n > 0;
 }
 
@@ -249,8 +224,8 @@ TS_ENV_TEST(test_flipped_bit_in_a_list_chunk)
     ts_env_close(env);
     /* The first list's first chunk: key 'C' || id || 1 || chunk. */
     uint8_t chunk[1 + 8 + 1 + 4] = {'C', 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
-    raw w;
-    MDB_dbi graph = raw_open(&w, env->path, "1");
+    ts_raw w;
+    MDB_dbi graph = ts_raw_open(&w, env->path, "1");
     MDB_cursor *cur;
     MDB_val k = {10, chunk}, v;
     assert_int_equal(mdb_cursor_open(w.txn, graph, &cur), 0);
@@ -258,7 +233,7 @@ TS_ENV_TEST(test_flipped_bit_in_a_list_chunk)
     assert_true(k.mv_size == sizeof chunk && memcmp(k.mv_data, chunk, 10) == 0);
     memcpy(chunk, k.mv_data, sizeof chunk);
     mdb_cursor_close(cur);
-    raw_end(&w, 0);
+    ts_raw_end(&w, 0);
     flip_bit(env->path, "1", chunk, sizeof chunk, -6, 3);
 
     assert_ok(ts_open_path(env->path, NULL, 0, text_schema, 1, 1, &env->db));

@@ -232,6 +232,27 @@ int ts_count_dir_entries(const char *dir)
     return n;
 }
 
+MDB_dbi ts_raw_open(ts_raw *w, const char *path, const char *dbname)
+{
+    assert_int_equal(mdb_env_create(&w->env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(w->env, 64), 0);
+    assert_int_equal(mdb_env_set_mapsize(w->env, (size_t)1 << 30), 0);
+    assert_int_equal(mdb_env_open(w->env, path, MDB_NOSUBDIR, 0644), 0);
+    assert_int_equal(mdb_txn_begin(w->env, NULL, 0, &w->txn), 0);
+    MDB_dbi dbi;
+    assert_int_equal(mdb_dbi_open(w->txn, dbname, 0, &dbi), 0);
+    return dbi;
+}
+
+void ts_raw_end(ts_raw *w, int commit)
+{
+    if (commit)
+        assert_int_equal(mdb_txn_commit(w->txn), 0);
+    else
+        mdb_txn_abort(w->txn);
+    mdb_env_close(w->env);
+}
+
 void ts_write_foreign_lmdb(const char *path, const char *key, const char *value)
 {
     MDB_env *env;

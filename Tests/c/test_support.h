@@ -24,6 +24,8 @@
 
 #include "coffer.h"
 
+#include <lmdb.h>
+
 /* ------------------------------------------------------------------------ */
 /* Status assertions                                                         */
 /* ------------------------------------------------------------------------ */
@@ -78,6 +80,17 @@ int ts_count_dir_entries(const char *dir);
  * committed pair `key` = `value` in LMDB's main database, with LMDB's
  * `-lock` file left beside it. Asserts. */
 void ts_write_foreign_lmdb(const char *path, const char *key, const char *value);
+
+/* Raw LMDB access to a closed database file, for tests that damage or
+ * rewrite stored bytes: a write transaction on `path` and sub-database
+ * `dbname` ("0", "1", "2", ...), ended (committed or aborted) by
+ * ts_raw_end(), which also closes the environment. */
+typedef struct ts_raw {
+    MDB_env *env;
+    MDB_txn *txn;
+} ts_raw;
+MDB_dbi ts_raw_open(ts_raw *w, const char *path, const char *dbname);
+void ts_raw_end(ts_raw *w, int commit);
 /* memmem */
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
 

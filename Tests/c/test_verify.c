@@ -501,29 +501,6 @@ TS_ENV_TEST(test_lmdb_assertion_names_the_file)
 
 /* ---- damage to contents (through raw LMDB) ------------------------------- */
 
-typedef struct raw {
-    MDB_env *env;
-    MDB_txn *txn;
-} raw;
-
-static MDB_dbi raw_open(raw *w, const char *path, const char *dbname)
-{
-    assert_int_equal(mdb_env_create(&w->env), 0);
-    mdb_env_set_maxdbs(w->env, 64);
-    mdb_env_set_mapsize(w->env, (size_t)1 << 30);
-    assert_int_equal(mdb_env_open(w->env, path, MDB_NOSUBDIR, 0644), 0);
-    assert_int_equal(mdb_txn_begin(w->env, NULL, 0, &w->txn), 0);
-    MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(w->txn, dbname, 0, &dbi), 0);
-    return dbi;
-}
-
-static void raw_commit(raw *w)
-{
-    assert_int_equal(mdb_txn_commit(w->txn), 0);
-    mdb_env_close(w->env);
-}
-
 static void object_key(uint8_t k[8], uint64_t key)
 {
     for (int i = 7; i >= 0; i--, key >>= 8)
@@ -533,8 +510,8 @@ static void object_key(uint8_t k[8], uint64_t key)
 /* Replaces the stored record of Owner `key` by `f` applied to a copy. */
 static void damage_record(const char *path, uint64_t key, size_t at, uint8_t xor)
 {
-    raw w;
-    MDB_dbi dbi = raw_open(&w, path, OWNER_OBJECTS);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, OWNER_OBJECTS);
     uint8_t kb[8];
     object_key(kb, key);
     MDB_val k = {8, kb}, v;
@@ -545,7 +522,7 @@ static void damage_record(const char *path, uint64_t key, size_t at, uint8_t xor
     v.mv_data = copy;
     assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
     free(copy);
-    raw_commit(&w);
+    ts_raw_end(&w, 1);
 }
 
 TS_ENV_TEST(test_damaged_record)
@@ -576,8 +553,8 @@ TS_ENV_TEST(test_invalid_utf8_string)
     ts_env_close(env);
     /* "owner-0004" ends the record's first string column: make a byte of it
      * a lone continuation byte, which decodes but is not UTF-8. */
-    raw w;
-    MDB_dbi dbi = raw_open(&w, env->path, OWNER_OBJECTS);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, OWNER_OBJECTS);
     uint8_t kb[8];
     object_key(kb, 5);
     MDB_val k = {8, kb}, v;
@@ -594,7 +571,7 @@ TS_ENV_TEST(test_invalid_utf8_string)
     v.mv_data = copy;
     assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
     free(copy);
-    raw_commit(&w);
+    ts_raw_end(&w, 1);
     coffer_verify_report *r = verify_env(env);
     size_t i = find_finding(r, COFFER_VERIFY_RECORD, COFFER_VERIFY_NO_PAGE);
     assert_int_equal(coffer_verify_report_object_key(r, i), 5);
@@ -605,8 +582,8 @@ TS_ENV_TEST(test_invalid_utf8_string)
 /* Deletes the first key of `dbname` whose bytes start with `prefix`. */
 static void delete_first(const char *path, const char *dbname, const void *prefix, size_t plen)
 {
-    raw w;
-    MDB_dbi dbi = raw_open(&w, path, dbname);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, dbname);
     MDB_cursor *cur;
     assert_int_equal(mdb_cursor_open(w.txn, dbi, &cur), 0);
     MDB_val k = {plen, (void *)prefix}, v;
@@ -614,7 +591,7 @@ static void delete_first(const char *path, const char *dbname, const void *prefi
     assert_true(k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0);
     assert_int_equal(mdb_cursor_del(cur, 0), 0);
     mdb_cursor_close(cur);
-    raw_commit(&w);
+    ts_raw_end(&w, 1);
 }
 
 TS_ENV_TEST(test_missing_index_entry)
@@ -668,8 +645,8 @@ TS_ENV_TEST(test_damaged_counter_and_log)
 {
     fill(env->db, 30, 0);
     ts_env_close(env);
-    raw w;
-    MDB_dbi dbi = raw_open(&w, env->path, "0");
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, "0");
     /* A change-log entry that does not decode. */
     MDB_cursor *cur;
     assert_int_equal(mdb_cursor_open(w.txn, dbi, &cur), 0);
@@ -680,18 +657,18 @@ TS_ENV_TEST(test_damaged_counter_and_log)
     v = (MDB_val){3, junk};
     assert_int_equal(mdb_cursor_put(cur, &k, &v, MDB_CURRENT), 0);
     mdb_cursor_close(cur);
-    raw_commit(&w);
+    ts_raw_end(&w, 1);
     coffer_verify_report *r = verify_env(env);
     find_finding(r, COFFER_VERIFY_CHANGE_LOG, COFFER_VERIFY_NO_PAGE);
     coffer_verify_report_free(r);
     if (env->mode != TS_PLAIN)
         return; /* the counter is sealed in encrypted files */
-    dbi = raw_open(&w, env->path, "0");
+    dbi = ts_raw_open(&w, env->path, "0");
     uint8_t mk[5] = {'k', 0, 0, 0, 1}, one[8] = {0, 0, 0, 0, 0, 0, 0, 1};
     k = (MDB_val){5, mk};
     v = (MDB_val){8, one};
     assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
-    raw_commit(&w);
+    ts_raw_end(&w, 1);
     r = verify_env(env);
     size_t i = find_finding(r, COFFER_VERIFY_COUNTER, COFFER_VERIFY_NO_PAGE);
     assert_string_equal(coffer_verify_report_class(r, i), "Owner");
