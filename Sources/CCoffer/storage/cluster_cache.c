@@ -204,6 +204,7 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
 {
     if (e->slots)
         return COFFER_OK;
+    e->changes++;
     e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
     coffer_value *values = calloc((size_t)e->view.ncols + 1, sizeof *values);
     coffer_status st = e->slots && values ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
@@ -255,6 +256,7 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
         memcpy(copy, rec, len);
     }
     l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept);
+    e->changes++;
     if (slot->kept) /* the record stored outside goes, or is written again */
         slot->drop = 1;
     slot->kept = 0;
@@ -296,6 +298,7 @@ void cf_clusters_drop_class(coffer_txn *txn, coffer_class_id cls)
         if (!e || e->cls != cls)
             continue;
         e->view.n = 0;
+        e->changes++;
         if (e->slots)
             for (int j = 0; j < CF_CLUSTER_MAX; j++) {
                 free(e->slots[j].rec);

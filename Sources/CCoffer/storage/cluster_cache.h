@@ -37,6 +37,7 @@ typedef struct cf_cluster_entry {
     size_t cap;
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
     cf_external *external;  /* per low byte, made when one is first read */
+    uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
 } cf_cluster_entry;
 
 /* Cluster `cid` of class `cls`: the cached one, else the one LMDB holds

@@ -131,6 +131,8 @@ static coffer_status next_cluster(coffer_txn *txn, coffer_class_id cls, MDB_curs
     }
 }
 
+static coffer_status take(cf_object_cursor *c, cf_cluster_entry *e, int pos, coffer_object_key *key, cf_row *row);
+
 coffer_status cf_cstore_seek(cf_object_cursor *c, coffer_object_key from, coffer_object_key *key, cf_row *row)
 {
     cf_cluster_entry *e;
@@ -152,14 +154,23 @@ coffer_status cf_cstore_seek(cf_object_cursor *c, coffer_object_key from, coffer
         /* cf_cstore_next goes on after the damaged cluster */
         c->pos = bad << CF_CLUSTER_BITS | LOW_MASK;
         c->has_pos = 1;
+        c->entry = NULL;
         return st;
     }
+    return take(c, e, pos, key, row);
+}
+
+/* Makes the object at `pos` of cluster `e` the cursor's current one. */
+static coffer_status take(cf_object_cursor *c, cf_cluster_entry *e, int pos, coffer_object_key *key, cf_row *row)
+{
     *key = e->cid << CF_CLUSTER_BITS | cf_cluster_entry_low(e, pos);
     c->pos = *key;
     c->has_pos = 1;
+    c->entry = e;
+    c->entry_changes = e->changes;
     if (!row)
         return COFFER_OK;
-    st = cf_cluster_entry_row(c->txn, e, pos, row);
+    coffer_status st = cf_cluster_entry_row(c->txn, e, pos, row);
     return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", *key, class_of(c->txn, c->cls)->name);
 }
 
@@ -169,6 +180,13 @@ coffer_status cf_cstore_next(cf_object_cursor *c, coffer_object_key *key, cf_row
         return cf_cstore_seek(c, 0, key, row);
     if (c->pos == UINT64_MAX)
         return COFFER_DONE;
+    /* The next object of the same, unchanged cluster, without finding it again. */
+    unsigned low = (unsigned)(c->pos & LOW_MASK);
+    if (c->entry && c->entry->changes == c->entry_changes && low + 1 < CF_CLUSTER_MAX) {
+        int pos = cf_cluster_entry_seek(c->entry, low + 1);
+        if (pos >= 0)
+            return take(c, c->entry, pos, key, row);
+    }
     return cf_cstore_seek(c, c->pos + 1, key, row);
 }
 

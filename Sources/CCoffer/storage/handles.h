@@ -158,6 +158,8 @@ typedef struct cf_object_cursor {
     MDB_cursor *cur;
     coffer_object_key pos; /* file format 5: the current key, when has_pos */
     int has_pos;
+    struct cf_cluster_entry *entry; /* and its cluster, while entry->changes == entry_changes */
+    uint32_t entry_changes;
 } cf_object_cursor;
 
 /* An iterator over a class (in key order) or over the matches of an index
