@@ -22,6 +22,7 @@ typedef struct coffer_bench {
     coffer_db *db;
     char path[4096];
     int encrypted;
+    unsigned format;             /* the file format of the store; 0: the default */
     coffer_class_id cls;         /* Entity */
     int has_list_class;          /* the schema has ListOwner */
     coffer_class_id owner_cls;

@@ -41,7 +41,8 @@ typedef struct bench_engine bench_engine;
 typedef int (*bench_op_fn)(void *state, const bench_workload *w, uint64_t *check);
 
 struct bench_engine {
-    /* The JSON key: "coffer", "coffer_encrypted", "lmdb", "sqlite". */
+    /* The JSON key: "coffer", "coffer_encrypted", "lmdb", "sqlite",
+     * "coffer_clusters", "coffer_clusters_encrypted". */
     const char *key;
     /* Opens a fresh store in the empty directory `dir`. */
     int (*open)(const char *dir, void **state);
@@ -71,6 +72,8 @@ struct bench_engine {
 
 extern const bench_engine bench_engine_coffer;
 extern const bench_engine bench_engine_coffer_encrypted;
+extern const bench_engine bench_engine_coffer_clusters; /* file format 5 (experimental) */
+extern const bench_engine bench_engine_coffer_clusters_encrypted;
 extern const bench_engine bench_engine_lmdb;
 extern const bench_engine bench_engine_sqlite;
 

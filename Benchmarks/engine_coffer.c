@@ -1,7 +1,9 @@
 /*
- * engine_coffer.c — Coffer through its public C API, plain and encrypted.
+ * engine_coffer.c — Coffer through its public C API, plain and encrypted,
+ * in the default file format and in clusters (format 5, experimental).
  * Queries live in coffer_queries.c.
  */
+#define COFFER_EXPERIMENTAL_API
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +69,7 @@ static int open_schema(coffer_bench *b, size_t classes)
         (st = coffer_config_set_path(config, b->path)) != COFFER_OK ||
         (st = coffer_config_set_schema(config, bench_schema, classes, classes)) != COFFER_OK ||
         (b->encrypted && (st = coffer_config_set_encryption_key(config, key, sizeof key)) != COFFER_OK) ||
+        (st = coffer_config_set_storage_format(config, b->format)) != COFFER_OK ||
         (st = coffer_open(config, &b->db)) != COFFER_OK) {
         coffer_config_free(config);
         b->db = NULL;
@@ -91,11 +94,12 @@ int coffer_bench_add_list_class(coffer_bench *b)
     return open_schema(b, 2);
 }
 
-static int open_store(const char *dir, int encrypted, void **state)
+static int open_store(const char *dir, int encrypted, unsigned format, void **state)
 {
     static coffer_bench bench;
     memset(&bench, 0, sizeof bench);
     bench.encrypted = encrypted;
+    bench.format = format;
     snprintf(bench.path, sizeof bench.path, "%s/bench.coffer", dir);
     if (open_schema(&bench, 1))
         return -1;
@@ -103,8 +107,16 @@ static int open_store(const char *dir, int encrypted, void **state)
     return 0;
 }
 
-static int open_plain(const char *dir, void **state) { return open_store(dir, 0, state); }
-static int open_encrypted(const char *dir, void **state) { return open_store(dir, 1, state); }
+static int open_plain(const char *dir, void **state) { return open_store(dir, 0, 0, state); }
+static int open_encrypted(const char *dir, void **state) { return open_store(dir, 1, 0, state); }
+static int open_clusters(const char *dir, void **state)
+{
+    return open_store(dir, 0, COFFER_STORAGE_FORMAT_CLUSTERS, state);
+}
+static int open_clusters_encrypted(const char *dir, void **state)
+{
+    return open_store(dir, 1, COFFER_STORAGE_FORMAT_CLUSTERS, state);
+}
 
 static void close_store(void *state)
 {
@@ -324,4 +336,12 @@ const bench_engine bench_engine_coffer = {
 
 const bench_engine bench_engine_coffer_encrypted = {
     .key = "coffer_encrypted", .open = open_encrypted, .close = close_store, .ops = COFFER_OPS,
+    .plan = coffer_bench_plan, .prepare = coffer_bench_prepare};
+
+const bench_engine bench_engine_coffer_clusters = {
+    .key = "coffer_clusters", .open = open_clusters, .close = close_store, .ops = COFFER_OPS,
+    .plan = coffer_bench_plan, .prepare = coffer_bench_prepare};
+
+const bench_engine bench_engine_coffer_clusters_encrypted = {
+    .key = "coffer_clusters_encrypted", .open = open_clusters_encrypted, .close = close_store, .ops = COFFER_OPS,
     .plan = coffer_bench_plan, .prepare = coffer_bench_prepare};

@@ -2195,6 +2195,33 @@ COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
  *  tries again after the service refused the session (COFFER_SYNC_FAILED). */
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
 
+/* ------------------------------------------------------------------------ */
+/* Experimental                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The declarations below are experimental: they may change or go away in any
+ * release, and are not part of the stable API or ABI. They are visible only
+ * to code that defines COFFER_EXPERIMENTAL_API before including coffer.h. */
+#ifdef COFFER_EXPERIMENTAL_API
+
+/** File format 4: one record per object (the default). */
+#define COFFER_STORAGE_FORMAT_RECORDS 4u
+/** File format 5: objects stored in clusters of up to 256, column by column
+ *  (docs/FORMAT.md, "Clusters"). Experimental: see docs/PERFORMANCE.md,
+ *  "Storage v2", for what it is faster and slower at. */
+#define COFFER_STORAGE_FORMAT_CLUSTERS 5u
+
+/** Chooses the file format a new file is written in: 0 (the default,
+ *  COFFER_STORAGE_FORMAT_RECORDS), COFFER_STORAGE_FORMAT_RECORDS or
+ *  COFFER_STORAGE_FORMAT_CLUSTERS. It applies only when coffer_open()
+ *  creates the file: an existing file keeps its format, whatever this says,
+ *  and this library opens either. A file of format 5 cannot be opened by a
+ *  library that reads only up to format 4 (COFFER_ERR_FORMAT_VERSION).
+ *  COFFER_ERR_INVALID_ARGUMENT naming the value for any other format. */
+COFFER_API coffer_status coffer_config_set_storage_format(coffer_config *config, uint32_t format);
+
+#endif /* COFFER_EXPERIMENTAL_API */
+
 #ifdef __cplusplus
 }
 #endif

@@ -367,6 +367,7 @@ static coffer_status read_object(coffer_txn *txn, coffer_class_id cls, coffer_ob
 
 TS_ENV_TEST(test_layout_as_documented)
 {
+    TS_RECORDS_ONLY();
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "layout.coffer", ts_key);
     raw_loc loc;
@@ -381,6 +382,7 @@ TS_ENV_TEST(test_layout_as_documented)
 
 TS_ENV_TEST(test_tamper_flip)
 {
+    TS_RECORDS_ONLY();
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "tamper.coffer", ts_key);
 
@@ -450,6 +452,7 @@ TS_ENV_TEST(test_tamper_flip)
  * the damage and returns nothing. */
 TS_ENV_TEST(test_tamper_under_batch_read)
 {
+    TS_RECORDS_ONLY();
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "batch.coffer", ts_key);
     raw_loc l3;
@@ -479,6 +482,7 @@ TS_ENV_TEST(test_tamper_under_batch_read)
 
 TS_ENV_TEST(test_tamper_moved_record)
 {
+    TS_RECORDS_ONLY();
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "moved.coffer", ts_key);
     raw_loc l1;
@@ -507,6 +511,7 @@ TS_ENV_TEST(test_tamper_moved_record)
  * table and key) does not open either: values are bound to their file. */
 TS_ENV_TEST(test_tamper_record_from_other_file)
 {
+    TS_RECORDS_ONLY();
     char a[TS_PATH_MAX], b[TS_PATH_MAX];
     write_secrets(a, env->dir, "fileA.coffer", ts_key);
     write_secrets(b, env->dir, "fileB.coffer", ts_key);
@@ -593,6 +598,7 @@ static void print_statuses(const int statuses[32])
 
 TS_ENV_TEST(test_plain_flip_never_crashes)
 {
+    TS_RECORDS_ONLY();
     char path[TS_PATH_MAX];
     write_secrets(path, env->dir, "plainDamage.coffer", NULL);
     raw_loc l;

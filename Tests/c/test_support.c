@@ -1,5 +1,6 @@
 /* test_support.c — shared helpers for Coffer's C tests. */
 #define _GNU_SOURCE
+#define COFFER_EXPERIMENTAL_API
 #include "test_support.h"
 
 #include <dirent.h>
@@ -16,6 +17,22 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+unsigned ts_storage_format(void)
+{
+    const char *f = getenv("COFFER_TEST_STORAGE_FORMAT");
+    return f && *f ? (unsigned)strtoul(f, NULL, 10) : 0;
+}
+
+/* A new configuration, in the file format the run asks for
+ * (COFFER_TEST_STORAGE_FORMAT; unset: the default). */
+static coffer_status new_config(coffer_config **out)
+{
+    coffer_status st = coffer_config_new(out);
+    if (st == COFFER_OK && ts_storage_format())
+        st = coffer_config_set_storage_format(*out, ts_storage_format());
+    return st;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Status assertions                                                         */
@@ -414,7 +431,7 @@ const char *ts_mode_name(int mode)
 static coffer_config *make_config(const ts_env *env)
 {
     coffer_config *cfg = NULL;
-    if (coffer_config_new(&cfg) != COFFER_OK)
+    if (new_config(&cfg) != COFFER_OK)
         return NULL;
     coffer_status st;
     if (env->mode == TS_MEMORY)
@@ -592,7 +609,7 @@ coffer_status ts_open_path(const char *path, const uint8_t *key, int read_only, 
                            size_t count, uint64_t version, coffer_db **out)
 {
     coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
+    coffer_status st = new_config(&cfg);
     if (st != COFFER_OK)
         return st;
     return open_configured(cfg, coffer_config_set_path(cfg, path), key, read_only, classes, count, version, out);
@@ -609,7 +626,7 @@ coffer_status ts_open_memory(const char *ident, const coffer_class_schema *class
                              coffer_db **out)
 {
     coffer_config *cfg = NULL;
-    coffer_status st = coffer_config_new(&cfg);
+    coffer_status st = new_config(&cfg);
     if (st != COFFER_OK)
         return st;
     return open_configured(cfg, coffer_config_set_in_memory_identifier(cfg, ident), NULL, 0, classes, count,
@@ -1106,7 +1123,7 @@ void ts_fork_close(ts_fork *f)
 coffer_config *ts_config_new(void)
 {
     coffer_config *cfg = NULL;
-    assert_ok(coffer_config_new(&cfg));
+    assert_ok(new_config(&cfg));
     return cfg;
 }
 

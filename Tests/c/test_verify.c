@@ -346,6 +346,7 @@ static uint64_t find_plain_leaf(const unsigned char *data, size_t size)
 
 TS_ENV_TEST(test_damaged_node_flags_and_order)
 {
+    TS_RECORDS_ONLY();
     size_t size;
     unsigned char *data = damage_fixture(env, &size);
     uint64_t leaf = find_plain_leaf(data, size);
@@ -371,6 +372,7 @@ TS_ENV_TEST(test_damaged_node_flags_and_order)
 
 TS_ENV_TEST(test_damaged_overflow_and_shared_page)
 {
+    TS_RECORDS_ONLY();
     size_t size;
     unsigned char *data = damage_fixture(env, &size);
     uint64_t ov = find_page(data, size, 4, 0);
@@ -464,6 +466,7 @@ static int read_all_in_child(const char *path, const char *log)
 
 TS_ENV_TEST(test_lmdb_assertion_names_the_file)
 {
+    TS_RECORDS_ONLY();
     size_t size;
     unsigned char *data = damage_fixture(env, &size);
     char log[TS_PATH_MAX + 8], damaged[TS_PATH_MAX + 8];
@@ -527,6 +530,7 @@ static void damage_record(const char *path, uint64_t key, size_t at, uint8_t xor
 
 TS_ENV_TEST(test_damaged_record)
 {
+    TS_RECORDS_ONLY();
     fill(env->db, 50, 0);
     ts_env_close(env);
     /* Plain: the record's version byte; encrypted: any byte fails its tag. */
@@ -549,6 +553,7 @@ TS_ENV_TEST(test_damaged_record)
 
 TS_ENV_TEST(test_invalid_utf8_string)
 {
+    TS_RECORDS_ONLY();
     fill(env->db, 20, 0);
     ts_env_close(env);
     /* "owner-0004" ends the record's first string column: make a byte of it
@@ -621,6 +626,7 @@ TS_ENV_TEST(test_primary_key_entry_missing)
 
 TS_ENV_TEST(test_dangling_link_and_backlinks)
 {
+    TS_RECORDS_ONLY();
     fill(env->db, 30, 0);
     ts_env_close(env);
     /* Object 2 disappears under the links that point to it. */

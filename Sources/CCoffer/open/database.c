@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "storage/checksums.h"
+#include "storage/cluster_cache.h"
 #include "storage/config.h"
 #include "changes/hub.h"
 #include "sync/record.h"
@@ -53,7 +54,7 @@ static coffer_status init_header(coffer_txn *txn, const char *label)
         return cf_error_mdb(rc, label);
     uint8_t h[HEADER_SIZE] = {0};
     memcpy(h, HEADER_MAGIC, 8);
-    put_le32(h + 8, CF_FORMAT_VERSION);
+    put_le32(h + 8, db->clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION);
     put_le32(h + 12, db->keys ? HEADER_ENCRYPTED : 0);
     cf_random(db->file_id, CF_FILE_ID_SIZE);
     memcpy(h + 16, db->file_id, CF_FILE_ID_SIZE);
@@ -93,9 +94,9 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
         return cf_error_mdb(rc, label);
     const uint8_t *h = v.mv_data;
     uint32_t format = get_le32(h + 8);
-    if (format > CF_FORMAT_VERSION)
+    if (format > CF_FORMAT_CLUSTERS)
         return cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u; this library (%s) reads up to format %u", label,
-                        format, COFFER_VERSION_STRING, CF_FORMAT_VERSION);
+                        format, COFFER_VERSION_STRING, CF_FORMAT_CLUSTERS);
     if (v.mv_size != HEADER_SIZE || format == 0)
         return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header", label);
     int encrypted = (get_le32(h + 12) & HEADER_ENCRYPTED) != 0;
@@ -111,6 +112,7 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
             return cf_error(COFFER_ERR_WRONG_KEY, "the encryption key given does not open '%s'", label);
     }
     db->checksums = !encrypted && format >= 4; /* plain files of format 3 and older have none */
+    db->clustered = format == CF_FORMAT_CLUSTERS;  /* the file's, whatever the configuration asked */
     *format_out = format;
     return COFFER_OK;
 }
@@ -364,10 +366,13 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
         if (st == COFFER_OK && txn.failed)
             st = COFFER_ERR_MAP_FULL;
     }
+    int commit = st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared);
+    if (commit && write)
+        st = cf_clusters_flush(&txn); /* the objects a migration wrote */
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);
     /* A read-only commit keeps the sub-database handles. */
-    st = end_pass(db, txn.mdb, write, st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared), label, st);
+    st = end_pass(db, txn.mdb, write, commit && st == COFFER_OK, label, st);
     if (st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared)) {
         cf_env_remember_dbi(db->env, CF_META_DBI, db->meta_dbi);
         for (size_t i = 0; i < nopened; i++)
@@ -468,6 +473,7 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     db->magic = CF_DB_MAGIC;
     db->read_only = config->read_only;
     db->max_active_versions = config->max_active_versions;
+    db->clustered = config->storage_format == CF_FORMAT_CLUSTERS; /* a new file's; an existing one's header decides */
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
     const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());

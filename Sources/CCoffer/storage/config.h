@@ -23,6 +23,7 @@ struct coffer_config {
     coffer_should_compact_fn should_compact;
     void *should_compact_ctx;
     uint64_t max_active_versions;
+    uint32_t storage_format; /* format_config.c: a new file's format, 0 for the default */
     int verify_on_open; /* verify/verify.c */
     char *sync_url;       /* sync/session.c: NULL when the handle does not sync */
     char *sync_partition;

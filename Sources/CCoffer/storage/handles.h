@@ -25,13 +25,15 @@
 #define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
-#define CF_FORMAT_VERSION 4u
+#define CF_FORMAT_VERSION 4u  /* the format new files are written in */
+#define CF_FORMAT_CLUSTERS 5u /* objects in clusters (experimental, chosen per file): the newest format read */
 
 struct coffer_db {
     uint32_t magic;
     cf_env *env;
     cf_keys *keys; /* NULL for a plain file */
     int checksums; /* a plain file of format 4 or later: every value ends with its checksum */
+    int clustered; /* file format 5: objects stored in clusters (storage/cluster_cache.h) */
     uint8_t file_id[CF_FILE_ID_SIZE];
     cf_schema *schema; /* the classes this handle sees */
     MDB_dbi meta_dbi;
@@ -127,6 +129,7 @@ struct coffer_txn {
     uint8_t *scratch;
     size_t scratch_cap;
     struct cf_changelog *log; /* what a write transaction changed so far */
+    struct cf_cluster_cache *clusters; /* file format 5: opened and changed clusters */
     int origin;               /* COFFER_ORIGIN_* of its commit */
     void *sync_cache;         /* sync/: object merge states an integration changed */
     int log_always;           /* write a change-log entry even when empty (sync's own commits,
@@ -153,6 +156,10 @@ typedef struct cf_object_cursor {
     struct coffer_txn *txn;
     coffer_class_id cls;
     MDB_cursor *cur;
+    coffer_object_key pos; /* file format 5: the current key, when has_pos */
+    int has_pos;
+    struct cf_cluster_entry *entry; /* and its cluster, while entry->changes == entry_changes */
+    uint32_t entry_changes;
 } cf_object_cursor;
 
 /* An iterator over a class (in key order) or over the matches of an index

@@ -1,14 +1,18 @@
-/* object_store — the objects of a class as LMDB sees them (today's layout,
+/* object_store — the objects of a class as LMDB sees them (file format 4,
  * docs/FORMAT.md "Objects"): one record per object under its 8-byte
  * big-endian key in sub-database 2t, sealed as a whole in encrypted files.
- * Rows, writes, counts, cursors and scans of object_store.h; nothing above
- * storage/ knows this layout. */
+ * Rows, writes, counts, cursors and scans of object_store.h; a file of
+ * format 5 (clusters) is handed to cluster_store.c. Nothing above storage/
+ * knows either layout. */
 #define _GNU_SOURCE
 #include "storage/object_store.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "storage/cluster.h"
+#include "storage/cluster_cache.h"
+#include "storage/cluster_store.h"
 #include "storage/env.h"
 #include "storage/txn.h"
 #include "util/error.h"
@@ -42,6 +46,9 @@ static coffer_status lookup(coffer_txn *txn, coffer_class_id cls, coffer_object_
 
 coffer_status cf_objects_get(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, cf_row *row)
 {
+    if (txn->db->clustered)
+        return cf_cstore_get(txn, cls, key, row);
+    row->cl = NULL;
     uint8_t kb[8];
     MDB_val k, v;
     coffer_status st = lookup(txn, cls, key, kb, &k, &v);
@@ -50,6 +57,10 @@ coffer_status cf_objects_get(coffer_txn *txn, coffer_class_id cls, coffer_object
 
 coffer_status cf_objects_exists(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
+    if (txn->db->clustered) {
+        cf_row row = {0};
+        return cf_cstore_get(txn, cls, key, &row); /* points into the cache: nothing to free */
+    }
     uint8_t kb[8];
     MDB_val k, v;
     return lookup(txn, cls, key, kb, &k, &v);
@@ -57,6 +68,8 @@ coffer_status cf_objects_exists(coffer_txn *txn, coffer_class_id cls, coffer_obj
 
 coffer_status cf_row_get(const cf_row *row, uint16_t column, coffer_type type, coffer_value *out)
 {
+    if (row->cl)
+        return cf_cluster_get(row->cl, row->at, column, type, out);
     return cf_record_get(&row->rec, column, type, out);
 }
 
@@ -72,6 +85,8 @@ void cf_row_free(cf_row *row)
 coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
                              uint16_t ncols, int append)
 {
+    if (txn->db->clustered)
+        return cf_cstore_put(txn, cls, key, slots, ncols);
     const cf_class *c = class_of(txn, cls);
     size_t size = cf_record_size(slots, ncols);
     uint8_t *buf;
@@ -88,6 +103,8 @@ coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object
 
 coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
+    if (txn->db->clustered)
+        return cf_cstore_delete(txn, cls, key);
     uint8_t kb[8];
     cf_put_be64(kb, key);
     MDB_val k = {8, kb};
@@ -97,10 +114,17 @@ coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_obj
 
 coffer_status cf_objects_clear(coffer_txn *txn, coffer_class_id cls)
 {
+    if (txn->db->clustered)
+        return cf_cstore_clear(txn, cls);
     int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);
     if (rc == 0)
         rc = mdb_drop(txn->mdb, txn->db->index_dbis[cls], 0);
     return rc ? cf_txn_write_error(txn, rc, "cannot delete the objects of a class") : COFFER_OK;
+}
+
+void cf_objects_place(const coffer_txn *txn, coffer_object_key key, uint8_t out[8])
+{
+    cf_put_be64(out, txn->db->clustered ? key >> CF_CLUSTER_BITS : key);
 }
 
 /* ---- counts -------------------------------------------------------------- */
@@ -117,6 +141,8 @@ static coffer_status count_dbi(coffer_txn *txn, MDB_dbi dbi, uint64_t *out)
 
 coffer_status cf_objects_count(coffer_txn *txn, coffer_class_id cls, uint64_t *out)
 {
+    if (txn->db->clustered)
+        return cf_cstore_count(txn, cls, out);
     return count_dbi(txn, txn->db->object_dbis[cls], out);
 }
 
@@ -126,6 +152,8 @@ coffer_status cf_objects_count_table(coffer_txn *txn, uint32_t table, const char
     coffer_status st = cf_env_dbi(txn->db->env, txn->mdb, 2 * table, 0, &dbi);
     if (st == COFFER_ERR_NOT_FOUND)
         return cf_error(COFFER_ERR_CORRUPTED, "the objects of class '%s' are missing from the file", name);
+    if (st == COFFER_OK && txn->db->clustered)
+        return cf_clusters_stored_count(txn, table, out);
     return st == COFFER_OK ? count_dbi(txn, dbi, out) : st;
 }
 
@@ -162,6 +190,10 @@ static coffer_status cursor_take(cf_object_cursor *c, int rc, MDB_val *k, MDB_va
 
 coffer_status cf_object_cursor_seek(cf_object_cursor *c, coffer_object_key from, coffer_object_key *key, cf_row *row)
 {
+    if (c->txn->db->clustered)
+        return cf_cstore_seek(c, from, key, row);
+    if (row)
+        row->cl = NULL;
     uint8_t kb[8];
     cf_put_be64(kb, from);
     MDB_val k = {8, kb}, v;
@@ -171,6 +203,10 @@ coffer_status cf_object_cursor_seek(cf_object_cursor *c, coffer_object_key from,
 
 coffer_status cf_object_cursor_next(cf_object_cursor *c, coffer_object_key *key, cf_row *row)
 {
+    if (c->txn->db->clustered)
+        return cf_cstore_next(c, key, row);
+    if (row)
+        row->cl = NULL;
     MDB_val k, v;
     int rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
     return cursor_take(c, rc, &k, &v, key, row);
@@ -192,6 +228,12 @@ coffer_status cf_objects_scan(coffer_txn *txn, coffer_class_id cls, const uint16
     coffer_value *values = n <= SCAN_VALUES_ON_STACK ? stack : malloc(n * sizeof *values);
     if (!values)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory scanning a class");
+    if (txn->db->clustered) {
+        coffer_status st = cf_cstore_scan(txn, cls, columns, types, n, values, fn, ctx);
+        if (values != stack)
+            free(values);
+        return st;
+    }
     cf_object_cursor c;
     cf_row row = {0};
     coffer_status st = cf_object_cursor_open(txn, cls, &c);

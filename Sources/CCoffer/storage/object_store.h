@@ -48,6 +48,11 @@ coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_obj
 /* Removes every object and every index entry of class `cls` at once. */
 coffer_status cf_objects_clear(coffer_txn *txn, coffer_class_id cls);
 
+/* The LMDB key (in the class's object table, sub-database 2t) under which
+ * object `key` is stored: its own key, or its cluster's in file format 5.
+ * For the integrity check, which locates objects on their pages. */
+void cf_objects_place(const coffer_txn *txn, coffer_object_key key, uint8_t out[8]);
+
 /* ---- counts and keys in order -------------------------------------------- */
 
 /* The number of objects of class `cls`, in O(1). */

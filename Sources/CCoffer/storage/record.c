@@ -184,19 +184,31 @@ static size_t end_of(const cf_record *r, uint16_t col)
     return (size_t)cf_get_le(r->ends + (size_t)col * (r->wide ? 4 : 2), r->wide ? 4 : 2);
 }
 
-coffer_status cf_record_get(const cf_record *r, uint16_t col, coffer_type type, coffer_value *out)
+int cf_record_raw(const cf_record *r, uint16_t col, const uint8_t **p, size_t *n)
 {
-    memset(out, 0, sizeof *out);
-    if (col >= r->ncols || (r->nulls[col / 8] >> (col % 8)) & 1) {
-        out->type = COFFER_TYPE_NULL;
-        return COFFER_OK;
-    }
+    if (col >= r->ncols || (r->nulls[col / 8] >> (col % 8)) & 1)
+        return 0;
     size_t start = col ? end_of(r, (uint16_t)(col - 1)) : 0;
     size_t end = end_of(r, col);
     if (start > end || end > r->values_len)
+        return -1;
+    *p = r->values + start;
+    *n = end - start;
+    return 1;
+}
+
+coffer_status cf_record_get(const cf_record *r, uint16_t col, coffer_type type, coffer_value *out)
+{
+    const uint8_t *p = NULL;
+    size_t n = 0;
+    int present = cf_record_raw(r, col, &p, &n);
+    memset(out, 0, sizeof *out);
+    if (present == 0) {
+        out->type = COFFER_TYPE_NULL;
+        return COFFER_OK;
+    }
+    if (present < 0)
         return cf_error(COFFER_ERR_CORRUPTED, "record column %u lies outside the record", col);
-    const uint8_t *p = r->values + start;
-    size_t n = end - start;
     coffer_status st = cf_scalar_read(p, n, type, out);
     return st == COFFER_OK ? st : cf_error_prefix("record column %u", col);
 }

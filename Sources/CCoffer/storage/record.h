@@ -23,9 +23,14 @@ typedef struct cf_record {
 /* One object's stored values as read from its class (object_store.h): the
  * parsed record, borrowed from LMDB's map in a plain file or from `buf` (the
  * opened record, owned by the row and reused from read to read) in an
- * encrypted one. */
+ * encrypted one; or, in file format 5, an object of a cluster the
+ * transaction keeps open (storage/cluster_cache.h). */
+struct cf_cluster;
+
 typedef struct cf_row {
     cf_record rec;
+    const struct cf_cluster *cl; /* file format 5: the values are object `at` of this cluster, not rec */
+    uint16_t at;
     uint8_t *buf;
     size_t buf_cap;
 } cf_row;
@@ -38,6 +43,11 @@ coffer_status cf_record_parse(const uint8_t *data, size_t len, cf_record *out);
  * have, or a null one, gives COFFER_TYPE_NULL. COFFER_ERR_CORRUPTED if the
  * bytes do not fit the type. Strings and binaries borrow the record. */
 coffer_status cf_record_get(const cf_record *r, uint16_t column, coffer_type type, coffer_value *out);
+
+/* The stored bytes of column `column` (as cf_scalar_write wrote them): 1
+ * with *p and *n set, 0 when the column is null or absent, -1 (no message)
+ * when its end offsets lie outside the record. */
+int cf_record_raw(const cf_record *r, uint16_t column, const uint8_t **p, size_t *n);
 
 /* Size of the record holding `slots[0..ncols)` (type NULL = null). */
 size_t cf_record_size(const coffer_value *slots, uint16_t ncols);

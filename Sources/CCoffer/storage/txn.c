@@ -8,6 +8,8 @@
 
 #include "storage/changelog.h"
 #include "storage/checksums.h"
+#include "storage/cluster_cache.h"
+#include "storage/cluster_store.h"
 #include "storage/object_store.h"
 #include "storage/reserve.h"
 #include "util/error.h"
@@ -164,6 +166,22 @@ static coffer_status read_counter(coffer_txn *txn, const uint8_t *key, size_t kl
     return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
 }
 
+/* The highest key of class `cls` stored in file format 4 (*found 0 when
+ * the class is empty). */
+static coffer_status last_record_key(coffer_txn *txn, coffer_class_id cls, uint64_t *last, int *found)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[cls], &cur);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot open a cursor");
+    MDB_val k, v;
+    *found = mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == 8;
+    if (*found)
+        *last = cf_get_be64(k.mv_data);
+    mdb_cursor_close(cur);
+    return COFFER_OK;
+}
+
 /* The next key is the larger of the stored counter and the last key + 1, so
  * keys are never reused, not even after the newest object was deleted. */
 coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_state **out)
@@ -178,17 +196,13 @@ coffer_status cf_txn_class_state(coffer_txn *txn, coffer_class_id cls, cf_class_
         coffer_status st = read_counter(txn, mk, mklen, "the object-key counter", &next);
         if (st != COFFER_OK)
             return st;
-        MDB_cursor *cur;
-        int rc = mdb_cursor_open(txn->mdb, db->object_dbis[cls], &cur);
-        if (rc != 0)
-            return cf_error_mdb(rc, "cannot open a cursor");
-        MDB_val k, v;
-        if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == 8) {
-            uint64_t last = cf_get_be64(k.mv_data);
-            if (last + 1 > next)
-                next = last + 1;
-        }
-        mdb_cursor_close(cur);
+        uint64_t last;
+        int found;
+        st = db->clustered ? cf_cstore_last_key(txn, cls, &last, &found) : last_record_key(txn, cls, &last, &found);
+        if (st != COFFER_OK)
+            return st;
+        if (found && last + 1 > next)
+            next = last + 1;
         s->next_key = next;
         s->loaded = 1;
     }
@@ -353,6 +367,7 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
         rc = mdb_txn_commit(txn->mdb);
     else
         mdb_txn_abort(txn->mdb);
+    cf_clusters_free(txn); /* after LMDB's end: plain clusters borrowed its map until then */
     txn->mdb = NULL;
     txn->active = 0;
     cf_log_discard(txn);
@@ -387,7 +402,9 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         end_txn(txn, 0, NULL);
         return cf_error(COFFER_ERR_MISUSE, "an earlier write of this transaction failed; it was aborted and nothing was committed");
     }
-    st = txn->write ? save_class_states(txn) : COFFER_OK;
+    st = txn->write ? cf_clusters_flush(txn) : COFFER_OK;
+    if (st == COFFER_OK && txn->write)
+        st = save_class_states(txn);
     if (st == COFFER_OK && txn->write)
         st = save_collection_counter(txn);
     if (st == COFFER_OK && txn->write)
@@ -432,6 +449,7 @@ COFFER_API int coffer_txn_is_active(const coffer_txn *txn)
 void cf_txn_free_handles(coffer_txn *txn)
 {
     cf_log_discard(txn); /* the internal transactions of opening and migrating */
+    cf_clusters_free(txn);
     free_iters(txn);
     /* Results outlive their transaction, unusable but safe to free. */
     for (struct coffer_results *r = txn->results, *next; r; r = next) {

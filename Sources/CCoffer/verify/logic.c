@@ -44,10 +44,11 @@ typedef struct origin {
     coffer_object_key key;
 } origin;
 
+/* The page holding object `key`'s values: its record's, or its cluster's. */
 static uint64_t record_page(checker *k, uint32_t table, coffer_object_key key)
 {
     uint8_t kb[8];
-    cf_put_be64(kb, key);
+    cf_objects_place(k->txn, key, kb);
     return cf_pages_locate(k->pages, 2 * table, kb, sizeof kb);
 }
 

@@ -1,0 +1,249 @@
+/* cluster — encoding and O(1) decoding of a cluster of objects. */
+#include "storage/cluster.h"
+
+#include <string.h>
+
+#include "util/error.h"
+
+#define HEADER_SIZE 6
+#define BLOCK_HEADER 2
+#define FLAG_EXTERNAL 1u /* a bitmap of the objects stored outside follows the keys */
+
+/* How a column block stores its values. */
+enum { BLOCK_NULL = 0, BLOCK_FIXED = 1, BLOCK_ENDS16 = 2, BLOCK_ENDS32 = 3 };
+
+static size_t bitmap_size(uint16_t n) { return ((size_t)n + 7) / 8; }
+
+/* ---- decoding ------------------------------------------------------------ */
+
+coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out)
+{
+    if (len < HEADER_SIZE)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is too short", len);
+    if (data[0] != CF_CLUSTER_VERSION)
+        return cf_error(data[0] > CF_CLUSTER_VERSION ? COFFER_ERR_FORMAT_VERSION : COFFER_ERR_CORRUPTED,
+                        "cluster has version %u; this library reads version %u", data[0], CF_CLUSTER_VERSION);
+    if (data[1] & ~FLAG_EXTERNAL)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster has unknown flags 0x%x", data[1]);
+    out->n = (uint16_t)cf_get_le(data + 2, 2);
+    out->ncols = (uint16_t)cf_get_le(data + 4, 2);
+    if (out->n == 0 || out->n > CF_CLUSTER_MAX)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster says it holds %u objects (1 to %d)", out->n, CF_CLUSTER_MAX);
+    size_t ext = data[1] & FLAG_EXTERNAL ? bitmap_size(out->n) : 0;
+    size_t head = HEADER_SIZE + out->n + ext + (size_t)out->ncols * 4;
+    if (len < head)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is shorter than its header of %zu", len, head);
+    out->lows = data + HEADER_SIZE;
+    out->external = ext ? out->lows + out->n : NULL;
+    out->dir = out->lows + out->n + ext;
+    out->blocks = data + head;
+    out->blocks_len = len - head;
+    for (uint16_t i = 1; i < out->n; i++)
+        if (out->lows[i] <= out->lows[i - 1])
+            return cf_error(COFFER_ERR_CORRUPTED, "cluster keys out of order at position %u", i);
+    size_t prev = 0;
+    for (uint16_t c = 0; c < out->ncols; c++) {
+        size_t end = (size_t)cf_get_le(out->dir + (size_t)c * 4, 4);
+        if (end < prev + BLOCK_HEADER || end > out->blocks_len)
+            return cf_error(COFFER_ERR_CORRUPTED, "cluster column %u lies outside the cluster", c);
+        prev = end;
+    }
+    if (prev != out->blocks_len)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster has %zu bytes after its last column", out->blocks_len - prev);
+    return COFFER_OK;
+}
+
+uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
+{
+    uint16_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)((lo + hi) / 2);
+        if (c->lows[mid] < low)
+            lo = (uint16_t)(mid + 1);
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+{
+    if (col >= c->ncols || at >= c->n)
+        return 0;
+    size_t start = col ? (size_t)cf_get_le(c->dir + (size_t)(col - 1) * 4, 4) : 0;
+    size_t end = (size_t)cf_get_le(c->dir + (size_t)col * 4, 4);
+    const uint8_t *b = c->blocks + start;
+    size_t blen = end - start; /* cf_cluster_parse checked the directory */
+    if (b[0] == BLOCK_NULL)
+        return 0;
+    size_t bm = bitmap_size(c->n);
+    if (blen < BLOCK_HEADER + bm)
+        return -1;
+    if ((b[BLOCK_HEADER + at / 8] >> (at % 8)) & 1)
+        return 0;
+    const uint8_t *body = b + BLOCK_HEADER + bm;
+    size_t body_len = blen - BLOCK_HEADER - bm;
+    if (b[0] == BLOCK_FIXED) {
+        size_t w = b[1];
+        if ((size_t)(at + 1) * w > body_len)
+            return -1;
+        *p = body + (size_t)at * w;
+        *n = w;
+        return 1;
+    }
+    int ew = b[0] == BLOCK_ENDS16 ? 2 : b[0] == BLOCK_ENDS32 ? 4 : 0;
+    if (!ew || body_len < (size_t)c->n * ew)
+        return -1;
+    size_t vstart = at ? (size_t)cf_get_le(body + (size_t)(at - 1) * ew, ew) : 0;
+    size_t vend = (size_t)cf_get_le(body + (size_t)at * ew, ew);
+    size_t values_len = body_len - (size_t)c->n * ew;
+    if (vstart > vend || vend > values_len)
+        return -1;
+    *p = body + (size_t)c->n * ew + vstart;
+    *n = vend - vstart;
+    return 1;
+}
+
+coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out)
+{
+    const uint8_t *p = NULL;
+    size_t n = 0;
+    int present = cf_cluster_raw(c, at, col, &p, &n);
+    memset(out, 0, sizeof *out);
+    if (present == 0) {
+        out->type = COFFER_TYPE_NULL;
+        return COFFER_OK;
+    }
+    if (present < 0)
+        return cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
+    coffer_status st = cf_scalar_read(p, n, type, out);
+    return st == COFFER_OK ? st : cf_error_prefix("cluster column %u", col);
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+/* How column `col` of members m[0..n) is stored: its block kind, the width
+ * of a fixed-width block, and the block's size. */
+static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, int *kind, size_t *width)
+{
+    size_t present = 0, total = 0, w = 0;
+    int same = 1;
+    for (uint16_t i = 0; i < n; i++) {
+        const uint8_t *p;
+        size_t len;
+        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1)
+            continue;
+        if (present++ == 0)
+            w = len;
+        else if (len != w)
+            same = 0;
+        total += len;
+    }
+    *width = w;
+    if (present == 0) {
+        *kind = BLOCK_NULL;
+        return BLOCK_HEADER;
+    }
+    size_t bm = bitmap_size(n);
+    if (same && w <= 0xFF) {
+        *kind = BLOCK_FIXED;
+        return BLOCK_HEADER + bm + (size_t)n * w;
+    }
+    *kind = total > 0xFFFF ? BLOCK_ENDS32 : BLOCK_ENDS16;
+    return BLOCK_HEADER + bm + (size_t)n * (*kind == BLOCK_ENDS32 ? 4 : 2) + total;
+}
+
+static uint16_t max_columns(const cf_cluster_member *m, uint16_t n)
+{
+    uint16_t ncols = 0;
+    for (uint16_t i = 0; i < n; i++)
+        if (!m[i].external)
+            ncols = m[i].rec.ncols > ncols ? m[i].rec.ncols : ncols;
+    return ncols;
+}
+
+static int any_external(const cf_cluster_member *m, uint16_t n)
+{
+    for (uint16_t i = 0; i < n; i++)
+        if (m[i].external)
+            return 1;
+    return 0;
+}
+
+size_t cf_cluster_size(const cf_cluster_member *m, uint16_t n)
+{
+    uint16_t ncols = max_columns(m, n);
+    size_t size = HEADER_SIZE + n + (any_external(m, n) ? bitmap_size(n) : 0) + (size_t)ncols * 4;
+    for (uint16_t c = 0; c < ncols; c++) {
+        int kind;
+        size_t width;
+        size += column_plan(m, n, c, &kind, &width);
+    }
+    return size;
+}
+
+/* Writes column `col`'s block at `b`; returns its size. */
+static size_t write_column(uint8_t *b, const cf_cluster_member *m, uint16_t n, uint16_t col)
+{
+    int kind;
+    size_t width;
+    size_t size = column_plan(m, n, col, &kind, &width);
+    b[0] = (uint8_t)kind;
+    b[1] = kind == BLOCK_FIXED ? (uint8_t)width : 0;
+    if (kind == BLOCK_NULL)
+        return size;
+    size_t bm = bitmap_size(n);
+    uint8_t *nulls = b + BLOCK_HEADER;
+    uint8_t *body = nulls + bm;
+    memset(nulls, 0, bm);
+    int ew = kind == BLOCK_ENDS32 ? 4 : 2;
+    uint8_t *values = kind == BLOCK_FIXED ? body : body + (size_t)n * ew;
+    size_t off = 0;
+    for (uint16_t i = 0; i < n; i++) {
+        const uint8_t *p = NULL;
+        size_t len = 0;
+        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1) {
+            nulls[i / 8] |= (uint8_t)(1u << (i % 8));
+            len = 0;
+        }
+        if (kind == BLOCK_FIXED) {
+            if (p && len)
+                memcpy(values + (size_t)i * width, p, len);
+            else
+                memset(values + (size_t)i * width, 0, width);
+            continue;
+        }
+        if (len)
+            memcpy(values + off, p, len);
+        off += len;
+        cf_put_le(body + (size_t)i * ew, off, ew);
+    }
+    return size;
+}
+
+void cf_cluster_write(uint8_t *out, const cf_cluster_member *m, uint16_t n)
+{
+    uint16_t ncols = max_columns(m, n);
+    int ext = any_external(m, n);
+    out[0] = CF_CLUSTER_VERSION;
+    out[1] = ext ? FLAG_EXTERNAL : 0;
+    cf_put_le(out + 2, n, 2);
+    cf_put_le(out + 4, ncols, 2);
+    uint8_t *lows = out + HEADER_SIZE;
+    for (uint16_t i = 0; i < n; i++)
+        lows[i] = m[i].low;
+    uint8_t *dir = lows + n;
+    if (ext) {
+        memset(dir, 0, bitmap_size(n));
+        for (uint16_t i = 0; i < n; i++)
+            if (m[i].external)
+                dir[i / 8] |= (uint8_t)(1u << (i % 8));
+        dir += bitmap_size(n);
+    }
+    uint8_t *blocks = dir + (size_t)ncols * 4;
+    size_t off = 0;
+    for (uint16_t c = 0; c < ncols; c++) {
+        off += write_column(blocks + off, m, n, c);
+        cf_put_le(dir + (size_t)c * 4, off, 4);
+    }
+}

@@ -1,0 +1,81 @@
+/* cluster — the encoding of up to 256 objects of one class stored together
+ * in one LMDB value (file format 5, docs/FORMAT.md "Clusters"): the low
+ * bytes of their keys, then their values column by column, so that a scan
+ * of one property reads one contiguous block and any value is found in
+ * O(1) without decoding the others. */
+#ifndef COFFER_CLUSTER_H
+#define COFFER_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coffer.h"
+#include "storage/record.h"
+
+#define CF_CLUSTER_VERSION 1u
+#define CF_CLUSTER_BITS 8
+#define CF_CLUSTER_MAX 256 /* objects of keys k with the same k >> CF_CLUSTER_BITS */
+/* An object whose record is larger is stored outside its cluster, under its
+ * own key (cf_cluster_external_key), so that a cluster stays small enough
+ * to be rewritten whole. */
+#define CF_CLUSTER_INLINE_MAX 1024
+#define CF_EXTERNAL_PREFIX 0x01u /* first byte of an external key; a cluster's is 0 */
+#define CF_EXTERNAL_KEY_SIZE 9
+
+/* A parsed cluster, borrowing its bytes. */
+typedef struct cf_cluster {
+    const uint8_t *lows; /* n low bytes of the keys, strictly increasing */
+    const uint8_t *external; /* bitmap of the objects stored outside, or NULL for none */
+    const uint8_t *dir;  /* ncols 32-bit ends of the column blocks */
+    const uint8_t *blocks;
+    size_t blocks_len;
+    uint16_t n, ncols;
+} cf_cluster;
+
+/* Checks the header, keys and block directory of a cluster of `len` bytes
+ * (column blocks are checked as they are read). COFFER_ERR_CORRUPTED naming
+ * what is wrong, COFFER_ERR_FORMAT_VERSION for a newer cluster version. */
+coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out);
+
+/* Whether the object at `at` is stored outside the cluster (its columns
+ * here are null). */
+static inline int cf_cluster_is_external(const cf_cluster *c, uint16_t at)
+{
+    return c->external && (c->external[at / 8] >> (at % 8)) & 1;
+}
+
+/* The LMDB key of object `key` stored outside its cluster. */
+static inline void cf_cluster_external_key(uint8_t out[CF_EXTERNAL_KEY_SIZE], uint64_t key)
+{
+    out[0] = CF_EXTERNAL_PREFIX;
+    cf_put_be64(out + 1, key);
+}
+
+/* The position of the first object whose key's low byte is at least `low`,
+ * or c->n when there is none. */
+uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
+
+/* The stored bytes of column `col` of the object at position `at` (as
+ * cf_scalar_write wrote them): 1 with *p and *n set, 0 when null or a
+ * column the cluster does not have, -1 (no message) when its block is
+ * damaged. */
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n);
+
+/* Column `col` of the object at `at` read as `type` (cf_record_get's rules;
+ * strings and binaries borrow the cluster's bytes). */
+coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out);
+
+/* One object to encode: the low byte of its key and its values as a record,
+ * or `external` (rec unused) when it is stored outside. */
+typedef struct cf_cluster_member {
+    uint8_t low;
+    int external;
+    cf_record rec;
+} cf_cluster_member;
+
+/* The size of the cluster holding members m[0..n) (1 <= n <= 256, lows
+ * strictly increasing), and writing it into out[0 .. that size). */
+size_t cf_cluster_size(const cf_cluster_member *m, uint16_t n);
+void cf_cluster_write(uint8_t *out, const cf_cluster_member *m, uint16_t n);
+
+#endif

@@ -1,0 +1,504 @@
+/* cluster_cache — the clusters a transaction opened and changed: a hash
+ * table by (class, cluster), and per class the changed ones in order, which
+ * cursors merge with LMDB's and the commit writes. */
+#define _GNU_SOURCE
+#include "storage/cluster_cache.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "storage/txn.h"
+#include "util/error.h"
+
+#define FIRST_CAPACITY 64
+
+typedef struct changed_list {
+    cf_cluster_entry **entries; /* by cid */
+    size_t n, cap;
+    int64_t count_change;
+    int cleared; /* the table was emptied: its stored count is 0 */
+} changed_list;
+
+struct cf_cluster_cache {
+    cf_cluster_entry **slots; /* open addressing, a power of two */
+    size_t cap, used;
+    changed_list *classes;
+    size_t nclasses;
+};
+
+static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
+{
+    uint64_t h = (cid ^ ((uint64_t)cls << 48)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17) & (cap - 1);
+}
+
+static struct cf_cluster_cache *cache_of(coffer_txn *txn)
+{
+    if (txn->clusters)
+        return txn->clusters;
+    struct cf_cluster_cache *c = calloc(1, sizeof *c);
+    size_t n = txn->db->schema->nclasses;
+    if (c) {
+        c->slots = calloc(FIRST_CAPACITY, sizeof *c->slots);
+        c->classes = calloc(n + 1, sizeof *c->classes);
+        c->cap = FIRST_CAPACITY;
+        c->nclasses = n;
+    }
+    if (!c || !c->slots || !c->classes) {
+        if (c) {
+            free(c->slots);
+            free(c->classes);
+        }
+        free(c);
+        cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+        return NULL;
+    }
+    txn->clusters = c;
+    return c;
+}
+
+static cf_cluster_entry *lookup(const struct cf_cluster_cache *c, coffer_class_id cls, uint64_t cid)
+{
+    for (size_t i = slot_of(cls, cid, c->cap);; i = (i + 1) & (c->cap - 1)) {
+        cf_cluster_entry *e = c->slots[i];
+        if (!e || (e->cls == cls && e->cid == cid))
+            return e;
+    }
+}
+
+static coffer_status insert(struct cf_cluster_cache *c, cf_cluster_entry *e)
+{
+    if (2 * (c->used + 1) > c->cap) {
+        size_t cap = 2 * c->cap;
+        cf_cluster_entry **slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+        for (size_t i = 0; i < c->cap; i++) {
+            cf_cluster_entry *x = c->slots[i];
+            if (!x)
+                continue;
+            size_t j = slot_of(x->cls, x->cid, cap);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = x;
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->cap = cap;
+    }
+    size_t i = slot_of(e->cls, e->cid, c->cap);
+    while (c->slots[i])
+        i = (i + 1) & (c->cap - 1);
+    c->slots[i] = e;
+    c->used++;
+    return COFFER_OK;
+}
+
+static void slots_free(cf_cluster_entry *e)
+{
+    if (e->slots)
+        for (int i = 0; i < CF_CLUSTER_MAX; i++)
+            free(e->slots[i].rec);
+    free(e->slots);
+    e->slots = NULL;
+}
+
+static void entry_free(cf_cluster_entry *e)
+{
+    slots_free(e);
+    if (e->external)
+        for (int i = 0; i < CF_CLUSTER_MAX; i++)
+            free(e->external[i].buf);
+    free(e->external);
+    free(e->buf);
+    free(e);
+}
+
+static const char *class_name(const coffer_txn *txn, coffer_class_id cls) { return txn->db->schema->classes[cls].name; }
+
+static void cluster_key(uint8_t kb[8], uint64_t cid) { cf_put_be64(kb, cid); }
+
+/* Opens the stored cluster value `v` into `e`. */
+static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB_val *v)
+{
+    uint8_t kb[8];
+    cluster_key(kb, e->cid);
+    MDB_val k = {8, kb};
+    const uint8_t *data;
+    size_t len;
+    uint32_t number = 2 * txn->db->schema->classes[e->cls].table;
+    coffer_status st = cf_store_open(txn, number, &k, v, &data, &len, &e->buf, &e->cap, "the cluster");
+    if (st == COFFER_OK)
+        st = cf_cluster_parse(data, len, &e->view);
+    if (st != COFFER_OK) {
+        e->view = (cf_cluster){0};
+        cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
+                        (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), class_name(txn, e->cls));
+    }
+    return st;
+}
+
+coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t cid, const MDB_val *stored, int create,
+                               cf_cluster_entry **out)
+{
+    *out = NULL;
+    struct cf_cluster_cache *c = cache_of(txn);
+    if (!c)
+        return COFFER_ERR_NO_MEMORY;
+    cf_cluster_entry *e = lookup(c, cls, cid);
+    if (e) {
+        *out = e;
+        return COFFER_OK;
+    }
+    MDB_val v = {0, NULL};
+    if (stored) {
+        v = *stored;
+    } else {
+        uint8_t kb[8];
+        cluster_key(kb, cid);
+        MDB_val k = {8, kb};
+        int rc = mdb_get(txn->mdb, txn->db->object_dbis[cls], &k, &v);
+        if (rc == MDB_NOTFOUND && !create)
+            return COFFER_OK;
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            return cf_error_mdb(rc, "cannot read a cluster");
+    }
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+    e->cls = cls;
+    e->cid = cid;
+    coffer_status st = v.mv_data ? open_stored(txn, e, &v) : COFFER_OK;
+    if (st == COFFER_OK)
+        st = insert(c, e);
+    if (st != COFFER_OK) {
+        entry_free(e);
+        return st;
+    }
+    *out = e;
+    return COFFER_OK;
+}
+
+/* Keeps class `cls`'s changed clusters in cid order. */
+static coffer_status add_changed(struct cf_cluster_cache *c, cf_cluster_entry *e)
+{
+    changed_list *l = &c->classes[e->cls];
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        cf_cluster_entry **p = realloc(l->entries, cap * sizeof *p);
+        if (!p)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+        l->entries = p;
+        l->cap = cap;
+    }
+    size_t at = l->n;
+    while (at > 0 && l->entries[at - 1]->cid > e->cid)
+        at--;
+    memmove(l->entries + at + 1, l->entries + at, (l->n - at) * sizeof *l->entries);
+    l->entries[at] = e;
+    l->n++;
+    return COFFER_OK;
+}
+
+coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
+{
+    if (e->slots)
+        return COFFER_OK;
+    e->changes++;
+    e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
+    coffer_value *values = calloc((size_t)e->view.ncols + 1, sizeof *values);
+    coffer_status st = e->slots && values ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+    for (uint16_t i = 0; st == COFFER_OK && i < e->view.n; i++) {
+        cf_cluster_slot *slot = &e->slots[e->view.lows[i]];
+        if (cf_cluster_is_external(&e->view, i)) {
+            slot->kept = 1;
+            continue;
+        }
+        for (uint16_t col = 0; col < e->view.ncols; col++) {
+            const uint8_t *p = NULL;
+            size_t n = 0;
+            int present = cf_cluster_raw(&e->view, i, col, &p, &n);
+            if (present < 0) {
+                st = cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': the block of cluster column %u is damaged",
+                              e->cid << CF_CLUSTER_BITS | e->view.lows[i], class_name(txn, e->cls), col);
+                break;
+            }
+            /* A binary value writes its bytes as they are: the stored encoding. */
+            values[col] = present ? (coffer_value){.type = COFFER_TYPE_BINARY, .u.binary = {p, n}}
+                                  : (coffer_value){.type = COFFER_TYPE_NULL};
+        }
+        size_t size = cf_record_size(values, e->view.ncols);
+        slot->rec = st == COFFER_OK ? malloc(size) : NULL;
+        if (st == COFFER_OK && !slot->rec)
+            st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+        if (st != COFFER_OK)
+            break;
+        cf_record_write(slot->rec, values, e->view.ncols);
+        slot->len = (uint32_t)size;
+    }
+    free(values);
+    if (st == COFFER_OK)
+        st = add_changed(txn->clusters, e);
+    if (st != COFFER_OK)
+        slots_free(e);
+    return st;
+}
+
+coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len)
+{
+    changed_list *l = &txn->clusters->classes[e->cls];
+    cf_cluster_slot *slot = &e->slots[low];
+    uint8_t *copy = NULL;
+    if (rec) {
+        copy = malloc(len ? len : 1);
+        if (!copy)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
+        memcpy(copy, rec, len);
+    }
+    l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept);
+    e->changes++;
+    if (slot->kept) /* the record stored outside goes, or is written again */
+        slot->drop = 1;
+    slot->kept = 0;
+    free(slot->rec);
+    slot->rec = copy;
+    slot->len = (uint32_t)len;
+    return COFFER_OK;
+}
+
+int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid)
+{
+    if (!txn->clusters)
+        return 0;
+    const changed_list *l = &txn->clusters->classes[cls];
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l->entries[mid]->cid < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == l->n)
+        return 0;
+    *cid = l->entries[lo]->cid;
+    return 1;
+}
+
+void cf_clusters_drop_class(coffer_txn *txn, coffer_class_id cls)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c)
+        return;
+    /* The entries stay (rows may point into them until the next read) but
+     * hold nothing: changed and empty, written as absent. */
+    changed_list *l = &c->classes[cls];
+    for (size_t i = 0; i < c->cap; i++) {
+        cf_cluster_entry *e = c->slots[i];
+        if (!e || e->cls != cls)
+            continue;
+        e->view.n = 0;
+        e->changes++;
+        if (e->slots)
+            for (int j = 0; j < CF_CLUSTER_MAX; j++) {
+                free(e->slots[j].rec);
+                e->slots[j] = (cf_cluster_slot){0};
+            }
+    }
+    l->count_change = 0;
+    l->cleared = 1;
+}
+
+int64_t cf_clusters_count_change(const coffer_txn *txn, coffer_class_id cls)
+{
+    return txn->clusters ? txn->clusters->classes[cls].count_change : 0;
+}
+
+/* Writes or deletes the record of object `key` stored outside its cluster. */
+static coffer_status write_external(coffer_txn *txn, cf_cluster_entry *e, uint64_t key, const cf_cluster_slot *slot,
+                                    int outside)
+{
+    const cf_class *cl = &txn->db->schema->classes[e->cls];
+    uint8_t kb[CF_EXTERNAL_KEY_SIZE];
+    cf_cluster_external_key(kb, key);
+    if (outside)
+        return cf_store_put(txn, txn->db->object_dbis[e->cls], 2 * cl->table, kb, sizeof kb, slot->rec, slot->len, 0,
+                            "cannot write an object stored outside its cluster");
+    MDB_val k = {sizeof kb, kb};
+    int rc = mdb_del(txn->mdb, txn->db->object_dbis[e->cls], &k, NULL);
+    return rc && rc != MDB_NOTFOUND ? cf_txn_write_error(txn, rc, "cannot delete an object stored outside its cluster")
+                                    : COFFER_OK;
+}
+
+/* Writes changed cluster `e`, or deletes it when it holds no object, and
+ * the changed objects it stores outside. */
+static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluster_member *m)
+{
+    const cf_class *cl = &txn->db->schema->classes[e->cls];
+    uint16_t n = 0;
+    coffer_status st = COFFER_OK;
+    for (int low = 0; low < CF_CLUSTER_MAX && st == COFFER_OK; low++) {
+        cf_cluster_slot *slot = &e->slots[low];
+        uint64_t key = e->cid << CF_CLUSTER_BITS | (unsigned)low;
+        int outside = slot->rec && slot->len > CF_CLUSTER_INLINE_MAX;
+        if (slot->drop || outside)
+            st = write_external(txn, e, key, slot, outside);
+        slot->drop = 0;
+        if (st != COFFER_OK || (!slot->rec && !slot->kept))
+            continue;
+        m[n] = (cf_cluster_member){.low = (uint8_t)low, .external = outside || slot->kept};
+        if (!m[n].external)
+            st = cf_record_parse(slot->rec, slot->len, &m[n].rec);
+        n++;
+    }
+    uint8_t kb[8];
+    cluster_key(kb, e->cid);
+    if (st == COFFER_OK && n == 0) {
+        MDB_val k = {8, kb};
+        int rc = mdb_del(txn->mdb, txn->db->object_dbis[e->cls], &k, NULL);
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            st = cf_txn_write_error(txn, rc, "cannot delete an emptied cluster");
+    } else if (st == COFFER_OK) {
+        size_t size = cf_cluster_size(m, n);
+        uint8_t *buf;
+        st = cf_txn_scratch(txn, size, &buf);
+        if (st == COFFER_OK) {
+            cf_cluster_write(buf, m, n);
+            st = cf_store_put(txn, txn->db->object_dbis[e->cls], 2 * cl->table, kb, 8, buf, size, 0, "cannot write a cluster");
+        }
+    }
+    return st == COFFER_OK ? st
+                           : cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
+                                             (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), cl->name);
+}
+
+coffer_status cf_clusters_flush(coffer_txn *txn)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c)
+        return COFFER_OK;
+    cf_cluster_member *m = malloc(CF_CLUSTER_MAX * sizeof *m);
+    if (!m)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing the clusters");
+    coffer_status st = COFFER_OK;
+    for (size_t ci = 0; ci < c->nclasses && st == COFFER_OK; ci++) {
+        changed_list *l = &c->classes[ci];
+        for (size_t i = 0; i < l->n && st == COFFER_OK; i++)
+            st = write_entry(txn, l->entries[i], m);
+        if (st != COFFER_OK || (l->count_change == 0 && !l->cleared))
+            continue;
+        uint32_t table = txn->db->schema->classes[ci].table;
+        uint64_t count = 0;
+        if (!l->cleared)
+            st = cf_clusters_stored_count(txn, table, &count);
+        if (st == COFFER_OK)
+            st = cf_clusters_write_count(txn, table, (uint64_t)((int64_t)count + l->count_change));
+        l->count_change = 0;
+        l->cleared = 0;
+    }
+    free(m);
+    return st;
+}
+
+void cf_clusters_free(coffer_txn *txn)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i])
+            entry_free(c->slots[i]);
+    for (size_t i = 0; i < c->nclasses; i++)
+        free(c->classes[i].entries);
+    free(c->classes);
+    free(c->slots);
+    free(c);
+    txn->clusters = NULL;
+}
+
+/* ---- positions ----------------------------------------------------------- */
+
+int cf_cluster_entry_seek(const cf_cluster_entry *e, unsigned low)
+{
+    if (e->slots) {
+        for (; low < CF_CLUSTER_MAX; low++)
+            if (e->slots[low].rec || e->slots[low].kept)
+                return (int)low;
+        return -1;
+    }
+    uint16_t at = cf_cluster_seek(&e->view, low);
+    return at < e->view.n ? at : -1;
+}
+
+unsigned cf_cluster_entry_low(const cf_cluster_entry *e, int pos)
+{
+    return e->slots ? (unsigned)pos : e->view.lows[pos];
+}
+
+/* Opens object `low` of `e`, stored outside the cluster, into e->external. */
+static coffer_status open_external(coffer_txn *txn, cf_cluster_entry *e, unsigned low, cf_record *rec)
+{
+    if (!e->external && !(e->external = calloc(CF_CLUSTER_MAX, sizeof *e->external)))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading an object");
+    cf_external *x = &e->external[low];
+    if (!x->opened) {
+        uint8_t kb[CF_EXTERNAL_KEY_SIZE];
+        cf_cluster_external_key(kb, e->cid << CF_CLUSTER_BITS | low);
+        coffer_status st = cf_store_get(txn, txn->db->object_dbis[e->cls], 2 * txn->db->schema->classes[e->cls].table, kb,
+                                        sizeof kb, &x->data, &x->len, &x->buf, &x->cap, "an object stored outside its cluster");
+        if (st == COFFER_ERR_NOT_FOUND)
+            st = cf_error(COFFER_ERR_CORRUPTED, "the record its cluster stores outside is missing");
+        if (st != COFFER_OK)
+            return st;
+        x->opened = 1;
+    }
+    return cf_record_parse(x->data, x->len, rec);
+}
+
+coffer_status cf_cluster_entry_row(coffer_txn *txn, cf_cluster_entry *e, int pos, cf_row *row)
+{
+    row->cl = NULL;
+    if (e->slots)
+        return e->slots[pos].rec ? cf_record_parse(e->slots[pos].rec, e->slots[pos].len, &row->rec)
+                                 : open_external(txn, e, (unsigned)pos, &row->rec);
+    if (cf_cluster_is_external(&e->view, (uint16_t)pos))
+        return open_external(txn, e, e->view.lows[pos], &row->rec);
+    row->cl = &e->view;
+    row->at = (uint16_t)pos;
+    return COFFER_OK;
+}
+
+/* ---- object counts ------------------------------------------------------- */
+
+size_t cf_meta_object_count(uint32_t table, uint8_t out[5])
+{
+    out[0] = 'n';
+    cf_put_be32(out + 1, table);
+    return 5;
+}
+
+coffer_status cf_clusters_stored_count(coffer_txn *txn, uint32_t table, uint64_t *out)
+{
+    uint8_t mk[5];
+    size_t mklen = cf_meta_object_count(table, mk);
+    const uint8_t *data;
+    size_t len;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    *out = 0;
+    coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, mk, mklen, &data, &len, &buf, &cap, "an object count");
+    if (st == COFFER_OK && len != 8)
+        st = cf_error(COFFER_ERR_CORRUPTED, "an object count of %zu bytes (8 expected)", len);
+    if (st == COFFER_OK)
+        *out = cf_get_be64(data);
+    free(buf);
+    return st == COFFER_ERR_NOT_FOUND ? COFFER_OK : st;
+}
+
+coffer_status cf_clusters_write_count(coffer_txn *txn, uint32_t table, uint64_t count)
+{
+    uint8_t mk[5], v[8];
+    size_t mklen = cf_meta_object_count(table, mk);
+    cf_put_be64(v, count);
+    return cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, mk, mklen, v, 8, 0, "cannot write an object count");
+}

@@ -1,0 +1,94 @@
+/* cluster_cache — the clusters a transaction has opened (file format 5).
+ * A cluster read from LMDB is opened once (its checksum checked or its seal
+ * opened) and kept for the life of the transaction: in a plain file it
+ * borrows LMDB's map, in an encrypted one the cache owns the opened bytes.
+ * A write transaction changes clusters here, decoded object by object, and
+ * encodes and writes each changed cluster once, when it commits
+ * (cf_clusters_flush); an abort drops them with the rest. */
+#ifndef COFFER_CLUSTER_CACHE_H
+#define COFFER_CLUSTER_CACHE_H
+
+#include "storage/cluster.h"
+#include "storage/handles.h"
+
+/* An object of a changed cluster: its new record (owned), or `kept` when
+ * it is stored outside the cluster and unchanged; `drop` when the record
+ * stored outside is to be deleted at the commit. */
+typedef struct cf_cluster_slot {
+    uint8_t *rec;
+    uint32_t len;
+    uint8_t kept, drop;
+} cf_cluster_slot;
+
+/* An object stored outside its cluster, once opened. */
+typedef struct cf_external {
+    const uint8_t *data;
+    size_t len;
+    uint8_t *buf; /* encrypted files: the opened record */
+    size_t cap;
+    int opened;
+} cf_external;
+
+typedef struct cf_cluster_entry {
+    coffer_class_id cls;
+    uint64_t cid;          /* the objects whose keys k have k >> 8 == cid */
+    cf_cluster view;       /* as stored (view.n == 0: not stored) */
+    uint8_t *buf;          /* the opened bytes of an encrypted file, or NULL */
+    size_t cap;
+    cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
+    cf_external *external;  /* per low byte, made when one is first read */
+    uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
+} cf_cluster_entry;
+
+/* Cluster `cid` of class `cls`: the cached one, else the one LMDB holds
+ * (`stored` is its value when the caller already read it, else NULL). *out
+ * is NULL when the cluster exists nowhere, unless `create` (a write), which
+ * makes it. COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY naming the
+ * cluster's objects when its bytes are damaged. */
+coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t cid, const MDB_val *stored, int create,
+                               cf_cluster_entry **out);
+
+/* Makes cluster `e` changeable (records of its objects; those stored
+ * outside stay there until changed): then it is written at the commit. */
+coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
+
+/* Sets (rec != NULL) or removes the object of low byte `low` in changed
+ * cluster `e`; the record is copied. */
+coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len);
+
+/* The smallest cid at least `from` of a changed cluster of class `cls` (1),
+ * or 0 when there is none. */
+int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid);
+
+/* Forgets every cluster of class `cls` (its table was emptied). */
+void cf_clusters_drop_class(coffer_txn *txn, coffer_class_id cls);
+
+/* The change to the number of objects of class `cls` not yet written. */
+int64_t cf_clusters_count_change(const coffer_txn *txn, coffer_class_id cls);
+
+/* Writes every changed cluster (deleting the emptied ones) and the object
+ * counts of their classes: once per write transaction, before its commit. */
+coffer_status cf_clusters_flush(coffer_txn *txn);
+
+/* Frees the transaction's clusters (at its end). */
+void cf_clusters_free(coffer_txn *txn);
+
+/* ---- a position in a cluster ---------------------------------------------
+ * Positions are what cf_cluster_entry_seek gives: the first object whose
+ * key's low byte is at least `low`, or -1 when there is none. */
+int cf_cluster_entry_seek(const cf_cluster_entry *e, unsigned low);
+unsigned cf_cluster_entry_low(const cf_cluster_entry *e, int pos);
+/* Points `row` at the object at `pos`; its values stay in the cache (an
+ * object stored outside is read and kept there on first use). */
+coffer_status cf_cluster_entry_row(coffer_txn *txn, cf_cluster_entry *e, int pos, cf_row *row);
+
+/* Meta keys: "n" + table (number of objects of a class, file format 5). */
+size_t cf_meta_object_count(uint32_t table, uint8_t out[5]);
+
+/* The number of objects of table `table` as last committed. */
+coffer_status cf_clusters_stored_count(coffer_txn *txn, uint32_t table, uint64_t *out);
+
+/* Writes the number of objects of table `table`. */
+coffer_status cf_clusters_write_count(coffer_txn *txn, uint32_t table, uint64_t count);
+
+#endif
