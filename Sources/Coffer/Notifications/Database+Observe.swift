@@ -41,9 +41,10 @@ extension Database {
     }
 
     /// Commits the write transaction, as ``commitWrite()``, without telling
-    /// the observers of `tokens` about it: their next call reports only what
-    /// later commits change, as Realm's `commitWrite(withoutNotifying:)`.
-    /// Use it to write a change a user interface made itself.
+    /// the observers of `tokens` of the changes it made to objects, as
+    /// Realm's `commitWrite(withoutNotifying:)`: use it to write a change a
+    /// user interface made itself. Objects it inserted or deleted are still
+    /// reported to collection observers, so that their indices stay right.
     ///
     /// ```swift
     /// db.beginWrite()

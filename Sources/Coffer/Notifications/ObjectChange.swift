@@ -97,7 +97,7 @@ struct ObjectChangeRecord: @unchecked Sendable {
             let access = database.frozenAccess(); defer { access?.unlock() }
             return try? database.linkedObject(classId: classId, key: key)
         default:
-            return schema.valueType._cofferDecode(_StoredValue(value: stored)).map(unwrapOptional)
+            return schema.valueType._cofferDecode(_StoredValue(value: stored)).flatMap(unwrapOptional)
         }
     }
 

@@ -101,42 +101,73 @@ extension Results {
         if queries.count == 1 {
             return queries[0]
         }
-        let parts = queries.map { QueryParts($0.description) }
-        let predicates = parts.map(\.predicate).filter { $0 != "TRUEPREDICATE" }
-        let predicate = predicates.isEmpty ? "TRUEPREDICATE" : predicates.map { "(\($0))" }.joined(separator: " AND ")
-        let text = predicate + parts.map(\.ordering).joined()
-        return try CompiledQuery(database, binding, text: text, arguments: [])
+        var predicates: [String] = []
+        var ordering = ""
+        var arguments: [StoredValue] = []
+        for query in queries {
+            let parts = QueryParts(query.text, argumentOffset: arguments.count)
+            if parts.predicate != "TRUEPREDICATE" {
+                predicates.append("(\(parts.predicate))")
+            }
+            ordering += parts.ordering
+            arguments += query.arguments
+        }
+        let predicate = predicates.isEmpty ? "TRUEPREDICATE" : predicates.joined(separator: " AND ")
+        return try CompiledQuery(database, binding, text: predicate + ordering, arguments: arguments)
     }
 }
 
-/// A query's canonical text cut into its predicate and its ordering clauses
-/// (` SORT(...)`, ` DISTINCT(...)`, ` LIMIT(n)`), which the C core prints
-/// last, outside any string literal.
+/// A query's text cut into its predicate and its ordering clauses (`SORT(...)`,
+/// `DISTINCT(...)`, `LIMIT(n)`, which come last), with its arguments `$n`
+/// numbered from `argumentOffset`, so that queries can be joined into one.
 struct QueryParts {
-    let predicate: String
-    let ordering: String
+    private(set) var predicate = ""
+    private(set) var ordering = ""
 
-    init(_ text: String) {
+    init(_ text: String, argumentOffset: Int) {
         let bytes = Array(text.utf8)
-        var inString = false
-        var escaped = false
-        for (offset, byte) in bytes.enumerated() {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+        var output: [UInt8] = []
+        var orderingStart: Int?
+        var quote: UInt8?
+        var position = 0
+        while position < bytes.count {
+            let byte = bytes[position]
+            if let open = quote {
+                output.append(byte)
+                if byte == UInt8(ascii: "\\"), position + 1 < bytes.count {
+                    output.append(bytes[position + 1])
+                    position += 1
+                } else if byte == open {
+                    quote = nil
+                }
+                position += 1
                 continue
             }
-            if byte == UInt8(ascii: "\"") {
-                inString = true
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            }
+            if byte == UInt8(ascii: "$"), position + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position + 1]) {
+                var end = position + 1
+                while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) { end += 1 }
+                let number = Int(String(decoding: bytes[(position + 1)..<end], as: UTF8.self))! + argumentOffset
+                output.append(contentsOf: "$\(number)".utf8)
+                position = end
                 continue
             }
-            let rest = bytes[offset...]
-            if [" SORT(", " DISTINCT(", " LIMIT("].contains(where: { rest.starts(with: $0.utf8) }) {
-                predicate = String(decoding: bytes[..<offset], as: UTF8.self)
-                ordering = String(decoding: rest, as: UTF8.self)
-                return
+            if orderingStart == nil, byte == UInt8(ascii: " "), Self.startsOrdering(bytes[(position + 1)...]) {
+                orderingStart = output.count
             }
+            output.append(byte)
+            position += 1
         }
-        predicate = text
-        ordering = ""
+        let cut = orderingStart ?? output.count
+        predicate = String(decoding: output[..<cut], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        ordering = String(decoding: output[cut...], as: UTF8.self)
+    }
+
+    /// True where `rest` begins with SORT(, DISTINCT( or LIMIT(, in any case.
+    private static func startsOrdering(_ rest: ArraySlice<UInt8>) -> Bool {
+        let head = String(decoding: rest.prefix(9), as: UTF8.self).uppercased().replacingOccurrences(of: " ", with: "")
+        return ["SORT(", "DISTINCT(", "LIMIT("].contains { head.hasPrefix($0) }
     }
 }
