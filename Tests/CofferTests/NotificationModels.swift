@@ -34,6 +34,15 @@ final class CallLog: @unchecked Sendable {  // `entries` is guarded by `lock`
         return entries
     }
 
+    /// Waits, without blocking the caller's actor, until at least `count`
+    /// entries came, for at most five seconds.
+    func waitAsync(for count: Int) async -> [String] {
+        for _ in 0..<500 where all.count < count {
+            try? await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
+        }
+        return all
+    }
+
     /// Waits until at least `count` entries came, for at most five seconds.
     func wait(for count: Int) -> [String] {
         let deadline = Date().addingTimeInterval(5)
