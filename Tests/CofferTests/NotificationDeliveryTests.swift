@@ -23,6 +23,43 @@ actor ChangeCollector {
     }
 }
 
+/// A thread running the jobs posted to it in order, as a program's own loop.
+final class LoopThread: @unchecked Sendable {  // `jobs` is guarded by `condition`
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+
+    init() {
+        Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty { condition.wait() }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job()
+            }
+        }.start()
+    }
+
+    func post(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func runAndWait(_ job: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        post { job(); done.signal() }
+        done.wait()
+    }
+}
+
+/// What a loop thread keeps between its jobs: used only on that thread.
+final class LoopState: @unchecked Sendable {
+    var database: Database?
+    var token: NotificationToken?
+}
+
 @Suite("notification delivery")
 struct NotificationDeliveryTests {
     let dir = TemporaryDirectory()
@@ -65,12 +102,42 @@ struct NotificationDeliveryTests {
             }
         }
         defer { token.invalidate() }
-        usleep(50_000)
+        // The observer's first (silent) call, here and now: changes count from then.
+        db.refresh()
         try db.write { rex.name = "Max" }
         try db.write { rex.age = 4 }
         #expect(log.wait(for: 1) == ["Max [\"age 0->4\"]"])
         try db.write { db.delete(rex) }
         #expect(log.wait(for: 2) == ["Max [\"age 0->4\"]", "deleted"])
+    }
+
+    @Test func aSchedulerBringsRefreshesAndCallsToTheThreadsOwnLoop() throws {
+        let loop = LoopThread()
+        let state = LoopState()
+        let log = CallLog()
+        let config = self.config
+        loop.runAndWait {
+            let db = try! Database(configuration: config)
+            db.setScheduler { work in loop.post(work) }
+            state.database = db
+            state.token = db.objects(NoteDog.self).observe { change in
+                log.append(describe(change) + (Thread.current.isMainThread ? " main" : ""))
+            }
+        }
+        // No refresh() call: the loop refreshes when the scheduler posts.
+        #expect(log.wait(for: 1) == ["initial 0"])
+        let writer = try Database(configuration: config)
+        try writer.write { writer.create(NoteDog.self, value: ["name": "Rex"]) }
+        #expect(log.wait(for: 2) == ["initial 0", "update 1 -[] +[0] ~[]"])
+        loop.runAndWait {
+            #expect(state.database?.objects(NoteDog.self).count == 1)
+            state.token?.invalidate()
+            state.database?.setScheduler(nil)
+            state.database = nil
+        }
+        try writer.write { writer.create(NoteDog.self, value: ["name": "Max"]) }
+        usleep(100_000)
+        #expect(log.all.count == 2)
     }
 
     @MainActor @Test func anActorGetsItsCallsIsolatedToIt() async throws {
