@@ -32,10 +32,12 @@ extension Results {
     /// a serial `queue`, `block` runs there with the results frozen at the
     /// newest version when the change was seen.
     ///
-    /// An unknown key path is reported as `.error`, naming it, and nothing
-    /// follows. Results of a list, set or linking objects queried
-    /// (`owner.dogs.where { ... }`) cannot be observed yet: observe the
-    /// collection itself, or query the class.
+    /// Results of a list (`owner.dogs.where { ... }.sorted(by: \.name)`) are
+    /// observed as the list seen through their queries: a row that changes
+    /// places is a deletion plus an insertion. An unknown key path is reported
+    /// as `.error`, naming it, and nothing follows; so are results of a set or
+    /// of linking objects queried, which cannot be observed yet (observe the
+    /// collection itself, or query the class).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         observation(keyPaths).observe(on: queue, { raw, results, _ in CollectionChange(raw, results) }, block)
@@ -80,6 +82,24 @@ extension Results {
     private func observation(_ keyPaths: [String]?) -> Observation<Results> {
         let (database, binding, source, queries) = (self.database, self.binding, self.source, self.queries)
         let paths = Database.storedKeyPaths(keyPaths, from: binding.schema)
+        if let list = observedList {
+            return Observation(
+                database: database, live: self,
+                rebuild: { other in
+                    let owner = ManagedState(database: other, binding: list.owner.binding, key: list.owner.key)
+                    guard owner.exists else { return nil }
+                    let location = CollectionLocation(owner: owner, index: list.index)
+                    let keys = CollectionCore<[Int]>(location, .list).objectKeys(at: location, get: coffer_list_get)
+                    return Results(database: other, binding: binding, source: .keys { keys }, queries: queries)
+                },
+                register: { context, token throws(CofferError) in
+                    let query = try observedQuery()
+                    return try withCKeyPaths(paths) { paths, count in
+                        coffer_list_query_observe(database.handle, list.owner.binding.classId, list.owner.key, list.propertyId,
+                                                  query.handle, paths, count, ObserverCallbacks.collection, context, token)
+                    }
+                })
+        }
         return Observation(
             database: database, live: self,
             rebuild: { Results(database: $0, binding: binding, source: source, queries: queries) },
@@ -95,8 +115,8 @@ extension Results {
     /// predicates together and then their SORT, DISTINCT and LIMIT in order,
     /// as Realm combines a filter of sorted results.
     private func observedQuery() throws(CofferError) -> CompiledQuery {
-        guard case .all = source else {
-            throw CofferError(.misuse, "results of a list, set or linking objects cannot be observed yet; observe the collection, or query \(binding.schema.className) itself")
+        if case .keys = source, observedList == nil {
+            throw CofferError(.misuse, "results of a set or linking objects cannot be observed yet; observe the collection, or query \(binding.schema.className) itself")
         }
         if queries.count == 1 {
             return queries[0]
