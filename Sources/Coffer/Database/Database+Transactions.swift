@@ -142,7 +142,9 @@ extension Database {
         }
         // Computes the changes of this handle's observers here and now; an
         // error reading them reaches the observers, not the caller.
-        _ = coffer_db_refresh(handle)
+        if notifications.state.withLock({ $0.observed }) {
+            _ = coffer_db_refresh(handle)
+        }
         let hadSnapshot = readTransaction != nil
         endReadTransaction()
         let called = deliverPendingCalls()

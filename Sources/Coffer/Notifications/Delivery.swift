@@ -18,6 +18,9 @@ final class NotificationState: @unchecked Sendable {
         /// scheduler; no other is sent until it ran.
         var deliveryScheduled = false
         var autorefresh = true
+        /// An observer was registered through this database: refresh() then
+        /// refreshes the handle's observers too.
+        var observed = false
         var scheduler: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     }
 

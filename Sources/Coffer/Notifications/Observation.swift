@@ -28,7 +28,7 @@ struct Observation<Value> {
     /// live value).
     func observe<Change>(on queue: DispatchQueue?, _ make: @escaping ChangeMaker<Value, Change>,
                          _ block: @escaping (Change) -> Void) -> NotificationToken {
-        database.requireThread()
+        requireObservable()
         let context: ObserverContext
         if let queue {
             let rebuild = self.rebuild
@@ -48,7 +48,7 @@ struct Observation<Value> {
     /// change's version; the calls come in order.
     func observe<A: Actor, Change>(on actor: A, _ make: @escaping ChangeMaker<Value, Change>,
                                    _ block: @escaping @Sendable (isolated A, Change) -> Void) -> NotificationToken {
-        database.requireThread()
+        requireObservable()
         typealias Item = (raw: RawChange, opened: Result<Handoff<Database>, CofferError>)
         let (stream, continuation) = AsyncStream<Handoff<Item>>.makeStream()
         let context = ObserverContext(frozenSource: FrozenSource(database)) { raw, context in
@@ -77,7 +77,7 @@ struct Observation<Value> {
     /// cancelled or lets it go.
     func sequence<Element>(_ make: @escaping ChangeMaker<Value, Element>,
                            isLast: @escaping @Sendable (RawChange) -> Bool = { _ in false }) -> ChangeSequence<Element> {
-        database.requireThread()
+        requireObservable()
         let (stream, continuation) = AsyncStream<Handoff<Element>>.makeStream()
         let call = Handoff(value: { (raw: RawChange, frozen: Database?) -> Element? in
             make(raw, frozen.flatMap(rebuild), frozen)
@@ -91,6 +91,17 @@ struct Observation<Value> {
         let token = database.registerObserver(context, register)
         continuation.onTermination = { _ in token.invalidate() }
         return ChangeSequence(stream: stream)
+    }
+}
+
+extension Observation {
+    /// Stops the program where Realm does: a call from another thread, or a
+    /// frozen value, which never changes.
+    func requireObservable() {
+        database.requireThread()
+        if database.isFrozen {
+            database.fail(CofferError(.misuse, "a frozen value never changes and cannot be observed; observe the live one (thaw())"))
+        }
     }
 }
 

@@ -84,6 +84,7 @@ extension Database {
         _ context: ObserverContext,
         _ register: (UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) throws(CofferError) -> coffer_status
     ) -> NotificationToken {
+        notifications.state.withLock { $0.observed = true }
         let retained = Unmanaged.passRetained(context)
         var token: OpaquePointer?
         let failure: CofferError?
