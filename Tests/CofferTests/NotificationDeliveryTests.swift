@@ -140,6 +140,19 @@ struct NotificationDeliveryTests {
         #expect(log.all.count == 2)
     }
 
+    @Test func observingAFrozenValueOrAnUnmanagedObjectStops() async {
+        let frozen = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "observe-frozen",
+                                                                        objectTypes: [NoteDog.self, NotePerson.self]))
+            _ = db.objects(NoteDog.self).freeze().observe { _ in }
+        }
+        #expect(errorOutput(frozen).contains("a frozen value never changes and cannot be observed"))
+        let unmanaged = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = NoteDog().observe { _ in }
+        }
+        #expect(errorOutput(unmanaged).contains("an unmanaged NoteDog cannot be observed"))
+    }
+
     @MainActor @Test func anActorGetsItsCallsIsolatedToIt() async throws {
         let db = try await Database(configuration: config)
         let collector = ChangeCollector()
