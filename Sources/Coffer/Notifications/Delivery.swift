@@ -101,10 +101,11 @@ extension Database {
     /// newest version by itself, as Realm's `autorefresh`.
     ///
     /// On by default. A database isolated to an actor refreshes on its actor
-    /// when an observer of it is told of a commit, before the observers'
-    /// calls run there. A database confined to a thread has no loop to
-    /// refresh on: it refreshes when that thread calls ``refresh()`` or
-    /// begins a write, or, with a scheduler (``setScheduler(_:)``), on the
+    /// when an observer of it is told of a commit, and then runs the
+    /// observers' calls there (after the write, if one is under way). A
+    /// database confined to a thread has no loop to refresh on: it refreshes
+    /// and calls its `on: nil` observers when that thread calls
+    /// ``refresh()``, or, with a scheduler (``setScheduler(_:)``), on the
     /// thread's own loop. Turned off, observers registered with `on: nil`
     /// are called only from ``refresh()``. Observers delivered on a queue or
     /// an actor are called whatever this says.
