@@ -189,6 +189,25 @@ struct NotificationDeliveryTests {
         #expect(dogs.first?.name == "Rex")
     }
 
+    @MainActor @Test func withAutorefreshOffADatabaseOnAnActorWaitsForRefresh() async throws {
+        let db = try await Database(configuration: config)
+        db.autorefresh = false
+        let log = CallLog()
+        let token = db.objects(NoteDog.self).observe { change in log.append(describe(change)) }
+        defer { token.invalidate() }
+        db.refresh()
+        #expect(log.all == ["initial 0"])
+        let config = self.config
+        await _Concurrency.Task.detached {
+            let other = try! Database(configuration: config)
+            try! other.write { other.create(NoteDog.self, value: ["name": "Rex"]) }
+        }.value
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(log.all == ["initial 0"], "nothing before refresh()")
+        #expect(db.refresh())
+        #expect(log.all == ["initial 0", "update 1 -[] +[0] ~[]"])
+    }
+
     @MainActor @Test func changesEndWhenTheirTaskIsCancelled() async throws {
         let db = try await Database(configuration: config)
         let changes = db.objects(NoteDog.self).changes
