@@ -27,6 +27,12 @@ public typealias RealmProperty<Value: _Persistable> = DatabaseProperty<Value>
 /// Realm's name for ``DatabaseCollectionValue``.
 public typealias RealmCollectionValue = DatabaseCollectionValue
 
+/// Realm's name for ``CollectionChange``, what collection observers are told.
+public typealias RealmCollectionChange<CollectionType> = CollectionChange<CollectionType>
+
+/// Realm's name for ``DatabaseMapChange``, what map observers are told.
+public typealias RealmMapChange<Collection> = DatabaseMapChange<Collection>
+
 extension Object {
     /// Realm's name for ``Object/database``: the database managing this object,
     /// nil while it is unmanaged.

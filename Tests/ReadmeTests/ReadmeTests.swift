@@ -160,6 +160,37 @@ enum MigrationModelsVersion1 {
         #expect(db.objects(Dog.self).first?.status == .done)
     }
 
+    @Test func observingChanges() throws {
+        let db = try openAll()
+        // readme: swift-observe
+        let dogs = db.objects(Dog.self).sorted(by: \.name)
+        var log: [String] = []
+        let token = dogs.observe { change in                     // CollectionChange<Results<Dog>>
+            switch change {
+            case .initial(let dogs): log.append("\(dogs.count) dogs")
+            case .update(_, let deletions, let insertions, let modifications):
+                log.append("-\(deletions) +\(insertions) ~\(modifications)")
+            case .error(let error): log.append("\(error)")
+            }
+        }
+        db.refresh()                                             // calls it here: "0 dogs"
+        let ace = Dog(value: ["name": "Ace"])
+        try db.write { db.add(ace) }
+        db.refresh()                                             // "-[] +[0] ~[]"
+        let aceToken = ace.observe(keyPaths: ["name"]) { change in   // ObjectChange<Dog>
+            if case .change(_, let properties) = change {
+                log += properties.map { "\($0.name): \($0.oldValue ?? "") -> \($0.newValue ?? "")" }
+            }
+        }
+        try db.write { ace.name = "Abe" }
+        db.refresh()                                             // "-[] +[] ~[0]", "name: Ace -> Abe"
+        token.invalidate()                                       // or let the token go
+        aceToken.invalidate()
+        // readme: end
+        #expect(log.prefix(2) == ["0 dogs", "-[] +[0] ~[]"])
+        #expect(Set(log.dropFirst(2)) == ["-[] +[] ~[0]", "name: Ace -> Abe"] && log.count == 4, "\(log)")
+    }
+
     @Test func linksAndCollections() throws {
         let db = try openAll()
         // readme: swift-links

@@ -237,10 +237,17 @@ static cf_observer **snapshot_observers(cf_hub *hub, size_t *n)
 static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn,
                                  uint64_t old_version, uint64_t new_version, const cf_changes_read *all)
 {
-    if (obs->stopped || obs->finished)
-        return COFFER_OK;
-    if (obs->initial_pending) {
+    /* The flags are shared with coffer_token_stop() and the notifier's
+     * cycle_due(), which read and write them under the hub's lock. */
+    pthread_mutex_lock(&hub->lock);
+    int idle = obs->stopped || obs->finished;
+    int initial = !idle && obs->initial_pending;
+    if (initial)
         obs->initial_pending = 0;
+    pthread_mutex_unlock(&hub->lock);
+    if (idle)
+        return COFFER_OK;
+    if (initial) {
         coffer_status st = cf_compute_initial(obs, new_txn);
         if (st != COFFER_OK)
             return st;

@@ -25,7 +25,8 @@ extension QueryableObjects {
         let database = location.database
         do {
             let binding = try database.binding(for: Element.self)
-            return Results(database: database, binding: binding, source: .keys { objectKeys(at: location) })
+            return Results(database: database, binding: binding, source: .keys { objectKeys(at: location) },
+                           observedList: location.property.collection == .list ? location : nil)
         } catch {
             database.fail(error)
         }

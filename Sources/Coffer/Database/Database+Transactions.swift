@@ -61,7 +61,7 @@ extension Database {
         }
     }
 
-    private func beginWriteTransaction() throws(CofferError) {
+    func beginWriteTransaction() throws(CofferError) {
         try checkThread()
         if isFrozen {
             throw CofferError(.misuse, "a frozen Database cannot be written; thaw() it to write")
@@ -127,18 +127,28 @@ extension Database {
     }
 
     /// Lets go of the snapshot reads have used, so that the next read sees the
-    /// latest commits of every ``Database`` and process.
+    /// latest commits of every ``Database`` and process, and calls the
+    /// observers registered with `on: nil` whose data changed (see
+    /// ``Results/observe(keyPaths:on:_:)``) before it returns.
     ///
-    /// - Returns: true if a snapshot was let go; false if there was none or the
-    ///   database is in a write transaction (which always sees the latest data).
+    /// - Returns: true if a snapshot was let go or an observer was called;
+    ///   false otherwise, and always inside a write transaction (which sees
+    ///   the latest data) or for a frozen database.
     @discardableResult
     public func refresh() -> Bool {
         requireThread()
-        guard !isFrozen, writeTransaction == nil, readTransaction != nil else {
+        guard !isFrozen, writeTransaction == nil else {
             return false
         }
+        // Computes the changes of this handle's observers here and now; an
+        // error reading them reaches the observers, not the caller.
+        if notifications.state.withLock({ $0.observed }) {
+            _ = coffer_db_refresh(handle)
+        }
+        let hadSnapshot = readTransaction != nil
         endReadTransaction()
-        return true
+        let called = deliverPendingCalls()
+        return hadSnapshot || called
     }
 
     /// The transaction that reads use: the write transaction, or the snapshot,

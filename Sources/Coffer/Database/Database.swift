@@ -96,6 +96,9 @@ public final class Database {
     /// Shared by the objects added in the current write transaction, which are
     /// invalidated if it is cancelled.
     var currentWriteOutcome: WriteOutcome?
+    /// Observers' calls waiting for this database's thread or actor, and how
+    /// they get there (see ``refresh()``).
+    let notifications = NotificationState()
 
     /// Opens the database `configuration` describes, creating its file if needed
     /// (unless read-only).
@@ -139,6 +142,21 @@ public final class Database {
         frozenLock = frozenTransaction == nil ? nil : FrozenLock()
         self.frozenVersion = frozenVersion
         bindings = source.bindings
+        readTransaction = frozenTransaction
+    }
+
+    /// A frozen database on `sharedHandle` reading `frozenTransaction` (which it
+    /// owns), made away from the live database's thread from what was copied
+    /// there: notifications delivered on a queue or an actor read through it.
+    init(frozenOn sharedHandle: SharedHandle, configuration: Configuration,
+         bindings: [ObjectIdentifier: ClassBinding], frozenTransaction: OpaquePointer, frozenVersion: UInt64) {
+        self.sharedHandle = sharedHandle
+        handle = sharedHandle.pointer
+        self.configuration = configuration
+        confinement = .frozen
+        frozenLock = FrozenLock()
+        self.frozenVersion = frozenVersion
+        self.bindings = bindings
         readTransaction = frozenTransaction
     }
 

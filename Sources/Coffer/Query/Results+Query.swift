@@ -164,7 +164,8 @@ extension Results {
         let access = database.frozenAccess(); defer { access?.unlock() }
         try database.checkThread()
         let query = try CompiledQuery(database, binding, text: text, arguments: arguments)
-        return Results(database: database, binding: binding, source: source, queries: queries + [query])
+        return Results(database: database, binding: binding, source: source, queries: queries + [query],
+                       observedList: observedList)
     }
 }
 

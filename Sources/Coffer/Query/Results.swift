@@ -32,13 +32,18 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     let source: ResultsSource
     /// Applied in order to the source's objects.
     let queries: [CompiledQuery]
+    /// The list property the source reads, for observing these results as the
+    /// list seen through their queries; nil for other sources.
+    let observedList: CollectionLocation?
     private let cache = ResultsCache()
 
-    init(database: Database, binding: ClassBinding, source: ResultsSource = .all, queries: [CompiledQuery] = []) {
+    init(database: Database, binding: ClassBinding, source: ResultsSource = .all, queries: [CompiledQuery] = [],
+         observedList: CollectionLocation? = nil) {
         self.database = database
         self.binding = binding
         self.source = source
         self.queries = queries
+        self.observedList = observedList
     }
 
     /// Positions are 0 up to ``count``.
