@@ -23,6 +23,10 @@ import Foundation
 /// ...), which give live ``Results``.
 public protocol DatabaseCollection<Element>: RandomAccessCollection, CustomStringConvertible, ThreadConfined
 where Index == Int {
+    /// Realm's name for `Element`, used in constraints such as
+    /// `where C.ElementType == Dog`.
+    typealias ElementType = Element
+
     /// The database managing this collection, or nil while it is unmanaged;
     /// read it as ``database``.
     var _cofferDatabase: Database? { get }
