@@ -169,7 +169,8 @@ enum MigrationPage {
     }
 }
 
-/// A flag set from the compaction callback, which may run on another thread.
+/// A flag set from a callback that may run on another thread (compaction,
+/// an observation's change handler).
 final class LockedFlag: @unchecked Sendable {
     // @unchecked: the one Bool is read and written under `lock` only.
     private let lock = NSLock()
