@@ -113,6 +113,17 @@ let package = Package(
             path: "Tests/RealmSwift5Tests",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The Swift examples of Realm's documentation pages on local databases
+        // (configure and open, configuration properties, object models, a
+        // bundled file, the SwiftUI open examples with Observation standing in),
+        // with only the renames of Coffer's naming rule. Swift 5 mode, the
+        // language mode the pages are written in.
+        .testTarget(
+            name: "RealmDocExamplesTests",
+            dependencies: ["Coffer"],
+            path: "Tests/RealmDocExamplesTests",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
             name: "ReadmeTests",

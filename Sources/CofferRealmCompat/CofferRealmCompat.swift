@@ -50,11 +50,6 @@ extension Map {
     public var realm: Realm? { database }
 }
 
-extension Results {
-    /// Realm's name for ``Results/database``; never nil for Coffer's results.
-    public var realm: Realm? { database }
-}
-
 extension Database.Configuration {
     /// Realm's name for ``Database/Configuration/deleteDatabaseIfMigrationNeeded``.
     public var deleteRealmIfMigrationNeeded: Bool {

@@ -131,6 +131,36 @@ final class KennelStore {
     }
 }
 
+// MARK: Generic code over RealmCollection
+
+/// Realm code written once for Results, List, LinkingObjects and
+/// AnyRealmCollection: queries, sorts, aggregates, positions and key-value reads.
+enum DogStatistics {
+    static func grownNames<C: RealmCollection>(_ dogs: C) -> [String] where C.Element == Dog {
+        dogs.filter("age >= %d", 2).sorted(byKeyPath: "name").map(\.name)
+    }
+
+    static func oldestAge<C: RealmCollection>(_ dogs: C) -> Int? where C.Element == Dog {
+        dogs.max(ofProperty: "age")
+    }
+
+    static func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == Dog {
+        dogs.sum(ofProperty: "age")
+    }
+
+    static func firstSleepy(_ dogs: AnyRealmCollection<Dog>) -> Int? {
+        dogs.index(matching: { $0.mood == .sleepy })
+    }
+
+    static func names<C: RealmCollection>(_ dogs: C) -> [String] where C.Element == Dog {
+        dogs.value(forKey: "name") as? [String] ?? []
+    }
+
+    static func isLive<C: RealmCollection>(_ collection: C) -> Bool {
+        collection.realm != nil && !collection.isFrozen && !collection.isInvalidated
+    }
+}
+
 // MARK: Migration
 
 /// Version 1 of a model, as an app shipped it.

@@ -63,6 +63,13 @@ import Testing
 
         let collections: [AnyRealmCollection<Dog>] = [AnyRealmCollection(ada.dogs), AnyRealmCollection(store.realm.objects(Dog.self))]
         #expect(collections.map(\.count) == [2, 3])
+        let allDogs = store.realm.objects(Dog.self)
+        #expect(DogStatistics.grownNames(allDogs) == ["Fido", "Rex"] && DogStatistics.grownNames(ada.dogs) == ["Fido", "Rex"])
+        #expect(DogStatistics.oldestAge(allDogs) == 10 && DogStatistics.oldestAge(ada.dogs.first!.owners.first!.dogs) == 10)
+        #expect(DogStatistics.totalAge(allDogs.where { $0.age < 10 }) == 8)
+        #expect(DogStatistics.firstSleepy(AnyRealmCollection(ada.dogs)) == 0 && DogStatistics.firstSleepy(AnyRealmCollection(allDogs)) == 0)
+        #expect(DogStatistics.names(allDogs.sorted(byKeyPath: "age")) == ["Pip", "Fido", "Rex"])
+        #expect(DogStatistics.isLive(allDogs) && DogStatistics.isLive(rex.owners) && !DogStatistics.isLive(allDogs.freeze()))
 
         try store.remove(dogsOf: ada)
         #expect(ada.dogs.isEmpty && store.realm.objects(Dog.self).count == 1)

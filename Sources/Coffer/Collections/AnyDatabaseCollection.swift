@@ -17,38 +17,60 @@ public typealias DatabaseCollectionValue = _Persistable
 /// ```
 ///
 /// It is a live view of the collection it wraps and, like it, belongs to its
-/// database's thread.
-public struct AnyDatabaseCollection<Element>: DatabaseCollection, CustomStringConvertible {
-    private let countOf: () -> Int
-    private let elementAt: (Int) -> Element
-    private let databaseOf: () -> Database?
-    private let describe: () -> String
+/// database's thread; it freezes, thaws and passes in a ``ThreadSafeReference``
+/// as the wrapped collection does.
+public struct AnyDatabaseCollection<Element>: DatabaseCollection {
+    /// The wrapped collection.
+    private let base: any DatabaseCollection<Element>
 
-    /// Wraps a ``List``, ``MutableSet`` or ``LinkingObjects``.
+    /// Wraps ``Results``, a ``List``, a ``MutableSet`` or ``LinkingObjects``.
     public init<Wrapped: DatabaseCollection>(_ base: Wrapped) where Wrapped.Element == Element {
-        countOf = { base.count }
-        elementAt = { base[$0] }
-        databaseOf = { base.database }
-        describe = { "\(base)" }
+        if let erased = base as? AnyDatabaseCollection<Element> {
+            self = erased
+        } else {
+            self.base = base
+        }
     }
 
-    /// Wraps ``Results``.
-    public init(_ base: Results<Element>) where Element: _ResultsElement {
-        countOf = { base.count }
-        elementAt = { base[$0] }
-        databaseOf = { base.database }
-        describe = { base.description }
-    }
-
-    /// The database of the wrapped collection, nil while it is unmanaged.
-    public var database: Database? { databaseOf() }
+    public var _cofferDatabase: Database? { base._cofferDatabase }
 
     /// The number of elements now.
-    public var count: Int { countOf() }
+    public var count: Int { base.count }
 
     /// The element at `position`; out of range stops the program.
-    public subscript(position: Int) -> Element { elementAt(position) }
+    public subscript(position: Int) -> Element { base[position] }
 
     /// The wrapped collection's description.
-    public var description: String { describe() }
+    public var description: String { base.description }
+
+    public var isInvalidated: Bool { base.isInvalidated }
+
+    public func index(of object: Element) -> Int? { base.index(of: object) }
+
+    public func setValue(_ value: Any?, forKey key: String) { base.setValue(value, forKey: key) }
+
+    public func _cofferQueryResults<Target: _ResultsElement>(of type: Target.Type) -> Results<Target> {
+        base._cofferQueryResults(of: type)
+    }
+
+    public var isFrozen: Bool { base.isFrozen }
+
+    /// The wrapped collection frozen, wrapped.
+    public func freeze() -> AnyDatabaseCollection { AnyDatabaseCollection(base.freeze()) }
+
+    /// The wrapped collection thawed, wrapped; nil if its object was deleted.
+    public func thaw() -> AnyDatabaseCollection? { base.thaw().map { AnyDatabaseCollection($0) } }
+
+    public func _cofferReferenceTarget() -> _ReferenceTarget {
+        var target = base._cofferReferenceTarget()
+        target.erasedType = type(of: base)
+        return target
+    }
+
+    public static func _cofferResolve(_ target: _ReferenceTarget, in database: Database) throws -> AnyDatabaseCollection? {
+        guard let wrapped = target.erasedType as? any DatabaseCollection<Element>.Type else {
+            throw CofferError(.misuse, "this ThreadSafeReference does not refer to an AnyDatabaseCollection<\(Element.self)>")
+        }
+        return try wrapped._cofferResolve(target, in: database).map { AnyDatabaseCollection($0) }
+    }
 }

@@ -12,7 +12,7 @@ internal import CCoffer
 /// requirements of the public protocols it refines (``DatabaseCollection``,
 /// `RandomAccessCollection`, ``_Persistable``, ``ThreadConfined``), as Realm's
 /// collections do.
-protocol ElementCollection: AnyObject, DatabaseCollection, _Persistable, ThreadConfined where Element: _Persistable {
+protocol ElementCollection: AnyObject, DatabaseCollection, _Persistable where Element: _Persistable {
     /// How its kind of collection is read and stored.
     static var functions: ElementCollectionFunctions { get }
 
@@ -46,10 +46,23 @@ struct ElementCollectionFunctions: Sendable {
 }
 
 extension ElementCollection {
-    /// The database managing this collection, or nil while it is unmanaged.
-    public var database: Database? { core.database }
+    public var _cofferDatabase: Database? { core.database }
+
+    /// True once the object holding this collection was deleted (or its add
+    /// cancelled); always false while unmanaged.
+    public var isInvalidated: Bool { managedLocation?.owner.isGone ?? false }
 
     public var count: Int { core.count }
+
+    /// `List<Int>(3 elements)`.
+    public var description: String { "\(Self.self)(\(count) elements)" }
+
+    /// The index of the first element equal to `element` (objects: the same
+    /// stored object), or nil.
+    public func index(of element: Element) -> Int? {
+        let wanted = element._cofferEncoded.value
+        return storedElements.firstIndex { $0.isSame(as: wanted) }
+    }
 
     /// Iterates a snapshot of the elements, read in one pass.
     public func makeIterator() -> IndexingIterator<[Element]> {

@@ -43,8 +43,18 @@ public final class LinkingObjects<Element: Object>: DatabaseCollection {
         return CollectionLocation(owner: managed, index: index)
     }
 
-    /// The database of the object, or nil while it is unmanaged.
-    public var database: Database? { currentLocation?.database }
+    public var _cofferDatabase: Database? { currentLocation?.database }
+
+    /// True once the object they link to was deleted; false while it is unmanaged.
+    public var isInvalidated: Bool { currentLocation?.owner.isGone ?? false }
+
+    /// The position of `object` among the linking objects, or nil.
+    public func index(of object: Element) -> Int? {
+        guard let location = currentLocation, let managed = object.managedState,
+              managed.database.handle == location.database.handle, managed.binding.schema.objectType == Element.self
+        else { return nil }
+        return objectKeys(at: location).firstIndex(of: managed.key)
+    }
 
     public var count: Int {
         guard let location = currentLocation else { return 0 }
@@ -54,6 +64,9 @@ public final class LinkingObjects<Element: Object>: DatabaseCollection {
             return Int(count)
         }
     }
+
+    /// `LinkingObjects<Person>(2 objects)`.
+    public var description: String { "\(Self.self)(\(count) objects)" }
 
     public subscript(position: Int) -> Element {
         let all = objects

@@ -98,13 +98,6 @@ public final class List<Element: _Persistable>: DatabaseCollection, MutableColle
     public func replace(index: Int, object: Element) {
         self[index] = object
     }
-
-    /// The index of the first element equal to `element` (objects: the same
-    /// stored object), or nil.
-    public func index(of element: Element) -> Int? {
-        let wanted = element._cofferEncoded.value
-        return storedElements.firstIndex { $0.isSame(as: wanted) }
-    }
 }
 
 extension List: ElementCollection {

@@ -79,7 +79,7 @@ extension Database {
     }
 
     /// Waits for `turn` and for the write lock without blocking the actor, then
-    /// begins the write transaction on a ``WriteLockThread``.
+    /// begins the write transaction on the database's ``WriteLockThread``.
     /// - Throws: `CancellationError` if the task is cancelled meanwhile (nothing
     ///   was written); `.misuse` for a database not isolated to an actor or in a
     ///   write transaction when its turn comes; the failure of the begin.
@@ -92,7 +92,8 @@ extension Database {
         guard writeTransaction == nil else {
             throw CofferError(.misuse, "the database is already in a write transaction")
         }
-        let lockThread = WriteLockThread()
+        let lockThread = asyncWriteThread ?? WriteLockThread()
+        asyncWriteThread = lockThread
         let txn = try await lockThread.begin(SendableHandle(pointer: handle)).pointer
         endReadTransaction()
         writeTransaction = txn

@@ -75,6 +75,9 @@ public final class Database {
     /// The thread holding the write lock of an ``asyncWrite(isolation:_:)``,
     /// which must also end the transaction.
     var writeLockThread: WriteLockThread?
+    /// The thread that begins and ends every asyncWrite of this database,
+    /// made by the first one and stopped with the database.
+    var asyncWriteThread: WriteLockThread?
     /// The ``beginAsyncWrite(isolation:_:)`` and ``commitAsyncWrite(isolation:allowGrouping:_:)``
     /// calls under way.
     var asyncTransactions = AsyncTransactions()
@@ -168,6 +171,7 @@ public final class Database {
     }
 
     deinit {
+        asyncWriteThread?.stop()
         coffer_txn_free(writeTransaction)
         coffer_txn_free(readTransaction)
     }

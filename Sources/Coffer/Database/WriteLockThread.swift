@@ -1,9 +1,13 @@
-// WriteLockThread: a thread of its own that begins a write transaction for an
-// asyncWrite, holds the write lock while the actor runs the block, and ends the
-// transaction: the core requires one thread to begin and end a write, and an
-// actor's executor may resume on any thread.
+// WriteLockThread: a database's thread that begins the write transaction of
+// each asyncWrite, holds the write lock while the actor runs the block, and
+// ends the transaction: the core requires one thread to begin and end a write,
+// and an actor's executor may resume on any thread. One thread serves every
+// asyncWrite of its database, one after the other, until the database goes.
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 internal import CCoffer
 
 /// A C handle handed between an actor and a ``WriteLockThread``.
@@ -15,7 +19,10 @@ struct SendableHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-/// Runs jobs in order on one thread until the write transaction it began ends.
+/// Runs jobs in order on one thread until ``stop()``: the transactions of one
+/// database's asyncWrites, each begun and ended there. Jobs run in call order,
+/// so a transaction begun after another's commit was handed over begins once
+/// that commit is done.
 ///
 /// `@unchecked Sendable` because its state (`jobs`, `finished`) is read and
 /// changed only under `condition`.
@@ -31,7 +38,7 @@ final class WriteLockThread: @unchecked Sendable {
     }
 
     /// Begins a write transaction of `db` on the thread, waiting there for the
-    /// write lock; the thread stops if that fails.
+    /// write lock.
     func begin(_ db: SendableHandle) async throws(CofferError) -> SendableHandle {
         let result: Result<SendableHandle, CofferError> = await run {
             var txn: OpaquePointer?
@@ -39,27 +46,23 @@ final class WriteLockThread: @unchecked Sendable {
             guard status == COFFER_OK, let txn else { return .failure(CofferError.last(status)) }
             return .success(SendableHandle(pointer: txn))
         }
-        if case .failure = result { finish() }
         return try result.get()
     }
 
-    /// Commits `txn` on the thread without blocking the caller, and stops the thread.
+    /// Commits `txn` on the thread without blocking the caller.
     func commit(_ txn: SendableHandle) async -> CofferError? {
-        defer { finish() }
-        return await run { Self.commitNow(txn) }
+        await run { Self.commitNow(txn) }
     }
 
-    /// Commits `txn` on the thread, blocking the caller, and stops the thread:
-    /// for `commitWrite()` called inside an asyncWrite block.
+    /// Commits `txn` on the thread, blocking the caller: for `commitWrite()`
+    /// called inside an asyncWrite block.
     func commitAndWait(_ txn: SendableHandle) -> CofferError? {
-        defer { finish() }
-        return runAndWait { Self.commitNow(txn) }
+        runAndWait { Self.commitNow(txn) }
     }
 
     /// Aborts `txn` on the thread, blocking the caller (aborting does not wait
-    /// for anything), and stops the thread.
+    /// for anything).
     func abortAndWait(_ txn: SendableHandle) {
-        defer { finish() }
         runAndWait { _ = coffer_txn_abort(txn.pointer) }
     }
 
@@ -94,14 +97,28 @@ final class WriteLockThread: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func finish() {
+    /// Lets the thread end once the jobs given so far have run.
+    func stop() {
         condition.lock()
         finished = true
         condition.signal()
         condition.unlock()
     }
 
+    /// Gives the thread the name tools show (ps, top, gdb): Foundation's
+    /// `Thread.name` stays inside Swift on Linux. `pthread_setname_np` is a GNU
+    /// extension the Glibc module does not import, so it is looked up by name.
+    private static func nameCurrentThread() {
+        #if canImport(Glibc)
+        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+        if let symbol = dlsym(nil, "pthread_setname_np") {
+            _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), "coffer-write")
+        }
+        #endif
+    }
+
     private func runJobs() {
+        Self.nameCurrentThread()
         while true {
             condition.lock()
             while jobs.isEmpty && !finished {

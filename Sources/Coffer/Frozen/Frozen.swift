@@ -1,7 +1,7 @@
 // Frozen: a frozen object, results or collection as a Sendable value, for
 // passing frozen data where Swift 6 asks for Sendable (tasks, actors).
 
-/// A frozen object, ``Results`` or collection that Swift lets cross threads
+/// A frozen object, projection, ``Results`` or collection that Swift lets cross threads
 /// and actors: `Sendable` because what it holds is frozen (its initializer
 /// freezes a live value), so it never changes and every read of it is
 /// serialized by its database.

@@ -37,6 +37,9 @@ public struct _ReferenceTarget {
     let version: UInt64
     /// The file (or in-memory identifier) it belongs to, for messages and checks.
     let file: String
+    /// The type of the collection an ``AnyDatabaseCollection`` wraps, which
+    /// resolves the reference for it.
+    var erasedType: Any.Type?
 
     /// The target of a value of `database` read in its current transaction.
     init(_ kind: Kind, in database: Database) throws(CofferError) {

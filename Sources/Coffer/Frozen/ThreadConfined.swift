@@ -4,8 +4,9 @@
 // with a ThreadSafeReference.
 
 /// An object, ``Results`` or collection that belongs to its database's thread
-/// or actor, as Realm's `ThreadConfined`: ``Object``, ``Results``, ``List``,
-/// ``MutableSet`` and ``Map``.
+/// or actor, as Realm's `ThreadConfined`: ``Object``, ``Projection``,
+/// ``Results``, ``List``, ``MutableSet``, ``Map``, ``LinkingObjects`` and
+/// ``AnyDatabaseCollection``.
 ///
 /// Such a value reaches another thread in one of two ways: frozen
 /// (``freeze()``, an immutable view that any thread may read; wrap it in

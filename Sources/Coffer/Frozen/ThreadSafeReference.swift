@@ -1,8 +1,9 @@
 // ThreadSafeReference: handing a live object, results or collection to another
 // thread or actor, which resolves it once in its own database, as in Realm.
 
-/// A live object, ``Results``, ``List``, ``MutableSet`` or ``Map`` handed to
-/// another thread or actor, as Realm's `ThreadSafeReference`:
+/// A live object, projection, ``Results``, ``List``, ``MutableSet``, ``Map``,
+/// ``LinkingObjects`` or ``AnyDatabaseCollection`` handed to another thread or
+/// actor, as Realm's `ThreadSafeReference`:
 ///
 /// ```swift
 /// let reference = ThreadSafeReference(to: dog)

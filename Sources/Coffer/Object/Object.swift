@@ -82,7 +82,7 @@ open class Object {
         guard let managed = managedState else {
             return false
         }
-        return managed.addWasCancelled || !managed.exists
+        return managed.isGone
     }
 
     /// True if both are managed, by the same database, and are the same stored object.
@@ -133,6 +133,8 @@ final class ManagedState {
     /// True when the write transaction that added the object was cancelled: its
     /// key may then be given to another object, so it must not be used again.
     var addWasCancelled: Bool { addedIn?.cancelled ?? false }
+    /// True once the object was deleted or its add cancelled: it cannot be used.
+    var isGone: Bool { addWasCancelled || !exists }
     private var handle: OpaquePointer?
     /// ``Database/transactionSerial`` when `handle` was opened.
     private var handleSerial: UInt64 = 0

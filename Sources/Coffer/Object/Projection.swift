@@ -66,6 +66,8 @@ open class Projection<Root: Object>: _ResultsElement, Equatable, Hashable, Custo
         Self(projecting: unsafeDowncast(object, to: Root.self))
     }
 
+    public var _cofferObject: Object { rootObject }
+
     /// True when both show the same object (``Object/isSameObject(as:)``).
     public static func == (lhs: Projection, rhs: Projection) -> Bool {
         lhs.rootObject.isSameObject(as: rhs.rootObject)

@@ -191,7 +191,8 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         return results!
     }
 
-    private func currentKeys() -> [UInt64] {
+    /// The keys of the objects now, in order.
+    func currentKeys() -> [UInt64] {
         let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             let results = try currentResults()

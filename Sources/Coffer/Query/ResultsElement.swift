@@ -11,6 +11,8 @@ public protocol _ResultsElement {
     static var _cofferRootType: Object.Type { get }
     /// The element for an object of ``_cofferRootType``.
     static func _cofferElement(for object: Object) -> Self
+    /// The object this element is or shows.
+    var _cofferObject: Object { get }
 }
 
 extension Object: _ResultsElement {
@@ -19,4 +21,6 @@ extension Object: _ResultsElement {
     public static func _cofferElement(for object: Object) -> Self {
         unsafeDowncast(object, to: self)
     }
+
+    public var _cofferObject: Object { self }
 }
