@@ -675,6 +675,94 @@ TS_ENV_TEST(test_damaged_counter_and_log)
     coffer_verify_report_free(r);
 }
 
+/* ---- damage to the stored schema ----------------------------------------- */
+
+/* Moves the value of metadata key `from` to key `to`, as a damaged byte in
+ * the key would: the value is kept, under a name nothing reads. */
+static void move_meta_key(const char *path, const char *from, const char *to)
+{
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, "0");
+    MDB_val k = {strlen(from), (void *)from}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    void *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    MDB_val nk = {strlen(to), (void *)to}, nv = {v.mv_size, copy};
+    assert_int_equal(mdb_put(w.txn, dbi, &nk, &nv, 0), 0);
+    assert_int_equal(mdb_del(w.txn, dbi, &k, NULL), 0);
+    free(copy);
+    ts_raw_end(&w, 1);
+}
+
+/* Whether metadata key `name` exists, and the number of entries of
+ * sub-database `objects`, read without the library. */
+static int raw_has_meta_key(const char *path, const char *name, const char *objects, size_t *entries)
+{
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, "0");
+    MDB_val k = {strlen(name), (void *)name}, v;
+    int found = mdb_get(w.txn, dbi, &k, &v) == 0;
+    MDB_dbi odbi;
+    MDB_stat ms;
+    assert_int_equal(mdb_dbi_open(w.txn, objects, 0, &odbi), 0);
+    assert_int_equal(mdb_stat(w.txn, odbi, &ms), 0);
+    *entries = ms.ms_entries;
+    ts_raw_end(&w, 0);
+    return found;
+}
+
+/* A file whose stored schema is gone (its key damaged) is damage that verify
+ * reports, whatever the pages say: it never asks for the schema to be
+ * written, and no open writes a new one over the classes' data. */
+TS_ENV_TEST(test_missing_schema)
+{
+    fill(env->db, 30, 0);
+    ts_env_close(env);
+    move_meta_key(env->path, "schema", "schemb");
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), "no stored schema"));
+    coffer_verify_report_free(r);
+
+    const uint8_t *key = ts_mode_key(env->mode);
+    coffer_db *db = NULL;
+    assert_status(ts_open_path(env->path, key, 1, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("no stored schema");
+    assert_status(ts_open_path(env->path, key, 0, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_status(ts_open_path(env->path, key, 0, schema, 2, 1, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains(env->path);
+    assert_null(db);
+    size_t entries = 0;
+    assert_false(raw_has_meta_key(env->path, "schema", OWNER_OBJECTS, &entries));
+    assert_int_equal(entries, 29); /* nothing written, nothing lost */
+
+    /* Refused with what verify found, by verify-on-open and as a seed. */
+    coffer_config *config = ts_env_config(env);
+    assert_ok(coffer_config_set_verify_on_open(config, 1));
+    assert_status(coffer_open(config, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("database header");
+    assert_error_contains("no stored schema");
+    coffer_config_free(config);
+    char target[TS_PATH_MAX];
+    config = ts_config_at(ts_join(target, env->dir, "from-seed.coffer"));
+    if (key)
+        assert_ok(coffer_config_set_encryption_key(config, key, 64));
+    assert_ok(coffer_config_set_seed_path(config, env->path));
+    int before = ts_count_dir_entries(env->dir);
+    assert_status(coffer_open(config, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("the seed file");
+    assert_error_contains("no stored schema");
+    assert_int_equal(ts_count_dir_entries(env->dir), before);
+    coffer_config_free(config);
+
+    /* The key put back, the file is whole again. */
+    move_meta_key(env->path, "schemb", "schema");
+    r = verify_env(env);
+    assert_sound(r);
+    ts_env_reopen(env, schema, 2, 1);
+    assert_int_equal(ts_count_of(env->db, "Owner"), 29);
+}
+
 /* A raw LMDB file with every layout the walker knows: sorted duplicates in
  * sub-pages and in sub-trees, fixed-size duplicates, integer and reverse
  * keys, overflow values. Its pages are sound; it is just not a Coffer file. */
@@ -749,6 +837,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_primary_key_entry_missing, setup),
         TS_TEST_FILE_MODES_SETUP(test_dangling_link_and_backlinks, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_counter_and_log, setup),
+        TS_TEST_FILE_MODES_SETUP(test_missing_schema, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
