@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 #include "storage/checksums.h"
+#include "storage/lmdb_layout.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -220,6 +221,11 @@ static void test_errors_without_report(void **state)
 
 static uint16_t u16_at(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static void put_u16(unsigned char *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
 static uint64_t u64_at(const unsigned char *p)
 {
     uint64_t v = 0;
@@ -292,6 +298,50 @@ TS_ENV_TEST(test_damaged_meta)
     find_finding(r, COFFER_VERIFY_META, 1);
     assert_false(ts_file_exists(lock));
     coffer_verify_report_free(r);
+    free(data);
+}
+
+/* Verifies env's file (in a child) and returns 0 if a meta-page finding
+ * on page *arg names the page the newest transaction belongs on, else 1. */
+static const ts_env *wrong_page_env;
+static int verify_finds_wrong_meta_page(void *arg)
+{
+    coffer_config *config = ts_env_config(wrong_page_env);
+    coffer_verify_report *r = NULL;
+    if (coffer_verify(config, &r) != COFFER_OK)
+        return 2;
+    int found = 0;
+    for (size_t i = 0; i < coffer_verify_report_count(r); i++)
+        found |= coffer_verify_report_kind(r, i) == COFFER_VERIFY_META && coffer_verify_report_page(r, i) == *(uint64_t *)arg &&
+                 strstr(coffer_verify_report_message(r, i), "belongs on meta page") != NULL;
+    if (!found)
+        print_report(r);
+    coffer_verify_report_free(r);
+    coffer_config_free(config);
+    return !found;
+}
+
+/* LMDB keeps transaction t's meta on page t & 1, and an open file's readers
+ * read the page the newest id names. The newest id moved to the other page
+ * makes them read the page the walk would not: here one whose catalogue
+ * lies past the end of the file, where a reader faults (SIGBUS). */
+TS_ENV_TEST(test_meta_on_the_wrong_page)
+{
+    size_t size;
+    unsigned char *data = damage_fixture(env, &size);
+    unsigned char *m0 = data + LMDB_PAGE_HEADER, *m1 = data + PSIZE + LMDB_PAGE_HEADER;
+    uint64_t t0 = u64_at(m0 + LMDB_META_TXNID_OFF), t1 = u64_at(m1 + LMDB_META_TXNID_OFF);
+    int newest = t1 > t0;
+    unsigned char *read = newest ? m1 : m0, *other = newest ? m0 : m1;
+    uint64_t t = newest ? t1 : t0;
+    assert_int_equal(t & 1, (uint64_t)newest);
+    put_u64(read + LMDB_META_LAST_PG_OFF, size / PSIZE + 200);
+    put_u64(read + LMDB_META_MAIN_DB_OFF + LMDB_DB_ROOT, size / PSIZE + 100);
+    put_u64(other + LMDB_META_TXNID_OFF, t + 2);
+    assert_int_equal(ts_write_file(env->path, data, size), 0);
+    wrong_page_env = env;
+    uint64_t page = (uint64_t)!newest;
+    assert_int_equal(ts_run_in_child(verify_finds_wrong_meta_page, &page, "verifying a meta on the wrong page"), 0);
     free(data);
 }
 
@@ -825,6 +875,7 @@ int main(void)
         TS_TEST_EMPTY(test_errors_without_report),
         TS_TEST_EMPTY(test_raw_lmdb_layouts),
         TS_TEST_MODE_SETUP(test_damaged_meta, setup, ts_mode_plain, "plain"),
+        TS_TEST_MODE_SETUP(test_meta_on_the_wrong_page, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_truncated_and_foreign, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_page_header, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_node_flags_and_order, setup, ts_mode_plain, "plain"),
