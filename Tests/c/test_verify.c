@@ -813,6 +813,36 @@ TS_ENV_TEST(test_missing_schema)
     assert_int_equal(ts_count_of(env->db, "Owner"), 29);
 }
 
+/* A stored schema that decodes and passes its checksum, but gives class
+ * Owner a table number whose sub-databases the file does not have. */
+TS_ENV_TEST(test_schema_names_missing_sub_databases)
+{
+    fill(env->db, 10, 0);
+    ts_env_close(env);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, "0");
+    MDB_val k = {6, "schema"}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    uint8_t *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    /* encoding (4), version (8), next table (4) at 12, class count (4),
+     * then Owner's name (2 + 5) and its table (4) at 27: 1 becomes 7. */
+    assert_memory_equal(copy + 20, "\x05\x00Owner", 7);
+    assert_int_equal(copy[27], 1);
+    copy[12] = 8;
+    copy[27] = 7;
+    size_t body = v.mv_size - CF_CHECKSUM_SIZE;
+    cf_put_le(copy + body, cf_checksum(0, k.mv_data, k.mv_size, copy, body), CF_CHECKSUM_SIZE);
+    v.mv_data = copy;
+    assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
+    free(copy);
+    ts_raw_end(&w, 1);
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), "the objects of class 'Owner' are missing"));
+    coffer_verify_report_free(r);
+}
+
 /* A raw LMDB file with every layout the walker knows: sorted duplicates in
  * sub-pages and in sub-trees, fixed-size duplicates, integer and reverse
  * keys, overflow values. Its pages are sound; it is just not a Coffer file. */
@@ -889,6 +919,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_dangling_link_and_backlinks, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_counter_and_log, setup),
         TS_TEST_FILE_MODES_SETUP(test_missing_schema, setup),
+        TS_TEST_MODE_SETUP(test_schema_names_missing_sub_databases, setup, ts_mode_plain, "plain"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
