@@ -579,8 +579,9 @@ typedef uint32_t coffer_property_id;
  *  (also a full disk, naming "No space left on device");
  *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
  *  format 2 opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
- *  finds a damaged index entry, and for a file with a Coffer header but no
- *  stored schema, in every mode; the file is left as it was);
+ *  finds a damaged index entry, for a file with a Coffer header but no
+ *  stored schema, and for a header whose encryption flag disagrees with its
+ *  key check, in every mode; the file is left as it was);
  *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
  *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);
  *  COFFER_ERR_MIGRATION_REQUIRED (schema differs at the same version, or

@@ -813,6 +813,36 @@ TS_ENV_TEST(test_missing_schema)
     assert_int_equal(ts_count_of(env->db, "Owner"), 29);
 }
 
+/* The header's encryption flag flipped: a plain file that asks for a key, an
+ * encrypted one that refuses its own. The key check (zeros in a plain file)
+ * tells the damage from a missing or wrong key. */
+TS_ENV_TEST(test_header_flag_disagrees_with_key_check)
+{
+    fill(env->db, 10, 0);
+    ts_env_close(env);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, "0");
+    MDB_val k = {6, "header"}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    assert_int_equal(v.mv_size, 64);
+    uint8_t h[64];
+    memcpy(h, v.mv_data, sizeof h);
+    h[12] ^= 1; /* flags, bit 0: encrypted */
+    v = (MDB_val){sizeof h, h};
+    assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
+    ts_raw_end(&w, 1);
+    const char *says = env->mode == TS_PLAIN ? "marked encrypted, but lacks a key check" : "marked plain, but has a key check";
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), says));
+    coffer_verify_report_free(r);
+    coffer_db *db = NULL;
+    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 0, schema, 2, 1, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains(says);
+    assert_status(ts_open_path(env->path, env->mode == TS_PLAIN ? ts_key : NULL, 1, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_null(db);
+}
+
 /* A stored schema that decodes and passes its checksum, but gives class
  * Owner a table number whose sub-databases the file does not have. */
 TS_ENV_TEST(test_schema_names_missing_sub_databases)
@@ -920,6 +950,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_damaged_counter_and_log, setup),
         TS_TEST_FILE_MODES_SETUP(test_missing_schema, setup),
         TS_TEST_MODE_SETUP(test_schema_names_missing_sub_databases, setup, ts_mode_plain, "plain"),
+        TS_TEST_FILE_MODES_SETUP(test_header_flag_disagrees_with_key_check, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

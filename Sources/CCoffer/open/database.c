@@ -99,6 +99,14 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
     if (v.mv_size != HEADER_SIZE || format == 0)
         return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header", label);
     int encrypted = (get_le32(h + 12) & HEADER_ENCRYPTED) != 0;
+    /* A plain file's key check is zeros and an encrypted file's never is: a
+     * flag that disagrees with it is damage, not a missing or wrong key. */
+    int has_check = 0;
+    for (size_t i = 0; i < CF_KEY_CHECK_SIZE; i++)
+        has_check |= h[16 + CF_FILE_ID_SIZE + i];
+    if (encrypted != (has_check != 0))
+        return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header: it is marked %s, but %s a key check", label,
+                        encrypted ? "encrypted" : "plain", encrypted ? "lacks" : "has");
     memcpy(db->file_id, h + 16, CF_FILE_ID_SIZE);
     if (encrypted && !db->keys)
         return cf_error(COFFER_ERR_KEY_REQUIRED, "'%s' is encrypted; open it with its 64-byte encryption key", label);
