@@ -1,7 +1,8 @@
 /* test_verify.c — coffer_verify() on sound files of every object kind (plain,
  * encrypted, in memory, open or closed) and on each kind of damage it
- * detects, with the page and kind of the finding; verify-on-open and seed
- * files refused when damaged. Damage is made either in the raw bytes of the
+ * detects, with the page and kind of the finding (damage to the stored
+ * schema and the header included, which are findings, never errors);
+ * verify-on-open and seed files refused when damaged. Damage is made either in the raw bytes of the
  * file (pages) or through raw LMDB writes (contents). */
 #define _GNU_SOURCE
 #include "test_support.h"
