@@ -579,12 +579,15 @@ typedef uint32_t coffer_property_id;
  *  (also a full disk, naming "No space left on device");
  *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
  *  format 2 opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
- *  finds a damaged index entry; the file is left as it was);
+ *  finds a damaged index entry, for a file with a Coffer header but no
+ *  stored schema, and for a header whose encryption flag disagrees with its
+ *  key check, in every mode; the file is left as it was);
  *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
  *  COFFER_ERR_SCHEMA_VERSION (version lower than the file's);
  *  COFFER_ERR_MIGRATION_REQUIRED (schema differs at the same version, or
  *  differs in a way that needs a migration at a higher one); COFFER_ERR_READ_ONLY
- *  (read-only and the schema would have to be written); COFFER_ERR_BUSY;
+ *  (read-only and the schema given differs from the file's, so it would
+ *  have to be written); COFFER_ERR_BUSY;
  *  COFFER_ERR_SCHEMA (a class subset or a schema that leaves out a class
  *  able to link into it, see coffer_migration_delete_data()). */
 COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out);
@@ -865,15 +868,20 @@ typedef struct coffer_verify_report coffer_verify_report;
  *  First the storage engine's structure is read page by page with a reader
  *  of its own that checks every offset before following it, without
  *  handing any page to the engine: both meta pages (the newest valid one is
- *  walked, as the engine would), every page header, node bounds and flags,
- *  key order, overflow pages, pages reached twice, the free list, every
- *  sub-database (and sorted-duplicate sub-pages), the trees' depths and
- *  counts, and pages that belong to nothing. Only if that finds nothing is
- *  the file opened read-only through the normal path, and every object is
- *  decoded (authenticated, when encrypted) property by property, with its
- *  collections; indexes and primary keys, links and backlink counts, the
- *  key and collection-id counters and the change log are checked against
- *  the data. A damaged file is never a crash: it gives findings.
+ *  walked, as the engine would, and it must sit on the page its
+ *  transaction id names, which the engine's readers read), every page
+ *  header, node bounds and flags, key order, overflow pages, pages reached
+ *  twice, the free list, every sub-database (and sorted-duplicate
+ *  sub-pages), the trees' depths and counts, and pages that belong to
+ *  nothing. Only if that finds nothing is the file opened read-only through
+ *  the normal path with the schema stored in it, which never needs a change
+ *  (a missing, undecodable or inconsistent stored schema, or a class whose
+ *  sub-databases are missing, is a finding of kind COFFER_VERIFY_HEADER),
+ *  and every object is decoded (authenticated, when encrypted) property by
+ *  property, with its collections; indexes and primary keys, links and
+ *  backlink counts, the key and collection-id counters and the change log
+ *  are checked against the data. A damaged file is never a crash: it gives
+ *  findings.
  *
  *  The file may be open in this process or others: the check reads one
  *  committed version, which a read transaction keeps in place meanwhile
@@ -886,8 +894,8 @@ typedef struct coffer_verify_report coffer_verify_report;
  *  Errors (no report): COFFER_ERR_INVALID_ARGUMENT (NULL config or out);
  *  COFFER_ERR_NOT_FOUND (no such file or in-memory database);
  *  COFFER_ERR_IO (the file cannot be read, or is a directory);
- *  COFFER_ERR_READ_ONLY (the pages are sound but the file cannot be opened
- *  to check its contents, e.g. no lock file can be made beside it);
+ *  COFFER_ERR_READ_ONLY (the pages are sound but no lock file can be made
+ *  beside the file, so its contents cannot be read);
  *  COFFER_ERR_FORMAT_VERSION (a format-2 file, which only a read-write open
  *  upgrades, or a newer format); COFFER_ERR_KEY_REQUIRED,
  *  COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED (the key does not fit

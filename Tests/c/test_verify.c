@@ -1,11 +1,13 @@
 /* test_verify.c — coffer_verify() on sound files of every object kind (plain,
  * encrypted, in memory, open or closed) and on each kind of damage it
- * detects, with the page and kind of the finding; verify-on-open and seed
- * files refused when damaged. Damage is made either in the raw bytes of the
+ * detects, with the page and kind of the finding (damage to the stored
+ * schema and the header included, which are findings, never errors);
+ * verify-on-open and seed files refused when damaged. Damage is made either in the raw bytes of the
  * file (pages) or through raw LMDB writes (contents). */
 #define _GNU_SOURCE
 #include "test_support.h"
 #include "storage/checksums.h"
+#include "storage/lmdb_layout.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -220,6 +222,11 @@ static void test_errors_without_report(void **state)
 
 static uint16_t u16_at(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static void put_u16(unsigned char *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
 static uint64_t u64_at(const unsigned char *p)
 {
     uint64_t v = 0;
@@ -292,6 +299,50 @@ TS_ENV_TEST(test_damaged_meta)
     find_finding(r, COFFER_VERIFY_META, 1);
     assert_false(ts_file_exists(lock));
     coffer_verify_report_free(r);
+    free(data);
+}
+
+/* Verifies env's file (in a child) and returns 0 if a meta-page finding
+ * on page *arg names the page the newest transaction belongs on, else 1. */
+static const ts_env *wrong_page_env;
+static int verify_finds_wrong_meta_page(void *arg)
+{
+    coffer_config *config = ts_env_config(wrong_page_env);
+    coffer_verify_report *r = NULL;
+    if (coffer_verify(config, &r) != COFFER_OK)
+        return 2;
+    int found = 0;
+    for (size_t i = 0; i < coffer_verify_report_count(r); i++)
+        found |= coffer_verify_report_kind(r, i) == COFFER_VERIFY_META && coffer_verify_report_page(r, i) == *(uint64_t *)arg &&
+                 strstr(coffer_verify_report_message(r, i), "belongs on meta page") != NULL;
+    if (!found)
+        print_report(r);
+    coffer_verify_report_free(r);
+    coffer_config_free(config);
+    return !found;
+}
+
+/* LMDB keeps transaction t's meta on page t & 1, and an open file's readers
+ * read the page the newest id names. The newest id moved to the other page
+ * makes them read the page the walk would not: here one whose catalogue
+ * lies past the end of the file, where a reader faults (SIGBUS). */
+TS_ENV_TEST(test_meta_on_the_wrong_page)
+{
+    size_t size;
+    unsigned char *data = damage_fixture(env, &size);
+    unsigned char *m0 = data + LMDB_PAGE_HEADER, *m1 = data + PSIZE + LMDB_PAGE_HEADER;
+    uint64_t t0 = u64_at(m0 + LMDB_META_TXNID_OFF), t1 = u64_at(m1 + LMDB_META_TXNID_OFF);
+    int newest = t1 > t0;
+    unsigned char *read = newest ? m1 : m0, *other = newest ? m0 : m1;
+    uint64_t t = newest ? t1 : t0;
+    assert_int_equal(t & 1, (uint64_t)newest);
+    put_u64(read + LMDB_META_LAST_PG_OFF, size / PSIZE + 200);
+    put_u64(read + LMDB_META_MAIN_DB_OFF + LMDB_DB_ROOT, size / PSIZE + 100);
+    put_u64(other + LMDB_META_TXNID_OFF, t + 2);
+    assert_int_equal(ts_write_file(env->path, data, size), 0);
+    wrong_page_env = env;
+    uint64_t page = (uint64_t)!newest;
+    assert_int_equal(ts_run_in_child(verify_finds_wrong_meta_page, &page, "verifying a meta on the wrong page"), 0);
     free(data);
 }
 
@@ -681,6 +732,154 @@ TS_ENV_TEST(test_damaged_counter_and_log)
     coffer_verify_report_free(r);
 }
 
+/* ---- damage to the stored schema ----------------------------------------- */
+
+/* Moves the value of metadata key `from` to key `to`, as a damaged byte in
+ * the key would: the value is kept, under a name nothing reads. */
+static void move_meta_key(const char *path, const char *from, const char *to)
+{
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, "0");
+    MDB_val k = {strlen(from), (void *)from}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    void *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    MDB_val nk = {strlen(to), (void *)to}, nv = {v.mv_size, copy};
+    assert_int_equal(mdb_put(w.txn, dbi, &nk, &nv, 0), 0);
+    assert_int_equal(mdb_del(w.txn, dbi, &k, NULL), 0);
+    free(copy);
+    ts_raw_end(&w, 1);
+}
+
+/* Whether metadata key `name` exists, and the number of entries of
+ * sub-database `objects`, read without the library. */
+static int raw_has_meta_key(const char *path, const char *name, const char *objects, size_t *entries)
+{
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, "0");
+    MDB_val k = {strlen(name), (void *)name}, v;
+    int found = mdb_get(w.txn, dbi, &k, &v) == 0;
+    MDB_dbi odbi;
+    MDB_stat ms;
+    assert_int_equal(mdb_dbi_open(w.txn, objects, 0, &odbi), 0);
+    assert_int_equal(mdb_stat(w.txn, odbi, &ms), 0);
+    *entries = ms.ms_entries;
+    ts_raw_end(&w, 0);
+    return found;
+}
+
+/* A file whose stored schema is gone (its key damaged) is damage that verify
+ * reports, whatever the pages say: it never asks for the schema to be
+ * written, and no open writes a new one over the classes' data. */
+TS_ENV_TEST(test_missing_schema)
+{
+    fill(env->db, 30, 0);
+    ts_env_close(env);
+    move_meta_key(env->path, "schema", "schemb");
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), "no stored schema"));
+    coffer_verify_report_free(r);
+
+    const uint8_t *key = ts_mode_key(env->mode);
+    coffer_db *db = NULL;
+    assert_status(ts_open_path(env->path, key, 1, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("no stored schema");
+    assert_status(ts_open_path(env->path, key, 0, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_status(ts_open_path(env->path, key, 0, schema, 2, 1, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains(env->path);
+    assert_null(db);
+    size_t entries = 0;
+    assert_false(raw_has_meta_key(env->path, "schema", OWNER_OBJECTS, &entries));
+    assert_int_equal(entries, 29); /* nothing written, nothing lost */
+
+    /* Refused with what verify found, by verify-on-open and as a seed. */
+    coffer_config *config = ts_env_config(env);
+    assert_ok(coffer_config_set_verify_on_open(config, 1));
+    assert_status(coffer_open(config, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("database header");
+    assert_error_contains("no stored schema");
+    coffer_config_free(config);
+    char target[TS_PATH_MAX];
+    config = ts_config_at(ts_join(target, env->dir, "from-seed.coffer"));
+    if (key)
+        assert_ok(coffer_config_set_encryption_key(config, key, 64));
+    assert_ok(coffer_config_set_seed_path(config, env->path));
+    int before = ts_count_dir_entries(env->dir);
+    assert_status(coffer_open(config, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains("the seed file");
+    assert_error_contains("no stored schema");
+    assert_int_equal(ts_count_dir_entries(env->dir), before);
+    coffer_config_free(config);
+
+    /* The key put back, the file is whole again. */
+    move_meta_key(env->path, "schemb", "schema");
+    r = verify_env(env);
+    assert_sound(r);
+    ts_env_reopen(env, schema, 2, 1);
+    assert_int_equal(ts_count_of(env->db, "Owner"), 29);
+}
+
+/* The header's encryption flag flipped: a plain file that asks for a key, an
+ * encrypted one that refuses its own. The key check (zeros in a plain file)
+ * tells the damage from a missing or wrong key. */
+TS_ENV_TEST(test_header_flag_disagrees_with_key_check)
+{
+    fill(env->db, 10, 0);
+    ts_env_close(env);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, "0");
+    MDB_val k = {6, "header"}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    assert_int_equal(v.mv_size, 64);
+    uint8_t h[64];
+    memcpy(h, v.mv_data, sizeof h);
+    h[12] ^= 1; /* flags, bit 0: encrypted */
+    v = (MDB_val){sizeof h, h};
+    assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
+    ts_raw_end(&w, 1);
+    const char *says = env->mode == TS_PLAIN ? "marked encrypted, but lacks a key check" : "marked plain, but has a key check";
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), says));
+    coffer_verify_report_free(r);
+    coffer_db *db = NULL;
+    assert_status(ts_open_path(env->path, ts_mode_key(env->mode), 0, schema, 2, 1, &db), COFFER_ERR_CORRUPTED);
+    assert_error_contains(says);
+    assert_status(ts_open_path(env->path, env->mode == TS_PLAIN ? ts_key : NULL, 1, NULL, 0, 0, &db), COFFER_ERR_CORRUPTED);
+    assert_null(db);
+}
+
+/* A stored schema that decodes and passes its checksum, but gives class
+ * Owner a table number whose sub-databases the file does not have. */
+TS_ENV_TEST(test_schema_names_missing_sub_databases)
+{
+    fill(env->db, 10, 0);
+    ts_env_close(env);
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, env->path, "0");
+    MDB_val k = {6, "schema"}, v;
+    assert_int_equal(mdb_get(w.txn, dbi, &k, &v), 0);
+    uint8_t *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    /* encoding (4), version (8), next table (4) at 12, class count (4),
+     * then Owner's name (2 + 5) and its table (4) at 27: 1 becomes 7. */
+    assert_memory_equal(copy + 20, "\x05\x00Owner", 7);
+    assert_int_equal(copy[27], 1);
+    copy[12] = 8;
+    copy[27] = 7;
+    size_t body = v.mv_size - CF_CHECKSUM_SIZE;
+    cf_put_le(copy + body, cf_checksum(0, k.mv_data, k.mv_size, copy, body), CF_CHECKSUM_SIZE);
+    v.mv_data = copy;
+    assert_int_equal(mdb_put(w.txn, dbi, &k, &v, 0), 0);
+    free(copy);
+    ts_raw_end(&w, 1);
+    coffer_verify_report *r = verify_env(env);
+    size_t i = find_finding(r, COFFER_VERIFY_HEADER, COFFER_VERIFY_NO_PAGE);
+    assert_non_null(strstr(coffer_verify_report_message(r, i), "the objects of class 'Owner' are missing"));
+    coffer_verify_report_free(r);
+}
+
 /* A raw LMDB file with every layout the walker knows: sorted duplicates in
  * sub-pages and in sub-trees, fixed-size duplicates, integer and reverse
  * keys, overflow values. Its pages are sound; it is just not a Coffer file. */
@@ -743,6 +942,7 @@ int main(void)
         TS_TEST_EMPTY(test_errors_without_report),
         TS_TEST_EMPTY(test_raw_lmdb_layouts),
         TS_TEST_MODE_SETUP(test_damaged_meta, setup, ts_mode_plain, "plain"),
+        TS_TEST_MODE_SETUP(test_meta_on_the_wrong_page, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_truncated_and_foreign, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_page_header, setup, ts_mode_plain, "plain"),
         TS_TEST_MODE_SETUP(test_damaged_node_flags_and_order, setup, ts_mode_plain, "plain"),
@@ -755,6 +955,9 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_primary_key_entry_missing, setup),
         TS_TEST_FILE_MODES_SETUP(test_dangling_link_and_backlinks, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_counter_and_log, setup),
+        TS_TEST_FILE_MODES_SETUP(test_missing_schema, setup),
+        TS_TEST_MODE_SETUP(test_schema_names_missing_sub_databases, setup, ts_mode_plain, "plain"),
+        TS_TEST_FILE_MODES_SETUP(test_header_flag_disagrees_with_key_check, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,6 +100,14 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
     if (v.mv_size != HEADER_SIZE || format == 0)
         return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header", label);
     int encrypted = (get_le32(h + 12) & HEADER_ENCRYPTED) != 0;
+    /* A plain file's key check is zeros and an encrypted file's never is: a
+     * flag that disagrees with it is damage, not a missing or wrong key. */
+    int has_check = 0;
+    for (size_t i = 0; i < CF_KEY_CHECK_SIZE; i++)
+        has_check |= h[16 + CF_FILE_ID_SIZE + i];
+    if (encrypted != (has_check != 0))
+        return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header: it is marked %s, but %s a key check", label,
+                        encrypted ? "encrypted" : "plain", encrypted ? "lacks" : "has");
     memcpy(db->file_id, h + 16, CF_FILE_ID_SIZE);
     if (encrypted && !db->keys)
         return cf_error(COFFER_ERR_KEY_REQUIRED, "'%s' is encrypted; open it with its 64-byte encryption key", label);
@@ -117,7 +125,10 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
     return COFFER_OK;
 }
 
-static coffer_status read_schema(coffer_txn *txn, cf_schema **out)
+/* Reads the stored schema of a file that has a header. The header and the
+ * schema are written by one transaction, so a file without its schema is
+ * damaged: opening it must not plan a new schema over the classes' data. */
+static coffer_status read_schema(coffer_txn *txn, const char *label, cf_schema **out)
 {
     const uint8_t *data;
     size_t len;
@@ -127,7 +138,7 @@ static coffer_status read_schema(coffer_txn *txn, cf_schema **out)
     coffer_status st = cf_store_get(txn, txn->db->meta_dbi, CF_META_DBI, META_SCHEMA, sizeof META_SCHEMA - 1, &data, &len,
                                     &buf, &cap, "the stored schema");
     if (st == COFFER_ERR_NOT_FOUND)
-        st = COFFER_OK;
+        st = cf_error(COFFER_ERR_CORRUPTED, "'%s' is damaged: it has a Coffer header but no stored schema", label);
     else if (st == COFFER_OK)
         st = cf_schema_decode(data, len, out);
     free(buf);
@@ -167,7 +178,7 @@ static coffer_status upgrade_pass(coffer_db *db, const char *label)
     cf_schema *stored = NULL;
     st = read_header(&txn, label, &is_new, &format);
     if (st == COFFER_OK && !is_new && format < CF_FORMAT_VERSION) {
-        st = read_schema(&txn, &stored);
+        st = read_schema(&txn, label, &stored);
         for (size_t i = 0; st == COFFER_OK && stored && i < stored->nclasses; i++) {
             char number[16];
             snprintf(number, sizeof number, "%u", 2 * stored->classes[i].table + 1);
@@ -309,7 +320,7 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
             *needs_upgrade = 1;
     }
     if (st == COFFER_OK && !is_new && !*needs_upgrade)
-        st = read_schema(&txn, &stored);
+        st = read_schema(&txn, label, &stored);
     if (st == COFFER_OK)
         st = cf_schema_plan(stored, config->schema, config->schema_version, (const char *const *)config->subset,
                             config->nsubset, &plan);

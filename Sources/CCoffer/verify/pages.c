@@ -625,6 +625,11 @@ static coffer_status check(int fd, const char *label, uint64_t want_txnid, int m
     }
     if (want_txnid && pick < 0 && (metas[0].valid || metas[1].valid))
         return COFFER_DONE; /* moved on: the caller pins a newer version */
+    /* LMDB writes transaction t's meta to page t & 1, and an open file's
+     * readers read that page for the newest t: of two equal ids, that one. */
+    if (pick >= 0 && (metas[pick].txnid & 1) != (uint64_t)pick && metas[1 - pick].valid &&
+        metas[1 - pick].txnid == metas[pick].txnid)
+        pick = 1 - pick;
     w->findings_before = cf_report_total(r);
     if (!metas[0].valid && !metas[1].valid && w->file_size < 2 * LMDB_PAGE_HEADER) {
         cf_report_add(r, COFFER_VERIFY_FILE, COFFER_VERIFY_NO_PAGE, NULL, 0, "%s has %llu bytes: too short to be a database", label,
@@ -638,6 +643,10 @@ static coffer_status check(int fd, const char *label, uint64_t want_txnid, int m
     }
     if (pick < 0)
         return COFFER_OK;
+    if ((metas[pick].txnid & 1) != (uint64_t)pick)
+        cf_report_add(r, COFFER_VERIFY_META, (uint64_t)pick, NULL, 0,
+                      "meta page %d holds transaction %llu, which belongs on meta page %d: LMDB would read that page instead", pick,
+                      (unsigned long long)metas[pick].txnid, 1 - pick);
     if (metas[1 - pick].valid && metas[1 - pick].psize != metas[pick].psize)
         cf_report_add(r, COFFER_VERIFY_META, (uint64_t)(1 - pick), NULL, 0, "meta page %d gives page size %u, meta page %d %u", 1 - pick,
                       metas[1 - pick].psize, pick, metas[pick].psize);

@@ -101,8 +101,12 @@ static coffer_status check_structure(const char *path, const char *memory_id, co
 }
 
 /* Opens the database read-only through the normal path and checks its
- * contents. A file that does not open is a finding, except when the key does
- * not fit it: then nothing can be checked and that is the error. */
+ * contents. The configuration names no schema, so the open takes the stored
+ * one as it is and never plans a change: a stored schema that is missing or
+ * does not fit the file fails the open, and that is a finding. So is any
+ * other file that does not open, except when the key does not fit it or the
+ * library cannot read its format: then nothing can be checked and that is
+ * the error. */
 static coffer_status check_contents(const char *path, const char *memory_id, const uint8_t *key, cf_pages *pages,
                                     coffer_verify_report *r)
 {
@@ -127,7 +131,7 @@ static coffer_status check_contents(const char *path, const char *memory_id, con
     case COFFER_ERR_NO_MEMORY:
     case COFFER_ERR_FORMAT_VERSION:
     case COFFER_ERR_IO:
-    case COFFER_ERR_READ_ONLY: /* the lock file cannot be made: not damage */
+    case COFFER_ERR_READ_ONLY: /* only the lock file (no change is planned): not damage */
     case COFFER_ERR_BUSY:
         return st;
     default:

@@ -74,11 +74,13 @@ extension Database {
     ///
     /// The storage engine's pages are read with a bounds-checked reader of
     /// their layout (meta pages, page headers, nodes, key order, overflow
-    /// pages, the free list, every sub-database); if they are sound, every
-    /// object is decoded (authenticated, when encrypted) and indexes, primary
-    /// keys, links, backlinks, counters and the change log are checked against
-    /// the data. The file may be open in this or other processes. A damaged
-    /// file gives findings, never a crash. It reads the whole file.
+    /// pages, the free list, every sub-database); if they are sound, the file
+    /// is opened with its stored schema (a missing or damaged one is a
+    /// finding), every object is decoded (authenticated, when encrypted) and
+    /// indexes, primary keys, links, backlinks, counters and the change log
+    /// are checked against the data. The file may be open in this or other
+    /// processes. A damaged file gives findings, never a crash. It reads the
+    /// whole file.
     ///
     /// ```swift
     /// let findings = try Database.verify(configuration: .init(fileURL: url))
@@ -87,7 +89,9 @@ extension Database {
     ///
     /// - Throws: ``CofferError``: `.notFound` (no such file or in-memory
     ///   database), `.keyRequired`, `.wrongKey`, `.notEncrypted` (the key does
-    ///   not fit the file), `.io`.
+    ///   not fit the file), `.formatVersion` (a format this library does not
+    ///   read), `.readOnly` (no lock file can be made beside the file), `.io`,
+    ///   `.noMemory`.
     public static func verify(configuration: Configuration) throws -> [VerificationFinding] {
         let config = try configuration.makeCConfig(path: try configuration.filePath())
         defer { coffer_config_free(config) }

@@ -188,9 +188,11 @@ def verify(
 
     The storage engine's pages are walked with a bounds-checked reader
     (meta pages, page headers, nodes, key order, overflow pages, the free
-    list, every sub-database); if they are sound, every object is decoded
-    (authenticated, when encrypted) and indexes, primary keys, links,
-    backlinks, counters and the change log are checked against the data.
+    list, every sub-database); if they are sound, the file is opened with
+    its stored schema (a missing or damaged one is a finding), every object
+    is decoded (authenticated, when encrypted) and indexes, primary keys,
+    links, backlinks, counters and the change log are checked against the
+    data.
     The file may be open in this or other processes. A damaged file, even
     one that is not a database at all, gives findings, never a crash.
 
@@ -198,7 +200,9 @@ def verify(
     in-memory database open in this process instead. encryption_key: the
     file's 64-byte key, needed to check an encrypted file's contents.
     Raises NotFoundError (no such file), KeyRequiredError, WrongKeyError,
-    NotEncryptedError (the key does not fit the file), FileAccessError.
+    NotEncryptedError (the key does not fit the file), FormatVersionError
+    (a format this library does not read), ReadOnlyError (no lock file can
+    be made beside the file), FileAccessError, CofferMemoryError.
     """
     if path is not None and in_memory_identifier is not None:
         raise InvalidArgumentError("give either path or in_memory_identifier, not both")
