@@ -5,7 +5,8 @@
  * commit records (and what a remote commit and a file without a client id do
  * not), creates, updates and deletes, embedded objects, concurrent list
  * inserts, delete against update, create against create with one primary
- * key, set adds and removes, map puts, links to deleted objects, a failing
+ * key, set adds and removes, map puts, what survives a delete (the ghost of a
+ * deleted object, values below its tombstone), links to deleted objects, a failing
  * batch and a process killed during integration (nothing half-applied),
  * redelivery (nothing applied twice), and a client offline for a simulated
  * week. */
@@ -716,6 +717,127 @@ static void test_sets_and_maps_merge_per_element(void **state)
     coffer_txn_free(txn);
 }
 
+static int has_label(replica *r, int64_t id, const char *label)
+{
+    coffer_txn *txn = ts_begin(r->db, COFFER_TXN_READ);
+    coffer_set *s;
+    int found;
+    coffer_value v = ts_str(label);
+    assert_ok(coffer_object_get_set(person(txn, r, id), P_LABELS, &s));
+    assert_ok(coffer_set_contains(s, &v, &found));
+    coffer_txn_free(txn);
+    return found;
+}
+
+static void reopen(world *w, int i)
+{
+    coffer_close(w->r[i].db);
+    uint64_t taken = w->r[i].taken, server = w->r[i].server;
+    open_replica(w, i, NULL);
+    w->r[i].taken = taken;
+    w->r[i].server = server;
+}
+
+/* B updates an object A deleted (B has not seen the delete, its clock is
+ * later); C, which saw the delete, creates it again between the two. The
+ * update is kept above the tombstone and shows in the new life, on A (update
+ * before create, kept by the ghost across a reopen), on B (its own update
+ * before the delete) and on C (update after create). */
+static void test_an_update_of_a_deleted_object_shows_in_its_new_life(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 1, "Ann");
+    map_put(a, 1, "old", 1);
+    exchange_all(w);
+    fake_now += 100;
+    delete_person(a, 1);
+    batch ba = take(a);
+    deliver(c, &ba);
+    fake_now += 100;
+    add_person(c, 1, "Ann again");
+    fake_now += 100;
+    set_name(b, 1, "late name");
+    set_op(b, 1, "late", 1);
+    map_put(b, 1, "late", 7);
+    batch bb = take(b), bc = take(c);
+    deliver(a, &bb);
+    reopen(w, 0);
+    a = &w->r[0];
+    char buf[64];
+    assert_string_equal(name_of(a, 1, buf, sizeof buf), "(none)"); /* still deleted */
+    deliver(a, &bc);
+    deliver(b, &ba);
+    deliver(b, &bc);
+    deliver(c, &bb);
+    batch_free(&ba);
+    batch_free(&bb);
+    batch_free(&bc);
+    assert_converged(w);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 1, buf, sizeof buf), "late name");
+        assert_true(has_label(&w->r[i], 1, "late"));
+    }
+    /* The map entry of the first life is gone for good; the late one shows. */
+    coffer_txn *txn = ts_begin(a->db, COFFER_TXN_READ);
+    coffer_map *m;
+    uint64_t n;
+    coffer_value v;
+    assert_ok(coffer_object_get_map(person(txn, a, 1), P_ATTRS, &m));
+    assert_ok(coffer_map_count(m, &n));
+    assert_int_equal(n, 1);
+    assert_ok(coffer_map_get(m, "late", 4, &v));
+    assert_int_equal(v.u.integer, 7);
+    coffer_txn_free(txn);
+}
+
+/* Values stamped below the tombstone never come back, and a create older
+ * than the tombstone is ignored, whatever the order of arrival. */
+static void test_values_below_the_tombstone_are_gone_for_good(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 2, "Bo");
+    exchange_all(w);
+    fake_now += 100;
+    set_name(b, 2, "early update");
+    set_op(b, 2, "early", 1);
+    fake_now += 100;
+    delete_person(a, 2);
+    batch ba = take(a), bb = take(b);
+    deliver(c, &ba); /* the delete first: the update arrives late and stays below it */
+    deliver(c, &bb);
+    deliver(a, &bb);
+    deliver(b, &ba);
+    batch_free(&ba);
+    batch_free(&bb);
+    assert_converged(w);
+    fake_now += 100;
+    add_person(c, 2, "Bo II");
+    exchange_all(w);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 2, buf, sizeof buf), "Bo II");
+        assert_false(has_label(&w->r[i], 2, "early"));
+    }
+    /* A create stamped before a later delete arrives after it: ignored. */
+    fake_now += 100;
+    add_person(a, 3, "Cy");
+    batch early = take(a);
+    fake_now += 100;
+    deliver(b, &early);
+    delete_person(b, 3);
+    batch bd = take(b);
+    deliver(c, &bd);
+    deliver(c, &early);
+    deliver(a, &bd);
+    batch_free(&early);
+    batch_free(&bd);
+    assert_converged(w);
+    assert_string_equal(name_of(c, 3, buf, sizeof buf), "(none)");
+}
+
 static void test_links_to_deleted_objects_become_null(void **state)
 {
     world *w = *state;
@@ -1006,6 +1128,8 @@ int main(void)
         WORLD_TEST(test_delete_beats_a_later_update),
         WORLD_TEST(test_create_with_the_same_primary_key_merges),
         WORLD_TEST(test_sets_and_maps_merge_per_element),
+        WORLD_TEST(test_an_update_of_a_deleted_object_shows_in_its_new_life),
+        WORLD_TEST(test_values_below_the_tombstone_are_gone_for_good),
         WORLD_TEST(test_links_to_deleted_objects_become_null),
         WORLD_TEST(test_a_failing_batch_applies_nothing),
         WORLD_TEST(test_a_process_killed_during_integration_leaves_nothing),

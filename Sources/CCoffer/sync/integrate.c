@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sync/ghost.h"
 #include "sync/hlc.h"
 #include "sync/record.h"
 #include "sync/state.h"
@@ -82,42 +83,187 @@ static coffer_status apply_fields(applier *a, int cls, coffer_object *obj, cf_sy
     return st;
 }
 
+/* Whether `stamp` is above the tombstone of (class, pk): always without one. */
+static coffer_status after_tombstone(applier *a, int cls, cf_slice pk, int *after)
+{
+    cf_stamp tomb;
+    int has;
+    coffer_status st = cf_sync_tombstone_get(a->txn, a->txn->db->schema->classes[cls].table, pk, &tomb, &has);
+    *after = st == COFFER_OK && (!has || cf_stamp_cmp(&a->stamp, &tomb) > 0);
+    return st;
+}
+
+/* The field of property `prop` among the first `n` of `fields`, made when absent. */
+static coffer_field *field_of(coffer_field *fields, size_t *n, int prop)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((int)fields[i].property == prop)
+            return &fields[i];
+    fields[*n].property = (coffer_property_id)prop;
+    return &fields[(*n)++];
+}
+
+/* A new life's set elements and map entries kept by the ghost. */
+static coffer_status revive_items(applier *a, coffer_object *obj, int prop, const cf_sync_prop *gp, cf_sync_prop *p)
+{
+    coffer_status st = COFFER_OK;
+    const cf_prop *cp = &a->txn->db->schema->classes[coffer_object_class(obj)].props[prop];
+    for (size_t e = 0; e < gp->nitems && st == COFFER_OK; e++) {
+        const cf_sync_item *g = &gp->items[e];
+        cf_sync_item *it = cf_sync_item_find(p, g->key, g->key_len, 1);
+        if (!it)
+            return no_memory();
+        it->present = g->present;
+        it->stamp = g->stamp;
+        if (g->value && (st = cf_sync_item_set_value(it, (cf_slice){g->value, g->value_len})) != COFFER_OK)
+            break;
+        if (!g->present)
+            continue;
+        coffer_value v;
+        int missing = 0;
+        if (cp->collection == COFFER_COLLECTION_MAP) {
+            coffer_map *map;
+            if ((st = decode(a, (cf_slice){g->value, g->value_len}, &v, &missing)) == COFFER_OK &&
+                (st = coffer_object_get_map(obj, (coffer_property_id)prop, &map)) == COFFER_OK) {
+                st = coffer_map_set(map, (const char *)g->key, g->key_len, &v);
+                coffer_map_release(map);
+            }
+        } else {
+            coffer_set *set;
+            int changed;
+            if ((st = decode(a, (cf_slice){g->key, g->key_len}, &v, &missing)) == COFFER_OK && !missing &&
+                (st = coffer_object_get_set(obj, (coffer_property_id)prop, &set)) == COFFER_OK) {
+                st = coffer_set_insert(set, &v, &changed);
+                coffer_set_release(set);
+            }
+        }
+    }
+    return st;
+}
+
+/* A create of an object that is not live: a new life, in which the values
+ * its ghost kept (stamped above the tombstone) count with their stamps. */
 static coffer_status create(applier *a, int cls, const cf_sync_change *c, coffer_value pk)
 {
     const cf_class *k = &a->txn->db->schema->classes[cls];
-    coffer_field *fields = cf_arena_alloc(&a->arena, ((size_t)c->nfields + 1) * sizeof *fields);
-    if (!fields)
+    cf_sync_obj *g = NULL;
+    coffer_status st = cf_sync_ghost_get(a->txn, k->table, c->pk, &g);
+    if (st != COFFER_OK)
+        return st;
+    size_t room = (size_t)c->nfields + 1 + (g ? g->nprops : 0);
+    coffer_field *fields = cf_arena_alloc(&a->arena, room * sizeof *fields);
+    cf_stamp *stamps = cf_arena_alloc(&a->arena, room * sizeof *stamps);
+    if (!fields || !stamps) {
+        cf_sync_obj_free(g);
         return no_memory();
+    }
     fields[0] = (coffer_field){(coffer_property_id)k->pk, pk};
     size_t n = 1;
     cf_wreader r = cf_wreader_make(c->fields.p, c->fields.n, "a changeset's properties");
-    coffer_status st = COFFER_OK;
     for (uint64_t i = 0; i < c->nfields && st == COFFER_OK; i++) {
         cf_slice name, value;
         int prop = 0, missing = 0;
         if ((st = cf_sync_change_field(&r, &name, &value)) != COFFER_OK || (st = find_prop(a, cls, name, &prop)) != COFFER_OK)
             break;
-        fields[n].property = (coffer_property_id)prop;
-        if ((st = decode(a, value, &fields[n].value, &missing)) == COFFER_OK)
-            n++;
+        coffer_field *f = field_of(fields, &n, prop);
+        stamps[f - fields] = a->stamp;
+        st = decode(a, value, &f->value, &missing);
     }
-    coffer_object *obj;
+    for (size_t i = 0; g && i < g->nprops && st == COFFER_OK; i++) {
+        const cf_sync_prop *gp = &g->props[i];
+        int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)gp->name, strlen(gp->name)});
+        if (!gp->value || prop < 0 || cf_stamp_cmp(&gp->stamp, &a->stamp) <= 0)
+            continue;
+        size_t before = n;
+        coffer_field *f = field_of(fields, &n, prop);
+        int missing = 0;
+        if (n == before && cf_stamp_cmp(&gp->stamp, &stamps[f - fields]) <= 0)
+            continue;
+        stamps[f - fields] = gp->stamp;
+        st = decode(a, (cf_slice){gp->value, gp->value_len}, &f->value, &missing);
+    }
+    coffer_object *obj = NULL;
     if (st == COFFER_OK)
         st = coffer_object_create(a->txn, (coffer_class_id)cls, fields, n, COFFER_UPDATE_ERROR, &obj);
     cf_sync_obj *o;
     if (st == COFFER_OK)
         st = cf_sync_obj_make(a->cache, k->table, coffer_object_key_of(obj), c->pk, &o);
-    if (st != COFFER_OK)
-        return st;
-    o->created = a->stamp;
-    for (size_t i = 1; i < n; i++) {
-        cf_sync_prop *p = cf_sync_prop_of(o, k->props[fields[i].property].name);
-        if (!p)
-            return no_memory();
-        p->stamp = a->stamp;
+    if (st == COFFER_OK) {
+        o->created = a->stamp;
+        for (size_t i = 1; i < n && st == COFFER_OK; i++) {
+            cf_sync_prop *p = cf_sync_prop_of(o, k->props[fields[i].property].name);
+            if (!p)
+                st = no_memory();
+            else
+                p->stamp = stamps[i];
+        }
+        for (size_t i = 0; g && i < g->nprops && st == COFFER_OK; i++) {
+            int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)g->props[i].name, strlen(g->props[i].name)});
+            cf_sync_prop *p = prop >= 0 && g->props[i].nitems ? cf_sync_prop_of(o, g->props[i].name) : NULL;
+            if (prop >= 0 && g->props[i].nitems)
+                st = p ? revive_items(a, obj, prop, &g->props[i], p) : no_memory();
+        }
     }
-    coffer_object_release(obj);
-    return cf_sync_tombstone_del(a->txn, k->table, c->pk);
+    if (obj)
+        coffer_object_release(obj);
+    if (st == COFFER_OK && g)
+        st = cf_sync_ghost_del(a->txn, k->table, c->pk);
+    cf_sync_obj_free(g);
+    return st;
+}
+
+/* A change of an object that is not live, stamped above its tombstone: its
+ * ghost keeps it, last writer wins, for a later life. List changes are not
+ * kept (docs/SYNC.md). */
+static coffer_status keep_in_ghost(applier *a, int cls, const cf_sync_change *c)
+{
+    const cf_class *k = &a->txn->db->schema->classes[cls];
+    int after;
+    coffer_status st = after_tombstone(a, cls, c->pk, &after);
+    if (st != COFFER_OK || !after || c->op == CF_OP_LIST_INSERT || c->op == CF_OP_LIST_ERASE || c->op == CF_OP_LIST_SET)
+        return st;
+    cf_sync_obj *g;
+    if ((st = cf_sync_ghost_get(a->txn, k->table, c->pk, &g)) != COFFER_OK)
+        return st;
+    if (!g && (st = cf_sync_ghost_make(k->table, c->pk, &g)) != COFFER_OK)
+        return st;
+    if (c->op == CF_OP_UPDATE) {
+        cf_wreader r = cf_wreader_make(c->fields.p, c->fields.n, "a changeset's properties");
+        for (uint64_t i = 0; i < c->nfields && st == COFFER_OK; i++) {
+            cf_slice name, value;
+            int prop = 0;
+            if ((st = cf_sync_change_field(&r, &name, &value)) != COFFER_OK || (st = find_prop(a, cls, name, &prop)) != COFFER_OK)
+                break;
+            cf_sync_prop *p = cf_sync_prop_of(g, k->props[prop].name);
+            if (!p) {
+                st = no_memory();
+                break;
+            }
+            if (p->value && cf_stamp_cmp(&a->stamp, &p->stamp) <= 0)
+                continue;
+            p->stamp = a->stamp;
+            st = cf_sync_prop_set_value(p, value);
+        }
+    } else {
+        int prop = 0;
+        int is_map = c->op == CF_OP_MAP_PUT || c->op == CF_OP_MAP_REMOVE;
+        cf_slice id = is_map ? c->key : c->value;
+        cf_sync_prop *p = NULL;
+        cf_sync_item *it = NULL;
+        if ((st = find_prop(a, cls, c->prop, &prop)) == COFFER_OK && (!(p = cf_sync_prop_of(g, k->props[prop].name)) ||
+                                                                       !(it = cf_sync_item_find(p, id.p, id.n, 1))))
+            st = no_memory();
+        if (st == COFFER_OK && cf_stamp_cmp(&a->stamp, &it->stamp) > 0) {
+            it->stamp = a->stamp;
+            it->present = (uint8_t)(c->op == CF_OP_SET_ADD || c->op == CF_OP_MAP_PUT);
+            if (c->op == CF_OP_MAP_PUT)
+                st = cf_sync_item_set_value(it, c->value);
+        }
+    }
+    if (st == COFFER_OK)
+        st = cf_sync_ghost_put(a->txn, g);
+    cf_sync_obj_free(g);
+    return st;
 }
 
 /* The merge state of a live object (made empty if it has none). */
@@ -205,6 +351,53 @@ static coffer_status forget_links_to(applier *a, coffer_object *obj, cf_slice pk
     return st;
 }
 
+/* Before a live object is deleted by a delete stamped below some of its
+ * values (changed concurrently, with larger clocks): its ghost keeps them. */
+static coffer_status ghost_of_live(applier *a, int cls, coffer_object *obj, const cf_sync_obj *o)
+{
+    const cf_class *k = &a->txn->db->schema->classes[cls];
+    cf_sync_obj *g = NULL;
+    coffer_status st = cf_sync_ghost_make(k->table, (cf_slice){o->pk, o->pk_len}, &g);
+    for (size_t i = 0; i < o->nprops && st == COFFER_OK; i++) {
+        const cf_sync_prop *lp = &o->props[i];
+        int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)lp->name, strlen(lp->name)});
+        if (prop < 0 || k->props[prop].collection == COFFER_COLLECTION_LIST)
+            continue;
+        cf_sync_prop *gp = NULL;
+        if (k->props[prop].collection == COFFER_COLLECTION_NONE) {
+            if (cf_stamp_cmp(&lp->stamp, &a->stamp) <= 0)
+                continue;
+            cf_buf b = {0};
+            if (!(gp = cf_sync_prop_of(g, lp->name)))
+                st = no_memory();
+            else if ((st = cf_sync_encode_prop(obj, (coffer_property_id)prop, &b)) == COFFER_OK)
+                st = b.failed ? no_memory() : cf_sync_prop_set_value(gp, (cf_slice){b.p, b.len});
+            if (gp)
+                gp->stamp = lp->stamp;
+            free(b.p);
+            continue;
+        }
+        for (size_t e = 0; e < lp->nitems && st == COFFER_OK; e++) {
+            const cf_sync_item *li = &lp->items[e];
+            if (cf_stamp_cmp(&li->stamp, &a->stamp) <= 0)
+                continue;
+            cf_sync_item *gi = NULL;
+            if (!(gp = gp ? gp : cf_sync_prop_of(g, lp->name)) || !(gi = cf_sync_item_find(gp, li->key, li->key_len, 1))) {
+                st = no_memory();
+                break;
+            }
+            gi->present = li->present;
+            gi->stamp = li->stamp;
+            if (li->value)
+                st = cf_sync_item_set_value(gi, (cf_slice){li->value, li->value_len});
+        }
+    }
+    if (st == COFFER_OK)
+        st = cf_sync_ghost_put(a->txn, g);
+    cf_sync_obj_free(g);
+    return st;
+}
+
 static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_slice pk)
 {
     uint32_t table = a->txn->db->schema->classes[cls].table;
@@ -215,7 +408,8 @@ static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_s
     if (obj) {
         if (o && cf_stamp_cmp(&o->created, &a->stamp) > 0)
             return COFFER_OK; /* the delete of an earlier life */
-        if ((st = forget_links_to(a, obj, pk)) != COFFER_OK || (st = coffer_object_delete(obj)) != COFFER_OK)
+        if ((o && (st = ghost_of_live(a, cls, obj, o)) != COFFER_OK) || (st = forget_links_to(a, obj, pk)) != COFFER_OK ||
+            (st = coffer_object_delete(obj)) != COFFER_OK)
             return st;
         if (o) {
             o->gone = 1;
@@ -231,8 +425,16 @@ static coffer_status keep_tombstone(applier *a, int cls, cf_slice pk)
     cf_stamp old;
     int has;
     coffer_status st = cf_sync_tombstone_get(a->txn, table, pk, &old, &has);
-    if (st == COFFER_OK && (!has || cf_stamp_cmp(&old, &a->stamp) < 0))
-        st = cf_sync_tombstone_put(a->txn, table, pk, &a->stamp);
+    if (st != COFFER_OK || (has && cf_stamp_cmp(&old, &a->stamp) >= 0))
+        return st;
+    if ((st = cf_sync_tombstone_put(a->txn, table, pk, &a->stamp)) != COFFER_OK)
+        return st;
+    cf_sync_obj *g;
+    if ((st = cf_sync_ghost_get(a->txn, table, pk, &g)) != COFFER_OK || !g)
+        return st;
+    cf_sync_ghost_prune(g, &a->stamp);
+    st = cf_sync_ghost_put(a->txn, g);
+    cf_sync_obj_free(g);
     return st;
 }
 
@@ -367,18 +569,18 @@ static coffer_status apply_change(applier *a, const cf_sync_change *c)
             return st;
         return keep_tombstone(a, cls, c->pk);
     }
+    int after;
+    if ((st = after_tombstone(a, cls, c->pk, &after)) != COFFER_OK)
+        return st;
     if (!obj) {
         if (c->op != CF_OP_CREATE)
-            return COFFER_OK; /* a change of a deleted object: the delete wins */
-        cf_stamp tomb;
-        int has;
-        uint32_t table = a->txn->db->schema->classes[cls].table;
-        if ((st = cf_sync_tombstone_get(a->txn, table, c->pk, &tomb, &has)) != COFFER_OK)
-            return st;
-        if (has && cf_stamp_cmp(&a->stamp, &tomb) <= 0)
+            return keep_in_ghost(a, cls, c); /* the delete wins, for now */
+        if (!after)
             return COFFER_OK; /* created before it was deleted */
         return create(a, cls, c, pk);
     }
+    if (!after && c->op != CF_OP_LIST_ERASE && c->op != CF_OP_LIST_SET && c->op != CF_OP_LIST_INSERT)
+        return COFFER_OK; /* a value of an earlier life */
     cf_sync_obj *o;
     if ((st = state_of(a, cls, obj, c->pk, &o)) != COFFER_OK)
         return st;

@@ -103,7 +103,7 @@ static coffer_status record_insert(recorder *r, coffer_object *obj)
     if (st != COFFER_OK)
         return st;
     o->created = r->stamp;
-    st = cf_sync_tombstone_del(r->txn, c->table, pk_of(o));
+    /* The tombstone stays: changes stamped below it are of an earlier life. */
     uint8_t *all = malloc(c->nprops + 1);
     if (!all)
         return no_memory();
@@ -360,6 +360,12 @@ static coffer_status record_local(coffer_txn *txn, cf_sync_cache *cache, const u
     if (st == COFFER_OK && r.cs.count > 0) {
         cf_buf out = {0};
         st = cf_sync_cs_finish(&r.cs, &out);
+        /* A changeset no frame can carry would stop every upload after it. */
+        if (st == COFFER_OK && out.len > CF_SYNC_MAX_CHANGESET_BYTES)
+            st = cf_error(COFFER_ERR_LIMIT,
+                          "the commit's sync changeset is %zu bytes, above the %u-byte limit of a sync frame (64 MiB); "
+                          "commit the change in smaller transactions",
+                          out.len, CF_SYNC_MAX_CHANGESET_BYTES);
         if (st == COFFER_OK)
             st = cf_sync_outbox_put(txn, version, out.p, out.len);
         free(out.p);
