@@ -7,7 +7,7 @@
  * inserts, delete against update, create against create with one primary
  * key, set adds and removes, map puts, what survives a delete (the ghost of a
  * deleted object, values below its tombstone), links to deleted objects, a failing
- * batch and a process killed during integration (nothing half-applied),
+ * batch, a commit too large to sync, and a process killed during integration (nothing half-applied),
  * redelivery (nothing applied twice), and a client offline for a simulated
  * week. */
 #define _GNU_SOURCE
@@ -838,6 +838,44 @@ static void test_values_below_the_tombstone_are_gone_for_good(void **state)
     assert_string_equal(name_of(c, 3, buf, sizeof buf), "(none)");
 }
 
+/* A commit whose changeset no sync frame could carry is refused at commit,
+ * naming the limit; nothing of it is kept and the file goes on. */
+static void test_a_commit_too_large_to_sync_is_refused(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0];
+    add_person(a, 1, "Ann");
+    batch before = take(a);
+    size_t piece = 1u << 20;
+    char *big = malloc(piece);
+    memset(big, 'x', piece);
+    coffer_txn *txn = ts_begin(a->db, COFFER_TXN_WRITE);
+    coffer_field f[] = {ts_field(P_ID, coffer_value_int(2)), ts_field(P_NAME, ts_str("Big"))};
+    ts_create(txn, a->person, f, 2);
+    coffer_list *l;
+    assert_ok(coffer_object_get_list(person(txn, a, 2), P_TAGS, &l));
+    coffer_value v = {.type = COFFER_TYPE_STRING, .u.string = {big, piece}};
+    for (uint64_t i = 0; i < 65; i++)
+        assert_ok(coffer_list_insert(l, i, &v));
+    assert_int_equal(coffer_txn_commit(txn), COFFER_ERR_LIMIT);
+    assert_non_null(strstr(coffer_last_error(), "limit of a sync frame (64 MiB)"));
+    coffer_txn_free(txn);
+    free(big);
+    char buf[64];
+    assert_string_equal(name_of(a, 2, buf, sizeof buf), "(none)");
+    batch after = take(a);
+    assert_int_equal(after.n, 0); /* no changeset was kept */
+    add_person(a, 3, "Cy");
+    batch later = take(a);
+    assert_int_equal(later.n, 1);
+    deliver(&w->r[1], &before);
+    deliver(&w->r[1], &later);
+    assert_string_equal(name_of(&w->r[1], 3, buf, sizeof buf), "Cy");
+    batch_free(&before);
+    batch_free(&after);
+    batch_free(&later);
+}
+
 static void test_links_to_deleted_objects_become_null(void **state)
 {
     world *w = *state;
@@ -1130,6 +1168,7 @@ int main(void)
         WORLD_TEST(test_sets_and_maps_merge_per_element),
         WORLD_TEST(test_an_update_of_a_deleted_object_shows_in_its_new_life),
         WORLD_TEST(test_values_below_the_tombstone_are_gone_for_good),
+        WORLD_TEST(test_a_commit_too_large_to_sync_is_refused),
         WORLD_TEST(test_links_to_deleted_objects_become_null),
         WORLD_TEST(test_a_failing_batch_applies_nothing),
         WORLD_TEST(test_a_process_killed_during_integration_leaves_nothing),

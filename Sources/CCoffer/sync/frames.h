@@ -15,6 +15,13 @@
 #define CF_SYNC_PROTOCOL 1u
 #define CF_SYNC_ID_SIZE 16
 
+/* No frame may exceed this; both ends accept messages up to it. */
+#define CF_SYNC_MAX_FRAME_BYTES (64u << 20)
+/* The largest changeset: it must fit the DOWNLOAD frame that carries it
+ * alone (type, latest version, count, server version, origin id: at most
+ * 1 + 10 + 1 + 10 + 16 bytes before it). */
+#define CF_SYNC_MAX_CHANGESET_BYTES (CF_SYNC_MAX_FRAME_BYTES - 64u)
+
 enum {
     CF_FRAME_HELLO = 1,
     CF_FRAME_WELCOME = 2,
