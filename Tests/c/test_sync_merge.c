@@ -1050,11 +1050,22 @@ static void test_a_copy_is_a_new_client(void **state)
 {
     world *w = *state;
     replica *a = &w->r[0];
+    replica *b = &w->r[1], *c = &w->r[2];
     add_person(a, 1, "Ann");
     batch old_create = take(a);
+    deliver(b, &old_create);
     fake_now += 10;
     delete_person(a, 1);
     add_person(a, 2, "Bo"); /* not uploaded yet */
+    /* A create of a new life elsewhere, and a later update from a replica
+     * that has not seen the delete: A keeps the update in its ghost. */
+    fake_now += 10;
+    add_person(c, 1, "C's life");
+    batch new_life = take(c);
+    fake_now += 10;
+    set_name(b, 1, "B's late name");
+    batch late = take(b);
+    deliver(a, &late);
     /* An encrypted copy, and a plain copy of this plain file, which LMDB's
      * own copy would make a twin of the same client. */
     const uint8_t *keys[] = {ts_key, NULL};
@@ -1062,7 +1073,7 @@ static void test_a_copy_is_a_new_client(void **state)
         char path[TS_PATH_MAX];
         ts_join(path, w->dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
         assert_ok(coffer_db_write_copy(a->db, path, keys[k], keys[k] ? 64 : 0));
-        replica r = {0};
+        replica r = {.server = a->server}; /* it starts from A's progress */
         assert_ok(ts_open_path(path, keys[k], 0, schema, 2, 1, &r.db));
         r.person = ts_class(r.db, "Person");
         coffer_txn *txn = ts_begin(r.db, COFFER_TXN_READ);
@@ -1078,6 +1089,9 @@ static void test_a_copy_is_a_new_client(void **state)
         deliver(&r, &old_create);
         char buf[64];
         assert_string_equal(name_of(&r, 1, buf, sizeof buf), "(none)");
+        /* So does the ghost: the new life shows the later update. */
+        deliver(&r, &new_life);
+        assert_string_equal(name_of(&r, 1, buf, sizeof buf), "B's late name");
         /* And the copy records its own commits. */
         set_name(&r, 2, "Bo 2");
         b = take(&r);
@@ -1086,6 +1100,8 @@ static void test_a_copy_is_a_new_client(void **state)
         coffer_close(r.db);
     }
     batch_free(&old_create);
+    batch_free(&new_life);
+    batch_free(&late);
 }
 
 /* Sets property `prop` of the embedded object at `v` (a link) to `text`. */
