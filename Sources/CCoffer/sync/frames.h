@@ -52,7 +52,8 @@ enum {
     CF_SYNC_ERR_SCHEMA_MISMATCH = 4,
     CF_SYNC_ERR_BAD_CHANGESET = 5,
     CF_SYNC_ERR_OVERLOADED = 6,
-    CF_SYNC_ERR_INTERNAL = 7
+    CF_SYNC_ERR_INTERNAL = 7,
+    CF_SYNC_ERR_CLIENT_RESET = 8
 };
 
 /* Schema property flags on the wire. */
