@@ -840,6 +840,52 @@ static void test_values_below_the_tombstone_are_gone_for_good(void **state)
 
 /* A commit whose changeset no sync frame could carry is refused at commit,
  * naming the limit; nothing of it is kept and the file goes on. */
+/* A delete that arrives after a create of a later life still removes what
+ * was stamped below it: here, list elements and set elements of the first
+ * life that reached C after C had created the object again. */
+static void test_a_late_delete_of_an_earlier_life_removes_its_values(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 5, "first life");
+    batch created = take(a);
+    deliver(b, &created);
+    list_insert(a, 5, 0, "old");
+    set_op(a, 5, "old", 1);
+    batch edits = take(a);
+    fake_now += 100;
+    delete_person(b, 5);
+    batch deleted = take(b);
+    fake_now += 100;
+    add_person(c, 5, "second life"); /* C has seen nothing of the first */
+    batch second = take(c);
+    deliver(c, &created);
+    deliver(c, &edits);
+    assert_int_equal(tag_count(c, 5), 1);
+    deliver(c, &deleted);
+    deliver(a, &deleted);
+    deliver(a, &second);
+    deliver(b, &edits);
+    deliver(b, &second);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 5, buf, sizeof buf), "second life");
+        assert_int_equal(tag_count(&w->r[i], 5), 0);
+        assert_false(has_label(&w->r[i], 5, "old"));
+    }
+    /* The first life's edits arriving again, now that B knows the tombstone
+     * and the object lives: they stay invisible. */
+    deliver(b, &edits);
+    assert_int_equal(tag_count(b, 5), 0);
+    assert_false(has_label(b, 5, "old"));
+    assert_converged(w);
+    batch_free(&created);
+    batch_free(&edits);
+    batch_free(&deleted);
+    batch_free(&second);
+}
+
 static void test_a_commit_too_large_to_sync_is_refused(void **state)
 {
     world *w = *state;
@@ -1184,6 +1230,7 @@ int main(void)
         WORLD_TEST(test_sets_and_maps_merge_per_element),
         WORLD_TEST(test_an_update_of_a_deleted_object_shows_in_its_new_life),
         WORLD_TEST(test_values_below_the_tombstone_are_gone_for_good),
+        WORLD_TEST(test_a_late_delete_of_an_earlier_life_removes_its_values),
         WORLD_TEST(test_a_commit_too_large_to_sync_is_refused),
         WORLD_TEST(test_links_to_deleted_objects_become_null),
         WORLD_TEST(test_a_failing_batch_applies_nothing),

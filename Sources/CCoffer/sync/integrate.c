@@ -398,6 +398,72 @@ static coffer_status ghost_of_live(applier *a, int cls, coffer_object *obj, cons
     return st;
 }
 
+/* Whether list element `id` was inserted at or below `stamp`. */
+static int inserted_by(const cf_elem_id *id, const cf_stamp *stamp)
+{
+    cf_stamp s = {.clock = id->clock};
+    memcpy(s.client, id->client, CF_SYNC_ID_SIZE);
+    return cf_stamp_cmp(&s, stamp) <= 0;
+}
+
+/* A delete of an earlier life of a live object, arriving late: the values
+ * stamped below it are gone all the same (its collections' elements; its
+ * scalars were all set by the create of this life). */
+static coffer_status purge_earlier_life(applier *a, int cls, coffer_object *obj, cf_sync_obj *o)
+{
+    const cf_class *k = &a->txn->db->schema->classes[cls];
+    coffer_status st = COFFER_OK;
+    for (size_t i = 0; i < o->nprops && st == COFFER_OK; i++) {
+        cf_sync_prop *p = &o->props[i];
+        int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)p->name, strlen(p->name)});
+        if (prop < 0 || k->props[prop].collection == COFFER_COLLECTION_NONE)
+            continue;
+        if (k->props[prop].collection == COFFER_COLLECTION_LIST) {
+            coffer_list *list;
+            if ((st = coffer_object_get_list(obj, (coffer_property_id)prop, &list)) != COFFER_OK)
+                break;
+            uint64_t pos = 0;
+            for (size_t e = 0; e < p->nelems && st == COFFER_OK; e++) {
+                if (p->elems[e].erased)
+                    continue;
+                if (!inserted_by(&p->elems[e].id, &a->stamp)) {
+                    pos++;
+                    continue;
+                }
+                if ((st = coffer_list_remove(list, pos)) == COFFER_OK)
+                    p->elems[e].erased = 1;
+                o->dirty = 1;
+            }
+            coffer_list_release(list);
+            continue;
+        }
+        for (size_t e = 0; e < p->nitems && st == COFFER_OK; e++) {
+            cf_sync_item *it = &p->items[e];
+            if (!it->present || cf_stamp_cmp(&it->stamp, &a->stamp) > 0)
+                continue;
+            it->present = 0;
+            o->dirty = 1;
+            int removed;
+            coffer_value v;
+            int missing = 0;
+            if (k->props[prop].collection == COFFER_COLLECTION_MAP) {
+                coffer_map *map;
+                if ((st = coffer_object_get_map(obj, (coffer_property_id)prop, &map)) == COFFER_OK) {
+                    st = coffer_map_remove(map, (const char *)it->key, it->key_len, &removed);
+                    coffer_map_release(map);
+                }
+            } else if ((st = decode(a, (cf_slice){it->key, it->key_len}, &v, &missing)) == COFFER_OK && !missing) {
+                coffer_set *set;
+                if ((st = coffer_object_get_set(obj, (coffer_property_id)prop, &set)) == COFFER_OK) {
+                    st = coffer_set_remove(set, &v, &removed);
+                    coffer_set_release(set);
+                }
+            }
+        }
+    }
+    return st;
+}
+
 static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_slice pk)
 {
     uint32_t table = a->txn->db->schema->classes[cls].table;
@@ -407,7 +473,7 @@ static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_s
         return st;
     if (obj) {
         if (o && cf_stamp_cmp(&o->created, &a->stamp) > 0)
-            return COFFER_OK; /* the delete of an earlier life */
+            return purge_earlier_life(a, cls, obj, o);
         if ((o && (st = ghost_of_live(a, cls, obj, o)) != COFFER_OK) || (st = forget_links_to(a, obj, pk)) != COFFER_OK ||
             (st = coffer_object_delete(obj)) != COFFER_OK)
             return st;
@@ -454,7 +520,10 @@ static uint64_t visible_before(const cf_sync_prop *p, size_t i)
     return n;
 }
 
-static coffer_status apply_list(applier *a, coffer_object *obj, int prop, cf_sync_prop *p, const cf_sync_change *c)
+/* `after`: the change is stamped above the object's tombstone; an element
+ * inserted below it is kept (later inserts may be anchored on it) but never
+ * shows, as on the service. */
+static coffer_status apply_list(applier *a, coffer_object *obj, int prop, cf_sync_prop *p, const cf_sync_change *c, int after)
 {
     coffer_list *list;
     coffer_status st = coffer_object_get_list(obj, (coffer_property_id)prop, &list);
@@ -476,6 +545,7 @@ static coffer_status apply_list(applier *a, coffer_object *obj, int prop, cf_syn
             i++;
         if ((st = decode(a, c->value, &v, &missing)) != COFFER_OK)
             goto done;
+        missing |= !after;
         if (!missing && (st = coffer_list_insert(list, visible_before(p, i), &v)) != COFFER_OK)
             goto done;
         cf_sync_elem *e = cf_sync_elem_insert(p, i);
@@ -602,7 +672,7 @@ static coffer_status apply_change(applier *a, const cf_sync_change *c)
         return no_memory();
     o->dirty = 1;
     if (want == COFFER_COLLECTION_LIST)
-        return apply_list(a, obj, prop, p, c);
+        return apply_list(a, obj, prop, p, c, after);
     return apply_item(a, obj, prop, p, c);
 }
 
