@@ -55,6 +55,14 @@ static void encode(cf_buf *b, const cf_sync_obj *g)
         cf_wire_string(b, p->name, strlen(p->name));
         cf_sync_put_stamp(b, &p->stamp);
         cf_wire_bytes(b, p->value, p->value ? p->value_len : 0);
+        cf_wire_varint(b, p->nelems);
+        for (size_t e = 0; e < p->nelems; e++) {
+            const cf_sync_elem *el = &p->elems[e];
+            cf_cs_elem_id(b, &el->id);
+            cf_sync_put_stamp(b, &el->stamp);
+            cf_wire_u8(b, el->erased);
+            cf_wire_bytes(b, el->value, el->value ? el->value_len : 0);
+        }
         cf_wire_varint(b, p->nitems);
         for (size_t e = 0; e < p->nitems; e++) {
             const cf_sync_item *it = &p->items[e];
@@ -85,7 +93,28 @@ static coffer_status decode(cf_wreader *r, cf_sync_obj *g)
             break;
         if (value.n && (st = cf_sync_prop_set_value(p, value)) != COFFER_OK)
             break;
-        if ((st = cf_wire_get_count(r, &ni, 27, "the elements")) != COFFER_OK)
+        uint64_t ne;
+        if ((st = cf_wire_get_count(r, &ne, 50, "the list elements")) != COFFER_OK)
+            break;
+        for (uint64_t e = 0; e < ne && st == COFFER_OK; e++) {
+            cf_sync_elem *el = cf_sync_elem_insert(p, p->nelems);
+            const uint8_t *client;
+            cf_slice v;
+            if (!el)
+                return no_memory();
+            if ((st = cf_wire_get_u64le(r, &el->id.clock, "an element id")) != COFFER_OK ||
+                (st = cf_wire_get_raw(r, CF_SYNC_ID_SIZE, &client, "an element id")) != COFFER_OK)
+                break;
+            memcpy(el->id.client, client, CF_SYNC_ID_SIZE);
+            if ((st = cf_wire_get_varint(r, &el->id.seq, "an element id")) != COFFER_OK ||
+                (st = cf_sync_get_stamp(r, &el->stamp)) != COFFER_OK || (st = cf_wire_get_u8(r, &el->erased, "an element")) != COFFER_OK ||
+                (st = cf_wire_get_bytes(r, &v, "an element's value")) != COFFER_OK)
+                break;
+            if (v.n && !(el->value = dup_bytes(v.p, v.n)))
+                return no_memory();
+            el->value_len = v.n;
+        }
+        if (st != COFFER_OK || (st = cf_wire_get_count(r, &ni, 27, "the elements")) != COFFER_OK)
             break;
         for (uint64_t e = 0; e < ni && st == COFFER_OK; e++) {
             cf_slice key, v;
@@ -152,7 +181,7 @@ coffer_status cf_sync_ghost_get(coffer_txn *txn, uint32_t table, cf_slice pk, cf
 static int keeps_anything(const cf_sync_obj *g)
 {
     for (size_t i = 0; i < g->nprops; i++)
-        if (g->props[i].value || g->props[i].nitems)
+        if (g->props[i].value || g->props[i].nitems || g->props[i].nelems)
             return 1;
     return 0;
 }
@@ -186,6 +215,17 @@ void cf_sync_ghost_prune(cf_sync_obj *g, const cf_stamp *tombstone)
             free(p->value);
             p->value = NULL;
             p->value_len = 0;
+        }
+        /* List elements stay (later inserts may be anchored on them); their values go. */
+        for (size_t e = 0; e < p->nelems; e++) {
+            cf_sync_elem *el = &p->elems[e];
+            cf_stamp inserted = {.clock = el->id.clock};
+            memcpy(inserted.client, el->id.client, CF_SYNC_ID_SIZE);
+            if (el->value && cf_stamp_cmp(&inserted, tombstone) <= 0) {
+                free(el->value);
+                el->value = NULL;
+                el->value_len = 0;
+            }
         }
         size_t kept = 0;
         for (size_t e = 0; e < p->nitems; e++) {

@@ -83,6 +83,30 @@ static coffer_status apply_fields(applier *a, int cls, coffer_object *obj, cf_sy
     return st;
 }
 
+static int64_t elem_index(const cf_sync_prop *p, const cf_elem_id *id)
+{
+    for (size_t i = 0; i < p->nelems; i++)
+        if (cf_elem_id_cmp(&p->elems[i].id, id) == 0)
+            return (int64_t)i;
+    return -1;
+}
+
+static uint64_t visible_before(const cf_sync_prop *p, size_t i)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; k < i; k++)
+        n += !p->elems[k].erased;
+    return n;
+}
+
+/* Whether list element `id` was inserted at or below `stamp`. */
+static int inserted_by(const cf_elem_id *id, const cf_stamp *stamp)
+{
+    cf_stamp s = {.clock = id->clock};
+    memcpy(s.client, id->client, CF_SYNC_ID_SIZE);
+    return cf_stamp_cmp(&s, stamp) <= 0;
+}
+
 /* Whether `stamp` is above the tombstone of (class, pk): always without one. */
 static coffer_status after_tombstone(applier *a, int cls, cf_slice pk, int *after)
 {
@@ -138,6 +162,39 @@ static coffer_status revive_items(applier *a, coffer_object *obj, int prop, cons
             }
         }
     }
+    return st;
+}
+
+/* A new life's list: the ghost's elements in order, those inserted above
+ * the tombstone (and not erased) shown, the others kept as anchors. */
+static coffer_status revive_list(applier *a, coffer_object *obj, int prop, const cf_sync_prop *gp, cf_sync_prop *p,
+                                 const cf_stamp *tomb)
+{
+    coffer_list *list;
+    coffer_status st = coffer_object_get_list(obj, (coffer_property_id)prop, &list);
+    if (st != COFFER_OK)
+        return st;
+    uint64_t pos = 0;
+    for (size_t e = 0; e < gp->nelems && st == COFFER_OK; e++) {
+        const cf_sync_elem *ge = &gp->elems[e];
+        cf_sync_elem *el = cf_sync_elem_insert(p, p->nelems);
+        if (!el) {
+            st = no_memory();
+            break;
+        }
+        el->id = ge->id;
+        el->stamp = ge->stamp;
+        el->erased = 1;
+        coffer_value v;
+        int missing = 0;
+        if (ge->erased || !ge->value || (tomb && inserted_by(&ge->id, tomb)))
+            continue;
+        if ((st = decode(a, (cf_slice){ge->value, ge->value_len}, &v, &missing)) != COFFER_OK || missing)
+            continue;
+        if ((st = coffer_list_insert(list, pos++, &v)) == COFFER_OK)
+            el->erased = 0;
+    }
+    coffer_list_release(list);
     return st;
 }
 
@@ -197,11 +254,22 @@ static coffer_status create(applier *a, int cls, const cf_sync_change *c, coffer
             else
                 p->stamp = stamps[i];
         }
+        cf_stamp tomb;
+        int has_tomb = 0;
+        if (g)
+            st = cf_sync_tombstone_get(a->txn, k->table, c->pk, &tomb, &has_tomb);
         for (size_t i = 0; g && i < g->nprops && st == COFFER_OK; i++) {
-            int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)g->props[i].name, strlen(g->props[i].name)});
-            cf_sync_prop *p = prop >= 0 && g->props[i].nitems ? cf_sync_prop_of(o, g->props[i].name) : NULL;
-            if (prop >= 0 && g->props[i].nitems)
-                st = p ? revive_items(a, obj, prop, &g->props[i], p) : no_memory();
+            const cf_sync_prop *gp = &g->props[i];
+            int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)gp->name, strlen(gp->name)});
+            if (prop < 0 || (!gp->nitems && !gp->nelems))
+                continue;
+            cf_sync_prop *p = cf_sync_prop_of(o, gp->name);
+            if (!p)
+                st = no_memory();
+            else if (gp->nelems)
+                st = revive_list(a, obj, prop, gp, p, has_tomb ? &tomb : NULL);
+            else
+                st = revive_items(a, obj, prop, gp, p);
         }
     }
     if (obj)
@@ -212,22 +280,80 @@ static coffer_status create(applier *a, int cls, const cf_sync_change *c, coffer
     return st;
 }
 
+/* A list change of an object that is not live, on its ghost's elements:
+ * an insert is placed as on a live list (RGA) and keeps its value if
+ * stamped above the tombstone; an erase and a replacement apply as usual. */
+static coffer_status ghost_list_change(applier *a, cf_sync_prop *p, const cf_sync_change *c, int after)
+{
+    int64_t at = elem_index(p, &c->elem);
+    if (c->op == CF_OP_LIST_INSERT) {
+        if (at >= 0)
+            return COFFER_OK;
+        size_t i = 0;
+        if (c->has_anchor) {
+            int64_t anchor = elem_index(p, &c->anchor);
+            if (anchor < 0)
+                return COFFER_OK;
+            i = (size_t)anchor + 1;
+        }
+        while (i < p->nelems && cf_elem_id_cmp(&p->elems[i].id, &c->elem) > 0)
+            i++;
+        cf_sync_elem *e = cf_sync_elem_insert(p, i);
+        if (!e)
+            return no_memory();
+        e->id = c->elem;
+        e->stamp = a->stamp;
+        if (after && !(e->value = malloc(c->value.n ? c->value.n : 1)))
+            return no_memory();
+        if (after) {
+            memcpy(e->value, c->value.p, c->value.n);
+            e->value_len = c->value.n;
+        }
+        return COFFER_OK;
+    }
+    if (at < 0 || p->elems[at].erased)
+        return COFFER_OK;
+    cf_sync_elem *e = &p->elems[at];
+    if (c->op == CF_OP_LIST_ERASE) {
+        e->erased = 1;
+    } else if (cf_stamp_cmp(&a->stamp, &e->stamp) > 0) {
+        e->stamp = a->stamp;
+        if (e->value) {
+            uint8_t *v = malloc(c->value.n ? c->value.n : 1);
+            if (!v)
+                return no_memory();
+            memcpy(v, c->value.p, c->value.n);
+            free(e->value);
+            e->value = v;
+            e->value_len = c->value.n;
+        }
+    }
+    return COFFER_OK;
+}
+
 /* A change of an object that is not live, stamped above its tombstone: its
  * ghost keeps it, last writer wins, for a later life. List changes are not
  * kept (docs/SYNC.md). */
 static coffer_status keep_in_ghost(applier *a, int cls, const cf_sync_change *c)
 {
     const cf_class *k = &a->txn->db->schema->classes[cls];
-    int after;
+    int after, is_list = c->op == CF_OP_LIST_INSERT || c->op == CF_OP_LIST_ERASE || c->op == CF_OP_LIST_SET;
     coffer_status st = after_tombstone(a, cls, c->pk, &after);
-    if (st != COFFER_OK || !after || c->op == CF_OP_LIST_INSERT || c->op == CF_OP_LIST_ERASE || c->op == CF_OP_LIST_SET)
+    if (st != COFFER_OK || (!after && !is_list))
         return st;
     cf_sync_obj *g;
     if ((st = cf_sync_ghost_get(a->txn, k->table, c->pk, &g)) != COFFER_OK)
         return st;
     if (!g && (st = cf_sync_ghost_make(k->table, c->pk, &g)) != COFFER_OK)
         return st;
-    if (c->op == CF_OP_UPDATE) {
+    if (is_list) {
+        int prop = 0;
+        cf_sync_prop *p = NULL;
+        if ((st = find_prop(a, cls, c->prop, &prop)) == COFFER_OK && !(p = cf_sync_prop_of(g, k->props[prop].name)))
+            st = no_memory();
+        if (st == COFFER_OK)
+            st = ghost_list_change(a, p, c, after);
+    } else if (c->op == CF_OP_UPDATE) {
         cf_wreader r = cf_wreader_make(c->fields.p, c->fields.n, "a changeset's properties");
         for (uint64_t i = 0; i < c->nfields && st == COFFER_OK; i++) {
             cf_slice name, value;
@@ -351,6 +477,41 @@ static coffer_status forget_links_to(applier *a, coffer_object *obj, cf_slice pk
     return st;
 }
 
+/* A live list into the ghost: every element id in order (the anchors of
+ * later inserts), with the values of those inserted above the delete. */
+static coffer_status ghost_list(applier *a, coffer_object *obj, int prop, const cf_sync_prop *lp, cf_sync_obj *g)
+{
+    cf_sync_prop *gp = cf_sync_prop_of(g, lp->name);
+    coffer_list *list;
+    if (!gp)
+        return no_memory();
+    coffer_status st = coffer_object_get_list(obj, (coffer_property_id)prop, &list);
+    uint64_t pos = 0;
+    for (size_t e = 0; e < lp->nelems && st == COFFER_OK; e++) {
+        cf_sync_elem *el = cf_sync_elem_insert(gp, gp->nelems);
+        if (!el) {
+            st = no_memory();
+            break;
+        }
+        el->id = lp->elems[e].id;
+        el->stamp = lp->elems[e].stamp;
+        el->erased = lp->elems[e].erased;
+        if (el->erased)
+            continue;
+        if (!inserted_by(&el->id, &a->stamp)) {
+            cf_buf b = {0};
+            if ((st = cf_sync_encode_list_elem(list, pos, &b)) == COFFER_OK && b.failed)
+                st = no_memory();
+            el->value = b.p;
+            el->value_len = b.len;
+        }
+        pos++;
+    }
+    if (st == COFFER_OK || list)
+        coffer_list_release(list);
+    return st;
+}
+
 /* Before a live object is deleted by a delete stamped below some of its
  * values (changed concurrently, with larger clocks): its ghost keeps them. */
 static coffer_status ghost_of_live(applier *a, int cls, coffer_object *obj, const cf_sync_obj *o)
@@ -361,9 +522,13 @@ static coffer_status ghost_of_live(applier *a, int cls, coffer_object *obj, cons
     for (size_t i = 0; i < o->nprops && st == COFFER_OK; i++) {
         const cf_sync_prop *lp = &o->props[i];
         int prop = cf_sync_prop_named(k, (cf_slice){(const uint8_t *)lp->name, strlen(lp->name)});
-        if (prop < 0 || k->props[prop].collection == COFFER_COLLECTION_LIST)
+        if (prop < 0)
             continue;
         cf_sync_prop *gp = NULL;
+        if (k->props[prop].collection == COFFER_COLLECTION_LIST) {
+            st = ghost_list(a, obj, prop, lp, g);
+            continue;
+        }
         if (k->props[prop].collection == COFFER_COLLECTION_NONE) {
             if (cf_stamp_cmp(&lp->stamp, &a->stamp) <= 0)
                 continue;
@@ -396,14 +561,6 @@ static coffer_status ghost_of_live(applier *a, int cls, coffer_object *obj, cons
         st = cf_sync_ghost_put(a->txn, g);
     cf_sync_obj_free(g);
     return st;
-}
-
-/* Whether list element `id` was inserted at or below `stamp`. */
-static int inserted_by(const cf_elem_id *id, const cf_stamp *stamp)
-{
-    cf_stamp s = {.clock = id->clock};
-    memcpy(s.client, id->client, CF_SYNC_ID_SIZE);
-    return cf_stamp_cmp(&s, stamp) <= 0;
 }
 
 /* A delete of an earlier life of a live object, arriving late: the values
@@ -502,22 +659,6 @@ static coffer_status keep_tombstone(applier *a, int cls, cf_slice pk)
     st = cf_sync_ghost_put(a->txn, g);
     cf_sync_obj_free(g);
     return st;
-}
-
-static int64_t elem_index(const cf_sync_prop *p, const cf_elem_id *id)
-{
-    for (size_t i = 0; i < p->nelems; i++)
-        if (cf_elem_id_cmp(&p->elems[i].id, id) == 0)
-            return (int64_t)i;
-    return -1;
-}
-
-static uint64_t visible_before(const cf_sync_prop *p, size_t i)
-{
-    uint64_t n = 0;
-    for (size_t k = 0; k < i; k++)
-        n += !p->elems[k].erased;
-    return n;
 }
 
 /* `after`: the change is stamped above the object's tombstone; an element

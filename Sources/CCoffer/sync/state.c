@@ -283,6 +283,8 @@ void cf_sync_obj_free(cf_sync_obj *o)
         cf_sync_prop *p = &o->props[i];
         free(p->name);
         free(p->value);
+        for (size_t e = 0; e < p->nelems; e++)
+            free(p->elems[e].value);
         free(p->elems);
         for (size_t e = 0; e < p->nitems; e++) {
             free(p->items[e].key);

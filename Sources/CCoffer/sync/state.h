@@ -32,6 +32,8 @@ typedef struct cf_sync_elem {
     cf_elem_id id;
     cf_stamp stamp; /* of the value */
     uint8_t erased;
+    uint8_t *value; /* a ghost's: the encoded value (NULL: none kept) */
+    size_t value_len;
 } cf_sync_elem;
 
 /* A set element (key: its encoded value) or map entry (key: the map key). */
