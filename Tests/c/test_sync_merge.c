@@ -891,6 +891,35 @@ static void test_a_late_delete_of_an_earlier_life_removes_its_values(void **stat
     batch_free(&second);
 }
 
+/* A create of a live object raises its creation stamp: a delete stamped
+ * between the two creates (of the first life only) leaves it live. */
+static void test_an_object_created_twice_outlives_a_delete_between(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 6, "first");
+    batch first = take(a);
+    deliver(b, &first);
+    fake_now += 100;
+    delete_person(b, 6);
+    batch deleted = take(b);
+    fake_now += 100;
+    add_person(c, 6, "second"); /* C has seen neither */
+    batch second = take(c);
+    deliver(c, &first);
+    deliver(c, &deleted);
+    deliver(a, &second);
+    deliver(a, &deleted); /* A had the first create: the second one arrived before the delete */
+    deliver(b, &second);
+    batch_free(&first);
+    batch_free(&deleted);
+    batch_free(&second);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(name_of(&w->r[i], 6, buf, sizeof buf), "second");
+}
+
 static void test_a_commit_too_large_to_sync_is_refused(void **state)
 {
     world *w = *state;
@@ -1236,6 +1265,7 @@ int main(void)
         WORLD_TEST(test_an_update_of_a_deleted_object_shows_in_its_new_life),
         WORLD_TEST(test_values_below_the_tombstone_are_gone_for_good),
         WORLD_TEST(test_a_late_delete_of_an_earlier_life_removes_its_values),
+        WORLD_TEST(test_an_object_created_twice_outlives_a_delete_between),
         WORLD_TEST(test_a_commit_too_large_to_sync_is_refused),
         WORLD_TEST(test_links_to_deleted_objects_become_null),
         WORLD_TEST(test_a_failing_batch_applies_nothing),

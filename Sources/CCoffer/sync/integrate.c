@@ -795,6 +795,11 @@ static coffer_status apply_change(applier *a, const cf_sync_change *c)
     cf_sync_obj *o;
     if ((st = state_of(a, cls, obj, c->pk, &o)) != COFFER_OK)
         return st;
+    /* A live object's largest create decides which deletes it outlives. */
+    if (c->op == CF_OP_CREATE && cf_stamp_cmp(&a->stamp, &o->created) > 0) {
+        o->created = a->stamp;
+        o->dirty = 1;
+    }
     if (c->op == CF_OP_CREATE || c->op == CF_OP_UPDATE)
         return apply_fields(a, cls, obj, o, c);
     int prop = 0;
