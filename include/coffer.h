@@ -1077,8 +1077,10 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
  *
  *  Errors: COFFER_ERR_MISUSE (already ended, database closed, or another
  *  thread than the one that began the write); COFFER_ERR_MAP_FULL or
- *  COFFER_ERR_FILE_TOO_LARGE (nothing was committed); COFFER_ERR_IO (also a
- *  full disk, naming "No space left on device"). On any
+ *  COFFER_ERR_FILE_TOO_LARGE (nothing was committed); COFFER_ERR_LIMIT (a
+ *  file that syncs: the commit's sync changeset would exceed the 64 MiB of a
+ *  sync frame, docs/SYNC.md; commit it in smaller transactions);
+ *  COFFER_ERR_IO (also a full disk, naming "No space left on device"). On any
  *  error of a write transaction nothing of it is committed and it has ended. */
 COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn);
 

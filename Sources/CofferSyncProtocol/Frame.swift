@@ -3,7 +3,7 @@
 
 /// An error code of an ERROR frame.
 public enum ErrorCode: UInt64, Sendable, CaseIterable {
-    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`
+    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset
 
     public var name: String {
         switch self {
@@ -14,6 +14,7 @@ public enum ErrorCode: UInt64, Sendable, CaseIterable {
         case .badChangeset: "BAD_CHANGESET"
         case .overloaded: "OVERLOADED"
         case .internal: "INTERNAL"
+        case .clientReset: "CLIENT_RESET"
         }
     }
 }

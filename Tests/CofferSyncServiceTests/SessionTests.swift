@@ -1,7 +1,8 @@
 // Protocol sessions against a real `coffer-sync serve` on a free port and a
 // private PostgreSQL: upload and acknowledgement, idempotent re-upload,
 // download to another client, fan-out between two instances, errors for
-// out-of-order and malformed frames, and a client that never acknowledges.
+// out-of-order and malformed frames, a client whose HELLO is behind what it
+// acknowledged (CLIENT_RESET), and a client that never acknowledges.
 import CofferSyncProtocol
 import Foundation
 import Testing
@@ -93,6 +94,42 @@ struct SessionTests {
             reader.send(.downloadAck(lastServerVersion: serverVersion))
             #expect(try await reader.receive() == .download(latestServerVersion: serverVersion, changesets: []))
         }
+    }
+
+    @Test("a HELLO with less than the client acknowledged (a file restored from a backup) gets CLIENT_RESET")
+    func clientReset() async throws {
+        let postgres = try await PrivatePostgres.shared.freshDatabase()
+        let service = try await ServiceProcess.start(postgres: postgres)
+        defer { service.stop() }
+        let partition = uniquePartition()
+        let a = TestClient(url: service.url)
+        try await a.hello(partition: partition)
+        let (_, serverVersion) = try await a.upload([Changeset(clientVersion: 1, clock: 1 << 16,
+                                                               changes: [TestSchema.createTask(1, title: "t")])])
+        let b = TestClient(url: service.url)
+        try await b.hello(partition: partition)
+        #expect(try await b.downloadAll().count == 1)
+        // The acknowledgement is recorded in its own transaction: wait for it.
+        for _ in 0..<100 {
+            let acked = try await PrivatePostgres.shared.sql(postgres,
+                "SELECT max(last_acked_server_version) FROM coffer_sync_clients WHERE partition = '\(partition)'")
+            if acked == "\(serverVersion)" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let restored = TestClient(url: service.url, id: b.id)
+        restored.send(.hello(protocolVersion: WireLimits.protocolVersion, client: b.id, partition: partition, token: "",
+                             lastServerVersion: 0, schema: TestSchema.schema))
+        let frame = try await restored.receive()
+        guard case .error(let code, let message, let fatal) = frame else {
+            Issue.record("expected ERROR, got \(frame)")
+            return
+        }
+        #expect(code == ErrorCode.clientReset.rawValue, "\(message)")
+        #expect(message.contains("acknowledged \(serverVersion)"), "\(message)")
+        #expect(fatal)
+        // With what it acknowledged, the same client is welcome.
+        let caughtUp = TestClient(url: service.url, id: b.id)
+        #expect(try await caughtUp.hello(partition: partition, lastServerVersion: serverVersion).1 == serverVersion)
     }
 
     @Test("frames out of order, undecodable frames and unsupported versions end the session with their codes")

@@ -5,8 +5,9 @@
  * commit records (and what a remote commit and a file without a client id do
  * not), creates, updates and deletes, embedded objects, concurrent list
  * inserts, delete against update, create against create with one primary
- * key, set adds and removes, map puts, links to deleted objects, a failing
- * batch and a process killed during integration (nothing half-applied),
+ * key, set adds and removes, map puts, what survives a delete (the ghost of a
+ * deleted object, values below its tombstone), links to deleted objects, a failing
+ * batch, a commit too large to sync, and a process killed during integration (nothing half-applied),
  * redelivery (nothing applied twice), and a client offline for a simulated
  * week. */
 #define _GNU_SOURCE
@@ -621,12 +622,15 @@ static void test_delete_beats_a_later_update(void **state)
     assert_string_equal(name_of(c, 1, buf, sizeof buf), "(none)");
     assert_string_equal(name_of(b, 1, buf, sizeof buf), "(none)");
 
-    /* Created again after the delete was seen: a new life everywhere. */
+    /* Created again here after the delete was seen: a new life everywhere,
+     * without the late insert C's ghost kept (the create removes it). */
     fake_now += 100;
     add_person(c, 1, "Ann again");
     exchange_all(w);
     assert_converged(w);
     assert_string_equal(name_of(a, 1, buf, sizeof buf), "Ann again");
+    assert_int_equal(tag_count(a, 1), 0);
+    assert_int_equal(tag_count(c, 1), 0);
 }
 
 static void test_create_with_the_same_primary_key_merges(void **state)
@@ -714,6 +718,242 @@ static void test_sets_and_maps_merge_per_element(void **state)
     assert_ok(coffer_map_count(m, &n));
     assert_int_equal(n, 2);
     coffer_txn_free(txn);
+}
+
+static int has_label(replica *r, int64_t id, const char *label)
+{
+    coffer_txn *txn = ts_begin(r->db, COFFER_TXN_READ);
+    coffer_set *s;
+    int found;
+    coffer_value v = ts_str(label);
+    assert_ok(coffer_object_get_set(person(txn, r, id), P_LABELS, &s));
+    assert_ok(coffer_set_contains(s, &v, &found));
+    coffer_txn_free(txn);
+    return found;
+}
+
+static void reopen(world *w, int i)
+{
+    coffer_close(w->r[i].db);
+    uint64_t taken = w->r[i].taken, server = w->r[i].server;
+    open_replica(w, i, NULL);
+    w->r[i].taken = taken;
+    w->r[i].server = server;
+}
+
+/* B updates an object A deleted (B has not seen the delete, its clock is
+ * later); C, which saw the delete, creates it again between the two. The
+ * update is kept above the tombstone and shows in the new life, on A (update
+ * before create, kept by the ghost across a reopen), on B (its own update
+ * before the delete) and on C (update after create). */
+static void test_an_update_of_a_deleted_object_shows_in_its_new_life(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 1, "Ann");
+    map_put(a, 1, "old", 1);
+    exchange_all(w);
+    fake_now += 100;
+    delete_person(a, 1);
+    batch ba = take(a);
+    deliver(c, &ba);
+    fake_now += 100;
+    add_person(c, 1, "Ann again");
+    fake_now += 100;
+    set_name(b, 1, "late name");
+    set_op(b, 1, "late", 1);
+    map_put(b, 1, "late", 7);
+    list_insert(b, 1, 0, "late");
+    batch bb = take(b), bc = take(c);
+    deliver(a, &bb);
+    reopen(w, 0);
+    a = &w->r[0];
+    char buf[64];
+    assert_string_equal(name_of(a, 1, buf, sizeof buf), "(none)"); /* still deleted */
+    deliver(a, &bc);
+    deliver(b, &ba);
+    deliver(b, &bc);
+    deliver(c, &bb);
+    batch_free(&ba);
+    batch_free(&bb);
+    batch_free(&bc);
+    assert_converged(w);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 1, buf, sizeof buf), "late name");
+        assert_true(has_label(&w->r[i], 1, "late"));
+        assert_int_equal(tag_count(&w->r[i], 1), 1);
+    }
+    /* The map entry of the first life is gone for good; the late one shows. */
+    coffer_txn *txn = ts_begin(a->db, COFFER_TXN_READ);
+    coffer_map *m;
+    uint64_t n;
+    coffer_value v;
+    assert_ok(coffer_object_get_map(person(txn, a, 1), P_ATTRS, &m));
+    assert_ok(coffer_map_count(m, &n));
+    assert_int_equal(n, 1);
+    assert_ok(coffer_map_get(m, "late", 4, &v));
+    assert_int_equal(v.u.integer, 7);
+    coffer_txn_free(txn);
+}
+
+/* Values stamped below the tombstone never come back, and a create older
+ * than the tombstone is ignored, whatever the order of arrival. */
+static void test_values_below_the_tombstone_are_gone_for_good(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 2, "Bo");
+    exchange_all(w);
+    fake_now += 100;
+    set_name(b, 2, "early update");
+    set_op(b, 2, "early", 1);
+    fake_now += 100;
+    delete_person(a, 2);
+    batch ba = take(a), bb = take(b);
+    deliver(c, &ba); /* the delete first: the update arrives late and stays below it */
+    deliver(c, &bb);
+    deliver(a, &bb);
+    deliver(b, &ba);
+    batch_free(&ba);
+    batch_free(&bb);
+    assert_converged(w);
+    fake_now += 100;
+    add_person(c, 2, "Bo II");
+    exchange_all(w);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 2, buf, sizeof buf), "Bo II");
+        assert_false(has_label(&w->r[i], 2, "early"));
+    }
+    /* A create stamped before a later delete arrives after it: ignored. */
+    fake_now += 100;
+    add_person(a, 3, "Cy");
+    batch early = take(a);
+    fake_now += 100;
+    deliver(b, &early);
+    delete_person(b, 3);
+    batch bd = take(b);
+    deliver(c, &bd);
+    deliver(c, &early);
+    deliver(a, &bd);
+    batch_free(&early);
+    batch_free(&bd);
+    assert_converged(w);
+    assert_string_equal(name_of(c, 3, buf, sizeof buf), "(none)");
+}
+
+/* A commit whose changeset no sync frame could carry is refused at commit,
+ * naming the limit; nothing of it is kept and the file goes on. */
+/* A delete that arrives after a create of a later life still removes what
+ * was stamped below it: here, list elements and set elements of the first
+ * life that reached C after C had created the object again. */
+static void test_a_late_delete_of_an_earlier_life_removes_its_values(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 5, "first life");
+    batch created = take(a);
+    deliver(b, &created);
+    list_insert(a, 5, 0, "old");
+    set_op(a, 5, "old", 1);
+    batch edits = take(a);
+    fake_now += 100;
+    delete_person(b, 5);
+    batch deleted = take(b);
+    fake_now += 100;
+    add_person(c, 5, "second life"); /* C has seen nothing of the first */
+    batch second = take(c);
+    deliver(c, &created);
+    deliver(c, &edits);
+    assert_int_equal(tag_count(c, 5), 1);
+    deliver(c, &deleted);
+    deliver(a, &deleted);
+    deliver(a, &second);
+    deliver(b, &edits);
+    deliver(b, &second);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(name_of(&w->r[i], 5, buf, sizeof buf), "second life");
+        assert_int_equal(tag_count(&w->r[i], 5), 0);
+        assert_false(has_label(&w->r[i], 5, "old"));
+    }
+    /* The first life's edits arriving again, now that B knows the tombstone
+     * and the object lives: they stay invisible. */
+    deliver(b, &edits);
+    assert_int_equal(tag_count(b, 5), 0);
+    assert_false(has_label(b, 5, "old"));
+    assert_converged(w);
+    batch_free(&created);
+    batch_free(&edits);
+    batch_free(&deleted);
+    batch_free(&second);
+}
+
+/* A create of a live object raises its creation stamp: a delete stamped
+ * between the two creates (of the first life only) leaves it live. */
+static void test_an_object_created_twice_outlives_a_delete_between(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
+    add_person(a, 6, "first");
+    batch first = take(a);
+    deliver(b, &first);
+    fake_now += 100;
+    delete_person(b, 6);
+    batch deleted = take(b);
+    fake_now += 100;
+    add_person(c, 6, "second"); /* C has seen neither */
+    batch second = take(c);
+    deliver(c, &first);
+    deliver(c, &deleted);
+    deliver(a, &second);
+    deliver(a, &deleted); /* A had the first create: the second one arrived before the delete */
+    deliver(b, &second);
+    batch_free(&first);
+    batch_free(&deleted);
+    batch_free(&second);
+    assert_converged(w);
+    char buf[64];
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(name_of(&w->r[i], 6, buf, sizeof buf), "second");
+}
+
+static void test_a_commit_too_large_to_sync_is_refused(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0];
+    add_person(a, 1, "Ann");
+    batch before = take(a);
+    size_t piece = 1u << 20;
+    char *big = malloc(piece);
+    memset(big, 'x', piece);
+    coffer_txn *txn = ts_begin(a->db, COFFER_TXN_WRITE);
+    coffer_field f[] = {ts_field(P_ID, coffer_value_int(2)), ts_field(P_NAME, ts_str("Big"))};
+    ts_create(txn, a->person, f, 2);
+    coffer_list *l;
+    assert_ok(coffer_object_get_list(person(txn, a, 2), P_TAGS, &l));
+    coffer_value v = {.type = COFFER_TYPE_STRING, .u.string = {big, piece}};
+    for (uint64_t i = 0; i < 65; i++)
+        assert_ok(coffer_list_insert(l, i, &v));
+    assert_int_equal(coffer_txn_commit(txn), COFFER_ERR_LIMIT);
+    assert_non_null(strstr(coffer_last_error(), "limit of a sync frame (64 MiB)"));
+    coffer_txn_free(txn);
+    free(big);
+    char buf[64];
+    assert_string_equal(name_of(a, 2, buf, sizeof buf), "(none)");
+    batch after = take(a);
+    assert_int_equal(after.n, 0); /* no changeset was kept */
+    add_person(a, 3, "Cy");
+    batch later = take(a);
+    assert_int_equal(later.n, 1);
+    deliver(&w->r[1], &before);
+    deliver(&w->r[1], &later);
+    assert_string_equal(name_of(&w->r[1], 3, buf, sizeof buf), "Cy");
+    batch_free(&before);
+    batch_free(&after);
+    batch_free(&later);
 }
 
 static void test_links_to_deleted_objects_become_null(void **state)
@@ -890,11 +1130,22 @@ static void test_a_copy_is_a_new_client(void **state)
 {
     world *w = *state;
     replica *a = &w->r[0];
+    replica *b = &w->r[1], *c = &w->r[2];
     add_person(a, 1, "Ann");
     batch old_create = take(a);
+    deliver(b, &old_create);
     fake_now += 10;
     delete_person(a, 1);
     add_person(a, 2, "Bo"); /* not uploaded yet */
+    /* A create of a new life elsewhere, and a later update from a replica
+     * that has not seen the delete: A keeps the update in its ghost. */
+    fake_now += 10;
+    add_person(c, 1, "C's life");
+    batch new_life = take(c);
+    fake_now += 10;
+    set_name(b, 1, "B's late name");
+    batch late = take(b);
+    deliver(a, &late);
     /* An encrypted copy, and a plain copy of this plain file, which LMDB's
      * own copy would make a twin of the same client. */
     const uint8_t *keys[] = {ts_key, NULL};
@@ -902,7 +1153,7 @@ static void test_a_copy_is_a_new_client(void **state)
         char path[TS_PATH_MAX];
         ts_join(path, w->dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
         assert_ok(coffer_db_write_copy(a->db, path, keys[k], keys[k] ? 64 : 0));
-        replica r = {0};
+        replica r = {.server = a->server}; /* it starts from A's progress */
         assert_ok(ts_open_path(path, keys[k], 0, schema, 2, 1, &r.db));
         r.person = ts_class(r.db, "Person");
         coffer_txn *txn = ts_begin(r.db, COFFER_TXN_READ);
@@ -918,6 +1169,9 @@ static void test_a_copy_is_a_new_client(void **state)
         deliver(&r, &old_create);
         char buf[64];
         assert_string_equal(name_of(&r, 1, buf, sizeof buf), "(none)");
+        /* So does the ghost: the new life shows the later update. */
+        deliver(&r, &new_life);
+        assert_string_equal(name_of(&r, 1, buf, sizeof buf), "B's late name");
         /* And the copy records its own commits. */
         set_name(&r, 2, "Bo 2");
         b = take(&r);
@@ -926,6 +1180,8 @@ static void test_a_copy_is_a_new_client(void **state)
         coffer_close(r.db);
     }
     batch_free(&old_create);
+    batch_free(&new_life);
+    batch_free(&late);
 }
 
 /* Sets property `prop` of the embedded object at `v` (a link) to `text`. */
@@ -1006,6 +1262,11 @@ int main(void)
         WORLD_TEST(test_delete_beats_a_later_update),
         WORLD_TEST(test_create_with_the_same_primary_key_merges),
         WORLD_TEST(test_sets_and_maps_merge_per_element),
+        WORLD_TEST(test_an_update_of_a_deleted_object_shows_in_its_new_life),
+        WORLD_TEST(test_values_below_the_tombstone_are_gone_for_good),
+        WORLD_TEST(test_a_late_delete_of_an_earlier_life_removes_its_values),
+        WORLD_TEST(test_an_object_created_twice_outlives_a_delete_between),
+        WORLD_TEST(test_a_commit_too_large_to_sync_is_refused),
         WORLD_TEST(test_links_to_deleted_objects_become_null),
         WORLD_TEST(test_a_failing_batch_applies_nothing),
         WORLD_TEST(test_a_process_killed_during_integration_leaves_nothing),

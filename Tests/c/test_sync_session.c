@@ -1,7 +1,8 @@
 /* test_sync_session.c — the sync session of coffer_open(): its thread,
  * transport calls, upload batches and acknowledgements, downloads pushed to
  * other clients, reconnection after an outage and after a cut connection
- * (nothing lost, nothing applied twice), pause and resume, waits that time
+ * (nothing lost, nothing applied twice), a file restored from a backup
+ * (a new client, nothing lost), pause and resume, waits that time
  * out instead of hanging, a session the peer refuses for good, and the
  * errors of misuse. The peer is a small relay in this file that speaks the
  * protocol through the core's own codec: it keeps a history and each
@@ -33,6 +34,7 @@ typedef struct entry {
 typedef struct peer_client {
     uint8_t id[16];
     uint64_t last_version;
+    uint64_t last_acked; /* the last server version it acknowledged */
 } peer_client;
 
 typedef struct frame {
@@ -64,6 +66,7 @@ typedef struct relay {
     conn *conns;
     size_t max_upload_frame;
     uint64_t uploads_seen, duplicate_uploads;
+    uint64_t resets; /* HELLOs answered CLIENT_RESET */
 } relay;
 
 static void enqueue(conn *c, cf_buf b)
@@ -163,6 +166,13 @@ static coffer_status relay_send(void *ctx, void *connection, const uint8_t *data
             enqueue(c, b);
             break;
         }
+        /* A client that has less than it acknowledged is a file restored from a backup. */
+        if (f.u.hello.last_server_version < client_of(r, c->id)->last_acked) {
+            r->resets++;
+            cf_frame_error_encode(&b, CF_SYNC_ERR_CLIENT_RESET, "the client's progress is behind what it acknowledged", 1);
+            enqueue(c, b);
+            break;
+        }
         cf_frame_welcome_encode(&b, client_of(r, c->id)->last_version, latest(r));
         enqueue(c, b);
         send_history(r, c, f.u.hello.last_server_version);
@@ -226,8 +236,12 @@ static coffer_status relay_send(void *ctx, void *connection, const uint8_t *data
         enqueue(c, b);
         break;
     }
-    case CF_FRAME_DOWNLOAD_ACK:
+    case CF_FRAME_DOWNLOAD_ACK: {
+        peer_client *pc = client_of(r, c->id);
+        if (f.u.download_ack > pc->last_acked)
+            pc->last_acked = f.u.download_ack;
         break;
+    }
     default:
         fprintf(stderr, "the client sent a frame of type %u\n", f.type);
         abort();
@@ -499,6 +513,91 @@ static void test_a_lost_acknowledgement_uploads_nothing_twice(void **state)
     coffer_close(b);
 }
 
+/* Closes `db` and copies its file to `backup`, as a backup would. */
+static void back_up(fixture *f, coffer_db *db, const char *name, const char *backup)
+{
+    char from[TS_PATH_MAX], to[TS_PATH_MAX];
+    coffer_close(db);
+    assert_int_equal(ts_copy_file(ts_join(from, f->dir, name), ts_join(to, f->dir, backup)), 0);
+}
+
+/* The restored file made commits offline; C, a new client, must see them
+ * and everything the original uploaded after the backup. */
+static void assert_everything_reached(fixture *f, coffer_db *restored, int64_t last)
+{
+    assert_ok(coffer_sync_wait_for_upload(restored, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(restored, WAIT_MS));
+    coffer_db *c = open_synced(f, "c.coffer");
+    assert_ok(coffer_sync_wait_for_download(c, WAIT_MS));
+    char buf[64], want[32];
+    for (int64_t id = 1; id <= last; id++) {
+        assert_string_not_equal(text_of(c, id, buf, sizeof buf), "(none)");
+        assert_string_equal(text_of(c, id, buf, sizeof buf), text_of(restored, id, want, sizeof want));
+    }
+    coffer_close(c);
+}
+
+/* The service has versions of the client the restored file never made: at
+ * WELCOME the file becomes a new client and uploads its outbox again. */
+static void test_a_file_restored_from_a_backup_becomes_a_new_client(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer");
+    put_note(a, 1, "before the backup");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    back_up(f, a, "a.coffer", "backup.coffer");
+    a = open_synced(f, "a.coffer");
+    put_note(a, 2, "after the backup");
+    put_note(a, 3, "after the backup too");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    coffer_close(a);
+    /* Restored, written offline, then connected. */
+    relay_set(&f->r, &f->r.down, 1);
+    coffer_db *restored = open_synced(f, "backup.coffer");
+    put_note(restored, 4, "only in the restored file");
+    relay_set(&f->r, &f->r.down, 0);
+    assert_everything_reached(f, restored, 4);
+    char buf[64];
+    assert_string_equal(text_of(restored, 3, buf, sizeof buf), "after the backup too");
+    assert_int_equal(f->r.nclients, 3); /* A, the restored file under its new id, C */
+    assert_int_equal(coffer_sync_state(restored), COFFER_SYNC_CONNECTED);
+    coffer_close(restored);
+}
+
+/* The restored file committed past the versions the original uploaded
+ * after the backup, so WELCOME cannot tell; its HELLO says it has less than
+ * it acknowledged, and the service answers CLIENT_RESET: it becomes a new
+ * client, and its commit of the same version as one of the original's is
+ * not dropped as a repeat. */
+static void test_a_client_reset_from_the_service_keeps_every_commit(void **state)
+{
+    fixture *f = *state;
+    coffer_db *a = open_synced(f, "a.coffer");
+    put_note(a, 1, "before the backup");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    back_up(f, a, "a.coffer", "backup.coffer");
+    coffer_db *b = open_synced(f, "b.coffer");
+    put_note(b, 9, "from B");
+    assert_ok(coffer_sync_wait_for_upload(b, WAIT_MS));
+    coffer_close(b);
+    a = open_synced(f, "a.coffer");
+    put_note(a, 2, "after the backup");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS)); /* B's note, acknowledged */
+    coffer_close(a);
+    relay_set(&f->r, &f->r.down, 1);
+    coffer_db *restored = open_synced(f, "backup.coffer");
+    for (int64_t id = 3; id <= 6; id++)
+        put_note(restored, id, "only in the restored file");
+    relay_set(&f->r, &f->r.down, 0);
+    assert_everything_reached(f, restored, 6);
+    char buf[64];
+    assert_string_equal(text_of(restored, 9, buf, sizeof buf), "from B");
+    assert_int_equal(f->r.resets, 1);
+    assert_int_equal(f->r.duplicate_uploads, 0);
+    coffer_close(restored);
+}
+
 static void test_pause_and_resume(void **state)
 {
     fixture *f = *state;
@@ -619,6 +718,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_clients_sync_through_the_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offline_for_a_week_then_catching_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lost_acknowledgement_uploads_nothing_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_file_restored_from_a_backup_becomes_a_new_client, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_client_reset_from_the_service_keeps_every_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pause_and_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unacknowledged_uploads_stay_within_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refused_session_fails_the_waits, setup, teardown),

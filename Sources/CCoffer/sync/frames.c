@@ -477,6 +477,7 @@ void cf_frame_error_encode(cf_buf *b, uint64_t code, const char *message, int fa
 const char *cf_sync_error_name(uint64_t code)
 {
     static const char *const names[] = {"unknown",        "PROTOCOL",      "VERSION",    "AUTH",
-                                        "SCHEMA_MISMATCH", "BAD_CHANGESET", "OVERLOADED", "INTERNAL"};
+                                        "SCHEMA_MISMATCH", "BAD_CHANGESET", "OVERLOADED", "INTERNAL",
+                                        "CLIENT_RESET"};
     return code < sizeof names / sizeof names[0] ? names[code] : "unknown";
 }

@@ -15,6 +15,13 @@
 #define CF_SYNC_PROTOCOL 1u
 #define CF_SYNC_ID_SIZE 16
 
+/* No frame may exceed this; both ends accept messages up to it. */
+#define CF_SYNC_MAX_FRAME_BYTES (64u << 20)
+/* The largest changeset: it must fit the DOWNLOAD frame that carries it
+ * alone (type, latest version, count, server version, origin id: at most
+ * 1 + 10 + 1 + 10 + 16 bytes before it). */
+#define CF_SYNC_MAX_CHANGESET_BYTES (CF_SYNC_MAX_FRAME_BYTES - 64u)
+
 enum {
     CF_FRAME_HELLO = 1,
     CF_FRAME_WELCOME = 2,
@@ -45,7 +52,8 @@ enum {
     CF_SYNC_ERR_SCHEMA_MISMATCH = 4,
     CF_SYNC_ERR_BAD_CHANGESET = 5,
     CF_SYNC_ERR_OVERLOADED = 6,
-    CF_SYNC_ERR_INTERNAL = 7
+    CF_SYNC_ERR_INTERNAL = 7,
+    CF_SYNC_ERR_CLIENT_RESET = 8
 };
 
 /* Schema property flags on the wire. */

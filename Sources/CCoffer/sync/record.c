@@ -13,6 +13,7 @@
 #include "crypto/crypto.h"
 #include "storage/changelog.h"
 #include "storage/record.h"
+#include "sync/ghost.h"
 #include "sync/hlc.h"
 #include "sync/recorder.h"
 #include "sync/state.h"
@@ -90,6 +91,70 @@ static coffer_status record_collections(recorder *r, coffer_object *obj, cf_sync
     return st;
 }
 
+/* A local create of an object whose ghost kept values of a concurrent
+ * life (stamped above its tombstone): the service would show them in this
+ * new life, which starts here without them, so the create removes them (a
+ * list erase, a set or map remove each) and keeps the list's element ids as
+ * anchors of later inserts; then the ghost goes. */
+static coffer_status supersede_ghost(recorder *r, coffer_class_id cls, cf_sync_obj *o)
+{
+    const cf_class *c = &r->txn->db->schema->classes[cls];
+    cf_sync_obj *g;
+    coffer_status st = cf_sync_ghost_get(r->txn, c->table, pk_of(o), &g);
+    if (st != COFFER_OK || !g)
+        return st;
+    for (size_t i = 0; i < g->nprops && st == COFFER_OK; i++) {
+        cf_sync_prop *gp = &g->props[i];
+        int prop = cf_sync_prop_named(c, (cf_slice){(const uint8_t *)gp->name, strlen(gp->name)});
+        cf_sync_prop *p = prop >= 0 && (gp->nelems || gp->nitems) ? cf_sync_prop_of(o, gp->name) : NULL;
+        if (prop < 0 || (!gp->nelems && !gp->nitems))
+            continue;
+        if (!p) {
+            st = no_memory();
+            break;
+        }
+        /* The new elements have the largest ids: the ghost's follow them. */
+        for (size_t e = 0; e < gp->nelems; e++) {
+            cf_sync_elem *el = cf_sync_elem_insert(p, p->nelems);
+            if (!el) {
+                st = no_memory();
+                break;
+            }
+            el->id = gp->elems[e].id;
+            el->stamp = gp->elems[e].stamp;
+            el->erased = 1;
+            if (gp->elems[e].erased || !gp->elems[e].value)
+                continue;
+            cf_cs_begin_change(&r->cs, CF_OP_LIST_ERASE, class_name(r, cls), pk_of(o));
+            cf_wire_string(&r->cs.body, gp->name, strlen(gp->name));
+            cf_cs_elem_id(&r->cs.body, &el->id);
+        }
+        int is_map = c->props[prop].collection == COFFER_COLLECTION_MAP;
+        for (size_t e = 0; e < gp->nitems && st == COFFER_OK; e++) {
+            cf_sync_item *gi = &gp->items[e];
+            cf_sync_item *it = cf_sync_item_find(p, gi->key, gi->key_len, 0);
+            if (!gi->present || (it && it->present))
+                continue; /* the create's own add is later */
+            if (!(it = cf_sync_item_find(p, gi->key, gi->key_len, 1))) {
+                st = no_memory();
+                break;
+            }
+            it->present = 0;
+            it->stamp = r->stamp;
+            cf_cs_begin_change(&r->cs, is_map ? CF_OP_MAP_REMOVE : CF_OP_SET_REMOVE, class_name(r, cls), pk_of(o));
+            cf_wire_string(&r->cs.body, gp->name, strlen(gp->name));
+            if (is_map)
+                cf_wire_bytes(&r->cs.body, gi->key, gi->key_len);
+            else
+                cf_buf_put(&r->cs.body, gi->key, gi->key_len);
+        }
+    }
+    if (st == COFFER_OK)
+        st = cf_sync_ghost_del(r->txn, c->table, pk_of(o));
+    cf_sync_obj_free(g);
+    return st;
+}
+
 static coffer_status record_insert(recorder *r, coffer_object *obj)
 {
     coffer_class_id cls = coffer_object_class(obj);
@@ -103,7 +168,7 @@ static coffer_status record_insert(recorder *r, coffer_object *obj)
     if (st != COFFER_OK)
         return st;
     o->created = r->stamp;
-    st = cf_sync_tombstone_del(r->txn, c->table, pk_of(o));
+    /* The tombstone stays: changes stamped below it are of an earlier life. */
     uint8_t *all = malloc(c->nprops + 1);
     if (!all)
         return no_memory();
@@ -112,6 +177,8 @@ static coffer_status record_insert(recorder *r, coffer_object *obj)
         st = emit_fields(r, obj, o, CF_OP_CREATE, all);
     if (st == COFFER_OK)
         st = record_collections(r, obj, o, all, 1);
+    if (st == COFFER_OK)
+        st = supersede_ghost(r, cls, o);
     free(all);
     return st;
 }
@@ -125,7 +192,32 @@ static coffer_status record_delete(recorder *r, uint32_t table, uint64_t key, in
     cf_cs_begin_change(&r->cs, CF_OP_DELETE, class_name(r, (coffer_class_id)cls), pk_of(o));
     o->gone = 1;
     o->dirty = 1;
-    return cf_sync_tombstone_put(r->txn, table, pk_of(o), &r->stamp);
+    if ((st = cf_sync_tombstone_put(r->txn, table, pk_of(o), &r->stamp)) != COFFER_OK)
+        return st;
+    /* Its lists' element ids stay, as a ghost: inserts made concurrently by
+     * clients that had not seen the delete are anchored on them. */
+    cf_sync_obj *g;
+    if ((st = cf_sync_ghost_make(table, pk_of(o), &g)) != COFFER_OK)
+        return st;
+    for (size_t i = 0; i < o->nprops && st == COFFER_OK; i++) {
+        cf_sync_prop *gp = o->props[i].nelems ? cf_sync_prop_of(g, o->props[i].name) : NULL;
+        for (size_t e = 0; gp && e < o->props[i].nelems; e++) {
+            cf_sync_elem *el = cf_sync_elem_insert(gp, gp->nelems);
+            if (!el) {
+                st = no_memory();
+                break;
+            }
+            el->id = o->props[i].elems[e].id;
+            el->stamp = o->props[i].elems[e].stamp;
+            el->erased = o->props[i].elems[e].erased;
+        }
+        if (o->props[i].nelems && !gp)
+            st = no_memory();
+    }
+    if (st == COFFER_OK)
+        st = cf_sync_ghost_put(r->txn, g);
+    cf_sync_obj_free(g);
+    return st;
 }
 
 /* Every object of `table` was deleted: each one that has a state. */
@@ -360,6 +452,12 @@ static coffer_status record_local(coffer_txn *txn, cf_sync_cache *cache, const u
     if (st == COFFER_OK && r.cs.count > 0) {
         cf_buf out = {0};
         st = cf_sync_cs_finish(&r.cs, &out);
+        /* A changeset no frame can carry would stop every upload after it. */
+        if (st == COFFER_OK && out.len > CF_SYNC_MAX_CHANGESET_BYTES)
+            st = cf_error(COFFER_ERR_LIMIT,
+                          "the commit's sync changeset is %zu bytes, above the %u-byte limit of a sync frame (64 MiB); "
+                          "commit the change in smaller transactions",
+                          out.len, CF_SYNC_MAX_CHANGESET_BYTES);
         if (st == COFFER_OK)
             st = cf_sync_outbox_put(txn, version, out.p, out.len);
         free(out.p);

@@ -185,6 +185,30 @@ static coffer_status acknowledged(session *s, uint64_t version)
     return st;
 }
 
+/* The file is behind what the service has of its client id (restored from
+ * a backup, or a byte copy of another file): the versions it commits next
+ * would collide with versions the service already integrated from that id,
+ * and be dropped as repeats. It becomes a new client: a new id, the same
+ * download progress, and its outbox uploaded again under the new id (the
+ * service merges what it already has as no change). */
+static coffer_status become_new_client(session *s, const char *why)
+{
+    coffer_txn *txn;
+    coffer_status st = begin_own(s, &txn);
+    if (st != COFFER_OK)
+        return st;
+    uint8_t id[CF_SYNC_ID_SIZE];
+    char *partition = NULL;
+    cf_random(id, sizeof id);
+    if ((st = cf_sync_partition(txn, &partition)) == COFFER_OK)
+        st = cf_sync_set_identity(txn, id, partition ? partition : s->partition);
+    free(partition);
+    st = cf_sync_txn_finish(txn, st);
+    if (st == COFFER_OK)
+        set_error(s, "%s; the file now syncs as a new client", why);
+    return st;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -312,6 +336,10 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
     char msg[400];
     snprintf(msg, sizeof msg, "%s: %.*s", cf_sync_error_name(e->code), (int)(e->message.n > 300 ? 300 : e->message.n),
              (const char *)e->message.p);
+    if (e->code == CF_SYNC_ERR_CLIENT_RESET) {
+        coffer_status st = become_new_client(s, "the sync service has more of this client than the file (restored from a backup?)");
+        return st != COFFER_OK ? st : cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
+    }
     set_error(s, "the sync service refused the session: %s", msg);
     int retry = e->code == CF_SYNC_ERR_OVERLOADED || e->code == CF_SYNC_ERR_INTERNAL || !e->fatal;
     if (!retry) {
@@ -367,6 +395,18 @@ static coffer_status on_frame(session *s, const uint8_t *data, size_t size)
     return st;
 }
 
+/* The file's newest committed version. */
+static coffer_status current_version(session *s, uint64_t *out)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(s->db, COFFER_TXN_READ, &txn);
+    if (st != COFFER_OK)
+        return st;
+    st = coffer_txn_version(txn, out);
+    coffer_txn_free(txn);
+    return st;
+}
+
 /* Waits for WELCOME (or ERROR) after HELLO. */
 static coffer_status welcome(session *s)
 {
@@ -396,9 +436,16 @@ static coffer_status welcome(session *s)
                           (unsigned long long)f.u.welcome.protocol, CF_SYNC_PROTOCOL);
         else {
             /* Changesets up to its last integrated version arrived before a lost acknowledgement. */
-            uint64_t last = f.u.welcome.last_client_version;
-            st = acknowledged(s, last);
-            s->sent_through = last;
+            uint64_t last = f.u.welcome.last_client_version, version = 0;
+            if ((st = current_version(s, &version)) == COFFER_OK && last > version) {
+                if ((st = become_new_client(s, "the sync service has versions of this client the file never made "
+                                               "(restored from a backup?)")) == COFFER_OK)
+                    st = cf_error(COFFER_ERR_IO, "the file is behind the sync service's record of its client: "
+                                                 "it syncs again as a new client");
+            } else if (st == COFFER_OK) {
+                st = acknowledged(s, last);
+                s->sent_through = last;
+            }
         }
         cf_frame_free(&f);
         return st;

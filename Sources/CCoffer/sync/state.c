@@ -62,6 +62,22 @@ static coffer_status meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, 
     return COFFER_OK;
 }
 
+coffer_status cf_sync_meta_get(coffer_txn *txn, const uint8_t *key, size_t klen, uint8_t **out, size_t *len, int *has,
+                               const char *what)
+{
+    return meta_get(txn, key, klen, out, len, has, what);
+}
+
+coffer_status cf_sync_meta_put(coffer_txn *txn, const uint8_t *key, size_t klen, const void *v, size_t n, const char *what)
+{
+    return meta_put(txn, key, klen, v, n, what);
+}
+
+coffer_status cf_sync_meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, const char *what)
+{
+    return meta_del(txn, key, klen, what);
+}
+
 coffer_status cf_sync_txn_finish(coffer_txn *txn, coffer_status st)
 {
     if (st == COFFER_OK)
@@ -217,13 +233,13 @@ coffer_status cf_sync_outbox_trim(coffer_txn *txn, uint64_t version)
 /* Object states: encoding                                                   */
 /* ------------------------------------------------------------------------ */
 
-static void put_stamp(cf_buf *b, const cf_stamp *s)
+void cf_sync_put_stamp(cf_buf *b, const cf_stamp *s)
 {
     cf_wire_u64le(b, s->clock);
     cf_buf_put(b, s->client, CF_SYNC_ID_SIZE);
 }
 
-static coffer_status get_stamp(cf_wreader *r, cf_stamp *s)
+coffer_status cf_sync_get_stamp(cf_wreader *r, cf_stamp *s)
 {
     const uint8_t *client;
     coffer_status st = cf_wire_get_u64le(r, &s->clock, "a stamp");
@@ -236,16 +252,16 @@ static void encode_obj(cf_buf *b, const cf_sync_obj *o)
 {
     cf_wire_u8(b, STATE_ENCODING);
     cf_wire_bytes(b, o->pk, o->pk_len);
-    put_stamp(b, &o->created);
+    cf_sync_put_stamp(b, &o->created);
     cf_wire_varint(b, o->nprops);
     for (size_t i = 0; i < o->nprops; i++) {
         const cf_sync_prop *p = &o->props[i];
         cf_wire_string(b, p->name, strlen(p->name));
-        put_stamp(b, &p->stamp);
+        cf_sync_put_stamp(b, &p->stamp);
         cf_wire_varint(b, p->nelems);
         for (size_t e = 0; e < p->nelems; e++) {
             cf_cs_elem_id(b, &p->elems[e].id);
-            put_stamp(b, &p->elems[e].stamp);
+            cf_sync_put_stamp(b, &p->elems[e].stamp);
             cf_wire_u8(b, p->elems[e].erased);
         }
         cf_wire_varint(b, p->nitems);
@@ -253,19 +269,22 @@ static void encode_obj(cf_buf *b, const cf_sync_obj *o)
             const cf_sync_item *it = &p->items[e];
             cf_wire_bytes(b, it->key, it->key_len);
             cf_wire_u8(b, it->present);
-            put_stamp(b, &it->stamp);
+            cf_sync_put_stamp(b, &it->stamp);
             cf_wire_bytes(b, it->value, it->value_len);
         }
     }
 }
 
-static void free_obj(cf_sync_obj *o)
+void cf_sync_obj_free(cf_sync_obj *o)
 {
     if (!o)
         return;
     for (size_t i = 0; i < o->nprops; i++) {
         cf_sync_prop *p = &o->props[i];
         free(p->name);
+        free(p->value);
+        for (size_t e = 0; e < p->nelems; e++)
+            free(p->elems[e].value);
         free(p->elems);
         for (size_t e = 0; e < p->nitems; e++) {
             free(p->items[e].key);
@@ -296,7 +315,7 @@ static coffer_status decode_obj(const uint8_t *data, size_t len, cf_sync_obj *o)
     if (st == COFFER_OK && enc != STATE_ENCODING)
         return cf_wire_bad(&r, "encoding %u", enc);
     if (st != COFFER_OK || (st = cf_wire_get_bytes(&r, &s, "the primary key")) != COFFER_OK ||
-        (st = get_stamp(&r, &o->created)) != COFFER_OK || (st = cf_wire_get_count(&r, &n, 26, "the properties")) != COFFER_OK)
+        (st = cf_sync_get_stamp(&r, &o->created)) != COFFER_OK || (st = cf_wire_get_count(&r, &n, 26, "the properties")) != COFFER_OK)
         return st;
     if (!(o->pk = dup_bytes(s.p, s.n)) || !(o->props = calloc(n ? (size_t)n : 1, sizeof *o->props)))
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a sync object state");
@@ -310,7 +329,7 @@ static coffer_status decode_obj(const uint8_t *data, size_t len, cf_sync_obj *o)
             return st;
         if (!(p->name = cf_slice_strdup(s)))
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a sync object state");
-        if ((st = get_stamp(&r, &p->stamp)) != COFFER_OK ||
+        if ((st = cf_sync_get_stamp(&r, &p->stamp)) != COFFER_OK ||
             (st = cf_wire_get_count(&r, &ne, 50, "the list elements")) != COFFER_OK)
             return st;
         if (ne && !(p->elems = calloc((size_t)ne, sizeof *p->elems)))
@@ -324,7 +343,7 @@ static coffer_status decode_obj(const uint8_t *data, size_t len, cf_sync_obj *o)
                 return st;
             memcpy(el->id.client, client, CF_SYNC_ID_SIZE);
             if ((st = cf_wire_get_varint(&r, &el->id.seq, "an element id")) != COFFER_OK ||
-                (st = get_stamp(&r, &el->stamp)) != COFFER_OK || (st = cf_wire_get_u8(&r, &el->erased, "an element")) != COFFER_OK)
+                (st = cf_sync_get_stamp(&r, &el->stamp)) != COFFER_OK || (st = cf_wire_get_u8(&r, &el->erased, "an element")) != COFFER_OK)
                 return st;
         }
         if ((st = cf_wire_get_count(&r, &ni, 27, "the elements")) != COFFER_OK)
@@ -337,7 +356,7 @@ static coffer_status decode_obj(const uint8_t *data, size_t len, cf_sync_obj *o)
             cf_slice k, v;
             p->nitems = e + 1;
             if ((st = cf_wire_get_bytes(&r, &k, "an element")) != COFFER_OK ||
-                (st = cf_wire_get_u8(&r, &it->present, "an element")) != COFFER_OK || (st = get_stamp(&r, &it->stamp)) != COFFER_OK ||
+                (st = cf_wire_get_u8(&r, &it->present, "an element")) != COFFER_OK || (st = cf_sync_get_stamp(&r, &it->stamp)) != COFFER_OK ||
                 (st = cf_wire_get_bytes(&r, &v, "an element's value")) != COFFER_OK)
                 return st;
             if (!(it->key = dup_bytes(k.p, k.n)) || !(it->value = dup_bytes(v.p, v.n)))
@@ -422,7 +441,7 @@ coffer_status cf_sync_obj_get(coffer_txn *txn, cf_sync_cache *cache, uint32_t ta
     if (st == COFFER_OK)
         st = cache_add(cache, o);
     if (st != COFFER_OK) {
-        free_obj(o);
+        cf_sync_obj_free(o);
         return st;
     }
     *out = o;
@@ -435,7 +454,7 @@ coffer_status cf_sync_obj_make(cf_sync_cache *cache, uint32_t table, uint64_t ke
         size_t i = slot_of(cache, table, key);
         cf_sync_obj *old = cache->slots[i];
         if (old) { /* a key is never reused, but a state may be made again in one transaction */
-            free_obj(old);
+            cf_sync_obj_free(old);
             cache->slots[i] = NULL;
             cache->count--;
             /* Re-insert the rest of the probe run so that lookups still find them. */
@@ -457,7 +476,7 @@ coffer_status cf_sync_obj_make(cf_sync_cache *cache, uint32_t table, uint64_t ke
     o->dirty = 1;
     coffer_status st = cache_add(cache, o);
     if (st != COFFER_OK) {
-        free_obj(o);
+        cf_sync_obj_free(o);
         return st;
     }
     *out = o;
@@ -551,7 +570,7 @@ coffer_status cf_sync_cache_flush(coffer_txn *txn, cf_sync_cache *cache)
 void cf_sync_cache_free(cf_sync_cache *cache)
 {
     for (size_t i = 0; i < cache->cap; i++)
-        free_obj(cache->slots[i]);
+        cf_sync_obj_free(cache->slots[i]);
     free(cache->slots);
     memset(cache, 0, sizeof *cache);
 }
@@ -565,12 +584,17 @@ static void tomb_key(const coffer_txn *txn, uint32_t table, cf_slice pk, uint8_t
     cf_sync_tombstone_key(txn->db->keys, table, pk, k);
 }
 
-void cf_sync_tombstone_key(const cf_keys *keys, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE])
+void cf_sync_pk_key(const cf_keys *keys, uint8_t kind, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE])
 {
     k[0] = 'S';
-    k[1] = 't';
+    k[1] = kind;
     cf_put_be32(k + 2, table);
     cf_index_hash(keys, k + 6, "sync-tombstone", 14, pk.p, pk.n);
+}
+
+void cf_sync_tombstone_key(const cf_keys *keys, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE])
+{
+    cf_sync_pk_key(keys, 't', table, pk, k);
 }
 
 int cf_sync_copy_entry(const cf_keys *to, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen,
@@ -589,6 +613,19 @@ int cf_sync_copy_entry(const cf_keys *to, const uint8_t *key, size_t klen, const
         *newklen = TOMB_KEY_SIZE;
         return CF_SYNC_COPY_NEW_KEY;
     }
+    if (key[1] == 'g' && klen == TOMB_KEY_SIZE) {
+        /* A ghost: encoding byte, then its primary key as wire bytes. */
+        cf_wreader r = cf_wreader_make(value, vlen, "a sync ghost");
+        uint8_t enc;
+        cf_slice pk;
+        if (cf_wire_get_u8(&r, &enc, "a sync ghost") != COFFER_OK || cf_wire_get_bytes(&r, &pk, "a sync ghost") != COFFER_OK) {
+            coffer_clear_error();
+            return CF_SYNC_COPY_AS_IS;
+        }
+        cf_sync_pk_key(to, 'g', cf_get_be32(key + 2), pk, newkey);
+        *newklen = TOMB_KEY_SIZE;
+        return CF_SYNC_COPY_NEW_KEY;
+    }
     return CF_SYNC_COPY_AS_IS;
 }
 
@@ -601,7 +638,7 @@ coffer_status cf_sync_tombstone_get(coffer_txn *txn, uint32_t table, cf_slice pk
     coffer_status st = meta_get(txn, k, sizeof k, &v, &n, has, "a sync tombstone");
     if (st == COFFER_OK && *has) {
         cf_wreader r = cf_wreader_make(v, n, "a sync tombstone");
-        st = get_stamp(&r, out);
+        st = cf_sync_get_stamp(&r, out);
         /* The primary key follows: a hash collision is not a tombstone. */
         if (st == COFFER_OK && (cf_wreader_left(&r) != pk.n || memcmp(r.p, pk.p, pk.n) != 0))
             *has = 0;
@@ -615,7 +652,7 @@ coffer_status cf_sync_tombstone_put(coffer_txn *txn, uint32_t table, cf_slice pk
     uint8_t k[TOMB_KEY_SIZE];
     tomb_key(txn, table, pk, k);
     cf_buf b = {0};
-    put_stamp(&b, stamp);
+    cf_sync_put_stamp(&b, stamp);
     cf_buf_put(&b, pk.p, pk.n);
     coffer_status st = b.failed ? cf_error(COFFER_ERR_NO_MEMORY, "out of memory")
                                 : meta_put(txn, k, sizeof k, b.p, b.len, "cannot write a sync tombstone");

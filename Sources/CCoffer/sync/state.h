@@ -32,6 +32,8 @@ typedef struct cf_sync_elem {
     cf_elem_id id;
     cf_stamp stamp; /* of the value */
     uint8_t erased;
+    uint8_t *value; /* a ghost's: the encoded value (NULL: none kept) */
+    size_t value_len;
 } cf_sync_elem;
 
 /* A set element (key: its encoded value) or map entry (key: the map key). */
@@ -47,6 +49,8 @@ typedef struct cf_sync_item {
 typedef struct cf_sync_prop {
     char *name;
     cf_stamp stamp; /* last writer of the property's value */
+    uint8_t *value; /* a ghost's: the encoded value (NULL: none kept) */
+    size_t value_len;
     cf_sync_elem *elems;
     size_t nelems, elems_cap;
     cf_sync_item *items;
@@ -104,6 +108,18 @@ coffer_status cf_sync_item_set_value(cf_sync_item *it, cf_slice value);
 coffer_status cf_sync_cache_flush(coffer_txn *txn, cf_sync_cache *cache);
 void cf_sync_cache_free(cf_sync_cache *cache);
 
+/* Stamps as stored: clock (u64le), then client id. */
+void cf_sync_put_stamp(cf_buf *b, const cf_stamp *s);
+coffer_status cf_sync_get_stamp(cf_wreader *r, cf_stamp *s);
+/* Frees an object state that is in no cache (a ghost). */
+void cf_sync_obj_free(cf_sync_obj *o);
+/* The metadata entry `key` (malloc'd into *out, *has 0 when absent), and
+ * writing and removing one; `what` names it in errors. */
+coffer_status cf_sync_meta_get(coffer_txn *txn, const uint8_t *key, size_t klen, uint8_t **out, size_t *len, int *has,
+                               const char *what);
+coffer_status cf_sync_meta_put(coffer_txn *txn, const uint8_t *key, size_t klen, const void *v, size_t n, const char *what);
+coffer_status cf_sync_meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, const char *what);
+
 /* Tombstones: the delete stamp of (table, primary key). */
 coffer_status cf_sync_tombstone_get(coffer_txn *txn, uint32_t table, cf_slice pk, cf_stamp *out, int *has);
 coffer_status cf_sync_tombstone_put(coffer_txn *txn, uint32_t table, cf_slice pk, const cf_stamp *stamp);
@@ -111,8 +127,9 @@ coffer_status cf_sync_tombstone_del(coffer_txn *txn, uint32_t table, cf_slice pk
 
 #define CF_SYNC_TOMB_KEY_SIZE (6 + CF_INDEX_HASH_SIZE)
 /* The metadata key of the tombstone of (table, primary key) in a file with
- * `keys` (NULL: plain). */
+ * `keys` (NULL: plain); a ghost's key is the same with `kind` 'g' for 't'. */
 void cf_sync_tombstone_key(const cf_keys *keys, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE]);
+void cf_sync_pk_key(const cf_keys *keys, uint8_t kind, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE]);
 
 /* How a write-copy (copy/) treats metadata entry `key` = `value`. A copy is
  * a new client that starts from the same progress: its outbox is left out

@@ -79,6 +79,12 @@ struct SyncSession: Sendable {
             logger[metadataKey: "client"] = "\(client)"
             logger[metadataKey: "partition"] = "\(partition)"
             let registration = try await store.register(partition: partition, client: client, schema: schema)
+            // A file restored from a backup has less than it acknowledged; the
+            // versions it commits next would collide with those its client id
+            // already uploaded, so it must sync as a new client.
+            guard lastServer >= registration.lastAckedServerVersion else {
+                throw SessionFailure(.clientReset, "HELLO says server version \(lastServer) was integrated, but this client acknowledged \(registration.lastAckedServerVersion): its file is behind (restored from a backup?) and must sync as a new client")
+            }
             try await sender.send(Frame.welcome(protocolVersion: WireLimits.protocolVersion,
                                                 lastClientVersion: registration.lastClientVersion,
                                                 latestServerVersion: registration.latestServerVersion).encoded)

@@ -18,6 +18,8 @@ struct SyncStore: Sendable {
     struct Registration {
         var lastClientVersion: UInt64
         var latestServerVersion: UInt64
+        /// The last server version the client acknowledged (DOWNLOAD_ACK).
+        var lastAckedServerVersion: UInt64
     }
 
     /// Records the client and merges its schema into the partition's; throws
@@ -38,11 +40,12 @@ struct SyncStore: Sendable {
             let rows = try await conn.query("""
                 INSERT INTO coffer_sync_clients AS c (partition, client_id) VALUES (\(partition), \(id.bytes.bytea))
                 ON CONFLICT (partition, client_id) DO UPDATE SET last_seen = now()
-                RETURNING last_client_version
+                RETURNING last_client_version, last_acked_server_version
                 """, logger: logger)
-            var last: Int64 = 0
-            for try await version in rows.decode(Int64.self) { last = version }
-            return Registration(lastClientVersion: UInt64(last), latestServerVersion: latest)
+            var last: Int64 = 0, acked: Int64 = 0
+            for try await (version, ack) in rows.decode((Int64, Int64).self) { (last, acked) = (version, ack) }
+            return Registration(lastClientVersion: UInt64(last), latestServerVersion: latest,
+                                lastAckedServerVersion: UInt64(acked))
         }
     }
 

@@ -343,3 +343,47 @@ def test_configuration_errors(tmp_path):
     with coffer.open(str(tmp_path / "plain.coffer"), schema=[Note]) as db:
         with pytest.raises(coffer.MisuseError, match="does not sync"):
             db.sync
+
+
+def test_a_commit_too_large_to_sync_is_refused(tmp_path):
+    db = open_synced(tmp_path / "a.coffer", "ws://127.0.0.1:9/sync/v1")
+    try:
+        blob = bytes(13 << 20)
+        with pytest.raises(coffer.LimitError, match="64 MiB"):
+            with db.write():
+                for i in range(5):
+                    db.create(Note, {"id": i, "blob": blob})
+        # Nothing of it was committed, and the file goes on.
+        assert len(db.objects(Note)) == 0
+        with db.write():
+            db.create(Note, {"id": 9, "text": "small"})
+        assert db.object_for_primary_key(Note, 9).text == "small"
+    finally:
+        db.close()
+
+
+def test_a_file_restored_from_a_backup_becomes_a_new_client(tmp_path, relay):
+    a = open_synced(tmp_path / "a.coffer", relay.url)
+    with a.write():
+        a.create(Note, {"id": 1, "text": "before the backup"})
+    a.sync.wait_for_upload(timeout=20)
+    a.close()
+    (tmp_path / "backup.coffer").write_bytes((tmp_path / "a.coffer").read_bytes())
+    a = open_synced(tmp_path / "a.coffer", relay.url)
+    for i in (2, 3):
+        with a.write():
+            a.create(Note, {"id": i, "text": "after the backup"})
+    a.sync.wait_for_upload(timeout=20)
+    a.close()
+    restored = open_synced(tmp_path / "backup.coffer", relay.url)
+    try:
+        with restored.write():
+            restored.create(Note, {"id": 4, "text": "only in the restored file"})
+        restored.sync.wait_for_upload(timeout=20)
+        arrives(restored, lambda: restored.object_for_primary_key(Note, 3) is not None)
+        # Its commit reached the service under a new client id, not dropped
+        # as a repeat of the original's version.
+        assert len(relay.last) == 2
+        assert any(b"only in the restored file" in cs for _, _, cs in relay.history)
+    finally:
+        restored.close()
