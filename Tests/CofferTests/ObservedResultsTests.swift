@@ -145,9 +145,11 @@ struct ObservedResultsTests {
 
     @Test func theEnvironmentGivesTheConfigurationWhenNoneIsGiven() throws {
         try addDog("Rex")
-        let names = DatabaseEnvironment.$configuration.withValue(test.configuration) {
-            ObservedResults(NoteDog.self).wrappedValue.map(\.name)
+        // Made in the environment, read outside it, as a view model is.
+        let dogs = DatabaseEnvironment.$configuration.withValue(test.configuration) {
+            ObservedResults(NoteDog.self)
         }
-        #expect(names == ["Rex"])
+        #expect(dogs.wrappedValue.map(\.name) == ["Rex"])
+        #expect(dogs.database.configuration.fileURL == test.configuration.fileURL)
     }
 }

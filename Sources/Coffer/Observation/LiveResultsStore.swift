@@ -21,6 +21,9 @@ public final class LiveResultsStore<Element: Object>: Observable {
     private var opened: (results: Results<Element>, token: NotificationToken)?
     private var failure: (any Swift.Error)?
 
+    /// ``DatabaseEnvironment/configuration`` when the wrapper was made.
+    private let taskConfiguration = DatabaseEnvironment.configuration
+
     init(configuration: Database.Configuration?, keyPaths: [String]?, build: @escaping (Database) -> Results<Element>) {
         self.configuration = configuration
         self.keyPaths = keyPaths
@@ -45,7 +48,7 @@ public final class LiveResultsStore<Element: Object>: Observable {
         if let opened { return opened }
         let database: Database
         do {
-            database = try Database(configuration: configuration ?? environmentConfiguration ?? DatabaseEnvironment.resolve(nil))
+            database = try Database(configuration: configuration ?? environmentConfiguration ?? taskConfiguration ?? .defaultConfiguration)
         } catch {
             fatalError("ObservedResults could not open its database: \(error)")
         }

@@ -23,9 +23,10 @@ import SwiftUI
 /// ```
 ///
 /// The database opens when the results are first read, on that thread (it
-/// is confined to it), from `configuration`, else
-/// ``DatabaseEnvironment/configuration`` (SwiftUI's
-/// `\.databaseConfiguration` where it exists), else
+/// is confined to it), from `configuration`, else SwiftUI's
+/// `\.databaseConfiguration` where it exists, else
+/// ``DatabaseEnvironment/configuration`` as it was when the wrapper was
+/// made, else
 /// ``Database/Configuration/defaultConfiguration``; it stops the program if
 /// that fails, as Realm's does. Changes come as the database's observers'
 /// do: when its thread calls ``Database/refresh()``, or through its
