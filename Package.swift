@@ -124,6 +124,19 @@ let package = Package(
             path: "Tests/RealmDocExamplesTests",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // A terminal to-do list that redraws itself from @ObservedResults when
+        // another process changes its file (examples/swift-todo).
+        .executableTarget(
+            name: "swift-todo",
+            dependencies: ["Coffer"],
+            path: "examples/swift-todo"
+        ),
+        // swift-todo run as its users run it, across processes.
+        .testTarget(
+            name: "SwiftTodoTests",
+            dependencies: ["swift-todo"],
+            path: "Tests/SwiftTodoTests"
+        ),
         // The README's Swift blocks, kept equal to the README by scripts/check-readme.
         .testTarget(
             name: "ReadmeTests",

@@ -44,6 +44,14 @@ final class PersonProjection: Projection<Person> {       // Person of the models
 }
 // readme: end
 
+// readme: swift-ui-models
+import Observation
+
+final class DogList {                                    // a view model
+    @ObservedResults(Dog.self, sortDescriptor: SortDescriptor(keyPath: "name")) var dogs
+}
+// readme: end
+
 // readme: swift-actor
 actor DogStore {
     var db: Database!
@@ -189,6 +197,23 @@ enum MigrationModelsVersion1 {
         // readme: end
         #expect(log.prefix(2) == ["0 dogs", "-[] +[0] ~[]"])
         #expect(Set(log.dropFirst(2)) == ["-[] +[] ~[0]", "name: Ace -> Abe"] && log.count == 4, "\(log)")
+    }
+
+    @Test func observingInAUserInterface() throws {
+        let db = try openAll()
+        // readme: swift-ui-observe
+        let list = DatabaseEnvironment.$configuration.withValue(db.configuration) { DogList() }
+        withObservationTracking {
+            print(list.dogs.map(\.name))                         // a render reads what it shows
+        } onChange: {
+            print("dogs changed: render again")                  // once per commit that changed them
+        }
+        list.$dogs.append(Dog(value: ["name": "Rex"]))           // written in a transaction
+        list.$dogs.database.refresh()                            // "dogs changed: render again"
+        // readme: end
+        db.refresh()
+        #expect(db.objects(Dog.self).contains { $0.name == "Rex" })
+        #expect(list.dogs.contains { $0.name == "Rex" })
     }
 
     @Test func linksAndCollections() throws {

@@ -86,7 +86,7 @@ extension _ObjectObservable where Self: Object {
         return false
     }
 
-    private func objectObservation(_ keyPaths: [String]?) -> (observation: Observation<Self>, binding: ClassBinding) {
+    func objectObservation(_ keyPaths: [String]?) -> (observation: Observation<Self>, binding: ClassBinding) {
         guard let managed = managedState else {
             fatalError("Coffer: an unmanaged \(Self.className()) cannot be observed; add it to a Database first")
         }

@@ -8,8 +8,9 @@ internal import CCoffer
 /// A change as the C callback saw it, copied so that it can be delivered
 /// later, on another thread.
 enum RawChange: Sendable {
-    /// The first call of a collection or object observer.
-    case initial
+    /// The first call of a collection or object observer, with the version
+    /// its initial state was read at (0 if it could not be read).
+    case initial(version: UInt64)
     case collection(CollectionIndices)
     case object(ObjectChangeRecord)
     case map(MapChangeKeys)
@@ -57,18 +58,27 @@ final class ObserverContext: @unchecked Sendable {
     }
 }
 
+extension RawChange {
+    /// The first call, read at `txn`'s version.
+    static func initial(_ txn: OpaquePointer?) -> RawChange {
+        var version: UInt64 = 0
+        if let txn, coffer_txn_version(txn, &version) != COFFER_OK { version = 0 }
+        return .initial(version: version)
+    }
+}
+
 /// The C callbacks: each copies what it was given and hands it on.
 enum ObserverCallbacks {
-    static let collection: coffer_collection_callback = { context, _, changes in
-        ObserverContext.from(context).receive(changes.map { .collection(CollectionIndices(copying: $0)) } ?? .initial)
+    static let collection: coffer_collection_callback = { context, txn, changes in
+        ObserverContext.from(context).receive(changes.map { .collection(CollectionIndices(copying: $0)) } ?? .initial(txn))
     }
 
-    static let object: coffer_object_callback = { context, _, changes in
-        ObserverContext.from(context).receive(changes.map { .object(ObjectChangeRecord(copying: $0)) } ?? .initial)
+    static let object: coffer_object_callback = { context, txn, changes in
+        ObserverContext.from(context).receive(changes.map { .object(ObjectChangeRecord(copying: $0)) } ?? .initial(txn))
     }
 
-    static let map: coffer_map_callback = { context, _, changes in
-        ObserverContext.from(context).receive(changes.map { .map(MapChangeKeys(copying: $0)) } ?? .initial)
+    static let map: coffer_map_callback = { context, txn, changes in
+        ObserverContext.from(context).receive(changes.map { .map(MapChangeKeys(copying: $0)) } ?? .initial(txn))
     }
 
     static let database: coffer_db_callback = { context, _, _, _ in

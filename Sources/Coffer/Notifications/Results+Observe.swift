@@ -79,7 +79,7 @@ extension Results {
         }
     }
 
-    private func observation(_ keyPaths: [String]?) -> Observation<Results> {
+    func observation(_ keyPaths: [String]?) -> Observation<Results> {
         let (database, binding, source, queries) = (self.database, self.binding, self.source, self.queries)
         let paths = Database.storedKeyPaths(keyPaths, from: binding.schema)
         if let list = observedList {

@@ -1,0 +1,100 @@
+// AsyncOpen: a database opened without blocking, as the states it goes
+// through (Realm's @AsyncOpen and @AutoOpen): connecting, each long step's
+// progress, then the database or the error.
+
+import Foundation
+
+/// A database opened without blocking the caller, as an async sequence of
+/// the states the open goes through, as Realm's `@AsyncOpen`:
+/// ``AsyncOpenState/connecting``, then ``AsyncOpenState/progress(_:)`` as a
+/// seed copy, a migration or a compaction begins and ends, then
+/// ``AsyncOpenState/open(_:)`` or ``AsyncOpenState/error(_:)``, the last.
+///
+/// ```swift
+/// @MainActor func load() async {
+///     for await state in AsyncOpen(configuration: config) {
+///         switch state {
+///         case .connecting, .waitingForUser: showSpinner()
+///         case .progress(let progress): showProgress(progress.step, progress.fractionCompleted)
+///         case .open(let db): show(db.objects(Todo.self))
+///         case .error(let error): showError(error)
+///         }
+///     }
+/// }
+/// ```
+///
+/// The long steps run on a thread of their own, as
+/// ``Database/asyncOpen(configuration:isolation:)``; the database is then
+/// opened isolated to the actor iterating the states (confined to its
+/// thread when it is isolated to none: use it there only within one
+/// synchronous stretch). The core reports no progress inside a step, so
+/// each is reported when it begins and when it ends (see ``OpenProgress``).
+/// An in-memory configuration is opened directly. Without a
+/// configuration, ``DatabaseEnvironment/configuration`` (SwiftUI's
+/// `\.databaseConfiguration`) or the default one is opened.
+public struct AsyncOpen: AsyncSequence, Sendable {
+    public typealias Element = AsyncOpenState
+    public typealias Failure = Never
+
+    /// What is opened.
+    public let configuration: Database.Configuration
+
+    /// The states of opening `configuration`; nil for the environment's.
+    public init(configuration: Database.Configuration? = nil) {
+        self.configuration = DatabaseEnvironment.resolve(configuration)
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(configuration: configuration)
+    }
+
+    /// Gives the states in order; the open starts with the first call.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = AsyncOpenState
+        public typealias Failure = Never
+
+        private let configuration: Database.Configuration
+        private var events: AsyncStream<OpenEvent>.Iterator?
+        private var finished = false
+
+        init(configuration: Database.Configuration) {
+            self.configuration = configuration
+        }
+
+        /// The next state, the database opened isolated to `actor`.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> AsyncOpenState? {
+            if finished { return nil }
+            guard events != nil else {
+                events = OpenSteps.start(configuration).makeAsyncIterator()
+                return .connecting
+            }
+            guard let event = await events?.next(isolation: actor) else {
+                finished = true
+                return nil
+            }
+            switch event {
+            case .progress(let progress):
+                return .progress(progress)
+            case .failed(let error):
+                finished = true
+                return .error(error.value)
+            case .prepared:
+                finished = true
+                do {
+                    return .open(try await Database(configuration: configuration, isolation: actor))
+                } catch {
+                    return .error(error)
+                }
+            }
+        }
+
+        public mutating func next() async -> AsyncOpenState? {
+            await next(isolation: nil)
+        }
+    }
+}
+
+/// Realm's `@AutoOpen`: it opens the local file when there is nothing to
+/// download, which, with no synchronization yet, is always; so it is
+/// ``AsyncOpen``.
+public typealias AutoOpen = AsyncOpen
