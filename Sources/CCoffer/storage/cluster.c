@@ -74,6 +74,11 @@ coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out)
 
 coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8_t **b, size_t *len)
 {
+    if (c->opened && c->opened[col].data) { /* the common case: a block read before */
+        *b = c->opened[col].data;
+        *len = c->opened[col].len;
+        return COFFER_OK;
+    }
     size_t start = col ? (size_t)cf_get_le(c->dir + (size_t)(col - 1) * 4, 4) : 0;
     size_t end = (size_t)cf_get_le(c->dir + (size_t)col * 4, 4); /* the head's checks hold */
     if (!c->opened) {
@@ -81,15 +86,11 @@ coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8
         *len = end - start;
         return COFFER_OK;
     }
-    cf_cluster_block *o = &c->opened[col];
-    if (!o->data) {
-        coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead,
-                                   end - start + c->overhead);
-        if (st != COFFER_OK)
-            return st;
-    }
-    *b = o->data;
-    *len = o->len;
+    coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead, end - start + c->overhead);
+    if (st != COFFER_OK)
+        return st;
+    *b = c->opened[col].data;
+    *len = c->opened[col].len;
     return COFFER_OK;
 }
 
@@ -106,13 +107,10 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
     return lo;
 }
 
-int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+/* cf_cluster_raw on column block b[0 .. blen) of the cluster. */
+static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint16_t at, const uint8_t **p, size_t *n)
 {
-    if (col >= c->ncols || at >= c->n)
-        return 0;
-    const uint8_t *b;
-    size_t blen;
-    if (cf_cluster_block_of(c, col, &b, &blen) != COFFER_OK || blen < BLOCK_HEADER)
+    if (blen < BLOCK_HEADER)
         return -1;
     if (b[0] == BLOCK_NULL)
         return 0;
@@ -144,17 +142,29 @@ int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t
     return 1;
 }
 
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+{
+    if (col >= c->ncols || at >= c->n)
+        return 0;
+    const uint8_t *b;
+    size_t blen;
+    if (cf_cluster_block_of(c, col, &b, &blen) != COFFER_OK)
+        return -1;
+    return raw_in_block(c, b, blen, at, p, n);
+}
+
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out)
 {
-    const uint8_t *p = NULL;
-    size_t n = 0;
+    const uint8_t *p = NULL, *b;
+    size_t n = 0, blen;
     memset(out, 0, sizeof *out);
+    int present = 0;
     if (col < c->ncols && at < c->n) {
-        coffer_status st = cf_cluster_block_of(c, col, &p, &n);
+        coffer_status st = cf_cluster_block_of(c, col, &b, &blen);
         if (st != COFFER_OK)
             return st;
+        present = raw_in_block(c, b, blen, at, &p, &n);
     }
-    int present = cf_cluster_raw(c, at, col, &p, &n);
     if (present == 0) {
         out->type = COFFER_TYPE_NULL;
         return COFFER_OK;
