@@ -6,7 +6,10 @@
  * deletes that empty a cluster remove it; a write transaction aborted after
  * changing clusters leaves nothing behind; a damaged or moved cluster, and a
  * damaged object stored outside, are errors naming the objects and
- * coffer_verify findings, never other values; random operations agree with
+ * coffer_verify findings, never other values; each column block carries its
+ * own checksum or seal: a damaged block (fixed-width, offsets, all-null)
+ * fails alone, and a block moved to another cluster or opened as another
+ * column or as the head does not open; random operations agree with
  * a model; the format is chosen for new files only, and an unknown one is
  * refused by the setter.
  */
@@ -18,6 +21,8 @@
 
 #include "test_support.h"
 #include "storage/cluster.h"
+#include "storage/cluster_parts.h"
+#include "storage/handles.h"
 
 #define P(n, t, f) {.name = (n), .type = (t), .flags = (f)}
 static const coffer_property_schema item_props[] = {
@@ -393,6 +398,154 @@ TS_ENV_TEST(test_moved_cluster_is_detected)
     coffer_txn_free(r);
 }
 
+/* Where the block of column `col` of cluster `cid` lies in the cluster's
+ * stored value: its offset and stored size (with its checksum or seal). */
+static void block_place(const ts_env *env, uint64_t cid, uint16_t col, size_t *at, size_t *len)
+{
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    uint8_t kb[8];
+    cluster_key(kb, cid);
+    MDB_val k = {8, kb}, v;
+    assert_int_equal(mdb_get(r->mdb, r->db->object_dbis[item(env)], &k, &v), 0);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    cf_cluster c;
+    assert_ok(cf_cluster_open_head(r, 2 * r->db->schema->classes[item(env)].table, cid, &v, &buf, &cap, &c));
+    assert_true(col < c.ncols);
+    size_t start = col ? (size_t)cf_get_le(c.dir + (size_t)(col - 1) * 4, 4) : 0;
+    size_t end = (size_t)cf_get_le(c.dir + (size_t)col * 4, 4);
+    *at = (size_t)(c.blocks - (const uint8_t *)v.mv_data) + start + (size_t)col * c.overhead;
+    *len = end - start + c.overhead;
+    free(buf);
+    coffer_txn_free(r);
+}
+
+/* Reads property `prop` of object `key`: its status. */
+static coffer_status read_prop(coffer_txn *r, coffer_class_id cls, coffer_object_key key, coffer_property_id prop)
+{
+    coffer_object *o = NULL;
+    assert_ok(coffer_object_get(r, cls, key, &o));
+    coffer_value v;
+    coffer_status st = coffer_object_get_value(o, prop, &v);
+    coffer_object_release(o);
+    return st;
+}
+
+/* Column blocks of every kind: fixed-width (n), offsets (name), all null
+ * (blob). A damaged one fails when its column is read, and only then. */
+TS_ENV_TEST(test_damaged_block_fails_alone)
+{
+    fill(env, 300);
+    size_t at[3], len[3];
+    for (uint16_t col = 0; col < 3; col++)
+        block_place(env, 1, col, &at[col], &len[col]);
+    coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
+    uint8_t kb[8];
+    cluster_key(kb, 1);
+    for (coffer_property_id bad = 0; bad < 3; bad++) {
+        ts_env_close(env);
+        flip(env->path, kb, 8, (long)(at[bad] + len[bad] / 2));
+        ts_env_reopen(env, schema, 1, 1);
+        coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+        for (coffer_property_id p = 0; p < 3; p++) {
+            if (p != bad) {
+                assert_ok(read_prop(r, item(env), 260, p));
+                continue;
+            }
+            assert_status(read_prop(r, item(env), 260, p), want);
+            assert_error_contains("objects 256 to 511 of class 'Item'");
+            assert_error_contains(env->mode == TS_ENCRYPTED ? "column" : "checksum");
+        }
+        check_item(r, item(env), 255, 255, 0); /* the other cluster reads */
+        coffer_txn_free(r);
+        assert_true(verify_findings(env, COFFER_VERIFY_RECORD, "objects 256 to 511") >= 1);
+        ts_env_close(env);
+        flip(env->path, kb, 8, (long)(at[bad] + len[bad] / 2)); /* repaired: the next kind */
+        ts_env_reopen(env, schema, 1, 1);
+        r = ts_begin(env->db, COFFER_TXN_READ);
+        check_item(r, item(env), 260, 260, 0);
+        coffer_txn_free(r);
+    }
+}
+
+/* Swaps `len` bytes at `at_a` of cluster a's value with those at `at_b`
+ * of cluster b's. */
+static void swap_bytes(const char *path, uint64_t a, size_t at_a, uint64_t b, size_t at_b, size_t len)
+{
+    ts_raw w;
+    MDB_dbi dbi = ts_raw_open(&w, path, ITEM_OBJECTS);
+    uint8_t ka[8], kb[8];
+    cluster_key(ka, a);
+    cluster_key(kb, b);
+    MDB_val k1 = {8, ka}, k2 = {8, kb}, v1, v2;
+    assert_int_equal(mdb_get(w.txn, dbi, &k1, &v1), 0);
+    assert_int_equal(mdb_get(w.txn, dbi, &k2, &v2), 0);
+    uint8_t *c1 = malloc(v1.mv_size), *c2 = malloc(v2.mv_size);
+    memcpy(c1, v1.mv_data, v1.mv_size);
+    memcpy(c2, v2.mv_data, v2.mv_size);
+    memcpy(c1 + at_a, (uint8_t *)v2.mv_data + at_b, len);
+    memcpy(c2 + at_b, (uint8_t *)v1.mv_data + at_a, len);
+    MDB_val n1 = {v1.mv_size, c1}, n2 = {v2.mv_size, c2};
+    assert_int_equal(mdb_put(w.txn, dbi, &k1, &n1, 0), 0);
+    assert_int_equal(mdb_put(w.txn, dbi, &k2, &n2, 0), 0);
+    free(c1);
+    free(c2);
+    ts_raw_end(&w, 1);
+}
+
+/* Clusters 0 and 1 of the same shape (keys 1..255 and 256..510): their
+ * number blocks and their all-null blob blocks, swapped whole, do not open. */
+TS_ENV_TEST(test_block_swapped_between_clusters_fails)
+{
+    fill(env, 510);
+    size_t at0[3], at1[3], len[3], len1;
+    for (uint16_t col = 0; col < 3; col += 2) {
+        block_place(env, 0, col, &at0[col], &len[col]);
+        block_place(env, 1, col, &at1[col], &len1);
+        assert_int_equal(len1, len[col]);
+    }
+    ts_env_close(env);
+    swap_bytes(env->path, 0, at0[0], 1, at1[0], len[0]);
+    swap_bytes(env->path, 0, at0[2], 1, at1[2], len[2]);
+    ts_env_reopen(env, schema, 1, 1);
+    coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    for (coffer_object_key key = 3; key <= 300; key += 297) {
+        assert_status(read_prop(r, item(env), key, I_N), want);
+        assert_status(read_prop(r, item(env), key, I_BLOB), want);
+        assert_ok(read_prop(r, item(env), key, I_NAME));
+    }
+    coffer_txn_free(r);
+}
+
+/* A block opens only as its own column of its own cluster: not as another
+ * column, not as the head, not as the same column of another cluster. */
+TS_ENV_TEST(test_block_opens_only_in_its_place)
+{
+    fill(env, 300);
+    size_t at, len;
+    block_place(env, 1, I_NAME, &at, &len);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    uint8_t kb[8];
+    cluster_key(kb, 1);
+    MDB_val k = {8, kb}, v;
+    assert_int_equal(mdb_get(r->mdb, r->db->object_dbis[item(env)], &k, &v), 0);
+    uint32_t number = 2 * r->db->schema->classes[item(env)].table;
+    const uint8_t *stored = (const uint8_t *)v.mv_data + at;
+    coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
+    const uint8_t *data;
+    size_t dlen, cap = 0;
+    uint8_t *buf = NULL;
+    assert_ok(cf_cluster_open_part(r, number, 1, I_NAME, stored, len, &data, &dlen, &buf, &cap));
+    assert_int_equal(dlen + (env->mode == TS_ENCRYPTED ? 40 : 4), len);
+    assert_status(cf_cluster_open_part(r, number, 1, I_N, stored, len, &data, &dlen, &buf, &cap), want);
+    assert_status(cf_cluster_open_part(r, number, 1, CF_CLUSTER_HEAD_PART, stored, len, &data, &dlen, &buf, &cap), want);
+    assert_status(cf_cluster_open_part(r, number, 0, I_NAME, stored, len, &data, &dlen, &buf, &cap), want);
+    assert_status(cf_cluster_open_part(r, number + 2, 1, I_NAME, stored, len, &data, &dlen, &buf, &cap), want);
+    free(buf);
+    coffer_txn_free(r);
+}
+
 TS_ENV_TEST(test_damaged_object_stored_outside_is_detected)
 {
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -579,6 +732,9 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_damaged_cluster_is_detected, setup),
         TS_TEST_FILE_MODES_SETUP(test_moved_cluster_is_detected, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_object_stored_outside_is_detected, setup),
+        TS_TEST_FILE_MODES_SETUP(test_damaged_block_fails_alone, setup),
+        TS_TEST_FILE_MODES_SETUP(test_block_swapped_between_clusters_fails, setup),
+        TS_TEST_FILE_MODES_SETUP(test_block_opens_only_in_its_place, setup),
         TS_TEST_ALL_MODES_SETUP(test_random_operations_match_a_model, setup),
         TS_TEST_MODE_SETUP(test_format_is_chosen_for_new_files_only, setup, ts_mode_plain, "plain"),
     };

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "storage/cluster_parts.h"
 #include "storage/config.h"
 #include "storage/file_version.h"
 #include "util/error.h"
@@ -39,8 +40,10 @@ typedef struct copier {
 } copier;
 
 /* Copies sub-database `number` (source handle `from`), opening and sealing
- * every value again; `rekey` for the graph, whose hashed keys change. */
-static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int rekey, unsigned flags)
+ * every value again; `rekey` for the graph, whose hashed keys change;
+ * `clusters` for an object table of file format 5, whose clusters are
+ * opened part by part and stored again the same way. */
+static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int rekey, int clusters, unsigned flags)
 {
     char name[16];
     snprintf(name, sizeof name, "%u", number);
@@ -61,6 +64,13 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
         const uint8_t *data;
         size_t len, klen = k.mv_size;
         const uint8_t *key = k.mv_data;
+        if (clusters && k.mv_size == 8) {
+            uint64_t cid = cf_get_be64(k.mv_data);
+            st = cf_cluster_open_whole(c->src, number, cid, &v, &buf, &cap, &len);
+            if (st == COFFER_OK)
+                st = cf_cluster_store(&c->txn, to, number, cid, buf, len, flags);
+            continue;
+        }
         st = cf_store_open(c->src, number, &k, &v, &data, &len, &buf, &cap, "a stored value");
         if (st == COFFER_OK && rekey) {
             st = cf_collection_copy_key(&c->txn, k.mv_data, k.mv_size, data, len, newkey, &klen);
@@ -167,15 +177,15 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
         st = write_header(&c);
     MDB_dbi from;
     if (st == COFFER_OK)
-        st = copy_dbi(&c, src_db->meta_dbi, CF_META_DBI, 0, 0);
+        st = copy_dbi(&c, src_db->meta_dbi, CF_META_DBI, 0, 0, 0);
     if (st == COFFER_OK && (st = source_dbi(&c, CF_GRAPH_DBI, &from)) == COFFER_OK)
-        st = copy_dbi(&c, from, CF_GRAPH_DBI, 1, 0);
+        st = copy_dbi(&c, from, CF_GRAPH_DBI, 1, 0, 0);
     else if (st == COFFER_ERR_NOT_FOUND)
         st = COFFER_OK; /* a file without collections */
     for (size_t i = 0; st == COFFER_OK && schema && i < schema->nclasses; i++) {
         uint32_t t = schema->classes[i].table;
         if ((st = source_dbi(&c, 2 * t, &from)) == COFFER_OK)
-            st = copy_dbi(&c, from, 2 * t, 0, MDB_APPEND);
+            st = copy_dbi(&c, from, 2 * t, 0, src_db->clustered, MDB_APPEND);
         MDB_dbi index;
         char name[16];
         snprintf(name, sizeof name, "%u", 2 * t + 1);

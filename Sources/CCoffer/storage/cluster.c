@@ -5,7 +5,6 @@
 
 #include "util/error.h"
 
-#define HEADER_SIZE 6
 #define BLOCK_HEADER 2
 #define FLAG_EXTERNAL 1u /* a bitmap of the objects stored outside follows the keys */
 
@@ -16,9 +15,19 @@ static size_t bitmap_size(uint16_t n) { return ((size_t)n + 7) / 8; }
 
 /* ---- decoding ------------------------------------------------------------ */
 
-coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out)
+size_t cf_cluster_head_size(const uint8_t *data, size_t len)
 {
-    if (len < HEADER_SIZE)
+    if (len < CF_CLUSTER_HEADER_SIZE)
+        return 0;
+    size_t n = (size_t)cf_get_le(data + 2, 2), ncols = (size_t)cf_get_le(data + 4, 2);
+    size_t head = CF_CLUSTER_HEADER_SIZE + n + (data[1] & FLAG_EXTERNAL ? bitmap_size((uint16_t)n) : 0) + ncols * 4;
+    return head <= len ? head : 0;
+}
+
+coffer_status cf_cluster_parse_head(const uint8_t *data, size_t len, size_t blocks_len, cf_cluster *out)
+{
+    *out = (cf_cluster){0};
+    if (len < CF_CLUSTER_HEADER_SIZE)
         return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is too short", len);
     if (data[0] != CF_CLUSTER_VERSION)
         return cf_error(data[0] > CF_CLUSTER_VERSION ? COFFER_ERR_FORMAT_VERSION : COFFER_ERR_CORRUPTED,
@@ -30,26 +39,58 @@ coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out)
     if (out->n == 0 || out->n > CF_CLUSTER_MAX)
         return cf_error(COFFER_ERR_CORRUPTED, "cluster says it holds %u objects (1 to %d)", out->n, CF_CLUSTER_MAX);
     size_t ext = data[1] & FLAG_EXTERNAL ? bitmap_size(out->n) : 0;
-    size_t head = HEADER_SIZE + out->n + ext + (size_t)out->ncols * 4;
-    if (len < head)
-        return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is shorter than its header of %zu", len, head);
-    out->lows = data + HEADER_SIZE;
+    size_t head = CF_CLUSTER_HEADER_SIZE + out->n + ext + (size_t)out->ncols * 4;
+    if (len != head)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster head of %zu bytes where its header says %zu", len, head);
+    out->lows = data + CF_CLUSTER_HEADER_SIZE;
     out->external = ext ? out->lows + out->n : NULL;
     out->dir = out->lows + out->n + ext;
-    out->blocks = data + head;
-    out->blocks_len = len - head;
+    out->blocks_len = blocks_len;
     for (uint16_t i = 1; i < out->n; i++)
         if (out->lows[i] <= out->lows[i - 1])
             return cf_error(COFFER_ERR_CORRUPTED, "cluster keys out of order at position %u", i);
     size_t prev = 0;
     for (uint16_t c = 0; c < out->ncols; c++) {
         size_t end = (size_t)cf_get_le(out->dir + (size_t)c * 4, 4);
-        if (end < prev + BLOCK_HEADER || end > out->blocks_len)
+        if (end < prev + BLOCK_HEADER || end > blocks_len)
             return cf_error(COFFER_ERR_CORRUPTED, "cluster column %u lies outside the cluster", c);
         prev = end;
     }
-    if (prev != out->blocks_len)
-        return cf_error(COFFER_ERR_CORRUPTED, "cluster has %zu bytes after its last column", out->blocks_len - prev);
+    if (prev != blocks_len)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster has %zu bytes after its last column", blocks_len - prev);
+    return COFFER_OK;
+}
+
+coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out)
+{
+    size_t head = cf_cluster_head_size(data, len);
+    if (len >= CF_CLUSTER_HEADER_SIZE && !head)
+        return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is shorter than its header", len);
+    coffer_status st = cf_cluster_parse_head(data, head ? head : len, len - head, out);
+    if (st == COFFER_OK)
+        out->blocks = data + head;
+    return st;
+}
+
+coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8_t **b, size_t *len)
+{
+    if (c->opened && c->opened[col].data) { /* the common case: a block read before */
+        *b = c->opened[col].data;
+        *len = c->opened[col].len;
+        return COFFER_OK;
+    }
+    size_t start = col ? (size_t)cf_get_le(c->dir + (size_t)(col - 1) * 4, 4) : 0;
+    size_t end = (size_t)cf_get_le(c->dir + (size_t)col * 4, 4); /* the head's checks hold */
+    if (!c->opened) {
+        *b = c->blocks + start;
+        *len = end - start;
+        return COFFER_OK;
+    }
+    coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead, end - start + c->overhead);
+    if (st != COFFER_OK)
+        return st;
+    *b = c->opened[col].data;
+    *len = c->opened[col].len;
     return COFFER_OK;
 }
 
@@ -66,14 +107,11 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
     return lo;
 }
 
-int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+/* cf_cluster_raw on column block b[0 .. blen) of the cluster. */
+static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint16_t at, const uint8_t **p, size_t *n)
 {
-    if (col >= c->ncols || at >= c->n)
-        return 0;
-    size_t start = col ? (size_t)cf_get_le(c->dir + (size_t)(col - 1) * 4, 4) : 0;
-    size_t end = (size_t)cf_get_le(c->dir + (size_t)col * 4, 4);
-    const uint8_t *b = c->blocks + start;
-    size_t blen = end - start; /* cf_cluster_parse checked the directory */
+    if (blen < BLOCK_HEADER)
+        return -1;
     if (b[0] == BLOCK_NULL)
         return 0;
     size_t bm = bitmap_size(c->n);
@@ -104,12 +142,29 @@ int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t
     return 1;
 }
 
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+{
+    if (col >= c->ncols || at >= c->n)
+        return 0;
+    const uint8_t *b;
+    size_t blen;
+    if (cf_cluster_block_of(c, col, &b, &blen) != COFFER_OK)
+        return -1;
+    return raw_in_block(c, b, blen, at, p, n);
+}
+
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out)
 {
-    const uint8_t *p = NULL;
-    size_t n = 0;
-    int present = cf_cluster_raw(c, at, col, &p, &n);
+    const uint8_t *p = NULL, *b;
+    size_t n = 0, blen;
     memset(out, 0, sizeof *out);
+    int present = 0;
+    if (col < c->ncols && at < c->n) {
+        coffer_status st = cf_cluster_block_of(c, col, &b, &blen);
+        if (st != COFFER_OK)
+            return st;
+        present = raw_in_block(c, b, blen, at, &p, &n);
+    }
     if (present == 0) {
         out->type = COFFER_TYPE_NULL;
         return COFFER_OK;
@@ -173,7 +228,7 @@ static int any_external(const cf_cluster_member *m, uint16_t n)
 size_t cf_cluster_size(const cf_cluster_member *m, uint16_t n)
 {
     uint16_t ncols = max_columns(m, n);
-    size_t size = HEADER_SIZE + n + (any_external(m, n) ? bitmap_size(n) : 0) + (size_t)ncols * 4;
+    size_t size = CF_CLUSTER_HEADER_SIZE + n + (any_external(m, n) ? bitmap_size(n) : 0) + (size_t)ncols * 4;
     for (uint16_t c = 0; c < ncols; c++) {
         int kind;
         size_t width;
@@ -229,7 +284,7 @@ void cf_cluster_write(uint8_t *out, const cf_cluster_member *m, uint16_t n)
     out[1] = ext ? FLAG_EXTERNAL : 0;
     cf_put_le(out + 2, n, 2);
     cf_put_le(out + 4, ncols, 2);
-    uint8_t *lows = out + HEADER_SIZE;
+    uint8_t *lows = out + CF_CLUSTER_HEADER_SIZE;
     for (uint16_t i = 0; i < n; i++)
         lows[i] = m[i].low;
     uint8_t *dir = lows + n;

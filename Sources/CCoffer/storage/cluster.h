@@ -12,8 +12,9 @@
 #include "coffer.h"
 #include "storage/record.h"
 
-#define CF_CLUSTER_VERSION 1u
+#define CF_CLUSTER_VERSION 2u
 #define CF_CLUSTER_BITS 8
+#define CF_CLUSTER_HEADER_SIZE 6 /* version, flags, object count, column count: then the keys */
 #define CF_CLUSTER_MAX 256 /* objects of keys k with the same k >> CF_CLUSTER_BITS */
 /* An object whose record is larger is stored outside its cluster, under its
  * own key (cf_cluster_external_key), so that a cluster stays small enough
@@ -22,20 +23,51 @@
 #define CF_EXTERNAL_PREFIX 0x01u /* first byte of an external key; a cluster's is 0 */
 #define CF_EXTERNAL_KEY_SIZE 9
 
-/* A parsed cluster, borrowing its bytes. */
+/* A column block once opened (its checksum checked or its seal opened). */
+typedef struct cf_cluster_block {
+    const uint8_t *data; /* NULL until opened */
+    size_t len;
+} cf_cluster_block;
+
+struct cf_cluster;
+/* Opens the block of column `col`, stored as stored[0 .. len), into
+ * c->opened[col]; a status naming the damage when it cannot. */
+typedef coffer_status (*cf_cluster_open_fn)(void *ctx, const struct cf_cluster *c, uint16_t col, const uint8_t *stored,
+                                            size_t len);
+
+/* A parsed cluster, borrowing its bytes. Its column blocks either follow
+ * one another at `blocks` (opened == NULL), or are stored apart, each with
+ * `overhead` bytes of checksum or seal, and opened on first use by `open`
+ * (storage/cluster_parts.h). */
 typedef struct cf_cluster {
     const uint8_t *lows; /* n low bytes of the keys, strictly increasing */
     const uint8_t *external; /* bitmap of the objects stored outside, or NULL for none */
-    const uint8_t *dir;  /* ncols 32-bit ends of the column blocks */
+    const uint8_t *dir;  /* ncols 32-bit ends of the column blocks (as opened) */
     const uint8_t *blocks;
-    size_t blocks_len;
+    size_t blocks_len; /* the blocks' bytes as opened */
     uint16_t n, ncols;
+    cf_cluster_block *opened; /* ncols blocks, or NULL */
+    size_t overhead;
+    cf_cluster_open_fn open;
+    void *open_ctx;
 } cf_cluster;
 
 /* Checks the header, keys and block directory of a cluster of `len` bytes
  * (column blocks are checked as they are read). COFFER_ERR_CORRUPTED naming
  * what is wrong, COFFER_ERR_FORMAT_VERSION for a newer cluster version. */
 coffer_status cf_cluster_parse(const uint8_t *data, size_t len, cf_cluster *out);
+
+/* The size of the head (header, keys, bitmap and directory) that starts the
+ * `len` bytes at `data`, or 0 when they are too short to hold one. */
+size_t cf_cluster_head_size(const uint8_t *data, size_t len);
+
+/* Checks a head of exactly `len` bytes whose blocks hold `blocks_len`
+ * bytes once opened; out->blocks is left NULL (cf_cluster_parse's errors). */
+coffer_status cf_cluster_parse_head(const uint8_t *head, size_t len, size_t blocks_len, cf_cluster *out);
+
+/* The bytes of column `col`'s block (col < c->ncols), opening it first
+ * when it is stored apart: the opener's status when it cannot. */
+coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8_t **b, size_t *len);
 
 /* Whether the object at `at` is stored outside the cluster (its columns
  * here are null). */
@@ -57,8 +89,8 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
 
 /* The stored bytes of column `col` of the object at position `at` (as
  * cf_scalar_write wrote them): 1 with *p and *n set, 0 when null or a
- * column the cluster does not have, -1 (no message) when its block is
- * damaged. */
+ * column the cluster does not have, -1 when its block is damaged (no
+ * message) or cannot be opened (the opener's message). */
 int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n);
 
 /* Column `col` of the object at `at` read as `type` (cf_record_get's rules;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "storage/cluster_parts.h"
 #include "storage/txn.h"
 #include "util/error.h"
 
@@ -110,6 +111,8 @@ static void entry_free(cf_cluster_entry *e)
         for (int i = 0; i < CF_CLUSTER_MAX; i++)
             free(e->external[i].buf);
     free(e->external);
+    free(e->view.opened);
+    free(e->blocks);
     free(e->buf);
     free(e);
 }
@@ -118,23 +121,55 @@ static const char *class_name(const coffer_txn *txn, coffer_class_id cls) { retu
 
 static void cluster_key(uint8_t kb[8], uint64_t cid) { cf_put_be64(kb, cid); }
 
-/* Opens the stored cluster value `v` into `e`. */
+static uint32_t number_of(const coffer_txn *txn, const cf_cluster_entry *e)
+{
+    return 2 * txn->db->schema->classes[e->cls].table;
+}
+
+/* Names the objects of cluster `e` in the last error; returns its status. */
+static coffer_status name_objects(const coffer_txn *txn, const cf_cluster_entry *e)
+{
+    return cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
+                           (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), class_name(txn, e->cls));
+}
+
+/* cf_cluster_open_fn of a stored cluster: a plain file's block is checked
+ * where LMDB maps it, an encrypted file's is opened into its place in
+ * e->blocks (laid out as the blocks are once opened). */
+static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, const uint8_t *stored, size_t len)
+{
+    cf_cluster_entry *e = ctx;
+    uint8_t *dst = NULL;
+    size_t cap = 0;
+    if (e->txn->db->keys) {
+        if (!e->blocks && !(e->blocks = malloc(c->blocks_len ? c->blocks_len : 1)))
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+        size_t start = (size_t)(stored - c->blocks) - (size_t)col * c->overhead;
+        dst = e->blocks + start;
+        cap = len - c->overhead;
+    }
+    const uint8_t *data;
+    size_t dlen;
+    coffer_status st = cf_cluster_open_part(e->txn, number_of(e->txn, e), e->cid, col, stored, len, &data, &dlen, &dst, &cap);
+    if (st != COFFER_OK)
+        return name_objects(e->txn, e);
+    c->opened[col] = (cf_cluster_block){data, dlen};
+    return COFFER_OK;
+}
+
+/* Opens the head of stored cluster value `v` into `e`; its blocks open on use. */
 static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB_val *v)
 {
-    uint8_t kb[8];
-    cluster_key(kb, e->cid);
-    MDB_val k = {8, kb};
-    const uint8_t *data;
-    size_t len;
-    uint32_t number = 2 * txn->db->schema->classes[e->cls].table;
-    coffer_status st = cf_store_open(txn, number, &k, v, &data, &len, &e->buf, &e->cap, "the cluster");
-    if (st == COFFER_OK)
-        st = cf_cluster_parse(data, len, &e->view);
+    e->txn = txn;
+    coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, v, &e->buf, &e->cap, &e->view);
+    if (st == COFFER_OK && e->view.ncols && !(e->view.opened = calloc(e->view.ncols, sizeof *e->view.opened)))
+        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
     if (st != COFFER_OK) {
         e->view = (cf_cluster){0};
-        cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
-                        (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), class_name(txn, e->cls));
+        return name_objects(txn, e);
     }
+    e->view.open = open_block;
+    e->view.open_ctx = e;
     return st;
 }
 
@@ -208,6 +243,11 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
     coffer_value *values = calloc((size_t)e->view.ncols + 1, sizeof *values);
     coffer_status st = e->slots && values ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+    for (uint16_t col = 0; st == COFFER_OK && col < e->view.ncols; col++) {
+        const uint8_t *b;
+        size_t blen;
+        st = cf_cluster_block_of(&e->view, col, &b, &blen);
+    }
     for (uint16_t i = 0; st == COFFER_OK && i < e->view.n; i++) {
         cf_cluster_slot *slot = &e->slots[e->view.lows[i]];
         if (cf_cluster_is_external(&e->view, i)) {
@@ -364,7 +404,7 @@ static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluste
         st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {
             cf_cluster_write(buf, m, n);
-            st = cf_store_put(txn, txn->db->object_dbis[e->cls], 2 * cl->table, kb, 8, buf, size, 0, "cannot write a cluster");
+            st = cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
         }
     }
     return st == COFFER_OK ? st

@@ -1,7 +1,9 @@
 /* cluster_cache — the clusters a transaction has opened (file format 5).
- * A cluster read from LMDB is opened once (its checksum checked or its seal
- * opened) and kept for the life of the transaction: in a plain file it
- * borrows LMDB's map, in an encrypted one the cache owns the opened bytes.
+ * A cluster read from LMDB is opened head first, then block by block as
+ * its columns are read (each block's checksum checked or seal opened once,
+ * storage/cluster_parts.h), and kept for the life of the transaction: in a
+ * plain file it borrows LMDB's map, in an encrypted one the cache owns the
+ * opened bytes.
  * A write transaction changes clusters here, decoded object by object, and
  * encodes and writes each changed cluster once, when it commits
  * (cf_clusters_flush); an abort drops them with the rest. */
@@ -33,8 +35,10 @@ typedef struct cf_cluster_entry {
     coffer_class_id cls;
     uint64_t cid;          /* the objects whose keys k have k >> 8 == cid */
     cf_cluster view;       /* as stored (view.n == 0: not stored) */
-    uint8_t *buf;          /* the opened bytes of an encrypted file, or NULL */
+    uint8_t *buf;          /* the opened head of an encrypted file, or NULL */
     size_t cap;
+    uint8_t *blocks;       /* the opened blocks of an encrypted file, or NULL */
+    coffer_txn *txn;       /* opens the blocks */
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
     cf_external *external;  /* per low byte, made when one is first read */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */

@@ -122,25 +122,35 @@ coffer_status cf_txn_write_error(coffer_txn *txn, int rc, const char *what)
     return cf_error_write(txn->db->env->mdb, rc, what); /* a put may write: LMDB spills pages */
 }
 
-coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
-                           const uint8_t *plain, size_t len, unsigned flags, const char *what)
+size_t cf_store_overhead(const coffer_db *db)
 {
-    const coffer_db *db = txn->db;
-    MDB_val k = {klen, (void *)key};
-    MDB_val v = {len + (db->keys ? CF_SEAL_OVERHEAD : db->checksums ? CF_CHECKSUM_SIZE : 0), NULL};
-    int rc = mdb_put(txn->mdb, dbi, &k, &v, flags | MDB_RESERVE);
-    if (rc != 0)
-        return cf_txn_write_error(txn, rc, what);
+    return db->keys ? CF_SEAL_OVERHEAD : db->checksums ? CF_CHECKSUM_SIZE : 0;
+}
+
+void cf_store_wrap(const coffer_db *db, uint32_t number, const uint8_t *key, size_t klen, uint8_t *out,
+                   const uint8_t *plain, size_t len)
+{
     if (db->keys) {
         uint8_t ad[AD_MAX];
         size_t adlen = make_ad(db, number, key, klen, ad);
-        cf_seal(db->keys, v.mv_data, plain, len, ad, adlen);
-        return COFFER_OK;
+        cf_seal(db->keys, out, plain, len, ad, adlen);
+        return;
     }
-    if (len)
-        memcpy(v.mv_data, plain, len);
+    if (len && out != plain)
+        memmove(out, plain, len);
     if (db->checksums)
-        cf_put_le((uint8_t *)v.mv_data + len, cf_checksum(number, key, klen, plain, len), CF_CHECKSUM_SIZE);
+        cf_put_le(out + len, cf_checksum(number, key, klen, out, len), CF_CHECKSUM_SIZE);
+}
+
+coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
+                           const uint8_t *plain, size_t len, unsigned flags, const char *what)
+{
+    MDB_val k = {klen, (void *)key};
+    MDB_val v = {len + cf_store_overhead(txn->db), NULL};
+    int rc = mdb_put(txn->mdb, dbi, &k, &v, flags | MDB_RESERVE);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, what);
+    cf_store_wrap(txn->db, number, key, klen, v.mv_data, plain, len);
     return COFFER_OK;
 }
 

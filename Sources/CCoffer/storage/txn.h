@@ -30,6 +30,16 @@ coffer_status cf_store_open(coffer_txn *txn, uint32_t number, const MDB_val *k, 
 coffer_status cf_store_put(coffer_txn *txn, MDB_dbi dbi, uint32_t number, const uint8_t *key, size_t klen,
                            const uint8_t *plain, size_t len, unsigned flags, const char *what);
 
+/* The bytes a stored value adds to its plain bytes: its seal in an
+ * encrypted file, its checksum in a plain file with checksums, else 0. */
+size_t cf_store_overhead(const coffer_db *db);
+
+/* Writes `len` bytes of `plain`, stored under `key` in sub-database
+ * `number`, into out[0 .. len + cf_store_overhead) as cf_store_put stores
+ * them: sealed or followed by their checksum, bound to that place. */
+void cf_store_wrap(const coffer_db *db, uint32_t number, const uint8_t *key, size_t klen, uint8_t *out,
+                   const uint8_t *plain, size_t len);
+
 /* Turns an LMDB failure inside a write into a status; map-full failures
  * doom the transaction (only abort remains). */
 coffer_status cf_txn_write_error(coffer_txn *txn, int rc, const char *what);
