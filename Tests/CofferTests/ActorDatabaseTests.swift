@@ -27,7 +27,8 @@ final class AlternatingThreadsExecutor: SerialExecutor {
     }
 }
 
-/// A thread that runs the jobs it is given, for the life of the process.
+/// A thread that runs the jobs it is given in order, for the life of the
+/// process: an actor's executor, or a program's own loop.
 final class WorkerThread: @unchecked Sendable {  // `jobs` is guarded by `condition`
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
@@ -44,12 +45,17 @@ final class WorkerThread: @unchecked Sendable {  // `jobs` is guarded by `condit
         }.start()
     }
 
-    func runAndWait(_ job: @escaping @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
+    /// Runs `job` after the jobs posted before it, without waiting for it.
+    func post(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
-        jobs.append { job(); done.signal() }
+        jobs.append(job)
         condition.signal()
         condition.unlock()
+    }
+
+    func runAndWait(_ job: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        post { job(); done.signal() }
         done.wait()
     }
 }

@@ -23,37 +23,6 @@ actor ChangeCollector {
     }
 }
 
-/// A thread running the jobs posted to it in order, as a program's own loop.
-final class LoopThread: @unchecked Sendable {  // `jobs` is guarded by `condition`
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
-
-    init() {
-        Thread { [self] in
-            while true {
-                condition.lock()
-                while jobs.isEmpty { condition.wait() }
-                let job = jobs.removeFirst()
-                condition.unlock()
-                job()
-            }
-        }.start()
-    }
-
-    func post(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    func runAndWait(_ job: @escaping @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        post { job(); done.signal() }
-        done.wait()
-    }
-}
-
 /// What a loop thread keeps between its jobs: used only on that thread.
 final class LoopState: @unchecked Sendable {
     var database: Database?
@@ -112,7 +81,7 @@ struct NotificationDeliveryTests {
     }
 
     @Test func aSchedulerBringsRefreshesAndCallsToTheThreadsOwnLoop() throws {
-        let loop = LoopThread()
+        let loop = WorkerThread()  // the program's own loop
         let state = LoopState()
         let log = CallLog()
         let config = self.config

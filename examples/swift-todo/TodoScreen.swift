@@ -7,7 +7,7 @@ import Observation
 
 /// What the screen shows: the open to-dos, oldest first.
 final class TodoScreen {
-    @ObservedResults(Todo.self, where: { !$0.done }, sortDescriptor: SortDescriptor(keyPath: "created"))
+    @ObservedResults(TodoItem.self, where: { !$0.done }, sortDescriptor: SortDescriptor(keyPath: "created"))
     var todos
 
     private var renders = 0
@@ -15,7 +15,7 @@ final class TodoScreen {
 
     /// A screen that exits after `stopAfter` renders (nil: never).
     init(configuration: Database.Configuration, stopAfter: Int?) {
-        _todos = ObservedResults(Todo.self, configuration: configuration, where: { !$0.done },
+        _todos = ObservedResults(TodoItem.self, configuration: configuration, where: { !$0.done },
                                  sortDescriptor: SortDescriptor(keyPath: "created"))
         self.stopAfter = stopAfter
     }

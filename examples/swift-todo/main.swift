@@ -9,7 +9,7 @@ import Coffer
 import Foundation
 
 func configuration(_ path: String) -> Database.Configuration {
-    Database.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Todo.self])
+    Database.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [TodoItem.self])
 }
 
 func usage() -> Never {
@@ -35,11 +35,11 @@ do {
     case "add" where arguments.count >= 3:
         let db = try Database(configuration: config)
         try db.write {
-            for title in arguments[2...] { db.add(Todo(value: ["title": title])) }
+            for title in arguments[2...] { db.add(TodoItem(value: ["title": title])) }
         }
     case "done" where arguments.count == 3:
         let db = try Database(configuration: config)
-        guard let todo = db.objects(Todo.self).where({ $0.title == arguments[2] && !$0.done }).first else {
+        guard let todo = db.objects(TodoItem.self).where({ $0.title == arguments[2] && !$0.done }).first else {
             FileHandle.standardError.write(Data("no open to-do \"\(arguments[2])\"\n".utf8))
             exit(1)
         }

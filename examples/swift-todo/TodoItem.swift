@@ -3,7 +3,7 @@
 import Coffer
 import Foundation
 
-final class Todo: Object {
+final class TodoItem: Object {
     @Persisted var title = ""
     @Persisted var done = false
     @Persisted var created = Date()
