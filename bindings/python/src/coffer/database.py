@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from . import _capi, observing, packing, pages, verification
+from . import _capi, observing, packing, pages, rowcode, verification
 from .changes import DatabaseChange, Origin
 from .stats import FileStats, read_stats
 from .sync import SyncSession, WebSocketTransport
@@ -111,6 +111,8 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
+        # Generated packers by the property names objects give (rowcode.py).
+        self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
         # property left out (null, false, 0, "", b""): then a batch upsert
         # need not look up which objects exist to fill in defaults.
@@ -828,7 +830,8 @@ class Database:
                 names = tuple(complete[stored])
                 while end < n and tuple(complete[end]) == names:
                     end += 1
-                packed = packing.objects_fields(writer, info, complete[stored:end])
+                group = complete[stored:end]
+                packed = rowcode.pack_rows(writer, info, group) or packing.objects_fields(writer, info, group)
                 if packed is not None:
                     create(packed[0], packed[1], end - stored)
                     stored = end
