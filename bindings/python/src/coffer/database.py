@@ -274,6 +274,9 @@ class Database:
             schema = read_class_schema(_capi.coffer_db_class_schema(db, class_id).contents)
             self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
         self._classes_by_id = {info.class_id: info for info in self._classes.values()}
+        # The declared model classes, looked up first by _class_info().
+        self._classes_by_model: Dict[Any, _ClassInfo] = {
+            info.model: info for info in self._classes.values() if info.model is not None}
         # Compiled queries by class and text, rebound for new arguments.
         self._prepared_queries: Dict[Tuple[int, str], CompiledQuery] = {}
         self._sync: Optional[SyncSession] = None
@@ -637,6 +640,12 @@ class Database:
 
     def _class_info(self, cls: Union[str, Type[Object]]) -> _ClassInfo:
         self._open_handles()
+        try:
+            known = self._classes_by_model.get(cls)
+        except TypeError:  # unhashable: the checks below name it
+            known = None
+        if known is not None:
+            return known
         if isinstance(cls, str):
             info = self._classes.get(cls)
             if info is None:
