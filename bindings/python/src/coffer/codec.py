@@ -10,7 +10,7 @@ import decimal
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _capi, packing
+from . import _capi, packing, rowcode
 from .errors import InvalidArgumentError, LimitError, NotFoundError, PropertyTypeError
 from .model import Object
 from .objectid import ObjectId
@@ -200,7 +200,7 @@ class Writer:
 
     def field_array(self, info: "_ClassInfo", values: Dict[str, Any]) -> "Tuple[ctypes.Array[_capi.coffer_field], int]":
         """The coffer_field array of `values`, in their order."""
-        packed = packing.object_fields(self, info, values)
+        packed = rowcode.pack_rows(self, info, [values]) or packing.object_fields(self, info, values)
         if packed is not None:
             return packed
         array = (_capi.coffer_field * max(len(values), 1))()

@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from . import _capi, observing, packing, pages, verification
+from . import _capi, observing, packing, pages, rowcode, verification
 from .changes import DatabaseChange, Origin
 from .stats import FileStats, read_stats
 from .sync import SyncSession, WebSocketTransport
@@ -111,6 +111,8 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
+        # Generated packers by the property names objects give (rowcode.py).
+        self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
         # property left out (null, false, 0, "", b""): then a batch upsert
         # need not look up which objects exist to fill in defaults.
@@ -272,6 +274,9 @@ class Database:
             schema = read_class_schema(_capi.coffer_db_class_schema(db, class_id).contents)
             self._classes[schema.name] = _ClassInfo(class_id, schema, by_name.get(schema.name))
         self._classes_by_id = {info.class_id: info for info in self._classes.values()}
+        # The declared model classes, looked up first by _class_info().
+        self._classes_by_model: Dict[Any, _ClassInfo] = {
+            info.model: info for info in self._classes.values() if info.model is not None}
         # Compiled queries by class and text, rebound for new arguments.
         self._prepared_queries: Dict[Tuple[int, str], CompiledQuery] = {}
         self._sync: Optional[SyncSession] = None
@@ -635,6 +640,12 @@ class Database:
 
     def _class_info(self, cls: Union[str, Type[Object]]) -> _ClassInfo:
         self._open_handles()
+        try:
+            known = self._classes_by_model.get(cls)
+        except TypeError:  # unhashable: the checks below name it
+            known = None
+        if known is not None:
+            return known
         if isinstance(cls, str):
             info = self._classes.get(cls)
             if info is None:
@@ -828,7 +839,8 @@ class Database:
                 names = tuple(complete[stored])
                 while end < n and tuple(complete[end]) == names:
                     end += 1
-                packed = packing.objects_fields(writer, info, complete[stored:end])
+                group = complete[stored:end]
+                packed = rowcode.pack_rows(writer, info, group) or packing.objects_fields(writer, info, group)
                 if packed is not None:
                     create(packed[0], packed[1], end - stored)
                     stored = end

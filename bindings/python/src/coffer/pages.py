@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from . import _capi
+from . import _capi, rowcode
 from .errors import Status, error_for
 from .packing import PAYLOADS
 from .values import damaged_text
@@ -74,6 +74,8 @@ class Layout:
         assert self.row.size == self.row_size
         # Every property in schema order: (name, tag position or -1, fast type).
         self.order = [(name, *self.plan.get(name, (-1, 0))) for name in info.names]
+        # as_dict's common case in one generated expression, if the class allows it.
+        self.decode = rowcode.decoder(self.order)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)
         self._grow(4096)
@@ -161,6 +163,11 @@ class PackedRow:
         """Every property in schema order, or None if any needs the C
         library (the caller then reads the whole object that way)."""
         values, data = self.values, self.data
+        decode = self.layout.decode
+        if decode is not None:
+            whole = decode(values, data)
+            if whole is not None:
+                return whole
         out: Dict[str, Any] = {}
         for name, at, fast in self.layout.order:
             kind = values[at] if at >= 0 else -1

@@ -1,0 +1,198 @@
+"""Code generated once per class layout for the two loops that run per
+object: packing the fields of many objects into one coffer_field array
+(writes), and turning a packed row into a dict (reads of whole objects).
+
+Each generated function handles only the common case: every property of the
+layout is a scalar of a kind packing.py packs (bool, int, float, double,
+string, bytes) and every value is of the plain Python type the general path
+would pack without conversion. Anything else (a None, a
+link, a collection, an int where a float is declared, a string with a NUL,
+a float beyond float32, a null read, damaged UTF-8) makes the generated
+function give up (None), and the caller takes the general path of
+packing.py or pages.py, which gives the same results and raises the same
+errors as always. The speed comes from one struct call per object, values
+named by local variables instead of looked up per field, and no branching
+on the property type at run time."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import _capi
+from .packing import ENABLED, FIELD_SIZE, PAYLOADS
+from .values import INT64_MAX, INT64_MIN
+
+if TYPE_CHECKING:
+    from .codec import Writer
+    from .database import _ClassInfo
+
+_T = _capi
+# The test each packed kind's value passes, as packing.objects_fields makes it.
+_CHECKS = {
+    _T.TYPE_BOOL: "type({v}) is bool",
+    _T.TYPE_INT: "type({v}) is int and _MIN <= {v} <= _MAX",
+    _T.TYPE_FLOAT: "isinstance({v}, float)",
+    _T.TYPE_DOUBLE: "isinstance({v}, float)",
+    _T.TYPE_STRING: "isinstance({v}, str)",
+    _T.TYPE_BINARY: "isinstance({v}, (bytes, bytearray, memoryview))",
+}
+_TEXT_KINDS = (_T.TYPE_STRING, _T.TYPE_BINARY)
+# Bytes of text reserved per string or bytes field before the first pack;
+# later packs reserve what the class used last time, with room to spare.
+_TEXT_GUESS = 128
+
+RowPacker = Callable[[Sequence[Dict[str, Any]], bytearray, bytearray, int], Optional[int]]
+RowDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Dict[str, Any]]]
+
+
+def _compile(source: str, name: str, namespace: Dict[str, Any]) -> Any:
+    exec(compile(source, f"<coffer.rowcode {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+# ---- writes ----------------------------------------------------------------
+
+
+def _packer_source(kinds: List[int], ids: List[int]) -> str:
+    """A function pack(rows, buf, text, base) that writes the fields of every
+    row into buf, the bytes of strings and binaries into text (whose address
+    is base), and returns how many text bytes it used; -1 when text is too
+    small, None when a value needs the general path."""
+    n = len(kinds)
+    names = [f"v{i}" for i in range(n)]
+    lines = [
+        "def pack(rows, buf, text, base):",
+        "    off = 0",
+        "    size = 0",
+        "    cap = len(text)",
+        "    for values in rows:",
+        f"        if len(values) != {n}:",
+        "            return None",
+        f"        {', '.join(names)}{',' if n == 1 else ''} = values.values()",
+    ]
+    args: List[str] = []
+    texts: List[int] = []
+    for i, kind in enumerate(kinds):
+        v = names[i]
+        lines += [f"        if not ({_CHECKS[kind].format(v=v)}):", "            return None"]
+        if kind == _T.TYPE_STRING:
+            lines += [f"        d{i} = {v}.encode('utf-8')", f"        if b'\\0' in d{i}:", "            return None"]
+        elif kind == _T.TYPE_BINARY:
+            lines += [f"        d{i} = {v} if type({v}) is bytes else bytes({v})"]
+        if kind in _TEXT_KINDS:
+            lines += [f"        s{i} = size", f"        size += len(d{i})"]
+            texts.append(i)
+            args += [str(ids[i]), str(kind), f"base + s{i}", f"len(d{i})"]
+        else:
+            args += [str(ids[i]), str(kind), v]
+    if texts:
+        lines += ["        if size > cap:", "            return -1"]
+        lines += [f"        text[s{i}:s{i} + len(d{i})] = d{i}" for i in texts]
+    lines += [f"        put(buf, off, {', '.join(args)})", f"        off += {n * FIELD_SIZE}", "    return size"]
+    return "\n".join(lines) + "\n"
+
+
+class _Packer:
+    """The generated packer of one list of property names, and how much
+    text space its objects needed last time."""
+
+    __slots__ = ("pack", "texts", "per_row")
+
+    def __init__(self, pack: RowPacker, texts: int) -> None:
+        self.pack = pack
+        self.texts = texts
+        self.per_row = _TEXT_GUESS * texts
+
+
+def _packer(info: "_ClassInfo", names: Tuple[str, ...]) -> Optional[_Packer]:
+    """The packer for objects of `info` giving `names` in this order, made
+    on first use; None when a property is not of a packed kind."""
+    cache = info.row_packers
+    if names in cache:
+        cached: Optional[_Packer] = cache[names]
+        return cached
+    made: Optional[_Packer] = None
+    props = [info.properties.get(name) for name in names]
+    if ENABLED and names and all(p is not None and not p.collection and p.type in _CHECKS for p in props):
+        kinds = [p.type for p in props if p is not None]
+        ids = [p.id for p in props if p is not None]
+        put = struct.Struct("=" + "".join("I4xi4x" + PAYLOADS[k] for k in kinds)).pack_into
+        pack = _compile(_packer_source(kinds, ids), "pack", {"put": put, "_MIN": INT64_MIN, "_MAX": INT64_MAX})
+        made = _Packer(pack, sum(k in _TEXT_KINDS for k in kinds))
+    cache[names] = made
+    return made
+
+
+def pack_rows(writer: "Writer", info: "_ClassInfo", rows: Sequence[Dict[str, Any]]
+              ) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
+    """What packing.objects_fields gives for `rows`, which all list the same
+    property names in the same order, when every value is of the common
+    case; None otherwise (nothing is kept then). The field array and the
+    text buffer stay alive in writer.keep."""
+    if not rows:
+        return None
+    names = tuple(rows[0])
+    packer = _packer(info, names)
+    if packer is None:
+        return None
+    count = len(names)
+    total = count * len(rows)
+    buf = bytearray(total * FIELD_SIZE)
+    for _ in range(4):
+        text = bytearray(max(packer.per_row * len(rows), 1))
+        text_c = (ctypes.c_char * len(text)).from_buffer(text)
+        try:
+            used = packer.pack(rows, buf, text, ctypes.addressof(text_c))
+        except (UnicodeEncodeError, OverflowError, struct.error):
+            return None  # the general path names the value
+        if used is None:
+            return None
+        if used >= 0:
+            # Room for objects like these next time, a quarter more.
+            packer.per_row = max(packer.per_row, (used * 5 // 4) // len(rows) + 1)
+            array = (_capi.coffer_field * total).from_buffer(buf)
+            writer.keep.append(array)
+            writer.keep.append(text_c)  # which keeps text
+            return array, count
+        packer.per_row *= 4
+    return None
+
+
+# ---- reads -----------------------------------------------------------------
+
+
+def decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[RowDecoder]:
+    """A function decode(values, data) for rows unpacked by a pages.Layout
+    whose properties are `order` ((name, position of the type tag, kind
+    decoded there) in schema order): the dict of every property, or None
+    when a value is null or not of its kind, or a string is not UTF-8 (the
+    caller's general loop then decides). None when a property is never
+    decoded from the page."""
+    if not order or any(at < 0 or not fast for _, at, fast in order):
+        return None
+    tags = [at for _, at, _ in order]
+    kinds = tuple(fast for _, _, fast in order)
+    entries = []
+    for name, at, fast in order:
+        if fast == _T.TYPE_STRING:
+            value = f"str(data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]], 'utf-8')"
+        elif fast == _T.TYPE_BINARY:
+            value = f"data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]]"
+        else:
+            value = f"values[{at + 1}]"
+        entries.append(f"        {name!r}: {value},")
+    source = "\n".join([
+        "def decode(values, data):",
+        f"    if ({', '.join(f'values[{at}]' for at in tags)},) != kinds:",
+        "        return None",
+        "    try:",
+        "        return {",
+        *entries,
+        "        }",
+        "    except UnicodeDecodeError:",
+        "        return None",
+    ]) + "\n"
+    decode: RowDecoder = _compile(source, "decode", {"kinds": kinds})
+    return decode
