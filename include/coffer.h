@@ -2198,7 +2198,11 @@ COFFER_API coffer_status coffer_sync_wait_for_upload(coffer_db *db, uint64_t tim
 COFFER_API coffer_status coffer_sync_wait_for_download(coffer_db *db, uint64_t timeout_ms);
 
 /** Closes the session's connection and keeps it closed until
- *  coffer_sync_resume(); local writes go on and are uploaded after. */
+ *  coffer_sync_resume(); local writes go on and are uploaded after. It
+ *  returns at once: the session thread closes the connection after the
+ *  frame it is handling, if any, so a download that had arrived may still
+ *  be integrated; coffer_sync_state() gives COFFER_SYNC_PAUSED from then
+ *  on, and nothing more is integrated until coffer_sync_resume(). */
 COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
 
 /** Connects again after coffer_sync_pause() (at once, without backoff), or

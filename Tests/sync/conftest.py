@@ -179,7 +179,13 @@ class PyClient:
                 del note.tags[pos % len(note.tags)]
 
     def pause(self) -> None:
+        # pause() returns at once; the session closes its connection after
+        # the frame it is handling: wait for that, as the tests rely on it.
         self.db.sync.pause()
+        deadline = time.monotonic() + WAIT_S
+        while self.db.sync.state != "paused":
+            assert time.monotonic() < deadline, f"the session did not pause: {self.db.sync.state}"
+            time.sleep(0.005)
 
     def resume(self) -> None:
         self.db.sync.resume()

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coffer.h"
 
@@ -143,7 +144,16 @@ static int command(char *line)
         coffer_close(db);
         db = NULL;
     } else if (strcmp(cmd, "pause") == 0) {
+        /* The pause takes effect once the session has closed its connection. */
         st = coffer_sync_pause(db);
+        for (int ms = 0; st == COFFER_OK && coffer_sync_state(db) != COFFER_SYNC_PAUSED; ms += 5) {
+            if (ms >= 60000) {
+                fprintf(stderr, "the session did not pause\n");
+                st = COFFER_ERR_TIMEOUT;
+                break;
+            }
+            usleep(5000);
+        }
     } else if (strcmp(cmd, "resume") == 0) {
         st = coffer_sync_resume(db);
     } else if (strcmp(cmd, "wait_upload") == 0) {

@@ -172,7 +172,10 @@ class SyncSession:
         _capi.coffer_sync_wait_for_download(self._handle(), _millis(timeout))
 
     def pause(self) -> None:
-        """Closes the connection until resume(); local writes go on."""
+        """Closes the connection until resume(); local writes go on.
+
+        Returns at once: the session closes its connection after the frame it
+        is handling, if any, and `state` is "paused" from then on."""
         _capi.coffer_sync_pause(self._handle())
 
     def resume(self) -> None:
