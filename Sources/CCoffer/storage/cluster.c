@@ -177,6 +177,17 @@ coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, cof
 
 /* ---- encoding ------------------------------------------------------------ */
 
+/* The stored bytes of column `col` of member `m`: 1 with *p and *len set,
+ * 0 when null (or stored outside). */
+static int member_raw(const cf_cluster_member *m, uint16_t col, const uint8_t **p, size_t *len)
+{
+    if (m->external)
+        return 0;
+    if (m->src)
+        return cf_cluster_raw(m->src, m->at, col, p, len) == 1;
+    return cf_record_raw(&m->rec, col, p, len) == 1;
+}
+
 /* How column `col` of members m[0..n) is stored: its block kind, the width
  * of a fixed-width block, and the block's size. */
 static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, int *kind, size_t *width)
@@ -186,7 +197,7 @@ static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, 
     for (uint16_t i = 0; i < n; i++) {
         const uint8_t *p;
         size_t len;
-        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1)
+        if (!member_raw(&m[i], col, &p, &len))
             continue;
         if (present++ == 0)
             w = len;
@@ -211,9 +222,10 @@ static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, 
 static uint16_t max_columns(const cf_cluster_member *m, uint16_t n)
 {
     uint16_t ncols = 0;
-    for (uint16_t i = 0; i < n; i++)
-        if (!m[i].external)
-            ncols = m[i].rec.ncols > ncols ? m[i].rec.ncols : ncols;
+    for (uint16_t i = 0; i < n; i++) {
+        uint16_t k = m[i].external ? 0 : m[i].src ? m[i].src->ncols : m[i].rec.ncols;
+        ncols = k > ncols ? k : ncols;
+    }
     return ncols;
 }
 
@@ -257,7 +269,7 @@ static size_t write_column(uint8_t *b, const cf_cluster_member *m, uint16_t n, u
     for (uint16_t i = 0; i < n; i++) {
         const uint8_t *p = NULL;
         size_t len = 0;
-        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1) {
+        if (!member_raw(&m[i], col, &p, &len)) {
             nulls[i / 8] |= (uint8_t)(1u << (i % 8));
             len = 0;
         }

@@ -98,11 +98,16 @@ int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out);
 
 /* One object to encode: the low byte of its key and its values as a record,
- * or `external` (rec unused) when it is stored outside. */
+ * or as the object at position `at` of cluster `src` when src is not NULL
+ * (an unchanged object, copied value by value without a record: its blocks
+ * are opened and their values checked by the caller), or `external` (rec
+ * and src unused) when it is stored outside. */
 typedef struct cf_cluster_member {
     uint8_t low;
     int external;
     cf_record rec;
+    const struct cf_cluster *src;
+    uint16_t at;
 } cf_cluster_member;
 
 /* The size of the cluster holding members m[0..n) (1 <= n <= 256, lows
