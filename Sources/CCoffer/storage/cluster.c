@@ -89,13 +89,40 @@ coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8
     coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead, end - start + c->overhead);
     if (st != COFFER_OK)
         return st;
-    *b = c->opened[col].data;
-    *len = c->opened[col].len;
+    cf_cluster_block *o = &c->opened[col];
+    if (o->len >= BLOCK_HEADER) {
+        o->kind = o->data[0];
+        o->width = o->data[1];
+    }
+    *b = o->data;
+    *len = o->len;
     return COFFER_OK;
+}
+
+void cf_cluster_prefetch(const cf_cluster *c, uint16_t at)
+{
+    if (!c->opened || at >= c->n)
+        return;
+    size_t bm = bitmap_size(c->n);
+    for (uint16_t col = 0; col < c->ncols; col++) {
+        const cf_cluster_block *o = &c->opened[col];
+        if (!o->data || o->kind == BLOCK_NULL)
+            continue;
+        const uint8_t *body = o->data + BLOCK_HEADER + bm;
+        size_t off = o->kind == BLOCK_FIXED ? (size_t)at * o->width : (size_t)at * (o->kind == BLOCK_ENDS32 ? 4 : 2);
+        if (BLOCK_HEADER + bm + off >= o->len)
+            continue; /* a damaged block: its read says so */
+        __builtin_prefetch(o->data + BLOCK_HEADER + at / 8);
+        __builtin_prefetch(body + off);
+    }
 }
 
 uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
 {
+    /* Keys are strictly increasing, so lows[i] >= i: when lows[low] == low,
+     * no earlier key reaches low (the common case of a cluster without gaps). */
+    if (low < c->n && c->lows[low] == low)
+        return (uint16_t)low;
     uint16_t lo = 0, hi = c->n;
     while (lo < hi) {
         uint16_t mid = (uint16_t)((lo + hi) / 2);

@@ -27,6 +27,7 @@
 typedef struct cf_cluster_block {
     const uint8_t *data; /* NULL until opened */
     size_t len;
+    uint8_t kind, width; /* its first two bytes, kept for cf_cluster_prefetch */
 } cf_cluster_block;
 
 struct cf_cluster;
@@ -92,6 +93,11 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
  * column the cluster does not have, -1 when its block is damaged (no
  * message) or cannot be opened (the opener's message). */
 int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n);
+
+/* Asks the processor to load the bytes of every opened column block that
+ * reading the object at `at` whole will touch, all at once, so that their
+ * cache misses overlap instead of following one another. Reads nothing. */
+void cf_cluster_prefetch(const cf_cluster *c, uint16_t at);
 
 /* Column `col` of the object at `at` read as `type` (cf_record_get's rules;
  * strings and binaries borrow the cluster's bytes). */

@@ -196,7 +196,7 @@ static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, co
     coffer_status st = cf_cluster_open_part(e->txn, number_of(e->txn, e), e->cid, col, stored, len, &data, &dlen, &dst, &cap);
     if (st != COFFER_OK)
         return name_objects(e->txn, e);
-    c->opened[col] = (cf_cluster_block){data, dlen};
+    c->opened[col] = (cf_cluster_block){.data = data, .len = dlen};
     return COFFER_OK;
 }
 
