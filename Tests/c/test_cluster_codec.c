@@ -2,7 +2,8 @@
  * test_cluster_codec.c — the encoding of a cluster (file format 5,
  * storage/cluster.h): values of every type come back from their columns as
  * written, nulls and absent columns read as null, fixed-width and
- * variable-width blocks (16- and 32-bit ends), objects stored outside, and
+ * variable-width blocks (16- and 32-bit ends), objects stored outside,
+ * objects encoded again from a parsed cluster next to new records, and
  * a damaged header, key order, directory or block is COFFER_ERR_CORRUPTED
  * (a newer version COFFER_ERR_FORMAT_VERSION), never a wrong value.
  */
@@ -44,7 +45,7 @@ static void test_values_round_trip(void **state)
          coffer_value_null()},
     };
     uint16_t widths[N] = {5, 5, 3}; /* the third object has no columns 3 and 4 */
-    cf_cluster_member m[N];
+    cf_cluster_member m[N] = {0};
     uint8_t *bufs[N];
     const uint8_t lows[N] = {0, 17, 255};
     for (int i = 0; i < N; i++) {
@@ -74,6 +75,40 @@ static void test_values_round_trip(void **state)
     assert_int_equal(cf_cluster_seek(&c, 17), 1);
     assert_int_equal(cf_cluster_seek(&c, 18), 2);
     assert_int_equal(cf_cluster_seek(&c, 256), 3);
+
+    /* Encoded again from the parsed cluster, object by object (as a commit
+     * keeps the unchanged objects of a changed cluster), it is the same. */
+    cf_cluster_member again[N] = {0};
+    for (uint16_t i = 0; i < N; i++)
+        again[i] = (cf_cluster_member){.low = lows[i], .src = &c, .at = i};
+    size_t again_len;
+    uint8_t *again_data = encode(again, N, &again_len);
+    assert_int_equal(again_len, len);
+    assert_memory_equal(again_data, data, len);
+    free(again_data);
+
+    /* Mixed with a new record in the middle and one object left out. */
+    coffer_value fresh[2] = {coffer_value_int(99), ts_str("fresh")};
+    cf_cluster_member mixed[N] = {{.low = lows[0], .src = &c, .at = 0}, {.low = 18}, {.low = lows[2], .src = &c, .at = 2}};
+    uint8_t *fresh_buf = record_of(fresh, 2, &mixed[1].rec);
+    uint8_t *mixed_data = encode(mixed, N, &again_len);
+    cf_cluster mc;
+    assert_ok(cf_cluster_parse(mixed_data, again_len, &mc));
+    assert_int_equal(mc.ncols, 5);
+    for (uint16_t col = 0; col < 5; col++) {
+        coffer_value got;
+        assert_ok(cf_cluster_get(&mc, 0, col, types[col], &got));
+        assert_true(ts_value_equal(&got, &rows[0][col]));
+        assert_ok(cf_cluster_get(&mc, 2, col, types[col], &got));
+        coffer_value want = col < widths[2] ? rows[2][col] : coffer_value_null();
+        assert_true(ts_value_equal(&got, &want));
+        assert_ok(cf_cluster_get(&mc, 1, col, types[col], &got));
+        want = col < 2 ? fresh[col] : coffer_value_null();
+        assert_true(ts_value_equal(&got, &want));
+    }
+    assert_int_equal(mc.lows[1], 18);
+    free(mixed_data);
+    free(fresh_buf);
     for (int i = 0; i < N; i++)
         free(bufs[i]);
     free(data);
@@ -124,7 +159,7 @@ static void test_damage_is_an_error(void **state)
     (void)state;
     coffer_value v[2] = {coffer_value_int(42), ts_str("forty-two")};
     coffer_value w[2] = {coffer_value_int(43), ts_str("forty-three")}; /* strings of two sizes: 16-bit ends */
-    cf_cluster_member m[2];
+    cf_cluster_member m[2] = {0};
     uint8_t *b0 = record_of(v, 2, &m[0].rec), *b1 = record_of(w, 2, &m[1].rec);
     m[0].low = 3;
     m[1].low = 9;

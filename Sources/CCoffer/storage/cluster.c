@@ -89,13 +89,40 @@ coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8
     coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead, end - start + c->overhead);
     if (st != COFFER_OK)
         return st;
-    *b = c->opened[col].data;
-    *len = c->opened[col].len;
+    cf_cluster_block *o = &c->opened[col];
+    if (o->len >= BLOCK_HEADER) {
+        o->kind = o->data[0];
+        o->width = o->data[1];
+    }
+    *b = o->data;
+    *len = o->len;
     return COFFER_OK;
+}
+
+void cf_cluster_prefetch(const cf_cluster *c, uint16_t at)
+{
+    if (!c->opened || at >= c->n)
+        return;
+    size_t bm = bitmap_size(c->n);
+    for (uint16_t col = 0; col < c->ncols; col++) {
+        const cf_cluster_block *o = &c->opened[col];
+        if (!o->data || o->kind == BLOCK_NULL)
+            continue;
+        const uint8_t *body = o->data + BLOCK_HEADER + bm;
+        size_t off = o->kind == BLOCK_FIXED ? (size_t)at * o->width : (size_t)at * (o->kind == BLOCK_ENDS32 ? 4 : 2);
+        if (BLOCK_HEADER + bm + off >= o->len)
+            continue; /* a damaged block: its read says so */
+        __builtin_prefetch(o->data + BLOCK_HEADER + at / 8);
+        __builtin_prefetch(body + off);
+    }
 }
 
 uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
 {
+    /* Keys are strictly increasing, so lows[i] >= i: when lows[low] == low,
+     * no earlier key reaches low (the common case of a cluster without gaps). */
+    if (low < c->n && c->lows[low] == low)
+        return (uint16_t)low;
     uint16_t lo = 0, hi = c->n;
     while (lo < hi) {
         uint16_t mid = (uint16_t)((lo + hi) / 2);
@@ -177,6 +204,17 @@ coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, cof
 
 /* ---- encoding ------------------------------------------------------------ */
 
+/* The stored bytes of column `col` of member `m`: 1 with *p and *len set,
+ * 0 when null (or stored outside). */
+static int member_raw(const cf_cluster_member *m, uint16_t col, const uint8_t **p, size_t *len)
+{
+    if (m->external)
+        return 0;
+    if (m->src)
+        return cf_cluster_raw(m->src, m->at, col, p, len) == 1;
+    return cf_record_raw(&m->rec, col, p, len) == 1;
+}
+
 /* How column `col` of members m[0..n) is stored: its block kind, the width
  * of a fixed-width block, and the block's size. */
 static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, int *kind, size_t *width)
@@ -186,7 +224,7 @@ static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, 
     for (uint16_t i = 0; i < n; i++) {
         const uint8_t *p;
         size_t len;
-        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1)
+        if (!member_raw(&m[i], col, &p, &len))
             continue;
         if (present++ == 0)
             w = len;
@@ -211,9 +249,10 @@ static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, 
 static uint16_t max_columns(const cf_cluster_member *m, uint16_t n)
 {
     uint16_t ncols = 0;
-    for (uint16_t i = 0; i < n; i++)
-        if (!m[i].external)
-            ncols = m[i].rec.ncols > ncols ? m[i].rec.ncols : ncols;
+    for (uint16_t i = 0; i < n; i++) {
+        uint16_t k = m[i].external ? 0 : m[i].src ? m[i].src->ncols : m[i].rec.ncols;
+        ncols = k > ncols ? k : ncols;
+    }
     return ncols;
 }
 
@@ -257,7 +296,7 @@ static size_t write_column(uint8_t *b, const cf_cluster_member *m, uint16_t n, u
     for (uint16_t i = 0; i < n; i++) {
         const uint8_t *p = NULL;
         size_t len = 0;
-        if (m[i].external || cf_record_raw(&m[i].rec, col, &p, &len) != 1) {
+        if (!member_raw(&m[i], col, &p, &len)) {
             nulls[i / 8] |= (uint8_t)(1u << (i % 8));
             len = 0;
         }

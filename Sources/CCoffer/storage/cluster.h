@@ -27,6 +27,7 @@
 typedef struct cf_cluster_block {
     const uint8_t *data; /* NULL until opened */
     size_t len;
+    uint8_t kind, width; /* its first two bytes, kept for cf_cluster_prefetch */
 } cf_cluster_block;
 
 struct cf_cluster;
@@ -93,16 +94,26 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
  * message) or cannot be opened (the opener's message). */
 int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n);
 
+/* Asks the processor to load the bytes of every opened column block that
+ * reading the object at `at` whole will touch, all at once, so that their
+ * cache misses overlap instead of following one another. Reads nothing. */
+void cf_cluster_prefetch(const cf_cluster *c, uint16_t at);
+
 /* Column `col` of the object at `at` read as `type` (cf_record_get's rules;
  * strings and binaries borrow the cluster's bytes). */
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out);
 
 /* One object to encode: the low byte of its key and its values as a record,
- * or `external` (rec unused) when it is stored outside. */
+ * or as the object at position `at` of cluster `src` when src is not NULL
+ * (an unchanged object, copied value by value without a record: its blocks
+ * are opened and their values checked by the caller), or `external` (rec
+ * and src unused) when it is stored outside. */
 typedef struct cf_cluster_member {
     uint8_t low;
     int external;
     cf_record rec;
+    const struct cf_cluster *src;
+    uint16_t at;
 } cf_cluster_member;
 
 /* The size of the cluster holding members m[0..n) (1 <= n <= 256, lows

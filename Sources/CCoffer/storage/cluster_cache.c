@@ -95,13 +95,56 @@ static coffer_status insert(struct cf_cluster_cache *c, cf_cluster_entry *e)
     return COFFER_OK;
 }
 
+/* ---- the arena of new records -------------------------------------------- */
+
+#define ARENA_CHUNK 16384
+
+struct cf_arena_chunk {
+    cf_arena_chunk *next;
+    size_t used, cap;
+    uint8_t data[];
+};
+
+static void arena_free(cf_cluster_entry *e)
+{
+    while (e->arena) {
+        cf_arena_chunk *next = e->arena->next;
+        free(e->arena);
+        e->arena = next;
+    }
+}
+
+/* `len` bytes (len > 0) that stay where they are until the entry is freed. */
+static uint8_t *arena_alloc(cf_cluster_entry *e, size_t len)
+{
+    len = (len + 7) & ~(size_t)7;
+    cf_arena_chunk *c = e->arena;
+    if (!c || c->cap - c->used < len) {
+        size_t cap = len > ARENA_CHUNK / 4 ? len : ARENA_CHUNK;
+        cf_arena_chunk *fresh = malloc(sizeof *fresh + cap);
+        if (!fresh)
+            return NULL;
+        fresh->used = 0;
+        fresh->cap = cap;
+        if (c && cap != ARENA_CHUNK) { /* a large record: keep filling the current chunk */
+            fresh->next = c->next;
+            c->next = fresh;
+            fresh->used = len;
+            return fresh->data;
+        }
+        fresh->next = c;
+        e->arena = c = fresh;
+    }
+    uint8_t *p = c->data + c->used;
+    c->used += len;
+    return p;
+}
+
 static void slots_free(cf_cluster_entry *e)
 {
-    if (e->slots)
-        for (int i = 0; i < CF_CLUSTER_MAX; i++)
-            free(e->slots[i].rec);
     free(e->slots);
     e->slots = NULL;
+    arena_free(e);
 }
 
 static void entry_free(cf_cluster_entry *e)
@@ -153,7 +196,7 @@ static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, co
     coffer_status st = cf_cluster_open_part(e->txn, number_of(e->txn, e), e->cid, col, stored, len, &data, &dlen, &dst, &cap);
     if (st != COFFER_OK)
         return name_objects(e->txn, e);
-    c->opened[col] = (cf_cluster_block){data, dlen};
+    c->opened[col] = (cf_cluster_block){.data = data, .len = dlen};
     return COFFER_OK;
 }
 
@@ -241,8 +284,10 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         return COFFER_OK;
     e->changes++;
     e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
-    coffer_value *values = calloc((size_t)e->view.ncols + 1, sizeof *values);
-    coffer_status st = e->slots && values ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+    coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
+    /* Every block opened (its checksum or seal checked) and every value
+     * found in it now, so that the commit encodes the unchanged objects
+     * again from these blocks without a failure. */
     for (uint16_t col = 0; st == COFFER_OK && col < e->view.ncols; col++) {
         const uint8_t *b;
         size_t blen;
@@ -257,26 +302,15 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         for (uint16_t col = 0; col < e->view.ncols; col++) {
             const uint8_t *p = NULL;
             size_t n = 0;
-            int present = cf_cluster_raw(&e->view, i, col, &p, &n);
-            if (present < 0) {
+            if (cf_cluster_raw(&e->view, i, col, &p, &n) < 0) {
                 st = cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': the block of cluster column %u is damaged",
                               e->cid << CF_CLUSTER_BITS | e->view.lows[i], class_name(txn, e->cls), col);
                 break;
             }
-            /* A binary value writes its bytes as they are: the stored encoding. */
-            values[col] = present ? (coffer_value){.type = COFFER_TYPE_BINARY, .u.binary = {p, n}}
-                                  : (coffer_value){.type = COFFER_TYPE_NULL};
         }
-        size_t size = cf_record_size(values, e->view.ncols);
-        slot->rec = st == COFFER_OK ? malloc(size) : NULL;
-        if (st == COFFER_OK && !slot->rec)
-            st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
-        if (st != COFFER_OK)
-            break;
-        cf_record_write(slot->rec, values, e->view.ncols);
-        slot->len = (uint32_t)size;
+        slot->stored = 1;
+        slot->at = i;
     }
-    free(values);
     if (st == COFFER_OK)
         st = add_changed(txn->clusters, e);
     if (st != COFFER_OK)
@@ -290,17 +324,20 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
     cf_cluster_slot *slot = &e->slots[low];
     uint8_t *copy = NULL;
     if (rec) {
-        copy = malloc(len ? len : 1);
+        /* The object's former record is overwritten when the new one fits. */
+        copy = slot->rec && slot->cap >= len ? slot->rec : arena_alloc(e, len ? len : 1);
         if (!copy)
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
-        memcpy(copy, rec, len);
+        memmove(copy, rec, len);
     }
-    l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept);
+    l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept || slot->stored);
     e->changes++;
     if (slot->kept) /* the record stored outside goes, or is written again */
         slot->drop = 1;
     slot->kept = 0;
-    free(slot->rec);
+    slot->stored = 0;
+    if (copy != slot->rec)
+        slot->cap = copy ? (uint32_t)len : 0;
     slot->rec = copy;
     slot->len = (uint32_t)len;
     return COFFER_OK;
@@ -340,10 +377,7 @@ void cf_clusters_drop_class(coffer_txn *txn, coffer_class_id cls)
         e->view.n = 0;
         e->changes++;
         if (e->slots)
-            for (int j = 0; j < CF_CLUSTER_MAX; j++) {
-                free(e->slots[j].rec);
-                e->slots[j] = (cf_cluster_slot){0};
-            }
+            memset(e->slots, 0, CF_CLUSTER_MAX * sizeof *e->slots);
     }
     l->count_change = 0;
     l->cleared = 1;
@@ -384,11 +418,15 @@ static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluste
         if (slot->drop || outside)
             st = write_external(txn, e, key, slot, outside);
         slot->drop = 0;
-        if (st != COFFER_OK || (!slot->rec && !slot->kept))
+        if (st != COFFER_OK || (!slot->rec && !slot->kept && !slot->stored))
             continue;
         m[n] = (cf_cluster_member){.low = (uint8_t)low, .external = outside || slot->kept};
-        if (!m[n].external)
+        if (slot->stored) {
+            m[n].src = &e->view;
+            m[n].at = slot->at;
+        } else if (!m[n].external) {
             st = cf_record_parse(slot->rec, slot->len, &m[n].rec);
+        }
         n++;
     }
     uint8_t kb[8];
@@ -462,7 +500,7 @@ int cf_cluster_entry_seek(const cf_cluster_entry *e, unsigned low)
 {
     if (e->slots) {
         for (; low < CF_CLUSTER_MAX; low++)
-            if (e->slots[low].rec || e->slots[low].kept)
+            if (e->slots[low].rec || e->slots[low].kept || e->slots[low].stored)
                 return (int)low;
         return -1;
     }
@@ -498,6 +536,11 @@ static coffer_status open_external(coffer_txn *txn, cf_cluster_entry *e, unsigne
 coffer_status cf_cluster_entry_row(coffer_txn *txn, cf_cluster_entry *e, int pos, cf_row *row)
 {
     row->cl = NULL;
+    if (e->slots && e->slots[pos].stored) {
+        row->cl = &e->view;
+        row->at = e->slots[pos].at;
+        return COFFER_OK;
+    }
     if (e->slots)
         return e->slots[pos].rec ? cf_record_parse(e->slots[pos].rec, e->slots[pos].len, &row->rec)
                                  : open_external(txn, e, (unsigned)pos, &row->rec);

@@ -13,14 +13,22 @@
 #include "storage/cluster.h"
 #include "storage/handles.h"
 
-/* An object of a changed cluster: its new record (owned), or `kept` when
- * it is stored outside the cluster and unchanged; `drop` when the record
- * stored outside is to be deleted at the commit. */
+/* An object of a changed cluster: its new record (in the entry's arena),
+ * or `stored` when it is unchanged in the cluster as stored, at position
+ * `at` of the view (encoded again from there at the commit, never decoded
+ * into a record), or `kept` when it is stored outside the cluster and
+ * unchanged; `drop` when the record stored outside is to be deleted at the
+ * commit. */
 typedef struct cf_cluster_slot {
     uint8_t *rec;
-    uint32_t len;
-    uint8_t kept, drop;
+    uint32_t len, cap;
+    uint16_t at;
+    uint8_t kept, drop, stored;
 } cf_cluster_slot;
+
+/* Memory for the new records of a changed cluster: chunks that never move,
+ * freed with the transaction's clusters. */
+typedef struct cf_arena_chunk cf_arena_chunk;
 
 /* An object stored outside its cluster, once opened. */
 typedef struct cf_external {
@@ -40,6 +48,7 @@ typedef struct cf_cluster_entry {
     uint8_t *blocks;       /* the opened blocks of an encrypted file, or NULL */
     coffer_txn *txn;       /* opens the blocks */
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
+    cf_arena_chunk *arena;  /* the new records of `slots` */
     cf_external *external;  /* per low byte, made when one is first read */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
 } cf_cluster_entry;
@@ -52,8 +61,9 @@ typedef struct cf_cluster_entry {
 coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t cid, const MDB_val *stored, int create,
                                cf_cluster_entry **out);
 
-/* Makes cluster `e` changeable (records of its objects; those stored
- * outside stay there until changed): then it is written at the commit. */
+/* Makes cluster `e` changeable: each object stays where it is stored (in
+ * the cluster or outside) until changed, its blocks opened and checked
+ * once; then it is written at the commit. */
 coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
 
 /* Sets (rec != NULL) or removes the object of low byte `low` in changed

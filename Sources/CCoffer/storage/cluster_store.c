@@ -37,7 +37,12 @@ coffer_status cf_cstore_get(coffer_txn *txn, coffer_class_id cls, coffer_object_
     coffer_status st = locate(txn, cls, key, 0, &e, &pos);
     if (st != COFFER_OK)
         return st;
-    return pos < 0 ? COFFER_ERR_NOT_FOUND : cf_cluster_entry_row(txn, e, pos, row); /* the caller names the object */
+    if (pos < 0)
+        return COFFER_ERR_NOT_FOUND;
+    st = cf_cluster_entry_row(txn, e, pos, row); /* the caller names the object */
+    if (st == COFFER_OK && row->cl)
+        cf_cluster_prefetch(row->cl, row->at); /* a row is mostly read whole */
+    return st;
 }
 
 coffer_status cf_cstore_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
