@@ -22,7 +22,8 @@ public final class List<Element: _Persistable>: DatabaseCollection, MutableColle
     public subscript(position: Int) -> Element {
         get {
             core.read(checking: [position], unmanaged: { $0[position] }, managed: { list, location in
-                location.decode(try location.database.element(ofList: list, at: UInt64(position)), as: Element.self)
+                location.decode(try location.database.element(ofList: list, at: UInt64(position)), as: Element.self,
+                                at: .index(position))
             })
         }
         set {
