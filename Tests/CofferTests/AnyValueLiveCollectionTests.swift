@@ -188,6 +188,44 @@ import Testing
         #expect(errorOutput(result).contains("'Bag', property 'anything': list element 0 holds int, not a list"))
     }
 
+    @Test func aNestedCollectionIsNotObservedOnItsOwn() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "nested-observe", objectTypes: Bag.types))
+            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.fromDictionary([:])])]) }
+            _ = bag.anything.listValue![0].dictionaryValue!.observe { _ in }
+        }
+        #expect(errorOutput(result).contains("Bag.anything[0] is nested in a mixed value and cannot be observed; use its object"))
+    }
+
+    @Test func theListOfAMixedPropertyIsObservedThroughItsObjectAndPassedInAReference() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "mixed-observe", objectTypes: Bag.types))
+            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([])]) }
+            _ = bag.anything.listValue!.observe { _ in }
+        }
+        #expect(errorOutput(result).contains("Bag.anything is nested in a mixed value and cannot be observed; use its object"))
+
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
+        let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.int(1)])]) }
+        let reference = ThreadSafeReference(to: try #require(bag.anything.listValue))
+        let configuration = test.configuration
+        let read = onAnotherThread { () -> [Int] in
+            guard let other = try? Database(configuration: configuration),
+                  let list = other.resolve(reference) else { return [] }
+            return list.compactMap(\.intValue)
+        }
+        #expect(read == [1])
+    }
+
+    @Test func aNestedCollectionIsNotPassedInAReferenceOnItsOwn() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "nested-reference", objectTypes: Bag.types))
+            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.fromArray([])])]) }
+            _ = ThreadSafeReference(to: bag.anything.listValue![0].listValue!)
+        }
+        #expect(errorOutput(result).contains("Bag.anything[0] is nested in a mixed value and cannot be passed in a ThreadSafeReference"))
+    }
+
     @Test func theObjectIsNotifiedOfChangesInsideItsMixedProperty() throws {
         let test = try TestDatabase(.inMemory, Bag.types), db = test.db
         let bag = try addBag(db)

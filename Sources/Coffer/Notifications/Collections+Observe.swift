@@ -27,7 +27,7 @@ func collectionObservation<Value>(
     _ register: @escaping (Database, CollectionLocation, UnsafePointer<UnsafePointer<CChar>?>?, Int,
                            UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) -> coffer_status
 ) -> Observation<Value> {
-    location.requireProperty("observed")
+    location.requireProperty("observed", evenAtTheProperty: true)
     let database = location.database
     return Observation(
         database: database, live: live,
