@@ -28,6 +28,19 @@ import Testing
         #expect(AnyValue.fromArray([]) != .fromDictionary([:]))
     }
 
+    @Test(arguments: [Storage.plain, .encrypted])
+    func equalValuesHashAlike(storage: Storage) throws {
+        let test = try TestDatabase(storage, Bag.types), db = test.db
+        let bag = try addBag(db)
+        let copy: AnyValue = .dictionary(["map": .dictionary(["a": .string("x")]), "list": .list([.int(1)])])
+        #expect(bag.anything == copy && bag.anything.hashValue == copy.hashValue)
+        let again = try #require(db.objects(Bag.self).first)
+        #expect(AnyValue.object(bag) == .object(again) && AnyValue.object(bag).hashValue == AnyValue.object(again).hashValue)
+        let values: Set<AnyValue> = [.double(.nan), .double(.nan), .int(1), copy, bag.anything, .fromArray([]), .object(bag), .object(again)]
+        #expect(values.count == 5)
+        #expect(!values.contains(.fromArray([.int(1)])) && values.contains(.list([])))
+    }
+
     @Test(arguments: Storage.allCases)
     func nestedCollectionsChangeInPlaceAndPersist(storage: Storage) throws {
         let dir = TemporaryDirectory()
