@@ -22,8 +22,9 @@ public final class List<Element: _Persistable>: DatabaseCollection, MutableColle
     public subscript(position: Int) -> Element {
         get {
             core.read(checking: [position], unmanaged: { $0[position] }, managed: { list, location in
-                location.decode(try location.database.element(ofList: list, at: UInt64(position)), as: Element.self,
-                                at: .index(position))
+                let shallow = Element._cofferReadsNestedAsViews
+                let stored = try location.database.element(ofList: list, at: UInt64(position), shallow: shallow)
+                return location.decode(stored, as: Element.self, at: .index(position))
             })
         }
         set {

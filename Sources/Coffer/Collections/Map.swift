@@ -57,7 +57,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
                 guard found != 0 else { return nil }
                 var value = coffer_value()
                 try CofferError.check(coffer_map_get(map, name, name.utf8.count, &value))
-                return location.decode(try location.database.mapValue(map, name, value), as: Value.self, at: .key(name))
+                let stored = try location.database.mapValue(map, name, value, shallow: Value._cofferReadsNestedAsViews)
+                return location.decode(stored, as: Value.self, at: .key(name))
             })
         }
         set {
@@ -107,7 +108,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         core.read(unmanaged: { values in
             values.keys.sorted().map { (Key(_cofferKey: $0), values[$0]!) }
         }, managed: { map, location in
-            try location.database.entries(ofMap: map).map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self, at: .key($0.key))) }
+            try location.database.entries(ofMap: map, shallow: Value._cofferReadsNestedAsViews).map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self, at: .key($0.key))) }
         })
     }
 

@@ -189,7 +189,7 @@ final class ManagedState {
 
     func read<Value: _Persistable>(_ type: Value.Type, at index: Int) -> Value {
         requireUsable()
-        let stored = packedValue(at: index) ?? database.readValue(self, index)
+        let stored = packedValue(at: index) ?? database.readValue(self, index, shallow: Value._cofferReadsNestedAsViews)
         let place = _NestedPlace(parent: CollectionLocation(owner: self, index: index), step: nil)
         guard let value = Value._cofferDecode(_StoredValue(value: stored), nestedAt: place) else {
             let property = binding.schema.properties[index]

@@ -42,6 +42,15 @@ extension _Persistable {
     }
 }
 
+extension _Persistable {
+    /// True for mixed values (``AnyValue``), which read a nested list or map as
+    /// a live view of its place: their reads need not fetch its contents.
+    static var _cofferReadsNestedAsViews: Bool {
+        let kind = _cofferKind
+        return kind.kind == .mixed && kind.collection == .none
+    }
+}
+
 /// Where a value of a managed object lies: a property, or an element of one of
 /// its collections. Only Coffer creates and reads it.
 public struct _NestedPlace {
@@ -80,6 +89,12 @@ extension Optional: _Persistable where Wrapped: _PersistableInsideOptional {
             return .some(nil)
         }
         return Wrapped._cofferDecode(stored).map { .some($0) }
+    }
+    public static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> Self? {
+        if case .null = stored.value {
+            return .some(nil)
+        }
+        return Wrapped._cofferDecode(stored, nestedAt: place).map { .some($0) }
     }
     public static func _cofferCast(_ value: Any) -> Self? {
         guard let unwrapped = unwrapAny(value) else {
