@@ -37,7 +37,9 @@ struct CollectionLocation {
 
     /// Runs `body` on the opened collection; stops the program on error, as a
     /// Realm collection does (writes outside a write transaction, a deleted owner,
-    /// an index out of range). `action` names a write, nil for reads.
+    /// an index out of range). `action` names a write, nil for reads; `kind`
+    /// is the kind of collection at the end of ``path``, and `open` opens the
+    /// property's own collection.
     func withCollection<Result>(
         _ action: String?, kind: CollectionKind,
         open: (OpaquePointer?, UInt32, UnsafeMutablePointer<OpaquePointer?>?) -> coffer_status,

@@ -23,6 +23,10 @@ extension String: _MapKey {
 /// on an encrypted one; an unmanaged map in key order. Changes to a managed map
 /// need a write transaction (outside one, or with a bad key, the program stops
 /// with a message naming the key, as in Realm).
+///
+/// ``AnyValue/dictionary(_:)`` holds a `Map<String, AnyValue>`: unmanaged when
+/// made in memory, and the live map nested in a mixed value when read from a
+/// managed object.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
     var core: CollectionCore<[String: Value]>
 
