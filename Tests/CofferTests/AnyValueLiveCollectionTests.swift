@@ -107,8 +107,11 @@ import Testing
             for case .dictionary(let inner) in bag.mixedMap.values {
                 inner["k"]?.listValue?.append(.string("w"))
             }
+            for case .list(let inner) in bag.mixedList {
+                inner.append(.int(4))
+            }
         }
-        #expect(Array(bag.mixedList) == [.list([.int(1), .int(2), .int(3)])])
+        #expect(Array(bag.mixedList) == [.list([.int(1), .int(2), .int(3), .int(4)])])
         #expect(bag.mixedMap["m"] == .dictionary(["k": .list([.string("v"), .string("w")])]))
     }
 
@@ -138,6 +141,16 @@ import Testing
         #expect(bag.anything.dictionaryValue?["list"]?.listValue?.count == 2)
         let thawed = try #require(list.thaw())
         #expect(!thawed.isFrozen && Array(thawed) == [.int(1), .int(2)])
+    }
+
+    @Test func aFrozenNestedCollectionCannotBeChanged() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "nested-frozen", objectTypes: Bag.types))
+            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.fromArray([])])]) }
+            let frozen = bag.freeze().anything.listValue![0].listValue!
+            try db.write { frozen.append(.int(1)) }
+        }
+        #expect(errorOutput(result).contains("cannot insert into Bag.anything[0]: it is frozen, and frozen objects and collections are read-only"))
     }
 
     /// `depth` lists, each inside the one before, the innermost holding 1.
