@@ -79,6 +79,16 @@ import Testing
         }
     }
 
+    @Test func readingByNameGivesTheLiveValueToo() throws {
+        let test = try TestDatabase(.plain, Bag.types), db = test.db
+        let bag = try addBag(db)
+        let byName = try #require(bag.value(forKey: "anything") as? AnyValue)
+        let subscripted = try #require(bag["anything"] as? AnyValue)
+        try db.write { byName.dictionaryValue?["list"]?.listValue?.append(.int(2)) }
+        #expect(subscripted.dictionaryValue?["list"] == .list([.int(1), .int(2)]))
+        #expect(Bag(value: ["anything": AnyValue.fromArray([])]).value(forKey: "anything") as? AnyValue == .list([]))
+    }
+
     @Test func assigningANewValueReplacesTheNestedCollection() throws {
         let test = try TestDatabase(.plain, Bag.types), db = test.db
         let bag = try addBag(db)
