@@ -227,12 +227,16 @@ enum MigrationModelsVersion1 {
         try db.write {
             ada.tags.insert("math")                            // managed: live views
             ada.scores["chess"] = 3
-            ada.extra = .dictionary(["languages": .list([.string("en"), .string("fr")])])
+            ada.extra = .dictionary(["languages": .list([.string("en")])])
+        }
+        try db.write {                                         // a nested List or Map is live too
+            ada.extra.dictionaryValue?["languages"]?.listValue?.append(.string("fr"))
         }
         print(bob.friendOf.map(\.name))                        // ["Ada"]
         // readme: end
         #expect(bob.friendOf.map(\.name) == ["Ada"])
         #expect(ada.tags.contains("math") && ada.scores["chess"] == 3)
+        #expect(ada.extra == .dictionary(["languages": .list([.string("en"), .string("fr")])]))
         #expect(ada.address?.city == "London" && db.objects(Person.self).count == 2)
     }
 

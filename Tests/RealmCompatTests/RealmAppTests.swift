@@ -57,7 +57,7 @@ import Testing
             Issue.record("extra is \(ada.extra)")
             return
         }
-        #expect(notes == [.string("first visit")])
+        #expect(Array(notes) == [.string("first visit")])
         #expect(ada.extra.dictionaryValue?["vip"] == .bool(false))
         #expect(ada.tags.contains("new") && ada.scores["visits"] == 1)
 

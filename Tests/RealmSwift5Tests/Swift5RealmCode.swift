@@ -15,6 +15,7 @@ class Swift5Dog: Object {
 class Swift5Owner: Object {
     @Persisted var name = ""
     @Persisted var dogs: List<Swift5Dog>
+    @Persisted var notes: AnyRealmValue
 }
 
 /// A Realm-style store working on one queue and handing data to others.
@@ -49,6 +50,18 @@ final class Swift5DogStore {
         let frozen = Frozen(realm.objects(Swift5Dog.self).filter("age > %d", age).sorted(byKeyPath: "name"))
         DispatchQueue.global().async {
             completion(frozen.value.map { $0.name })
+        }
+    }
+
+    /// Adds `text` to the owner's notes, a list nested in a mixed property,
+    /// changed in place once it exists.
+    func addNote(_ text: String, to owner: Swift5Owner) throws {
+        try realm.write {
+            if case let .list(notes) = owner.notes {
+                notes.append(.string(text))
+            } else {
+                owner.notes = AnyRealmValue.fromArray([.string(text)])
+            }
         }
     }
 

@@ -24,6 +24,16 @@ import Testing
         #expect(owner.dogs[0].name == "Max")
     }
 
+    @Test func notesGrowInAListNestedInAMixedProperty() throws {
+        let store = try Swift5DogStore(identifier: "swift5-notes-\(UUID().uuidString)")
+        let owner = try store.addOwner("Ada", dogs: [])
+        try store.addNote("first", to: owner)
+        let notes = try #require(owner.notes.listValue)
+        try store.addNote("second", to: owner)
+        #expect(Array(notes) == [.string("first"), .string("second")])
+        #expect(owner.freeze().notes.listValue?.isFrozen == true)
+    }
+
     @Test func anActorWritesAndHandsOutFrozenResults() async throws {
         let dogs = Swift5DogActor()
         try await dogs.setUp(configuration: Realm.Configuration(inMemoryIdentifier: "swift5-actor-\(UUID().uuidString)",

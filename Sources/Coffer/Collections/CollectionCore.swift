@@ -10,19 +10,21 @@ internal import CCoffer
 struct CollectionFunctions: Sendable {
     /// `the list`, naming an unmanaged collection in messages.
     let noun: String
+    /// `.list`, `.set` or `.map`.
+    let kind: CollectionKind
     let open: @Sendable (OpaquePointer?, UInt32, UnsafeMutablePointer<OpaquePointer?>?) -> coffer_status
     let release: @Sendable (OpaquePointer?) -> Void
     let count: @Sendable (OpaquePointer?, UnsafeMutablePointer<UInt64>?) -> coffer_status
     let clear: @Sendable (OpaquePointer?) -> coffer_status
 
     static let list = CollectionFunctions(
-        noun: "the list", open: coffer_object_get_list, release: coffer_list_release,
+        noun: "the list", kind: .list, open: coffer_object_get_list, release: coffer_list_release,
         count: coffer_list_count, clear: coffer_list_clear)
     static let set = CollectionFunctions(
-        noun: "the set", open: coffer_object_get_set, release: coffer_set_release,
+        noun: "the set", kind: .set, open: coffer_object_get_set, release: coffer_set_release,
         count: coffer_set_count, clear: coffer_set_clear)
     static let map = CollectionFunctions(
-        noun: "the map", open: coffer_object_get_map, release: coffer_map_release,
+        noun: "the map", kind: .map, open: coffer_object_get_map, release: coffer_map_release,
         count: coffer_map_count, clear: coffer_map_clear)
 }
 
@@ -71,7 +73,7 @@ struct CollectionCore<Contents: InMemoryContents> {
     /// `action` names a write, nil for reads.
     func withHandle<Result>(_ location: CollectionLocation, _ action: String?,
                             _ body: (OpaquePointer) throws -> Result) -> Result {
-        location.withCollection(action, open: functions.open, release: functions.release, body)
+        location.withCollection(action, kind: functions.kind, open: functions.open, release: functions.release, body)
     }
 
     /// `unmanaged` on the contents in memory, or `managed` on the opened
@@ -138,7 +140,10 @@ extension CollectionCore {
         reading storedElements: (Database, OpaquePointer) throws(CofferError) -> [StoredValue]
     ) -> [Element] where Contents == [Element] {
         read(unmanaged: { $0 }, managed: { handle, location in
-            try storedElements(location.database, handle).map { location.decode($0, as: Element.self) }
+            let step: (Int) -> CollectionStep? = functions.kind == .list ? { .index($0) } : { _ in nil }
+            return try storedElements(location.database, handle).enumerated().map {
+                location.decode($0.element, as: Element.self, at: step($0.offset))
+            }
         })
     }
 

@@ -13,6 +13,10 @@ internal import CCoffer
 /// changes need a write transaction. As in Realm, a change outside a write
 /// transaction, an index out of range or use of a deleted object's list stops
 /// the program with a message naming the class and property.
+///
+/// ``AnyValue/list(_:)`` holds a `List<AnyValue>`: unmanaged when made in
+/// memory, and the live list nested in a mixed value when read from a managed
+/// object (its messages name the path, as `Bag.anything[0]["key"]`).
 public final class List<Element: _Persistable>: DatabaseCollection, MutableCollection {
     var core = CollectionCore<[Element]>([], .list)
 
@@ -22,7 +26,9 @@ public final class List<Element: _Persistable>: DatabaseCollection, MutableColle
     public subscript(position: Int) -> Element {
         get {
             core.read(checking: [position], unmanaged: { $0[position] }, managed: { list, location in
-                location.decode(try location.database.element(ofList: list, at: UInt64(position)), as: Element.self)
+                let shallow = Element._cofferReadsNestedAsViews
+                let stored = try location.database.element(ofList: list, at: UInt64(position), shallow: shallow)
+                return location.decode(stored, as: Element.self, at: .index(position))
             })
         }
         set {

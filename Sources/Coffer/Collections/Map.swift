@@ -23,6 +23,10 @@ extension String: _MapKey {
 /// on an encrypted one; an unmanaged map in key order. Changes to a managed map
 /// need a write transaction (outside one, or with a bad key, the program stops
 /// with a message naming the key, as in Realm).
+///
+/// ``AnyValue/dictionary(_:)`` holds a `Map<String, AnyValue>`: unmanaged when
+/// made in memory, and the live map nested in a mixed value when read from a
+/// managed object.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
     var core: CollectionCore<[String: Value]>
 
@@ -57,7 +61,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
                 guard found != 0 else { return nil }
                 var value = coffer_value()
                 try CofferError.check(coffer_map_get(map, name, name.utf8.count, &value))
-                return location.decode(try location.database.mapValue(map, name, value), as: Value.self)
+                let stored = try location.database.mapValue(map, name, value, shallow: Value._cofferReadsNestedAsViews)
+                return location.decode(stored, as: Value.self, at: .key(name))
             })
         }
         set {
@@ -107,7 +112,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         core.read(unmanaged: { values in
             values.keys.sorted().map { (Key(_cofferKey: $0), values[$0]!) }
         }, managed: { map, location in
-            try location.database.entries(ofMap: map).map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self)) }
+            try location.database.entries(ofMap: map, shallow: Value._cofferReadsNestedAsViews).map { (Key(_cofferKey: $0.key), location.decode($0.value, as: Value.self, at: .key($0.key))) }
         })
     }
 

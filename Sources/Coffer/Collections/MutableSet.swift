@@ -104,7 +104,7 @@ public final class MutableSet<Element: _Persistable>: DatabaseCollection {
         guard let location = core.location else {
             return Element._cofferDecode(_StoredValue(value: stored))!
         }
-        return location.decode(stored, as: Element.self)
+        return location.decode(stored, as: Element.self, at: nil)
     }
 }
 

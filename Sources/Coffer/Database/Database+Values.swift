@@ -31,25 +31,46 @@ extension Database {
         }
     }
 
+    /// ``decoded(_:open:)``, but with `shallow` a nested list or map reads as an
+    /// empty one without being opened: the caller reads it as a live view of
+    /// its place (a mixed value), not by its contents.
+    func decoded(_ value: coffer_value, shallow: Bool, open: CollectionOpener) throws(CofferError) -> StoredValue {
+        guard shallow else { return try decoded(value, open: open) }
+        switch value.type {
+        case COFFER_TYPE_LIST: return .list([])
+        case COFFER_TYPE_MAP: return .map([])
+        default: return try decoded(value, open: open)
+        }
+    }
+
     func elements(ofList list: OpaquePointer) throws(CofferError) -> [StoredValue] {
         try CCollectionReading.elements(ofList: list, decoded)
     }
 
-    func element(ofList list: OpaquePointer, at index: UInt64) throws(CofferError) -> StoredValue {
-        try CCollectionReading.element(ofList: list, at: index, decoded)
+    /// The element at `index` of `list`; `shallow` as for ``decoded(_:shallow:open:)``.
+    func element(ofList list: OpaquePointer, at index: UInt64, shallow: Bool = false) throws(CofferError) -> StoredValue {
+        try CCollectionReading.element(ofList: list, at: index) { value, open throws(CofferError) in
+            try decoded(value, shallow: shallow, open: open)
+        }
     }
 
     func elements(ofSet set: OpaquePointer) throws(CofferError) -> [StoredValue] {
         try CCollectionReading.elements(ofSet: set, decoded)
     }
 
-    func entries(ofMap map: OpaquePointer) throws(CofferError) -> [(key: String, value: StoredValue)] {
-        try CCollectionReading.entries(ofMap: map, decoded)
+    /// Every entry of `map`; `shallow` as for ``decoded(_:shallow:open:)``.
+    func entries(ofMap map: OpaquePointer, shallow: Bool = false) throws(CofferError) -> [(key: String, value: StoredValue)] {
+        try CCollectionReading.entries(ofMap: map) { value, open throws(CofferError) in
+            try decoded(value, shallow: shallow, open: open)
+        }
     }
 
-    /// The value of `map` under `key`, already read as `value`.
-    func mapValue(_ map: OpaquePointer, _ key: String, _ value: coffer_value) throws(CofferError) -> StoredValue {
-        try CCollectionReading.value(ofMap: map, key: key, value, decoded)
+    /// The value of `map` under `key`, already read as `value`; `shallow` as
+    /// for ``decoded(_:shallow:open:)``.
+    func mapValue(_ map: OpaquePointer, _ key: String, _ value: coffer_value, shallow: Bool = false) throws(CofferError) -> StoredValue {
+        try CCollectionReading.value(ofMap: map, key: key, value) { value, open throws(CofferError) in
+            try decoded(value, shallow: shallow, open: open)
+        }
     }
 
     /// The managed object a link read from the file points to.

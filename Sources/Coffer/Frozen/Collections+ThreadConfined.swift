@@ -7,19 +7,20 @@ extension CollectionLocation {
     func frozen() -> CollectionLocation {
         owner.requireUsable()
         let frozen = database.freeze()
-        return CollectionLocation(owner: ManagedState(database: frozen, binding: owner.binding, key: owner.key), index: index)
+        return moved(to: ManagedState(database: frozen, binding: owner.binding, key: owner.key))
     }
 
     /// This location in a live database usable here; nil if the owner was deleted.
     func thawed() -> CollectionLocation? {
         let live = database.thaw()
         let state = ManagedState(database: live, binding: owner.binding, key: owner.key)
-        return state.exists ? CollectionLocation(owner: state, index: index) : nil
+        return state.exists ? moved(to: state) : nil
     }
 
     /// The target of a ``ThreadSafeReference`` to this collection.
     func referenceTarget() -> _ReferenceTarget {
         owner.requireUsable()
+        requireProperty("passed in a ThreadSafeReference")
         do {
             let address = _ReferenceTarget.ObjectAddress(type: owner.binding.schema.objectType, key: owner.key)
             return try _ReferenceTarget(.collection(owner: address, property: index), in: database)
@@ -35,6 +36,18 @@ extension CollectionLocation {
             throw CofferError(.misuse, "this ThreadSafeReference does not refer to a collection")
         }
         return try database.existingState(owner).map { CollectionLocation(owner: $0, index: index) }
+    }
+}
+
+extension CollectionLocation {
+    /// Stops the program when this is a collection nested in a mixed value,
+    /// which cannot be `action` on its own; its object can. `evenAtTheProperty`:
+    /// also the collection a mixed property holds itself, which a reference
+    /// can find again but a collection observer of the core cannot watch.
+    func requireProperty(_ action: String, evenAtTheProperty: Bool = false) {
+        if !path.isEmpty || (evenAtTheProperty && property.collection == .none) {
+            fatalError("Coffer: \(name) is nested in a mixed value and cannot be \(action); use its object")
+        }
     }
 }
 

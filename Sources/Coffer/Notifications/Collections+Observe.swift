@@ -27,12 +27,13 @@ func collectionObservation<Value>(
     _ register: @escaping (Database, CollectionLocation, UnsafePointer<UnsafePointer<CChar>?>?, Int,
                            UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) -> coffer_status
 ) -> Observation<Value> {
+    location.requireProperty("observed", evenAtTheProperty: true)
     let database = location.database
     return Observation(
         database: database, live: live,
         rebuild: { other in
             let owner = ManagedState(database: other, binding: location.owner.binding, key: location.owner.key)
-            return owner.exists ? make(CollectionLocation(owner: owner, index: location.index)) : nil
+            return owner.exists ? make(location.moved(to: owner)) : nil
         },
         register: { context, token throws(CofferError) in
             var paths = keyPaths

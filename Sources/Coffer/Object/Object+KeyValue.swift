@@ -10,20 +10,29 @@ extension Object {
     /// ```
     ///
     /// An unknown name stops the program naming the class and the name, as in
-    /// Realm.
+    /// Realm. A mixed property of a managed object holding a list or map reads
+    /// as a live ``AnyValue``, as its property does.
     public func value(forKey key: String) -> Any? {
         let schema = ModelSchema.forObject(self)
         let index = propertyIndex(key, in: schema)
+        let property = schema.properties[index]
         let stored: StoredValue
+        var place: _NestedPlace?
         if let managed = managedState {
             managed.requireUsable()
-            stored = managed.database.readValue(managed, index)
+            stored = managed.database.readValue(managed, index, shallow: property.valueType._cofferReadsNestedAsViews)
+            place = _NestedPlace(parent: CollectionLocation(owner: managed, index: index), step: nil)
         } else {
             stored = schema.unmanagedValues(of: self)[index]
         }
         if case .null = stored { return nil }
-        let property = schema.properties[index]
-        guard let value = property.valueType._cofferDecode(_StoredValue(value: stored)) else {
+        let decoded: Any?
+        if let place {
+            decoded = property.valueType._cofferDecode(_StoredValue(value: stored), nestedAt: place)
+        } else {
+            decoded = property.valueType._cofferDecode(_StoredValue(value: stored))
+        }
+        guard let value = decoded else {
             fatalError("Coffer: \(schema.className).\(key) holds \(stored.summary), which is not a \(property.valueType)")
         }
         return value

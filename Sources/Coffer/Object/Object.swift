@@ -189,8 +189,9 @@ final class ManagedState {
 
     func read<Value: _Persistable>(_ type: Value.Type, at index: Int) -> Value {
         requireUsable()
-        let stored = packedValue(at: index) ?? database.readValue(self, index)
-        guard let value = Value._cofferDecode(_StoredValue(value: stored)) else {
+        let stored = packedValue(at: index) ?? database.readValue(self, index, shallow: Value._cofferReadsNestedAsViews)
+        let place = _NestedPlace(parent: CollectionLocation(owner: self, index: index), step: nil)
+        guard let value = Value._cofferDecode(_StoredValue(value: stored), nestedAt: place) else {
             let property = binding.schema.properties[index]
             fatalError("Coffer: \(binding.schema.className).\(property.name) holds \(stored.summary), which is not a \(Value.self)")
         }

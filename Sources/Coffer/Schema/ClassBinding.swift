@@ -131,8 +131,9 @@ extension Database {
     }
 
     /// The value of a property of a managed object; stops the program on failure,
-    /// for property getters, which cannot throw.
-    func readValue(_ managed: ManagedState, _ index: Int) -> StoredValue {
+    /// for property getters, which cannot throw. `shallow` as for
+    /// ``decoded(_:shallow:open:)``.
+    func readValue(_ managed: ManagedState, _ index: Int, shallow: Bool = false) -> StoredValue {
         let access = self.frozenAccess(); defer { access?.unlock() }
         do throws(CofferError) {
             let binding = managed.binding
@@ -147,7 +148,7 @@ extension Database {
                 throw binding.deletedError
             }
             try CofferError.check(status)
-            return try decoded(value) { kind throws(CofferError) in
+            return try decoded(value, shallow: shallow) { kind throws(CofferError) in
                 try CCollectionReading.open(kind, object: object, property: propertyId)
             }
         } catch {

@@ -4,28 +4,30 @@
 import Foundation
 
 extension AnyValue {
-    /// A nested list of `array`'s values, as Realm's `AnyRealmValue.fromArray`:
-    /// `obj.value = .fromArray([.int(1), .string("a")])`.
+    /// A nested list of `array`'s values in an unmanaged ``List``, as Realm's
+    /// `AnyRealmValue.fromArray`: `obj.value = .fromArray([.int(1), .string("a")])`.
     public static func fromArray(_ array: [AnyValue]) -> AnyValue {
-        .list(array)
+        .list(List(array))
     }
 
-    /// A nested dictionary of `dictionary`'s values, as Realm's
-    /// `AnyRealmValue.fromDictionary`: `.fromDictionary(["key": .string("x")])`.
+    /// A nested dictionary of `dictionary`'s values in an unmanaged ``Map``, as
+    /// Realm's `AnyRealmValue.fromDictionary`: `.fromDictionary(["key": .string("x")])`.
     public static func fromDictionary(_ dictionary: [String: AnyValue]) -> AnyValue {
-        .dictionary(dictionary)
+        .dictionary(Map(dictionary))
     }
 
-    /// The values of a `.list`, else nil. The nested list is a value: change it
-    /// and assign the property again to write it.
-    public var listValue: [AnyValue]? {
+    /// The list of a `.list`, else nil. Read from a managed object it is live:
+    /// `obj.value.listValue?.append(.int(1))` inside a write transaction
+    /// changes the stored list.
+    public var listValue: List<AnyValue>? {
         if case .list(let value) = self { return value }
         return nil
     }
 
-    /// The entries of a `.dictionary`, else nil. The nested dictionary is a
-    /// value: change it and assign the property again to write it.
-    public var dictionaryValue: [String: AnyValue]? {
+    /// The map of a `.dictionary`, else nil. Read from a managed object it is
+    /// live: `obj.value.dictionaryValue?["key"] = .string("x")` inside a write
+    /// transaction changes the stored dictionary.
+    public var dictionaryValue: Map<String, AnyValue>? {
         if case .dictionary(let value) = self { return value }
         return nil
     }

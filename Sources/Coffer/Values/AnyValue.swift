@@ -6,10 +6,22 @@ import Foundation
 /// A value of any stored type, as Realm's `AnyRealmValue` (its cases in the
 /// same order): `@Persisted var value: AnyValue`.
 ///
-/// `.list` and `.dictionary` hold nested collections of further `AnyValue`s, up
-/// to 100 levels. They are values: reading the property reads the whole nested
-/// collection, and assigning writes it whole. `.object` links to an ``Object``
-/// (not an ``EmbeddedObject``).
+/// `.list` and `.dictionary` hold collections of further `AnyValue`s, nested up
+/// to 100 levels (`COFFER_MAX_NESTING`; deeper values are refused with an
+/// error naming the limit). As in Realm they hold a ``List`` and a ``Map``:
+/// unmanaged ones for values made in memory (``fromArray(_:)``,
+/// ``fromDictionary(_:)``, or `.list([...])` and `.dictionary([...])` with
+/// literals), and live, managed ones when read from a managed object's mixed
+/// property, from a list of mixed values at a position or from a map of mixed
+/// values under a key. A live nested collection reads the latest state of the
+/// database, is changed in place inside a write transaction
+/// (`obj.value.listValue?.append(.int(1))`; outside one the program stops, as
+/// for any managed collection), and is frozen when read from a frozen object.
+/// It stands for its place (the property, then each position or key down to
+/// it): assigning the property another list makes it read the new one.
+/// Assigning an `AnyValue` holding a collection, managed or not, writes a copy
+/// of its contents. `.object` links to an ``Object`` (not an
+/// ``EmbeddedObject``).
 public enum AnyValue {
     case none
     case int(Int)
@@ -23,8 +35,12 @@ public enum AnyValue {
     case objectId(ObjectId)
     case decimal128(Decimal128)
     case uuid(UUID)
-    case list([AnyValue])
-    case dictionary([String: AnyValue])
+    /// A nested list: unmanaged when made in memory, live when read from a
+    /// managed object.
+    case list(List<AnyValue>)
+    /// A nested dictionary: unmanaged when made in memory, live when read from
+    /// a managed object.
+    case dictionary(Map<String, AnyValue>)
 
     var storedValue: StoredValue {
         switch self {
@@ -40,8 +56,8 @@ public enum AnyValue {
         case .objectId(let v): .objectId(v)
         case .decimal128(let v): .decimal128(v)
         case .uuid(let v): .uuid(v)
-        case .list(let v): .list(v.map(\.storedValue))
-        case .dictionary(let v): .map(v.keys.sorted().map { ($0, v[$0]!.storedValue) })
+        case .list(let v): .list(v.storedElements)
+        case .dictionary(let v): .map(v.storedEntries)
         }
     }
 
@@ -67,14 +83,14 @@ public enum AnyValue {
                 guard let item = AnyValue(value) else { return nil }
                 items.append(item)
             }
-            self = .list(items)
+            self = .list(List(items))
         case .map(let entries):
             var items: [String: AnyValue] = [:]
             for entry in entries {
                 guard let item = AnyValue(entry.value) else { return nil }
                 items[entry.key] = item
             }
-            self = .dictionary(items)
+            self = .dictionary(Map(items))
         case .link, .fields:
             return nil
         }
@@ -83,7 +99,10 @@ public enum AnyValue {
 
 extension AnyValue: Equatable {
     /// Values of the same case and contents; objects are equal when they are the
-    /// same stored object.
+    /// same stored object. Nested lists and dictionaries compare their contents,
+    /// element by element, whether unmanaged or live: two live ones are equal
+    /// while they hold equal values, wherever they are stored, and a live one
+    /// equals an unmanaged one with the same contents.
     public static func == (lhs: AnyValue, rhs: AnyValue) -> Bool {
         lhs.storedValue.isSame(as: rhs.storedValue)
     }
@@ -96,6 +115,15 @@ extension AnyValue: _PersistableInsideOptional {
     public static func _cofferDefaultValue() -> AnyValue { .none }
     public static func _cofferDecode(_ stored: _StoredValue) -> AnyValue? {
         AnyValue(stored.value)
+    }
+
+    /// A nested list or map as a live view of `place`; other values as read.
+    public static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> AnyValue? {
+        switch stored.value {
+        case .list: .list(List(place.location))
+        case .map: .dictionary(Map(place.location))
+        default: AnyValue(stored.value)
+        }
     }
 
     /// An `AnyValue`, or a plain value of a type it has a case for.
@@ -120,14 +148,14 @@ extension AnyValue: _PersistableInsideOptional {
                 guard let cast = _cofferCast(item) else { return nil }
                 items.append(cast)
             }
-            return .list(items)
+            return .list(List(items))
         case let v as [String: Any]:
             var items: [String: AnyValue] = [:]
             for (key, item) in v {
                 guard let cast = _cofferCast(item) else { return nil }
                 items[key] = cast
             }
-            return .dictionary(items)
+            return .dictionary(Map(items))
         default: return nil
         }
     }

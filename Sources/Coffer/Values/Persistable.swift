@@ -24,6 +24,10 @@ public protocol _Persistable {
     static func _cofferCast(_ value: Any) -> Self?
     /// The value to store.
     var _cofferEncoded: _StoredValue { get }
+    /// The Swift value of a value stored at `place` of a managed object: as
+    /// ``_cofferDecode(_:)``, but a list or map nested in a mixed value
+    /// becomes a live view of that place.
+    static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> Self?
     /// A live view of a managed property (a collection or backlinks), or nil for
     /// types whose value is read from the database.
     static func _cofferManagedView(_ property: _ManagedProperty) -> Self?
@@ -33,6 +37,30 @@ extension _Persistable {
     public static var _cofferIsOptional: Bool { false }
     public static func _cofferCast(_ value: Any) -> Self? { value as? Self }
     public static func _cofferManagedView(_ property: _ManagedProperty) -> Self? { nil }
+    public static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> Self? {
+        _cofferDecode(stored)
+    }
+}
+
+extension _Persistable {
+    /// True for mixed values (``AnyValue``), which read a nested list or map as
+    /// a live view of its place: their reads need not fetch its contents.
+    static var _cofferReadsNestedAsViews: Bool {
+        let kind = _cofferKind
+        return kind.kind == .mixed && kind.collection == .none
+    }
+}
+
+/// Where a value of a managed object lies: a property, or an element of one of
+/// its collections. Only Coffer creates and reads it.
+public struct _NestedPlace {
+    /// The property (`step` nil) or the collection holding the value.
+    let parent: CollectionLocation
+    /// The element's position or key in `parent`; nil for the property itself.
+    let step: CollectionStep?
+
+    /// Where a collection held at this place lives.
+    var location: CollectionLocation { step.map { parent.appending($0) } ?? parent }
 }
 
 /// One property of one managed object. Only Coffer creates and reads it.
@@ -61,6 +89,12 @@ extension Optional: _Persistable where Wrapped: _PersistableInsideOptional {
             return .some(nil)
         }
         return Wrapped._cofferDecode(stored).map { .some($0) }
+    }
+    public static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> Self? {
+        if case .null = stored.value {
+            return .some(nil)
+        }
+        return Wrapped._cofferDecode(stored, nestedAt: place).map { .some($0) }
     }
     public static func _cofferCast(_ value: Any) -> Self? {
         guard let unwrapped = unwrapAny(value) else {

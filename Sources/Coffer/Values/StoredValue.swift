@@ -63,7 +63,8 @@ enum StoredValue {
     }
 
     /// Equality as collections compare elements: scalars by value, objects by identity
-    /// (the same Swift object, or the same stored object).
+    /// (the same Swift object, or the same stored object); maps by key, whatever
+    /// their order (an encrypted file keeps its own).
     func isSame(as other: StoredValue) -> Bool {
         switch (self, other) {
         case (.null, .null): true
@@ -82,9 +83,17 @@ enum StoredValue {
         case (.list(let a), .list(let b)), (.set(let a), .set(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.isSame(as: $1) }
         case (.map(let a), .map(let b)):
-            a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value.isSame(as: $1.value) }
+            a.count == b.count && Self.sameEntries(a, b)
         default: false
         }
+    }
+
+    /// Whether every entry of `a` is in `b` with the same value (of as many entries).
+    private static func sameEntries(_ a: [(key: String, value: StoredValue)],
+                                    _ b: [(key: String, value: StoredValue)]) -> Bool {
+        if zip(a, b).allSatisfy({ $0.key == $1.key && $0.value.isSame(as: $1.value) }) { return true }
+        let other = Dictionary(b.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return a.allSatisfy { entry in other[entry.key].map { entry.value.isSame(as: $0) } ?? false }
     }
 }
 
