@@ -519,6 +519,11 @@ coffer_object_pack = _declare(
     "coffer_object_pack", c_int,
     [ObjectP, POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t, POINTER(c_size_t)],
 )
+coffer_object_pack_by_primary_key = _declare(
+    "coffer_object_pack_by_primary_key", c_int,
+    [TxnP, c_uint32, POINTER(coffer_value), POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t,
+     POINTER(c_size_t), POINTER(ObjectP)],
+)
 coffer_objects_create = _status(
     "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
 )

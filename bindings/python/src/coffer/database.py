@@ -111,6 +111,9 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
+        # The primary key looked up by object_for_primary_key() when it is a
+        # bool, int or float, reused from call to call.
+        self.pk_value = _capi.coffer_value()
         # Generated packers by the property names objects give (rowcode.py).
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
@@ -867,17 +870,20 @@ class Database:
     def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
         """The object of `cls` whose primary key equals `primary_key`, or None."""
         info = self._class_info(cls)
-        if info.primary_key is None:
+        pk = info.primary_key
+        if pk is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
-        handle = self._find(self._txn(), info, primary_key)
-        if handle is None:
+        # One C call finds the object and packs its values, decoded when read.
+        value = info.pk_value
+        keep: List[Any] = []
+        if not packing.scalar_value(pk.type, primary_key, value):
+            value = _capi.coffer_value()
+            to_c(pk.type, primary_key, value, keep, pk.where)
+        txn = self._txn()
+        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ctypes.byref(value))
+        if row is None:
             return None
-        try:
-            # Its values come along in the same crossing, decoded when read.
-            row = pages.row_of_object(self, info.layout(), handle)
-            return info.make(self, int(row.values[0]), row)
-        finally:
-            _capi.coffer_object_release(handle)
+        return info.make(self, row.values[0], row)
 
     def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
         """Deletes an object, every object of a Results, or each object of
