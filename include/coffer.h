@@ -1579,6 +1579,18 @@ COFFER_API coffer_status coffer_interrupt(coffer_db *db);
  *  COFFER_ERR_INTEGRITY (a stored object is damaged); COFFER_ERR_NO_MEMORY. */
 COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *query, coffer_results **out);
 
+/** Stores in `*out` the number of objects `query` matches in `txn` (read or
+ *  write): coffer_query_run() and coffer_results_count() in one call, with
+ *  no results for the caller to free. An index answers the count alone
+ *  where coffer_query_run() says it can (no object is read); otherwise the
+ *  query runs as it would for coffer_query_run(). With SORT, DISTINCT and
+ *  LIMIT, the count is that of the results they give. `*out` is 0 on error.
+ *  Errors: those of coffer_query_run() (COFFER_ERR_INVALID_ARGUMENT for a
+ *  NULL or invalid txn or query, COFFER_ERR_MISUSE for an ended
+ *  transaction or another database's query, COFFER_ERR_INTERRUPTED for a
+ *  timeout or coffer_interrupt()); COFFER_ERR_INVALID_ARGUMENT (NULL out). */
+COFFER_API coffer_status coffer_query_count(coffer_txn *txn, const coffer_query *query, uint64_t *out);
+
 /** Every object of class `cls`, in the order they were created, as a result
  *  that can be filtered, counted and aggregated like any other. */
 COFFER_API coffer_status coffer_results_all(coffer_txn *txn, coffer_class_id cls, coffer_results **out);
