@@ -608,6 +608,7 @@ coffer_results_from_keys = _status(
 )
 coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
 coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
+coffer_query_count = _status("coffer_query_count", TxnP, QueryP, POINTER(c_uint64))
 coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
 coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))
 coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint64, c_size_t, POINTER(c_uint64))

@@ -14,7 +14,7 @@ from . import _capi, codec
 from .codec import MIXED_TYPES, Writer
 from .errors import CofferError, InvalidArgumentError, QueryError
 from .model import Object
-from .values import to_c
+from .values import INT64_MAX, INT64_MIN, to_c
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo
@@ -68,9 +68,12 @@ class CompiledQuery:
             )
         self.info = info
         self.handle = handle
-        # Always set: a rebound query starts with the prepared one's timeout.
-        _capi.coffer_query_set_timeout(handle, timeout_ms)
+        # A rebound query starts with the prepared one's timeout: set only
+        # when it differs (a compiled one starts with none).
+        if timeout_ms != (prepared.timeout_ms if prepared is not None else 0):
+            _capi.coffer_query_set_timeout(handle, timeout_ms)
         self.timeout = timeout
+        self.timeout_ms = timeout_ms
         # Kept to combine this query with others (combined()).
         self.args = tuple(args)
         if prepared is None:
@@ -108,8 +111,13 @@ def timeout_milliseconds(timeout: Optional[float]) -> int:
 def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
     """The coffer_values of query arguments $0, $1, ..., and the buffers
     they point into (to keep until the C call returns)."""
-    writer = Writer(db, _capi.UPDATE_ERROR)
     values = (_capi.coffer_value * max(len(args), 1))()
+    if len(args) == 1 and type(args[0]) is int and INT64_MIN <= args[0] <= INT64_MAX:
+        # The common prepared-statement case, without a Writer.
+        values[0].type = _capi.TYPE_INT
+        values[0].u.integer = args[0]
+        return values, []
+    writer = Writer(db, _capi.UPDATE_ERROR)
     for i, arg in enumerate(args):
         where = f"query argument ${i}"
         if _is_collection(arg):
