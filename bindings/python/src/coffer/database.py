@@ -680,7 +680,7 @@ class Database:
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
             return {}
-        if isinstance(values, Mapping):
+        if type(values) is dict or isinstance(values, Mapping):
             return dict(values)
         if isinstance(values, (list, tuple)):
             if len(values) > len(info.names):

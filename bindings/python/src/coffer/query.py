@@ -43,6 +43,7 @@ class CompiledQuery:
     the query (coffer_query_set_timeout)."""
 
     handle: "ctypes._Pointer[_capi._Query]"
+    timeout_ms: int
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
                  timeout: Optional[float] = None) -> None:

@@ -383,6 +383,7 @@ class Results(Sequence[T]):
         # page at a time (one C call each), when the loop reaches the page.
         keys = list(self._snapshot())
         db, info = self._db, self._info
+        managed: Callable[..., T] = (info.model or Object)._managed  # type: ignore[assignment]  # info.make, looked up once
         for start in range(0, len(keys), pages.ROWS_PER_PAGE):
             chunk = keys[start:start + pages.ROWS_PER_PAGE]
             if db.is_closed:
@@ -390,7 +391,7 @@ class Results(Sequence[T]):
             else:
                 rows = self._page(chunk)
             for key, row in rows:
-                yield info.make(db, key, row)
+                yield managed(db, info, key, row)
 
     def _page(self, keys: List[int]) -> List[Tuple[int, Optional[pages.PackedRow]]]:
         """The objects of `keys` packed in one buffer, in the current
