@@ -47,13 +47,9 @@ class CompiledQuery:
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
                  timeout: Optional[float] = None) -> None:
-        if not isinstance(text, str):
+        if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"a query must be a str, got {type(text).__name__}")
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
-        timeout_ms = timeout_milliseconds(timeout)
+        timeout_ms = 0 if timeout is None else timeout_milliseconds(timeout)
         handles = db._open_handles()
         # `keep` holds the buffers `values` points into until the call returns
         # (the C library copies the arguments).
@@ -62,8 +58,13 @@ class CompiledQuery:
         key = (info.class_id, text)
         prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
         if prepared is not None:
+            # A text seen before: parsed once, bound again (it encoded then).
             _capi.coffer_query_rebind(prepared.handle, values, len(args), ctypes.byref(handle))
         else:
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
             _capi.coffer_query_compile(
                 handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle)
             )

@@ -337,10 +337,11 @@ class Results(Sequence[T]):
         return keys
 
     def __len__(self) -> int:
-        keys = self._fresh_keys()
-        if keys is not None:
+        db = self._db
+        txn = db._txn()  # checks that the database is open; may start a new snapshot
+        keys = self._keys
+        if keys is not None and self._generation == db._generation:
             return len(keys)
-        txn = self._db._txn()
         queries = self._queries
         if len(queries) == 1 and isinstance(self._source, ClassSource):
             # One query over a class: counted in one C call, from the index
