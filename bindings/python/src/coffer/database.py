@@ -868,7 +868,15 @@ class Database:
     def object_for_primary_key(self, cls: str, primary_key: Any) -> Optional[Object]: ...
 
     def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
-        """The object of `cls` whose primary key equals `primary_key`, or None."""
+        """The object of `cls` whose primary key equals `primary_key`, or None.
+
+        One C call (coffer_object_pack_by_primary_key) finds the object and
+        packs every stored property into the class's reused buffer; the
+        object's fields are decoded from those bytes when read, and
+        `to_dict()` builds its dict in one generated expression. Raises
+        InvalidArgumentError for a class without a primary key and the
+        error of the C library (PropertyTypeError naming the property) for
+        a key of the wrong type."""
         info = self._class_info(cls)
         pk = info.primary_key
         if pk is None:

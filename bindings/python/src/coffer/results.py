@@ -337,6 +337,10 @@ class Results(Sequence[T]):
         return keys
 
     def __len__(self) -> int:
+        """The number of objects. One query over a class is counted by one
+        C call (coffer_query_count), from the index alone where the query
+        is an `==`, range or prefix on an indexed property; no object is
+        read and no key copied out."""
         db = self._db
         txn = db._txn()  # checks that the database is open; may start a new snapshot
         keys = self._keys
