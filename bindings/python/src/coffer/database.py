@@ -69,7 +69,7 @@ from .schema import (
     PropertySchema,
     read_class_schema,
 )
-from .values import to_c
+from .values import INT64_MAX as _INT64_MAX, INT64_MIN as _INT64_MIN, to_c
 
 T = TypeVar("T", bound=Object)
 PathType = Union[str, "os.PathLike[str]"]
@@ -111,9 +111,13 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
-        # The primary key looked up by object_for_primary_key() when it is a
-        # bool, int or float, reused from call to call.
+        # The int primary key object_for_primary_key() looks up, reused from
+        # call to call: its payload (a view of the value's union) and a
+        # reference to pass, made once.
         self.pk_value = _capi.coffer_value()
+        self.pk_value.type = _capi.TYPE_INT
+        self.pk_payload = self.pk_value.u
+        self.pk_ref = ctypes.byref(self.pk_value)
         # Generated packers by the property names objects give (rowcode.py).
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
@@ -882,13 +886,17 @@ class Database:
         if pk is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
         # One C call finds the object and packs its values, decoded when read.
-        value = info.pk_value
         keep: List[Any] = []
-        if not packing.scalar_value(pk.type, primary_key, value):
+        if pk.type == _capi.TYPE_INT and type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
+            info.pk_payload.integer = primary_key  # pk_value's type is TYPE_INT already
+            ref = info.pk_ref
+        else:
             value = _capi.coffer_value()
-            to_c(pk.type, primary_key, value, keep, pk.where)
+            if not packing.scalar_value(pk.type, primary_key, value):
+                to_c(pk.type, primary_key, value, keep, pk.where)
+            ref = ctypes.byref(value)
         txn = self._txn()
-        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ctypes.byref(value))
+        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ref)
         if row is None:
             return None
         return info.make(self, row.values[0], row)
