@@ -100,16 +100,22 @@ class Layout:
         the coffer_value `pk` (a ctypes reference), found and packed in one
         C call: the bytes packed and its values; None if no object has that
         key. Other errors (a key of the wrong type) raise."""
-        for _ in range(2):
-            status = _capi.coffer_object_pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY,
-                                                             self._scratch_c, len(self._scratch), self._needed_ref,
-                                                             None)
-            if status == Status.OK:
-                return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
-            if status == Status.NOT_FOUND:
-                return None
-            self._retry(status)
-        raise AssertionError("unreachable")
+        scratch = self._scratch
+        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
+                                      len(scratch), self._needed_ref, None)
+        if status == _OK:
+            return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
+        if status == _NOT_FOUND:
+            return None
+        self._retry(status)  # grows the buffer to the size named, or raises
+        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
+                                      len(self._scratch), self._needed_ref, None)
+        if status == _OK:
+            return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
+        if status == _NOT_FOUND:
+            return None
+        self._retry(status)
+        raise AssertionError("unreachable")  # _retry raises on the second failure
 
     def pack_page(self, results: _capi.ResultsP, start: int, rows: int) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """Positions start .. start+rows-1 of C results: the bytes packed and
@@ -208,6 +214,8 @@ class PackedRow:
 
 
 _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
+_OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
+_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key
 
 
 def rows_of_page(db: "Database", layout: Layout, results: _capi.ResultsP, start: int,
