@@ -110,15 +110,20 @@ def timeout_milliseconds(timeout: Optional[float]) -> int:
     return max(1, math.ceil(timeout * 1000))
 
 
+_ONE_VALUE = _capi.coffer_value * 1
+
+
 def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
     """The coffer_values of query arguments $0, $1, ..., and the buffers
     they point into (to keep until the C call returns)."""
-    values = (_capi.coffer_value * max(len(args), 1))()
     if len(args) == 1 and type(args[0]) is int and INT64_MIN <= args[0] <= INT64_MAX:
         # The common prepared-statement case, without a Writer.
-        values[0].type = _capi.TYPE_INT
-        values[0].u.integer = args[0]
-        return values, []
+        one = _ONE_VALUE()
+        value = one[0]
+        value.type = _capi.TYPE_INT
+        value.u.integer = args[0]
+        return one, []
+    values = (_capi.coffer_value * max(len(args), 1))()
     writer = Writer(db, _capi.UPDATE_ERROR)
     for i, arg in enumerate(args):
         where = f"query argument ${i}"
