@@ -218,17 +218,6 @@ _OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
 _pack_by_primary_key = _capi.coffer_object_pack_by_primary_key
 
 
-def rows_of_page(db: "Database", layout: Layout, results: _capi.ResultsP, start: int,
-                 rows: int) -> List[Tuple[int, Optional[PackedRow]]]:
-    """(key, row) of positions start .. start+rows-1 of C results made in
-    the database's current transaction; the row is None for an object
-    deleted since the results were computed."""
-    data, unpacked = layout.pack_page(results, start, rows)
-    generation, thread = db._generation, threading.get_ident()
-    return [(values[0], None if values[1] & _T.PACK_ROW_DELETED else PackedRow(data, values, generation, thread, layout))
-            for values in unpacked]
-
-
 def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, class_id: int,
                        pk: Any) -> Optional[PackedRow]:
     """The packed row of the object whose primary key is the coffer_value

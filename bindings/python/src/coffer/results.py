@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import ctypes
 import dataclasses
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import _capi, observing, packing, pages
@@ -389,24 +390,32 @@ class Results(Sequence[T]):
         keys = list(self._snapshot())
         db, info = self._db, self._info
         managed: Callable[..., T] = (info.model or Object)._managed  # type: ignore[assignment]  # info.make, looked up once
+        deleted = _capi.PACK_ROW_DELETED
         for start in range(0, len(keys), pages.ROWS_PER_PAGE):
             chunk = keys[start:start + pages.ROWS_PER_PAGE]
             if db.is_closed:
-                rows: Sequence[Tuple[int, Optional[pages.PackedRow]]] = [(key, None) for key in chunk]
-            else:
-                rows = self._page(chunk)
-            for key, row in rows:
-                yield managed(db, info, key, row)
+                for key in chunk:
+                    yield managed(db, info, key, None)
+                continue
+            data, unpacked = self._page(chunk)
+            layout = info.layout()
+            generation, thread = db._generation, threading.get_ident()
+            # Each row and its object made when the loop reaches it: fewer
+            # objects alive at once, less for the garbage collector to visit.
+            for values in unpacked:
+                row = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
+                yield managed(db, info, values[0], row)
 
-    def _page(self, keys: List[int]) -> List[Tuple[int, Optional[pages.PackedRow]]]:
+    def _page(self, keys: List[int]) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """The objects of `keys` packed in one buffer, in the current
-        transaction."""
+        transaction: the bytes packed and each row's unpacked values (as
+        pages.Layout.pack_page gives them)."""
         info = self._info
         array = (ctypes.c_uint64 * len(keys))(*keys)
         handle = _capi.ResultsP()
         _capi.coffer_results_from_keys(self._db._txn(), info.class_id, array, len(keys), ctypes.byref(handle))
         try:
-            return pages.rows_of_page(self._db, info.layout(), handle, 0, len(keys))
+            return info.layout().pack_page(handle, 0, len(keys))
         finally:
             _capi.coffer_results_free(handle)
 
