@@ -1579,6 +1579,18 @@ COFFER_API coffer_status coffer_interrupt(coffer_db *db);
  *  COFFER_ERR_INTEGRITY (a stored object is damaged); COFFER_ERR_NO_MEMORY. */
 COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *query, coffer_results **out);
 
+/** Stores in `*out` the number of objects `query` matches in `txn` (read or
+ *  write): coffer_query_run() and coffer_results_count() in one call, with
+ *  no results for the caller to free. An index answers the count alone
+ *  where coffer_query_run() says it can (no object is read); otherwise the
+ *  query runs as it would for coffer_query_run(). With SORT, DISTINCT and
+ *  LIMIT, the count is that of the results they give. `*out` is 0 on error.
+ *  Errors: those of coffer_query_run() (COFFER_ERR_INVALID_ARGUMENT for a
+ *  NULL or invalid txn or query, COFFER_ERR_MISUSE for an ended
+ *  transaction or another database's query, COFFER_ERR_INTERRUPTED for a
+ *  timeout or coffer_interrupt()); COFFER_ERR_INVALID_ARGUMENT (NULL out). */
+COFFER_API coffer_status coffer_query_count(coffer_txn *txn, const coffer_query *query, uint64_t *out);
+
 /** Every object of class `cls`, in the order they were created, as a result
  *  that can be filtered, counted and aggregated like any other. */
 COFFER_API coffer_status coffer_results_all(coffer_txn *txn, coffer_class_id cls, coffer_results **out);
@@ -1780,6 +1792,43 @@ typedef struct coffer_pack_value {
  *  record is damaged). */
 COFFER_API coffer_status coffer_object_pack(coffer_object *obj, const coffer_property_id *props, size_t count, int flags,
                                             void *buf, size_t capacity, size_t *needed);
+
+/** Finds the object of class `cls` whose primary key equals `*pk` and reads
+ *  properties `props[0..count-1]` of it into `buf` (`capacity` bytes) in
+ *  the packed layout above, as one row: coffer_object_find() and
+ *  coffer_object_pack() in one call, with no object handle for the caller
+ *  to release unless it asks for one.
+ *
+ *  txn       a read or write transaction; the row is its state (a read
+ *            transaction's snapshot, whatever was committed since).
+ *  cls       the class, which must have a primary key.
+ *  pk        the key to find, of the primary key's type (or
+ *            COFFER_TYPE_NULL for an optional one); borrowed for the call.
+ *  props, count, flags, buf, capacity
+ *            as for coffer_object_pack(); props may be NULL with count 0
+ *            (the key alone).
+ *  needed    not NULL: receives the bytes the packed object takes, also
+ *            when the buffer is too small, and 0 on any other error.
+ *  out       NULL, or where the object's handle is stored when the call
+ *            returns COFFER_OK (the caller then releases it with
+ *            coffer_object_release()); `*out` is NULL on any error.
+ *
+ *  Strings and binaries borrowed (COFFER_PACK_BORROW) belong to the
+ *  transaction, not to a handle, as for coffer_object_pack().
+ *  Errors: COFFER_ERR_NOT_FOUND (no object has that primary key, which the
+ *  message gives; or the class has no primary key): nothing is written to
+ *  `buf`; COFFER_ERR_TYPE (`pk` is not of the primary key's type: the
+ *  message names the property, its type and the type given);
+ *  COFFER_ERR_BUFFER_TOO_SMALL (the message names both sizes, `*needed`
+ *  is the size; nothing is written at or past buf + capacity);
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL txn, pk or needed, a bad class id, and
+ *  the argument errors of coffer_object_pack()); COFFER_ERR_MISUSE
+ *  (transaction ended); COFFER_ERR_CORRUPTED or COFFER_ERR_INTEGRITY (a
+ *  damaged record or primary-key index). */
+COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coffer_class_id cls,
+                                                           const coffer_value *pk, const coffer_property_id *props,
+                                                           size_t count, int flags, void *buf, size_t capacity,
+                                                           size_t *needed, coffer_object **out);
 
 /** Reads the objects at positions start .. start+row_count-1 of `results`
  *  into `buf`, one row each in order, as coffer_object_pack() reads one:

@@ -1,10 +1,12 @@
-/* test_batch_read.c — coffer_object_pack() and coffer_results_pack(): the
+/* test_batch_read.c — coffer_object_pack(), coffer_object_pack_by_primary_key()
+ * and coffer_results_pack(): the
  * packed layout of coffer.h decoded here from its documentation alone, and
  * compared with what coffer_object_get_value() reads one value at a time,
  * for every type, nulls, graph properties, strings copied and borrowed;
  * buffers too small (the size needed, nothing written past the end); pages
  * read across a commit (pinned to their read transaction); rows of deleted
- * objects; bad arguments. Every test runs on plain, encrypted and in-memory
+ * objects; objects found by a primary key that is missing or of the wrong
+ * type; bad arguments. Every test runs on plain, encrypted and in-memory
  * databases. */
 #define _GNU_SOURCE
 #include "test_support.h"
@@ -141,10 +143,12 @@ static void assert_untouched(const uint8_t *b, size_t from, size_t to)
 
 static coffer_property_id all_props[AT_COUNT];
 
-static coffer_object_key add_all_types(coffer_db *db, coffer_class_id cls, int with_optionals)
+/* An object of every type (its optional values set or null); `code`, if not
+ * NULL, is the string primary key of class "Typed" (property AT_COUNT). */
+static coffer_object_key add_typed(coffer_db *db, coffer_class_id cls, int with_optionals, const char *code)
 {
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
-    coffer_field f[AT_COUNT];
+    coffer_field f[AT_COUNT + 1];
     size_t n = 0;
     f[n++] = ts_field(AT_BOOL, coffer_value_bool(true));
     f[n++] = ts_field(AT_INT, coffer_value_int(-1234567890123ll));
@@ -170,10 +174,17 @@ static coffer_object_key add_all_types(coffer_db *db, coffer_class_id cls, int w
         coffer_decimal128 e = ts_dec("1E+6000");
         f[n++] = ts_field(AT_OPT_DECIMAL, coffer_value_decimal128(e.w[0], e.w[1]));
     }
+    if (code)
+        f[n++] = ts_field(AT_COUNT, ts_str(code));
     coffer_object *obj = ts_create(txn, cls, f, n);
     coffer_object_key key = coffer_object_key_of(obj);
     ts_commit(txn);
     return key;
+}
+
+static coffer_object_key add_all_types(coffer_db *db, coffer_class_id cls, int with_optionals)
+{
+    return add_typed(db, cls, with_optionals, NULL);
 }
 
 /* Packs obj (allocating the size needed) and returns the buffer. */
@@ -562,10 +573,262 @@ TS_ENV_TEST(test_bad_arguments)
     coffer_results_free(r);
 }
 
+/* ---- one object by its primary key --------------------------------------------- */
+
+/* Class "Typed": every type of AllTypes, then a string primary key. */
+static coffer_property_schema typed_props[AT_COUNT + 1];
+static const coffer_class_schema typed_schema[] = {
+    {.name = "Typed", .properties = typed_props, .property_count = AT_COUNT + 1},
+};
+static int setup_typed(void **state) { return ts_setup_schema(state, typed_schema, 1); }
+
+/* Packs the object of `cls` with primary key `pk` (allocating the size needed). */
+static uint8_t *pack_by_key(coffer_txn *txn, coffer_class_id cls, coffer_value pk, const coffer_property_id *props,
+                            size_t n, int flags)
+{
+    size_t needed = 0;
+    assert_status(coffer_object_pack_by_primary_key(txn, cls, &pk, props, n, flags, NULL, 0, &needed, NULL),
+                  COFFER_ERR_BUFFER_TOO_SMALL);
+    assert_true(needed >= 32 + 16 + 24 * n);
+    uint8_t *buf = canary_buffer(needed, 0);
+    size_t again = 0;
+    assert_ok(coffer_object_pack_by_primary_key(txn, cls, &pk, props, n, flags, buf, needed, &again, NULL));
+    assert_int_equal(again, needed);
+    assert_int_equal(header_of(buf).size, needed);
+    return buf;
+}
+
+/* Every type, set and null, strings and binaries copied and borrowed: the
+ * row equals what coffer_object_pack() and get_value read of the object
+ * coffer_object_find() finds; the handle is given only when asked for. */
+TS_ENV_TEST(test_pk_every_type)
+{
+    coffer_class_id typed = ts_class(env->db, "Typed");
+    coffer_property_id props[AT_COUNT + 1];
+    for (coffer_property_id p = 0; p <= AT_COUNT; p++)
+        props[p] = p;
+    coffer_object_key set = add_typed(env->db, typed, 1, "set"), nulls = add_typed(env->db, typed, 0, "nulls");
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    const char *codes[] = {"set", "nulls"};
+    for (int k = 0; k < 2; k++) {
+        for (int flags = COFFER_PACK_COPY; flags <= COFFER_PACK_BORROW; flags++) {
+            uint8_t *buf = pack_by_key(txn, typed, ts_str(codes[k]), props, AT_COUNT + 1, flags);
+            coffer_pack_header h = header_of(buf);
+            assert_int_equal(h.row_count, 1);
+            assert_int_equal(h.value_count, AT_COUNT + 1);
+            assert_int_equal(h.flags, flags == COFFER_PACK_BORROW && env->mode != TS_ENCRYPTED ? COFFER_PACK_BORROW : 0);
+            coffer_object *obj = NULL;
+            coffer_value pk = ts_str(codes[k]);
+            assert_ok(coffer_object_find(txn, typed, &pk, &obj));
+            assert_int_equal(coffer_object_key_of(obj), k == 0 ? set : nulls);
+            assert_int_equal(row_of(buf, 0).key, k == 0 ? set : nulls);
+            assert_row_matches(buf, 0, obj, props, AT_COUNT + 1);
+            coffer_object_release(obj);
+            for (coffer_property_id p = AT_OPT_BOOL; p < AT_COUNT; p++)
+                assert_int_equal(value_of(buf, 0, p).type, k == 0 ? ts_all_types_type(p) : COFFER_TYPE_NULL);
+            coffer_value s = value_of(buf, 0, AT_STRING), b = value_of(buf, 0, AT_BINARY);
+            assert_memory_equal(s.u.string.data, "h\xc3\xa9llo", 7);
+            assert_int_equal(b.u.binary.size, 4);
+            assert_memory_equal(b.u.binary.data, "\0\1\0\2", 4);
+            coffer_value code = value_of(buf, 0, AT_COUNT);
+            assert_int_equal(code.u.string.size, strlen(codes[k]));
+            free(buf);
+        }
+    }
+    /* the handle, when asked for, is the object's; the key alone needs no props */
+    uint8_t page[256];
+    size_t needed = 0;
+    coffer_object *obj = NULL;
+    coffer_value pk = ts_str("nulls");
+    assert_ok(coffer_object_pack_by_primary_key(txn, typed, &pk, NULL, 0, COFFER_PACK_COPY, page, sizeof page,
+                                                &needed, &obj));
+    assert_int_equal(needed, 32 + 16);
+    assert_int_equal(row_of(page, 0).key, nulls);
+    assert_non_null(obj);
+    assert_int_equal(coffer_object_key_of(obj), nulls);
+    coffer_value v;
+    assert_ok(coffer_object_get_value(obj, AT_INT, &v));
+    assert_int_equal(v.u.integer, -1234567890123ll);
+    coffer_object_release(obj);
+    coffer_txn_free(txn);
+
+    /* in a write transaction, after a change it made: its own state, copied */
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    assert_ok(coffer_object_find(txn, typed, &pk, &obj));
+    coffer_value longer = ts_str("a longer string than before, written in this transaction");
+    assert_ok(coffer_object_set_value(obj, AT_STRING, &longer));
+    coffer_object_release(obj);
+    uint8_t *buf = pack_by_key(txn, typed, pk, props, AT_COUNT + 1, COFFER_PACK_BORROW);
+    assert_int_equal(header_of(buf).flags, 0);
+    coffer_value s = value_of(buf, 0, AT_STRING);
+    assert_int_equal(s.u.string.size, longer.u.string.size);
+    assert_memory_equal(s.u.string.data, longer.u.string.data, longer.u.string.size);
+    free(buf);
+    ts_commit(txn);
+}
+
+/* Every capacity short of the size needed fails with that size, named in
+ * the message, and writes no byte at or past the capacity. */
+TS_ENV_TEST(test_pk_buffer_too_small)
+{
+    add_people(env->db, env->person, 3);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_value pk = coffer_value_int(2);
+    size_t needed = 0;
+    coffer_object *obj = (coffer_object *)&needed; /* set to NULL on error */
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &pk, person_props, 4, COFFER_PACK_COPY, NULL,
+                                                    0, &needed, &obj),
+                  COFFER_ERR_BUFFER_TOO_SMALL);
+    assert_null(obj);
+    char want[96];
+    snprintf(want, sizeof want, "the buffer holds 0 bytes, %zu are needed", needed);
+    assert_error_contains(want);
+    assert_error_contains("coffer_object_pack_by_primary_key");
+    for (size_t cap = 0; cap < needed; cap++) {
+        uint8_t *buf = canary_buffer(needed, 64);
+        size_t got = 0;
+        assert_status(coffer_object_pack_by_primary_key(txn, env->person, &pk, person_props, 4, COFFER_PACK_COPY,
+                                                        buf, cap, &got, NULL),
+                      COFFER_ERR_BUFFER_TOO_SMALL);
+        assert_int_equal(got, needed);
+        assert_untouched(buf, cap, needed + 64);
+        free(buf);
+    }
+    uint8_t *buf = canary_buffer(needed, 64);
+    assert_ok(coffer_object_pack_by_primary_key(txn, env->person, &pk, person_props, 4, COFFER_PACK_COPY, buf,
+                                                needed + 64, &needed, NULL));
+    assert_untouched(buf, needed, needed + 64);
+    assert_int_equal(value_of(buf, 0, 0).u.integer, 2);
+    coffer_value name = value_of(buf, 0, 1);
+    assert_memory_equal(name.u.string.data, "person 2", 9);
+    assert_int_equal(value_of(buf, 0, 3).type, COFFER_TYPE_NULL); /* nickname, never set */
+    free(buf);
+    coffer_txn_free(txn);
+}
+
+/* A key no object has, a key of the wrong type, a class without a primary
+ * key and bad arguments: errors that name them, nothing written. */
+TS_ENV_TEST(test_pk_missing_and_wrong_type)
+{
+    add_people(env->db, env->person, 3);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    uint8_t page[512];
+    memset(page, 0xA5, sizeof page);
+    size_t needed = 99;
+    coffer_object *obj = (coffer_object *)&needed;
+    coffer_value missing = coffer_value_int(42);
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &missing, person_props, 4, COFFER_PACK_COPY,
+                                                    page, sizeof page, &needed, &obj),
+                  COFFER_ERR_NOT_FOUND);
+    assert_error_contains("coffer_object_pack_by_primary_key");
+    assert_error_contains("class 'Person' has no object with primary key 42");
+    assert_int_equal(needed, 0);
+    assert_null(obj);
+
+    coffer_value text = ts_str("2");
+    needed = 99;
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &text, person_props, 4, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, NULL),
+                  COFFER_ERR_TYPE);
+    assert_error_contains("primary key 'id' is int, got string");
+    assert_int_equal(needed, 0);
+
+    coffer_value zero = coffer_value_int(0);
+    assert_status(coffer_object_pack_by_primary_key(txn, env->all_types, &zero, NULL, 0, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, NULL),
+                  COFFER_ERR_NOT_FOUND);
+    assert_error_contains("has no primary key");
+    assert_status(coffer_object_pack_by_primary_key(txn, 999, &zero, NULL, 0, COFFER_PACK_COPY, page, sizeof page,
+                                                    &needed, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, NULL, NULL, 0, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("pk is NULL");
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &zero, NULL, 0, COFFER_PACK_COPY, page,
+                                                    sizeof page, NULL, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("needed is NULL");
+    const coffer_property_id bad[] = {PERSON_ID, PERSON_COUNT};
+    coffer_value one = coffer_value_int(1);
+    obj = (coffer_object *)&needed;
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &one, bad, 2, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, &obj),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("class 'Person' has no property with id 4");
+    assert_null(obj);
+    assert_status(coffer_object_pack_by_primary_key(NULL, env->person, &one, NULL, 0, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, NULL),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    for (size_t i = 0; i < sizeof page; i++)
+        assert_int_equal(page[i], 0xA5);
+
+    /* after the transaction */
+    assert_ok(coffer_txn_abort(txn));
+    assert_status(coffer_object_pack_by_primary_key(txn, env->person, &one, NULL, 0, COFFER_PACK_COPY, page,
+                                                    sizeof page, &needed, NULL),
+                  COFFER_ERR_MISUSE);
+    coffer_txn_free(txn);
+}
+
+/* A read transaction finds and reads its snapshot after other commits:
+ * an object renamed and one deleted since read as before, one created
+ * since is not there, and borrowed strings still read what they read. */
+TS_ENV_TEST(test_pk_pinned_across_commit)
+{
+    add_people(env->db, env->person, 5);
+    coffer_txn *reader = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_value two = coffer_value_int(2), three = coffer_value_int(3), late = coffer_value_int(500);
+    uint8_t before[1024], after[1024], gone[1024];
+    size_t needed = 0;
+    assert_ok(coffer_object_pack_by_primary_key(reader, env->person, &two, person_props, 4, COFFER_PACK_BORROW, before,
+                                                sizeof before, &needed, NULL));
+
+    coffer_txn *writer = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object *obj = NULL;
+    assert_ok(coffer_object_find(writer, env->person, &two, &obj));
+    coffer_value renamed = ts_str("a much longer name than any before, to move the records");
+    assert_ok(coffer_object_set_value(obj, PERSON_NAME, &renamed));
+    coffer_object_release(obj);
+    assert_ok(coffer_object_find(writer, env->person, &three, &obj));
+    assert_ok(coffer_object_delete(obj));
+    coffer_object_release(obj);
+    for (int i = 10; i <= 500; i++)
+        ts_add_person(writer, env->person, i, "filler to allocate new pages");
+    ts_commit(writer);
+
+    assert_ok(coffer_object_pack_by_primary_key(reader, env->person, &two, person_props, 4, COFFER_PACK_BORROW, after,
+                                                sizeof after, &needed, NULL));
+    assert_memory_equal(value_of(before, 0, 1).u.string.data, "person 2", 9);
+    assert_memory_equal(value_of(after, 0, 1).u.string.data, "person 2", 9);
+    assert_ok(coffer_object_pack_by_primary_key(reader, env->person, &three, person_props, 4, COFFER_PACK_COPY, gone,
+                                                sizeof gone, &needed, NULL));
+    assert_int_equal(value_of(gone, 0, 0).u.integer, 3);
+    assert_status(coffer_object_pack_by_primary_key(reader, env->person, &late, person_props, 4, COFFER_PACK_COPY,
+                                                    gone, sizeof gone, &needed, NULL),
+                  COFFER_ERR_NOT_FOUND);
+    coffer_txn_free(reader);
+
+    coffer_txn *fresh = ts_begin(env->db, COFFER_TXN_READ);
+    assert_ok(coffer_object_pack_by_primary_key(fresh, env->person, &two, person_props, 4, COFFER_PACK_COPY, after,
+                                                sizeof after, &needed, NULL));
+    assert_int_equal(value_of(after, 0, 1).u.string.size, renamed.u.string.size);
+    assert_status(coffer_object_pack_by_primary_key(fresh, env->person, &three, person_props, 4, COFFER_PACK_COPY,
+                                                    gone, sizeof gone, &needed, NULL),
+                  COFFER_ERR_NOT_FOUND);
+    assert_ok(coffer_object_pack_by_primary_key(fresh, env->person, &late, person_props, 4, COFFER_PACK_COPY, gone,
+                                                sizeof gone, &needed, NULL));
+    coffer_txn_free(fresh);
+}
+
 int main(void)
 {
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
         all_props[p] = p;
+    for (coffer_property_id p = 0; p < AT_COUNT; p++)
+        typed_props[p] = ts_all_types_properties[p];
+    typed_props[AT_COUNT] = (coffer_property_schema){.name = "code", .type = COFFER_TYPE_STRING,
+                                                     .flags = COFFER_PROPERTY_PRIMARY_KEY};
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES(test_every_type_copied),
         TS_TEST_ALL_MODES(test_strings_borrowed),
@@ -575,6 +838,10 @@ int main(void)
         TS_TEST_ALL_MODES(test_page_pinned_across_commit),
         TS_TEST_ALL_MODES(test_deleted_row),
         TS_TEST_ALL_MODES(test_bad_arguments),
+        TS_TEST_ALL_MODES_SETUP(test_pk_every_type, setup_typed),
+        TS_TEST_ALL_MODES(test_pk_buffer_too_small),
+        TS_TEST_ALL_MODES(test_pk_missing_and_wrong_type),
+        TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
     };
     return cmocka_run_group_tests_name("batch_read", tests, NULL, NULL);
 }

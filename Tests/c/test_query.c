@@ -2,7 +2,7 @@
  * operators on every type, key paths through links, collections, maps,
  * mixed values and backlinks, SUBQUERY and aggregates, SORT/DISTINCT/LIMIT,
  * the planner (index answers equal a scan's), results (count, objects,
- * filter, rerun, aggregates, delete) and every error path. Every test runs
+ * filter, rerun, aggregates, delete), counts in one call and every error path. Every test runs
  * on plain, encrypted and in-memory databases. */
 #define _GNU_SOURCE
 #include "test_support.h"
@@ -698,6 +698,75 @@ TS_ENV_TEST(test_results_api)
     coffer_query_free(NULL);
 }
 
+/* coffer_query_count() gives what running the query and counting its
+ * results gives: index-answered, scanned, sorted and limited queries, in
+ * read and write transactions (with the write's own changes), pinned to a
+ * read transaction across a commit; and its errors. */
+TS_ENV_TEST(test_query_count)
+{
+    add_people(env, 600, 5);
+    static const char *const texts[] = {
+        "level == 3", "level2 == 3", "code == 'ab'", "code2 == 'ab'", "level > 5 AND code == 'a'",
+        "level == 3 SORT(id DESC)", "level2 > 0 LIMIT(7)", "TRUEPREDICATE DISTINCT(age)", "level == 1000",
+    };
+    for (int write = 0; write <= 1; write++) {
+        coffer_txn *txn;
+        assert_ok(coffer_txn_begin(env->db, write ? COFFER_TXN_WRITE : COFFER_TXN_READ, &txn));
+        if (write) {
+            coffer_field f[] = {{P_ID, coffer_value_int(5000)}, {P_LEVEL, coffer_value_int(3)},
+                                {P_LEVEL2, coffer_value_int(3)}, {P_CODE, str("ab")}, {P_CODE2, str("ab")}};
+            assert_ok(coffer_object_create(txn, PERSON, f, 5, COFFER_UPDATE_ERROR, NULL));
+        }
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+            uint64_t *keys, n, counted = 99;
+            keys_of(txn, texts[i], &keys, &n);
+            free(keys);
+            coffer_query *q = compile(env->db, texts[i], NULL, 0);
+            ts_check_status(coffer_query_count(txn, q, &counted), COFFER_OK, texts[i], __FILE__, __LINE__);
+            if (counted != n)
+                fail_msg("%s (%s): counted %" PRIu64 ", the results hold %" PRIu64, texts[i],
+                         write ? "write" : "read", counted, n);
+            coffer_query_free(q);
+        }
+        assert_ok(coffer_txn_abort(txn));
+        coffer_txn_free(txn);
+    }
+
+    /* a read transaction counts its snapshot, whatever is committed since */
+    coffer_value three = coffer_value_int(3);
+    coffer_query *q = compile(env->db, "level == $0", &three, 1);
+    coffer_txn *reader = read_txn(env);
+    uint64_t before = 0, after = 0;
+    assert_ok(coffer_query_count(reader, q, &before));
+    assert_true(before > 0);
+    coffer_txn *writer;
+    assert_ok(coffer_txn_begin(env->db, COFFER_TXN_WRITE, &writer));
+    coffer_field f[] = {{P_ID, coffer_value_int(7000)}, {P_LEVEL, coffer_value_int(3)}};
+    assert_ok(coffer_object_create(writer, PERSON, f, 2, COFFER_UPDATE_ERROR, NULL));
+    assert_ok(coffer_txn_commit(writer));
+    coffer_txn_free(writer);
+    assert_ok(coffer_query_count(reader, q, &after));
+    assert_int_equal(after, before);
+    coffer_txn *fresh = read_txn(env);
+    assert_ok(coffer_query_count(fresh, q, &after));
+    assert_int_equal(after, before + 1);
+    coffer_txn_free(fresh);
+
+    /* errors: *out is 0 */
+    assert_status(coffer_query_count(reader, q, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("out is NULL");
+    after = 99;
+    assert_status(coffer_query_count(reader, NULL, &after), COFFER_ERR_INVALID_ARGUMENT);
+    assert_int_equal(after, 0);
+    after = 99;
+    assert_status(coffer_query_count(NULL, q, &after), COFFER_ERR_INVALID_ARGUMENT);
+    assert_int_equal(after, 0);
+    assert_ok(coffer_txn_abort(reader));
+    assert_status(coffer_query_count(reader, q, &after), COFFER_ERR_MISUSE);
+    coffer_txn_free(reader);
+    coffer_query_free(q);
+}
+
 TS_ENV_TEST(test_rebind)
 {
     fill(env);
@@ -946,6 +1015,7 @@ int main(void)
         QUERY_TEST(test_index_only_answers),
         QUERY_TEST(test_results_api),
         QUERY_TEST(test_rebind),
+        QUERY_TEST(test_query_count),
         QUERY_TEST(test_rerun_and_delete),
         QUERY_TEST(test_errors),
         QUERY_TEST(test_query_after_close_is_freed),

@@ -1,6 +1,6 @@
 /* batch — the object calls of coffer.h's batch entry points: one object
- * packed into a caller's buffer, many objects created, many objects'
- * fields set, each in one call. Written on the object module's public
+ * packed into a caller's buffer (from its handle, or found by its primary
+ * key), many objects created, many objects' fields set, each in one call. Written on the object module's public
  * calls (create, get, set fields, get values), so they do what those do,
  * whatever the storage below. */
 #include <inttypes.h>
@@ -23,6 +23,38 @@ COFFER_API coffer_status coffer_object_pack(coffer_object *obj, const coffer_pro
         return st;
     st = cf_pack_row(&pk, 0, obj, obj->key, props);
     return cf_pack_end(&pk, "coffer_object_pack", st, needed);
+}
+
+COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coffer_class_id cls,
+                                                           const coffer_value *pk, const coffer_property_id *props,
+                                                           size_t count, int flags, void *buf, size_t capacity,
+                                                           size_t *needed, coffer_object **out)
+{
+    static const char fn[] = "coffer_object_pack_by_primary_key";
+    if (needed)
+        *needed = 0;
+    if (out)
+        *out = NULL;
+    if (!pk || !needed)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, pk ? "needed" : "pk");
+    /* The handle comes from the transaction's pool and goes back to it. */
+    coffer_object *obj = NULL;
+    coffer_status st = coffer_object_find(txn, cls, pk, &obj);
+    if (st != COFFER_OK)
+        return cf_error_prefix("%s", fn);
+    cf_packer packer;
+    st = cf_pack_begin(&packer, fn, txn, cls, props, count, flags, buf, capacity, 1, needed);
+    if (st == COFFER_OK)
+        st = cf_pack_end(&packer, fn, cf_pack_row(&packer, 0, obj, obj->key, props), needed);
+    if (st != COFFER_OK) {
+        coffer_object_release(obj);
+        return st;
+    }
+    if (out)
+        *out = obj;
+    else
+        coffer_object_release(obj);
+    return COFFER_OK;
 }
 
 /* The checks common to the writes of many objects. */

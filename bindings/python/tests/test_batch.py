@@ -227,3 +227,67 @@ def test_packed_header(db):
     assert (magic, version, flags, count, values) == (_capi.PACK_MAGIC, _capi.PACK_VERSION, 0, 2, 4)
     assert row_size == 16 + 24 * 4 and size <= len(buf)
     assert [r[0] for r in rows] == [db.object_for_primary_key(Dog, i)._key for i in (1, 2)]
+
+
+class Tag(coffer.Object):
+    code: str = coffer.primary_key()
+    note: str = ""
+    data: bytes = b""
+
+
+def test_object_for_primary_key_in_one_call(db_path):
+    with coffer.open(db_path, schema=[Dog, Tag, Everything]) as database:
+        big = "x" * 10_000  # more than the reused buffer holds at first: it grows to the size named
+        with database.write():
+            database.create_all(Dog, dogs(5))
+            database.create_all(Tag, [{"code": "a", "note": "é", "data": b"\0\1"}, {"code": "b", "note": big}])
+            database.create_all(Everything, [everything()])
+        assert database.object_for_primary_key(Dog, 3).to_dict() == {"id": 3, "name": "dog 3", "age": 3, "nick": None}
+        assert database.object_for_primary_key(Dog, 99) is None
+        assert database.object_for_primary_key(Dog, -2**63) is None
+        assert database.object_for_primary_key(Tag, "a").to_dict() == {"code": "a", "note": "é", "data": b"\0\1"}
+        assert database.object_for_primary_key(Tag, "b").note == big
+        assert database.object_for_primary_key(Tag, "c") is None
+        # every type, through the one call, equals what reading one value at a time gives
+        stored = next(iter(database.objects(Everything)))
+        found = database.object_for_primary_key(Everything, stored.id)
+        assert found.to_dict() == one_by_one(found)
+        # a key of the wrong type, or out of range: the error names the property
+        with pytest.raises(coffer.PropertyTypeError, match="class 'Tag', property 'code': expected str, got int"):
+            database.object_for_primary_key(Tag, 1)
+        with pytest.raises(coffer.PropertyTypeError, match="property 'id'"):
+            database.object_for_primary_key(Dog, "3")
+        with pytest.raises(coffer.CofferError, match="property 'id'"):
+            database.object_for_primary_key(Dog, 2**63)
+
+
+def test_object_for_primary_key_sees_its_snapshot_and_writes(db):
+    with db.write():
+        db.create_all(Dog, dogs(3))
+    before = db.object_for_primary_key(Dog, 1)
+    assert before.name == "dog 1"
+    with db.write():
+        db.object_for_primary_key(Dog, 1).name = "renamed"
+        assert db.object_for_primary_key(Dog, 1).name == "renamed"   # the write's own state
+        db.create_all(Dog, [{"id": 10, "name": "new"}])
+        assert db.object_for_primary_key(Dog, 10).name == "new"
+    assert db.object_for_primary_key(Dog, 1).to_dict()["name"] == "renamed"
+    assert before.name == "renamed"   # a row read before the write is not used after it
+
+
+def test_len_of_one_query_counts_in_one_call(db):
+    with db.write():
+        db.create_all(Dog, dogs(300))
+    dogs_ = db.objects(Dog)
+    for age in (0, 7, 19, 20):
+        expected = sum(1 for i in range(300) if i % 20 == age)
+        assert len(dogs_.filter("age == $0", age)) == expected          # scanned
+        assert len(dogs_.filter("name == $0", f"dog {age}")) == (1 if age < 300 else 0)   # indexed
+    assert len(dogs_.filter("age > 5 SORT(id DESC) LIMIT(4)")) == 4
+    assert len(dogs_.filter("age == 3").filter("id < 100")) == 5      # two queries: the results path
+    with pytest.raises(coffer.QueryError):
+        dogs_.filter("age == $0", "three")
+    with db.write():
+        db.create_all(Dog, [{"id": 1000, "name": "dog 7", "age": 7}])
+        assert len(dogs_.filter("name == $0", "dog 7")) == 2            # the write's own state
+    assert len(dogs_.filter("name == $0", "dog 7")) == 2

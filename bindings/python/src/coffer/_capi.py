@@ -519,6 +519,11 @@ coffer_object_pack = _declare(
     "coffer_object_pack", c_int,
     [ObjectP, POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t, POINTER(c_size_t)],
 )
+coffer_object_pack_by_primary_key = _declare(
+    "coffer_object_pack_by_primary_key", c_int,
+    [TxnP, c_uint32, POINTER(coffer_value), POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t,
+     POINTER(c_size_t), POINTER(ObjectP)],
+)
 coffer_objects_create = _status(
     "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
 )
@@ -603,6 +608,7 @@ coffer_results_from_keys = _status(
 )
 coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
 coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
+coffer_query_count = _status("coffer_query_count", TxnP, QueryP, POINTER(c_uint64))
 coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
 coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))
 coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint64, c_size_t, POINTER(c_uint64))

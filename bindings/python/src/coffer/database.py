@@ -69,7 +69,7 @@ from .schema import (
     PropertySchema,
     read_class_schema,
 )
-from .values import to_c
+from .values import INT64_MAX as _INT64_MAX, INT64_MIN as _INT64_MIN, to_c
 
 T = TypeVar("T", bound=Object)
 PathType = Union[str, "os.PathLike[str]"]
@@ -111,6 +111,13 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
+        # The int primary key object_for_primary_key() looks up, reused from
+        # call to call: its payload (a view of the value's union) and a
+        # reference to pass, made once.
+        self.pk_value = _capi.coffer_value()
+        self.pk_value.type = _capi.TYPE_INT
+        self.pk_payload = self.pk_value.u
+        self.pk_ref = ctypes.byref(self.pk_value)
         # Generated packers by the property names objects give (rowcode.py).
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
@@ -677,7 +684,7 @@ class Database:
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
             return {}
-        if isinstance(values, Mapping):
+        if type(values) is dict or isinstance(values, Mapping):
             return dict(values)
         if isinstance(values, (list, tuple)):
             if len(values) > len(info.names):
@@ -865,19 +872,34 @@ class Database:
     def object_for_primary_key(self, cls: str, primary_key: Any) -> Optional[Object]: ...
 
     def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
-        """The object of `cls` whose primary key equals `primary_key`, or None."""
+        """The object of `cls` whose primary key equals `primary_key`, or None.
+
+        One C call (coffer_object_pack_by_primary_key) finds the object and
+        packs every stored property into the class's reused buffer; the
+        object's fields are decoded from those bytes when read, and
+        `to_dict()` builds its dict in one generated expression. Raises
+        InvalidArgumentError for a class without a primary key and the
+        error of the C library (PropertyTypeError naming the property) for
+        a key of the wrong type."""
         info = self._class_info(cls)
-        if info.primary_key is None:
+        pk = info.primary_key
+        if pk is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
-        handle = self._find(self._txn(), info, primary_key)
-        if handle is None:
+        # One C call finds the object and packs its values, decoded when read.
+        keep: List[Any] = []
+        if pk.type == _capi.TYPE_INT and type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
+            info.pk_payload.integer = primary_key  # pk_value's type is TYPE_INT already
+            ref = info.pk_ref
+        else:
+            value = _capi.coffer_value()
+            if not packing.scalar_value(pk.type, primary_key, value):
+                to_c(pk.type, primary_key, value, keep, pk.where)
+            ref = ctypes.byref(value)
+        txn = self._txn()
+        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ref)
+        if row is None:
             return None
-        try:
-            # Its values come along in the same crossing, decoded when read.
-            row = pages.row_of_object(self, info.layout(), handle)
-            return info.make(self, int(row.values[0]), row)
-        finally:
-            _capi.coffer_object_release(handle)
+        return info.make(self, row.values[0], row)
 
     def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
         """Deletes an object, every object of a Results, or each object of

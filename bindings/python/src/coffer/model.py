@@ -10,6 +10,7 @@ import dataclasses
 import datetime
 import decimal
 import sys
+import threading
 import typing
 import uuid
 from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple,
@@ -56,6 +57,8 @@ COLLECTION_ORIGINS = (list, set, frozenset, dict, collections.abc.Sequence, coll
                       collections.abc.MutableSet, collections.abc.MutableMapping)
 
 # Names of Object's own API; a model property of one of these names would hide it.
+_get_ident = threading.get_ident
+
 RESERVED_NAMES = frozenset({"is_valid", "is_managed", "to_dict", "object_schema", "linking_objects"})
 
 
@@ -319,8 +322,13 @@ class Object:
         db = self._db
         if db is not None:
             row = self._row
-            if row is not None and row.current(db):
-                packed: Optional[Dict[str, Any]] = row.as_dict(self._info)
+            # row.current(db) and row.as_dict(), their common case inlined:
+            # this runs once per object read whole.
+            if row is not None and row.generation == db._generation and row.thread == _get_ident():
+                decode = row.layout.decode
+                packed: Optional[Dict[str, Any]] = decode(row.values, row.data) if decode is not None else None
+                if packed is None:
+                    packed = row.as_dict(self._info)
                 if packed is not None:
                     return packed
             values: Dict[str, Any] = db._read_object(self._info, self._key)

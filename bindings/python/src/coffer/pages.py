@@ -94,6 +94,29 @@ class Layout:
             self._retry(status)
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
+    def pack_by_primary_key(self, txn: _capi.TxnP, class_id: int,
+                            pk: Any) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
+        """The row of the object of class `class_id` whose primary key is
+        the coffer_value `pk` (a ctypes reference), found and packed in one
+        C call: the bytes packed and its values; None if no object has that
+        key. Other errors (a key of the wrong type) raise."""
+        scratch = self._scratch
+        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
+                                      len(scratch), self._needed_ref, None)
+        if status == _OK:
+            return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
+        if status == _NOT_FOUND:
+            return None
+        self._retry(status)  # grows the buffer to the size named, or raises
+        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
+                                      len(self._scratch), self._needed_ref, None)
+        if status == _OK:
+            return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
+        if status == _NOT_FOUND:
+            return None
+        self._retry(status)
+        raise AssertionError("unreachable")  # _retry raises on the second failure
+
     def pack_page(self, results: _capi.ResultsP, start: int, rows: int) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """Positions start .. start+rows-1 of C results: the bytes packed and
         the unpacked values of every row, in one pass."""
@@ -191,17 +214,19 @@ class PackedRow:
 
 
 _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
+_OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
+_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key
 
 
-def rows_of_page(db: "Database", layout: Layout, results: _capi.ResultsP, start: int,
-                 rows: int) -> List[Tuple[int, Optional[PackedRow]]]:
-    """(key, row) of positions start .. start+rows-1 of C results made in
-    the database's current transaction; the row is None for an object
-    deleted since the results were computed."""
-    data, unpacked = layout.pack_page(results, start, rows)
-    generation, thread = db._generation, threading.get_ident()
-    return [(values[0], None if values[1] & _T.PACK_ROW_DELETED else PackedRow(data, values, generation, thread, layout))
-            for values in unpacked]
+def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, class_id: int,
+                       pk: Any) -> Optional[PackedRow]:
+    """The packed row of the object whose primary key is the coffer_value
+    `pk` (a ctypes reference), read in `txn`, the database's current
+    transaction; None if there is none."""
+    found = layout.pack_by_primary_key(txn, class_id, pk)
+    if found is None:
+        return None
+    return PackedRow(found[0], found[1], db._generation, threading.get_ident(), layout)
 
 
 def row_of_object(db: "Database", layout: Layout, handle: _capi.ObjectP) -> PackedRow:

@@ -14,7 +14,7 @@ from . import _capi, codec
 from .codec import MIXED_TYPES, Writer
 from .errors import CofferError, InvalidArgumentError, QueryError
 from .model import Object
-from .values import to_c
+from .values import INT64_MAX, INT64_MIN, to_c
 
 if TYPE_CHECKING:
     from .database import Database, _ClassInfo
@@ -43,16 +43,13 @@ class CompiledQuery:
     the query (coffer_query_set_timeout)."""
 
     handle: "ctypes._Pointer[_capi._Query]"
+    timeout_ms: int
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
                  timeout: Optional[float] = None) -> None:
-        if not isinstance(text, str):
+        if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"a query must be a str, got {type(text).__name__}")
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
-        timeout_ms = timeout_milliseconds(timeout)
+        timeout_ms = 0 if timeout is None else timeout_milliseconds(timeout)
         handles = db._open_handles()
         # `keep` holds the buffers `values` points into until the call returns
         # (the C library copies the arguments).
@@ -61,16 +58,24 @@ class CompiledQuery:
         key = (info.class_id, text)
         prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
         if prepared is not None:
+            # A text seen before: parsed once, bound again (it encoded then).
             _capi.coffer_query_rebind(prepared.handle, values, len(args), ctypes.byref(handle))
         else:
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise QueryError(f"query: the text cannot be encoded as UTF-8 ({exc.reason})") from None
             _capi.coffer_query_compile(
                 handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle)
             )
         self.info = info
         self.handle = handle
-        # Always set: a rebound query starts with the prepared one's timeout.
-        _capi.coffer_query_set_timeout(handle, timeout_ms)
+        # A rebound query starts with the prepared one's timeout: set only
+        # when it differs (a compiled one starts with none).
+        if timeout_ms != (prepared.timeout_ms if prepared is not None else 0):
+            _capi.coffer_query_set_timeout(handle, timeout_ms)
         self.timeout = timeout
+        self.timeout_ms = timeout_ms
         # Kept to combine this query with others (combined()).
         self.args = tuple(args)
         if prepared is None:
@@ -105,11 +110,21 @@ def timeout_milliseconds(timeout: Optional[float]) -> int:
     return max(1, math.ceil(timeout * 1000))
 
 
+_ONE_VALUE = _capi.coffer_value * 1
+
+
 def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
     """The coffer_values of query arguments $0, $1, ..., and the buffers
     they point into (to keep until the C call returns)."""
-    writer = Writer(db, _capi.UPDATE_ERROR)
+    if len(args) == 1 and type(args[0]) is int and INT64_MIN <= args[0] <= INT64_MAX:
+        # The common prepared-statement case, without a Writer.
+        one = _ONE_VALUE()
+        value = one[0]
+        value.type = _capi.TYPE_INT
+        value.u.integer = args[0]
+        return one, []
     values = (_capi.coffer_value * max(len(args), 1))()
+    writer = Writer(db, _capi.UPDATE_ERROR)
     for i, arg in enumerate(args):
         where = f"query argument ${i}"
         if _is_collection(arg):

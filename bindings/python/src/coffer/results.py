@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import ctypes
 import dataclasses
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import _capi, observing, packing, pages
@@ -337,11 +338,23 @@ class Results(Sequence[T]):
         return keys
 
     def __len__(self) -> int:
-        keys = self._fresh_keys()
-        if keys is not None:
+        """The number of objects. One query over a class is counted by one
+        C call (coffer_query_count), from the index alone where the query
+        is an `==`, range or prefix on an indexed property; no object is
+        read and no key copied out."""
+        db = self._db
+        txn = db._txn()  # checks that the database is open; may start a new snapshot
+        keys = self._keys
+        if keys is not None and self._generation == db._generation:
             return len(keys)
-        txn = self._db._txn()
-        if self._queries:
+        queries = self._queries
+        if len(queries) == 1 and isinstance(self._source, ClassSource):
+            # One query over a class: counted in one C call, from the index
+            # alone where it can; no results, no key copied out.
+            n = ctypes.c_uint64()
+            _capi.coffer_query_count(txn, queries[0].handle, ctypes.byref(n))
+            return n.value
+        if queries:
             # Counted by the C library: no key is copied out.
             handle = self._c_results_handle(txn)
             try:
@@ -376,24 +389,33 @@ class Results(Sequence[T]):
         # page at a time (one C call each), when the loop reaches the page.
         keys = list(self._snapshot())
         db, info = self._db, self._info
+        managed: Callable[..., T] = (info.model or Object)._managed  # type: ignore[assignment]  # info.make, looked up once
+        deleted = _capi.PACK_ROW_DELETED
         for start in range(0, len(keys), pages.ROWS_PER_PAGE):
             chunk = keys[start:start + pages.ROWS_PER_PAGE]
             if db.is_closed:
-                rows: Sequence[Tuple[int, Optional[pages.PackedRow]]] = [(key, None) for key in chunk]
-            else:
-                rows = self._page(chunk)
-            for key, row in rows:
-                yield info.make(db, key, row)
+                for key in chunk:
+                    yield managed(db, info, key, None)
+                continue
+            data, unpacked = self._page(chunk)
+            layout = info.layout()
+            generation, thread = db._generation, threading.get_ident()
+            # Each row and its object made when the loop reaches it: fewer
+            # objects alive at once, less for the garbage collector to visit.
+            for values in unpacked:
+                row = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
+                yield managed(db, info, values[0], row)
 
-    def _page(self, keys: List[int]) -> List[Tuple[int, Optional[pages.PackedRow]]]:
+    def _page(self, keys: List[int]) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """The objects of `keys` packed in one buffer, in the current
-        transaction."""
+        transaction: the bytes packed and each row's unpacked values (as
+        pages.Layout.pack_page gives them)."""
         info = self._info
         array = (ctypes.c_uint64 * len(keys))(*keys)
         handle = _capi.ResultsP()
         _capi.coffer_results_from_keys(self._db._txn(), info.class_id, array, len(keys), ctypes.byref(handle))
         try:
-            return pages.rows_of_page(self._db, info.layout(), handle, 0, len(keys))
+            return info.layout().pack_page(handle, 0, len(keys))
         finally:
             _capi.coffer_results_free(handle)
 
