@@ -394,6 +394,8 @@ coffer_config_set_should_compact_on_launch = _status(
     "coffer_config_set_should_compact_on_launch", ConfigP, SHOULD_COMPACT_FN, c_void_p
 )
 coffer_config_set_max_active_versions = _status("coffer_config_set_max_active_versions", ConfigP, c_uint64)
+PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_int, c_uint64, c_uint64, c_void_p)
+coffer_config_set_progress = _status("coffer_config_set_progress", ConfigP, PROGRESS_FN, c_void_p)
 
 # Sync: the session of a synced handle and the transport interface.
 SYNC_OPEN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
