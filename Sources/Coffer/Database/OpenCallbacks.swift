@@ -12,6 +12,8 @@ final class OpenCallbacks {
     /// Told the progress of a seed copy, a compaction and a migration; false
     /// cancels the open (see ``OpenProgressHandler``).
     let progress: OpenProgressHandler?
+    /// The step the last report was about.
+    private var phaseUnderWay: coffer_progress_phase?
     /// The error that aborted the migration, thrown by the block or kept by the ``Migration``.
     private(set) var migrationError: (any Error)?
 
@@ -44,9 +46,12 @@ final class OpenCallbacks {
         }
     }
 
-    /// Hands one report of the C core to ``progress``; false cancels.
+    /// Hands one report of the C core to ``progress``; false cancels. A step
+    /// with nothing to do is reported as 0 of 0 twice: 0 first, then 1.
     private func report(_ phase: coffer_progress_phase, _ done: UInt64, _ total: UInt64) -> Bool {
-        let fraction = total == 0 ? 1 : Double(done) / Double(total)
+        let starting = phaseUnderWay != phase
+        phaseUnderWay = phase
+        let fraction = starting ? 0 : total == 0 ? 1 : Double(done) / Double(total)
         let step: OpenProgress.Step
         switch phase {
         case COFFER_PROGRESS_SEED_COPY: step = .seedCopy
@@ -55,7 +60,7 @@ final class OpenCallbacks {
         case COFFER_PROGRESS_MIGRATION: step = .migration
         default: return true
         }
-        return progress!(OpenProgress(step: step, fractionCompleted: done == 0 ? 0 : fraction))
+        return progress!(OpenProgress(step: step, fractionCompleted: fraction))
     }
 
     private func migrate(_ handle: OpaquePointer, _ oldVersion: UInt64) -> coffer_status {
