@@ -768,50 +768,6 @@ COFFER_API coffer_status coffer_migration_delete_data(coffer_migration *migratio
 COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_config *config, int delete_if_needed);
 
 /* ------------------------------------------------------------------------ */
-/* Copying and compacting                                                    */
-/* ------------------------------------------------------------------------ */
-
-/** Writes a compacted copy of the database's current committed state (what
- *  a read transaction begun now sees) to a new file at `path`, which must
- *  not exist (COFFER_ERR_IO naming it otherwise; nothing is overwritten).
- *  `key` (`key_size` bytes, exactly 64, or NULL with 0) is the copy's
- *  encryption key, which need not be the database's: NULL writes a plain
- *  copy of an encrypted database, a key an encrypted copy of a plain one,
- *  another key re-keys. The copy keeps every object key, collection and
- *  backlink; it opens with the key given and has a fresh file id (sealed
- *  values of one file never open in the other). The copy appears at `path`
- *  only when complete: a failure leaves no file there. Works on in-memory
- *  databases too (the copy is a file). Uncommitted writes of any open
- *  transaction are not in the copy. The copy's versions go on from the
- *  database's (coffer_txn_version() of a read transaction of the copy is
- *  the version the database had): versions never go back. A copy of a
- *  synced file is a new sync client (docs/SYNC.md): it gets its own client
- *  id and none of the changes the database has still to upload.
- *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or path, a key of another
- *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
- *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */
-COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size);
-
-/** Decides whether to compact a file when it is first opened in this
- *  process: `total_bytes` is the file's size, `used_bytes` the bytes of the
- *  pages holding data (the rest is free space kept for reuse). Return
- *  non-zero to compact. */
-typedef int (*coffer_should_compact_fn)(uint64_t total_bytes, uint64_t used_bytes, void *ctx);
-
-/** Sets the compact-on-launch callback (NULL removes it). coffer_open()
- *  calls it when the file is not yet open in this process, before anything
- *  else reads it; if it returns non-zero and no other process has the file
- *  open, the file is replaced by a compacted copy of itself (same contents,
- *  keys and encryption, free pages dropped). The copy is written beside the
- *  file, synced, and renamed over it, so a crash at any point leaves the
- *  old or the new file, both complete. If another process has the file
- *  open, nothing is compacted and the open goes on. Not for in-memory
- *  databases (the callback is not called) and not with
- *  coffer_config_set_read_only() (coffer_open() gives
- *  COFFER_ERR_INVALID_ARGUMENT). */
-COFFER_API coffer_status coffer_config_set_should_compact_on_launch(coffer_config *config, coffer_should_compact_fn fn, void *ctx);
-
-/* ------------------------------------------------------------------------ */
 /* Progress of long opens                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -831,7 +787,12 @@ typedef enum coffer_progress_phase {
     /** Running the migration callback (coffer_config_set_migration());
      *  units are objects of the file before the migration, `done` counting
      *  those coffer_migration_enumerate() has visited. */
-    COFFER_PROGRESS_MIGRATION = 4
+    COFFER_PROGRESS_MIGRATION = 4,
+    /** Writing a copy with coffer_db_write_copy_v2(): bytes for a plain
+     *  copy of a plain, unsynced file (`total` being the bytes of the pages
+     *  up to the last one in use, so the copy may end below it), else
+     *  entries of the file copied one by one. */
+    COFFER_PROGRESS_COPY = 5
 } coffer_progress_phase;
 
 /** A progress callback. `done` of `total` units of `phase` are complete
@@ -863,6 +824,59 @@ typedef int (*coffer_progress_fn)(coffer_progress_phase phase, uint64_t done, ui
  *  COFFER_PROGRESS_MIGRATION. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL
  *  config). */
 COFFER_API coffer_status coffer_config_set_progress(coffer_config *config, coffer_progress_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Copying and compacting                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** Writes a compacted copy of the database's current committed state (what
+ *  a read transaction begun now sees) to a new file at `path`, which must
+ *  not exist (COFFER_ERR_IO naming it otherwise; nothing is overwritten).
+ *  `key` (`key_size` bytes, exactly 64, or NULL with 0) is the copy's
+ *  encryption key, which need not be the database's: NULL writes a plain
+ *  copy of an encrypted database, a key an encrypted copy of a plain one,
+ *  another key re-keys. The copy keeps every object key, collection and
+ *  backlink; it opens with the key given and has a fresh file id (sealed
+ *  values of one file never open in the other). The copy appears at `path`
+ *  only when complete: a failure leaves no file there. Works on in-memory
+ *  databases too (the copy is a file). Uncommitted writes of any open
+ *  transaction are not in the copy. The copy's versions go on from the
+ *  database's (coffer_txn_version() of a read transaction of the copy is
+ *  the version the database had): versions never go back. A copy of a
+ *  synced file is a new sync client (docs/SYNC.md): it gets its own client
+ *  id and none of the changes the database has still to upload.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or path, a key of another
+ *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
+ *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */
+COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size);
+
+/** coffer_db_write_copy() telling `progress` (NULL: nothing is told, as
+ *  coffer_db_write_copy()) how far the copy is, as COFFER_PROGRESS_COPY,
+ *  on the calling thread, with `ctx` (borrowed for the call). A non-zero
+ *  return cancels the copy: COFFER_ERR_CANCELLED, and nothing is left at
+ *  `path` nor beside it. The database is not changed either way. Errors:
+ *  those of coffer_db_write_copy() and COFFER_ERR_CANCELLED. */
+COFFER_API coffer_status coffer_db_write_copy_v2(coffer_db *db, const char *path, const void *key, size_t key_size,
+                                                 coffer_progress_fn progress, void *ctx);
+
+/** Decides whether to compact a file when it is first opened in this
+ *  process: `total_bytes` is the file's size, `used_bytes` the bytes of the
+ *  pages holding data (the rest is free space kept for reuse). Return
+ *  non-zero to compact. */
+typedef int (*coffer_should_compact_fn)(uint64_t total_bytes, uint64_t used_bytes, void *ctx);
+
+/** Sets the compact-on-launch callback (NULL removes it). coffer_open()
+ *  calls it when the file is not yet open in this process, before anything
+ *  else reads it; if it returns non-zero and no other process has the file
+ *  open, the file is replaced by a compacted copy of itself (same contents,
+ *  keys and encryption, free pages dropped). The copy is written beside the
+ *  file, synced, and renamed over it, so a crash at any point leaves the
+ *  old or the new file, both complete. If another process has the file
+ *  open, nothing is compacted and the open goes on. Not for in-memory
+ *  databases (the callback is not called) and not with
+ *  coffer_config_set_read_only() (coffer_open() gives
+ *  COFFER_ERR_INVALID_ARGUMENT). */
+COFFER_API coffer_status coffer_config_set_should_compact_on_launch(coffer_config *config, coffer_should_compact_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Verification                                                              */

@@ -1,7 +1,7 @@
 /* test_progress.c — the progress callback of long opens: a seed copy, the
  * compact-on-launch check, the compaction and a migration reported in that
  * order, 0 first and the total last; cancelling from it in each phase
- * leaves the file as it was. */
+ * leaves the file as it was. And the progress of coffer_db_write_copy_v2. */
 #define _GNU_SOURCE
 #include "test_support.h"
 
@@ -284,6 +284,53 @@ TS_ENV_TEST(test_cancel_migration)
     check_people(env, 2, 7);
 }
 
+/* coffer_db_write_copy_v2: the copy reported from 0 to its total, and
+ * cancelled at its beginning, in its middle and at its end with nothing
+ * left behind; a plain file's copy is LMDB's, an encrypted one's goes entry
+ * by entry. */
+TS_ENV_TEST(test_write_copy_reports_and_cancels)
+{
+    const uint8_t *key = ts_mode_key(env->mode);
+    size_t key_size = key ? COFFER_ENCRYPTION_KEY_SIZE : 0;
+    ts_make_person_file(env->path, key, PEOPLE);
+    coffer_db *db;
+    assert_ok(ts_env_open(env, NULL, 0, 0, &db));
+    char copy[TS_PATH_MAX];
+    ts_join(copy, env->dir, "copy.coffer");
+    int entries = ts_count_dir_entries(env->dir);
+    recorder *r = calloc(1, sizeof *r);
+    static const int points[] = {0, 1, -1};
+    for (size_t i = 0; i < 3; i++) {
+        memset(r, 0, sizeof *r);
+        r->cancel_phase = COFFER_PROGRESS_COPY;
+        r->cancel_at = points[i];
+        assert_status(coffer_db_write_copy_v2(db, copy, key, key_size, record, r), COFFER_ERR_CANCELLED);
+        assert_error_contains("copy");
+        assert_false(ts_file_exists(copy));
+        assert_int_equal(ts_count_dir_entries(env->dir), entries);
+    }
+    memset(r, 0, sizeof *r);
+    assert_ok(coffer_db_write_copy_v2(db, copy, key, key_size, record, r));
+    static const coffer_progress_phase order[] = {COFFER_PROGRESS_COPY};
+    check_reports(r, order, 1);
+    assert_true(r->n >= 3);
+    coffer_db *copied;
+    assert_ok(ts_open_path(copy, key, 0, NULL, 0, 0, &copied));
+    assert_int_equal(ts_count_of(copied, "Person"), PEOPLE);
+    coffer_close(copied);
+    /* Without a callback it is coffer_db_write_copy(). */
+    char second[TS_PATH_MAX];
+    ts_join(second, env->dir, "second.coffer");
+    assert_ok(coffer_db_write_copy_v2(db, second, key, key_size, NULL, r));
+    assert_ok(ts_open_path(second, key, 0, NULL, 0, 0, &copied));
+    assert_int_equal(ts_count_of(copied, "Person"), PEOPLE);
+    coffer_close(copied);
+    assert_status(coffer_db_write_copy_v2(NULL, copy, NULL, 0, record, r), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("coffer_db_write_copy");
+    coffer_close(db);
+    free(r);
+}
+
 TS_ENV_TEST(test_null_callback_clears_it)
 {
     char seed[TS_PATH_MAX];
@@ -320,6 +367,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_cancel_seed_copy, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_cancel_compaction, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_cancel_migration, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_write_copy_reports_and_cancels, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_null_callback_clears_it, ts_setup_empty),
         TS_TEST_EMPTY(test_bad_arguments),
     };

@@ -10,6 +10,7 @@ const char *cf_progress_phase_name(coffer_progress_phase phase)
     case COFFER_PROGRESS_SHOULD_COMPACT: return "compact-on-launch check";
     case COFFER_PROGRESS_COMPACTION: return "compaction";
     case COFFER_PROGRESS_MIGRATION: return "migration";
+    case COFFER_PROGRESS_COPY: return "copy";
     }
     return "open";
 }
@@ -20,7 +21,7 @@ static coffer_status report(cf_progress *p, uint64_t done)
         return COFFER_OK;
     if (p->cancelled || p->fn(p->phase, done, p->total, p->ctx) != 0) {
         p->cancelled = 1;
-        return cf_error(COFFER_ERR_CANCELLED, "the progress callback cancelled the open during the %s (%llu of %llu); nothing was changed",
+        return cf_error(COFFER_ERR_CANCELLED, "the progress callback cancelled the %s (at %llu of %llu); nothing was changed",
                         cf_progress_phase_name(p->phase), (unsigned long long)done, (unsigned long long)p->total);
     }
     p->last = done;

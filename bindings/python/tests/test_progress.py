@@ -147,3 +147,28 @@ def test_no_progress_without_long_steps(tmp_path):
 def test_progress_must_be_callable(tmp_path):
     with pytest.raises(TypeError, match="progress must be callable"):
         coffer.open(tmp_path / "x.coffer", schema=V1, progress=42)
+
+
+@pytest.mark.parametrize("at", [0, 1, -1])
+def test_write_copy_reports_and_cancels(tmp_path, seed, key, at):
+    copy = tmp_path / "copy.coffer"
+    with coffer.open(seed, encryption_key=key) as db:
+        entries = sorted(os.listdir(tmp_path))
+        with pytest.raises(coffer.CancelledError, match="copy"):
+            db.write_copy(copy, encryption_key=key, progress=Recorder(ProgressPhase.COPY, at))
+        with pytest.raises(RuntimeError, match="stop") as info:
+            db.write_copy(copy, encryption_key=key, progress=Recorder(ProgressPhase.COPY, at, RuntimeError("stop")))
+        assert isinstance(info.value.__cause__, coffer.CancelledError)
+        assert sorted(os.listdir(tmp_path)) == entries
+        progress = Recorder()
+        db.write_copy(copy, encryption_key=key, progress=progress)
+    assert progress.phases() == [ProgressPhase.COPY]
+    reports = progress.of(ProgressPhase.COPY)
+    assert reports[0][0] == 0 and reports[-1][0] == reports[-1][1] and len(reports) >= 3
+    with coffer.open(copy, encryption_key=key) as copied:
+        assert len(copied.objects("Item")) == COUNT
+    other = tmp_path / "other.coffer"
+    with coffer.open(seed, encryption_key=key) as db:
+        db.write_copy(other, encryption_key=key)  # no progress: as before
+    with coffer.open(other, encryption_key=key) as copied:
+        assert len(copied.objects("Item")) == COUNT

@@ -23,6 +23,9 @@ class ProgressPhase(enum.IntEnum):
     #: Running the migration; units are objects of the file before it,
     #: counting those Migration.enumerate_objects() has visited.
     MIGRATION = 4
+    #: Writing a copy (Database.write_copy()): bytes for a plain copy of a
+    #: plain file, else entries of the file.
+    COPY = 5
 
 
 #: f(phase, done, total): False (not None) or an exception cancels the open.
@@ -33,6 +36,15 @@ def install(config: _capi.ConfigP, progress: ProgressCallback, failures: List[Ba
     """Sets `progress` as the configuration's progress callback. An exception
     it raises cancels the open and is kept in `failures`, to be raised by
     coffer.open(). Returns the C callback, which must outlive the open."""
+    fn = c_callback(progress, failures)
+    _capi.coffer_config_set_progress(config, fn, None)
+    return fn
+
+
+def c_callback(progress: ProgressCallback, failures: List[BaseException]) -> Any:
+    """The C progress callback calling `progress`: False or an exception
+    cancels, the exception kept in `failures` to be raised once the C call
+    returns. It must outlive the C call it is given to."""
     if not callable(progress):
         raise TypeError(f"progress must be callable, got {type(progress).__name__}")
 
@@ -47,6 +59,4 @@ def install(config: _capi.ConfigP, progress: ProgressCallback, failures: List[Ba
             failures.append(exc)
             return 1
 
-    fn = _capi.PROGRESS_FN(report)
-    _capi.coffer_config_set_progress(config, fn, None)
-    return fn
+    return _capi.PROGRESS_FN(report)
