@@ -593,7 +593,9 @@ typedef uint32_t coffer_property_id;
  *  (read-only and the schema given differs from the file's, so it would
  *  have to be written); COFFER_ERR_BUSY;
  *  COFFER_ERR_SCHEMA (a class subset or a schema that leaves out a class
- *  able to link into it, see coffer_migration_delete_data()). */
+ *  able to link into it, see coffer_migration_delete_data());
+ *  COFFER_ERR_CANCELLED (the progress callback, coffer_config_set_progress(),
+ *  asked to stop; the file is as it was). */
 COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out);
 
 /** Closes a database handle. Transactions still open on it are aborted and
