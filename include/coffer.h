@@ -162,7 +162,11 @@ typedef enum coffer_status {
      *  into it (coffer_object_pack(), coffer_results_pack()). Nothing is
      *  written past its end; the size needed is given back and named in the
      *  message. */
-    COFFER_ERR_BUFFER_TOO_SMALL = 30
+    COFFER_ERR_BUFFER_TOO_SMALL = 30,
+    /** A progress callback (coffer_config_set_progress()) asked to stop:
+     *  the open was abandoned and the file left as it was. The message
+     *  names the step that was under way. */
+    COFFER_ERR_CANCELLED = 31
 } coffer_status;
 
 /** A static English description of a status code. Never NULL; never free. */
@@ -589,7 +593,9 @@ typedef uint32_t coffer_property_id;
  *  (read-only and the schema given differs from the file's, so it would
  *  have to be written); COFFER_ERR_BUSY;
  *  COFFER_ERR_SCHEMA (a class subset or a schema that leaves out a class
- *  able to link into it, see coffer_migration_delete_data()). */
+ *  able to link into it, see coffer_migration_delete_data());
+ *  COFFER_ERR_CANCELLED (the progress callback, coffer_config_set_progress(),
+ *  asked to stop; the file is as it was). */
 COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **out);
 
 /** Closes a database handle. Transactions still open on it are aborted and
@@ -764,6 +770,64 @@ COFFER_API coffer_status coffer_migration_delete_data(coffer_migration *migratio
 COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_config *config, int delete_if_needed);
 
 /* ------------------------------------------------------------------------ */
+/* Progress of long opens                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** The steps of coffer_open() that can take long, in the order they run.
+ *  The numbers are stable. */
+typedef enum coffer_progress_phase {
+    /** Copying the seed file (coffer_config_set_seed_path()) to the path;
+     *  units are bytes of the seed file. */
+    COFFER_PROGRESS_SEED_COPY = 1,
+    /** Measuring the file for the compact-on-launch callback
+     *  (coffer_config_set_should_compact_on_launch()) and asking it: one
+     *  unit, reported as 0 of 1 before and 1 of 1 after the decision. */
+    COFFER_PROGRESS_SHOULD_COMPACT = 2,
+    /** Writing the compacted copy of the file; units are bytes, `total`
+     *  being the bytes of the pages in use (the size of the copy). */
+    COFFER_PROGRESS_COMPACTION = 3,
+    /** Running the migration callback (coffer_config_set_migration());
+     *  units are objects of the file before the migration, `done` counting
+     *  those coffer_migration_enumerate() has visited. */
+    COFFER_PROGRESS_MIGRATION = 4,
+    /** Writing a copy with coffer_db_write_copy_v2(): bytes for a plain
+     *  copy of a plain, unsynced file (`total` being the bytes of the pages
+     *  up to the last one in use, so the copy may end below it), else
+     *  entries of the file copied one by one. */
+    COFFER_PROGRESS_COPY = 5
+} coffer_progress_phase;
+
+/** A progress callback. `done` of `total` units of `phase` are complete
+ *  (see coffer_progress_phase for the units). Each phase that runs is
+ *  reported first with `done` 0 and last with `done` == `total`; in between
+ *  `done` only grows and is below `total`, and calls come at most about
+ *  once per percent of `total` (never once per object or page). A phase
+ *  with nothing to do reports 0 of 0. `total` may be 0, so compute a
+ *  fraction as `total ? (double)done / total : 1.0`.
+ *
+ *  Return 0 to go on, or non-zero to cancel: coffer_open() then gives
+ *  COFFER_ERR_CANCELLED, and the file is as it was before the open (a
+ *  half-copied seed or compacted copy is removed, the migration's write
+ *  transaction is aborted). A migration callback that goes on after
+ *  coffer_migration_enumerate() returned COFFER_ERR_CANCELLED is still
+ *  abandoned.
+ *
+ *  Threading: called on the thread that called coffer_open(), between
+ *  steps of the open; it must not open, close or write to the file being
+ *  opened. During COFFER_PROGRESS_MIGRATION it is called from inside the
+ *  migration callback's coffer_migration_enumerate(). */
+typedef int (*coffer_progress_fn)(coffer_progress_phase phase, uint64_t done, uint64_t total, void *ctx);
+
+/** Sets the progress callback of coffer_open() and its context pointer
+ *  (borrowed: it must stay valid while the configuration opens
+ *  databases). NULL removes the callback and forgets `ctx`. Phases that do
+ *  not run in an open (no seed to copy, no migration, nothing to compact)
+ *  are not reported; an in-memory database has only
+ *  COFFER_PROGRESS_MIGRATION. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL
+ *  config). */
+COFFER_API coffer_status coffer_config_set_progress(coffer_config *config, coffer_progress_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
 /* Copying and compacting                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -787,6 +851,15 @@ COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_con
  *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
  *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */
 COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size);
+
+/** coffer_db_write_copy() telling `progress` (NULL: nothing is told, as
+ *  coffer_db_write_copy()) how far the copy is, as COFFER_PROGRESS_COPY,
+ *  on the calling thread, with `ctx` (borrowed for the call). A non-zero
+ *  return cancels the copy: COFFER_ERR_CANCELLED, and nothing is left at
+ *  `path` nor beside it. The database is not changed either way. Errors:
+ *  those of coffer_db_write_copy() and COFFER_ERR_CANCELLED. */
+COFFER_API coffer_status coffer_db_write_copy_v2(coffer_db *db, const char *path, const void *key, size_t key_size,
+                                                 coffer_progress_fn progress, void *ctx);
 
 /** Decides whether to compact a file when it is first opened in this
  *  process: `total_bytes` is the file's size, `used_bytes` the bytes of the

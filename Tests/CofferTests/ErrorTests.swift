@@ -21,7 +21,7 @@ import Testing
             (COFFER_ERR_NOT_ENCRYPTED, .notEncrypted), (COFFER_ERR_LIMIT, .limit), (COFFER_ERR_BUSY, .busy),
             (COFFER_ERR_INTERNAL, .internal), (COFFER_ERR_QUERY, .query),
             (COFFER_ERR_INTERRUPTED, .interrupted), (COFFER_ERR_TIMEOUT, .timeout),
-            (COFFER_ERR_BUFFER_TOO_SMALL, .bufferTooSmall),
+            (COFFER_ERR_BUFFER_TOO_SMALL, .bufferTooSmall), (COFFER_ERR_CANCELLED, .cancelled),
         ]
         #expect(statuses.count == Coffer.Error.Code.allCases.count)
         for (status, code) in statuses {

@@ -83,6 +83,7 @@ static const char *status_name(coffer_status s)
     case COFFER_ERR_INTERRUPTED: return "COFFER_ERR_INTERRUPTED";
     case COFFER_ERR_TIMEOUT: return "COFFER_ERR_TIMEOUT";
     case COFFER_ERR_BUFFER_TOO_SMALL: return "COFFER_ERR_BUFFER_TOO_SMALL";
+    case COFFER_ERR_CANCELLED: return "COFFER_ERR_CANCELLED";
     }
     return "unknown status";
 }

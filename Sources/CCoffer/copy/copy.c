@@ -26,6 +26,8 @@
 #include "objects/object.h"
 #include "storage/txn.h"
 #include "sync/state.h"
+#include "storage/reported_copy.h"
+#include "util/progress.h"
 
 #define HEADER_SIZE (8 + 4 + 4 + CF_FILE_ID_SIZE + CF_KEY_CHECK_SIZE)
 static const uint8_t META_HEADER[] = "header";
@@ -37,6 +39,8 @@ typedef struct copier {
     cf_env shim; /* what the sealing code reads of an environment: map-full handling */
     coffer_db db;
     coffer_txn txn;
+    cf_progress *progress; /* told the entries copied */
+    uint64_t copied;
 } copier;
 
 /* Copies sub-database `number` (source handle `from`), opening and sealing
@@ -69,6 +73,8 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
             st = cf_cluster_open_whole(c->src, number, cid, &v, &buf, &cap, &len);
             if (st == COFFER_OK)
                 st = cf_cluster_store(&c->txn, to, number, cid, buf, len, flags);
+            if (st == COFFER_OK)
+                st = cf_progress_step(c->progress, ++c->copied);
             continue;
         }
         st = cf_store_open(c->src, number, &k, &v, &data, &len, &buf, &cap, "a stored value");
@@ -90,6 +96,8 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
         }
         if (st == COFFER_OK)
             st = cf_store_put(&c->txn, to, number, key, klen, data, len, flags, "cannot write the copy");
+        if (st == COFFER_OK)
+            st = cf_progress_step(c->progress, ++c->copied);
     }
     mdb_cursor_close(cur);
     free(buf);
@@ -128,9 +136,33 @@ static coffer_status source_dbi(copier *c, uint32_t number, MDB_dbi *out)
     return st;
 }
 
-static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint8_t *key)
+/* The entries copy_entries() copies: those of the metadata, the graph and
+ * every class's objects (index entries are built again). */
+static coffer_status count_entries(copier *c, const cf_schema *schema, uint64_t *out)
 {
-    copier c = {0};
+    uint32_t numbers[2] = {CF_META_DBI, CF_GRAPH_DBI};
+    MDB_stat ms;
+    MDB_dbi dbi;
+    *out = 0;
+    for (size_t i = 0; i < 2 + (schema ? schema->nclasses : 0); i++) {
+        uint32_t number = i < 2 ? numbers[i] : 2 * schema->classes[i - 2].table;
+        coffer_status st = number == CF_META_DBI ? (dbi = c->src->db->meta_dbi, COFFER_OK) : source_dbi(c, number, &dbi);
+        if (st == COFFER_ERR_NOT_FOUND) {
+            coffer_clear_error();
+            continue;
+        }
+        if (st != COFFER_OK)
+            return st;
+        if (mdb_stat(c->src->mdb, dbi, &ms) == 0)
+            *out += ms.ms_entries;
+    }
+    return COFFER_OK;
+}
+
+static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint8_t *key, cf_progress *progress,
+                                  coffer_progress_fn fn, void *ctx)
+{
+    copier c = {.progress = progress};
     coffer_status st = key ? cf_keys_derive(key, COFFER_ENCRYPTION_KEY_SIZE, &c.db.keys) : COFFER_OK;
     if (st == COFFER_OK)
         st = coffer_txn_begin(src_db, COFFER_TXN_READ, &c.src);
@@ -146,6 +178,9 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
             st = cf_schema_decode(data, len, &schema);
         free(buf);
     }
+    uint64_t total = 0;
+    if (st == COFFER_OK && fn && (st = count_entries(&c, schema, &total)) == COFFER_OK)
+        st = cf_progress_begin(progress, fn, ctx, COFFER_PROGRESS_COPY, total);
     MDB_envinfo info;
     mdb_env_info(src_db->env->mdb, &info);
     size_t map = (size_t)1 << 30;
@@ -251,7 +286,23 @@ static coffer_status is_synced(coffer_db *db, int *synced)
     return st;
 }
 
+/* The bytes of the pages in use of `env` at most: a bound of its compacted copy. */
+static uint64_t pages_in_use(MDB_env *env)
+{
+    MDB_envinfo info;
+    MDB_stat ms;
+    if (mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &ms) != 0)
+        return 0;
+    return ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+}
+
 COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size)
+{
+    return coffer_db_write_copy_v2(db, path, key, key_size, NULL, NULL);
+}
+
+COFFER_API coffer_status coffer_db_write_copy_v2(coffer_db *db, const char *path, const void *key, size_t key_size,
+                                                 coffer_progress_fn progress, void *ctx)
 {
     if (!db || db->magic != CF_DB_MAGIC)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_write_copy: database handle is NULL or not a database");
@@ -262,6 +313,7 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
     if ((key && key_size != COFFER_ENCRYPTION_KEY_SIZE) || (!key && key_size))
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_db_write_copy: the copy's encryption key must be %d bytes, got %zu%s",
                         COFFER_ENCRYPTION_KEY_SIZE, key_size, key ? "" : " with a NULL key");
+    cf_progress report = {0};
     struct stat sb;
     if (lstat(path, &sb) == 0)
         return cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': the file already exists", path);
@@ -277,12 +329,14 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
     int synced = 0;
     coffer_status st = is_synced(db, &synced);
     if (st == COFFER_OK && !db->keys && !key && !synced) {
-        int rc = mdb_env_copy2(db->env->mdb, tmp, MDB_CP_COMPACT);
-        st = rc ? cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, mdb_strerror(rc)) : COFFER_OK;
+        if (progress)
+            st = cf_progress_begin(&report, progress, ctx, COFFER_PROGRESS_COPY, pages_in_use(db->env->mdb));
+        if (st == COFFER_OK && (st = cf_copy_env_reported(db->env->mdb, tmp, MDB_CP_COMPACT, &report)) == COFFER_ERR_IO)
+            cf_error_prefix("cannot write a copy to '%s'", path);
     } else if (st == COFFER_OK) {
         /* entry by entry: values sealed again, or a synced file's identity
          * and outbox left behind (the copy is a new client) */
-        st = copy_entries(db, tmp, key);
+        st = copy_entries(db, tmp, key, &report, progress, ctx);
         if (st == COFFER_OK)
             st = build_indexes(tmp, key);
     }
@@ -293,6 +347,8 @@ COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, c
         st = cf_file_raise_version(tmp, (uint64_t)info.me_last_txnid);
     if (st == COFFER_OK)
         st = cf_sync_file(tmp);
+    if (st == COFFER_OK)
+        st = cf_progress_end(&report); /* the last moment to cancel: nothing is at the path yet */
     if (st == COFFER_OK && link(tmp, path) != 0)
         st = cf_error(COFFER_ERR_IO, "cannot write a copy to '%s': %s", path, errno == EEXIST ? "the file already exists" : strerror(errno));
     if (st == COFFER_OK)

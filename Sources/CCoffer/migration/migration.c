@@ -11,6 +11,7 @@
 
 #include "storage/config.h"
 #include "util/error.h"
+#include "util/progress.h"
 #include "objects/graph.h"
 #include "storage/index.h"
 #include "storage/object_store.h"
@@ -25,6 +26,8 @@ struct coffer_migration {
     cf_plan *plan;
     uint64_t generation; /* of txn when the last rename ended: renames only before writes */
     const char *label;
+    cf_progress progress; /* objects of the old file enumerated, of all of them */
+    uint64_t visited;
 };
 
 int cf_migration_applies(const coffer_config *config, const cf_schema *stored)
@@ -178,6 +181,8 @@ COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *m, const c
         if (st == COFFER_OK)
             st = fn(m, old_obj, new_obj, ctx);
         coffer_object_release(new_obj);
+        if (st == COFFER_OK)
+            st = cf_progress_step(&m->progress, ++m->visited);
     }
     coffer_iter_free(it);
     return st == COFFER_DONE ? COFFER_OK : st;
@@ -324,11 +329,29 @@ static coffer_status finish(coffer_migration *m)
     return st;
 }
 
+/* Begins reporting the migration: its units are the objects of the file
+ * before it, counted in the old view. */
+static coffer_status begin_progress(coffer_migration *m, const coffer_config *config)
+{
+    uint64_t total = 0;
+    const cf_schema *old = m->old_db.schema;
+    for (size_t i = 0; i < old->nclasses; i++) {
+        uint64_t n = 0;
+        coffer_status st = cf_objects_count_table(&m->old_txn, old->classes[i].table, old->classes[i].name, &n);
+        if (st != COFFER_OK)
+            return st;
+        total += n;
+    }
+    return cf_progress_begin(&m->progress, config->progress, config->progress_ctx, COFFER_PROGRESS_MIGRATION, total);
+}
+
 coffer_status cf_migration_run(const coffer_config *config, coffer_txn *txn, cf_plan *plan, const cf_schema *stored,
                                const char *label)
 {
     coffer_migration m = {.db = txn->db, .txn = txn, .plan = plan, .label = label};
     coffer_status st = old_view_open(&m, stored);
+    if (st == COFFER_OK && config->progress)
+        st = begin_progress(&m, config);
     if (st == COFFER_OK) {
         txn->borrowed = 1;
         txn->db->in_migration = 1;
@@ -347,8 +370,12 @@ coffer_status cf_migration_run(const coffer_config *config, coffer_txn *txn, cf_
         } else if (txn->failed) {
             st = cf_error(COFFER_ERR_MISUSE, "a write of the migration of %s failed; nothing was changed", label);
         }
+        if (m.progress.cancelled) /* whatever the callback made of it */
+            st = cf_error(COFFER_ERR_CANCELLED, "the progress callback cancelled the migration of %s; nothing was changed", label);
         if (st == COFFER_OK)
             st = finish(&m);
+        if (st == COFFER_OK)
+            st = cf_progress_end(&m.progress); /* the last moment to cancel: nothing is committed yet */
     }
     old_view_close(&m);
     return st;

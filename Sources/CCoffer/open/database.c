@@ -433,7 +433,8 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
     for (int attempt = 0;; attempt++) {
         if (path && config->seed_path) {
             struct stat sb;
-            if (stat(path, &sb) != 0 && errno == ENOENT && (st = cf_copy_seed(config->seed_path, path, verify_seed, (void *)config)) != COFFER_OK)
+            if (stat(path, &sb) != 0 && errno == ENOENT &&
+                (st = cf_copy_seed(config->seed_path, path, verify_seed, (void *)config, config->progress, config->progress_ctx)) != COFFER_OK)
                 return st;
         }
         if (path && config->should_compact && attempt == 0 && (st = cf_compact_on_launch(config, path)) != COFFER_OK)

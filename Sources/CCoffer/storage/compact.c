@@ -22,6 +22,7 @@
 
 #include "storage/env.h"
 #include "storage/file_version.h"
+#include "storage/reported_copy.h"
 #include "util/error.h"
 
 coffer_status cf_delete_database_files(const char *path)
@@ -108,8 +109,14 @@ static coffer_status compact_locked(const coffer_config *config, const char *pat
         return COFFER_OK; /* not a database this can read: the usual open reports it */
     }
     uint64_t used = 0;
-    coffer_status st = COFFER_OK;
-    if (used_bytes(env, &used) == 0 && config->should_compact(total, used, config->should_compact_ctx)) {
+    cf_progress report;
+    coffer_status st = cf_progress_begin(&report, config->progress, config->progress_ctx, COFFER_PROGRESS_SHOULD_COMPACT, 1);
+    int compact = st == COFFER_OK && used_bytes(env, &used) == 0 && config->should_compact(total, used, config->should_compact_ctx);
+    if (st == COFFER_OK)
+        st = cf_progress_end(&report);
+    if (st == COFFER_OK && compact)
+        st = cf_progress_begin(&report, config->progress, config->progress_ctx, COFFER_PROGRESS_COMPACTION, used);
+    if (st == COFFER_OK && compact) {
         char tmp[4200];
         snprintf(tmp, sizeof tmp, "%s.compact-XXXXXX", path);
         int fd = mkstemp(tmp);
@@ -118,9 +125,9 @@ static coffer_status compact_locked(const coffer_config *config, const char *pat
         } else {
             close(fd);
             unlink(tmp); /* LMDB creates the copy itself and refuses to overwrite */
-            rc = mdb_env_copy2(env, tmp, MDB_CP_COMPACT);
-            if (rc != 0)
-                st = cf_error(COFFER_ERR_IO, "cannot compact '%s': %s", path, mdb_strerror(rc));
+            st = cf_copy_env_reported(env, tmp, MDB_CP_COMPACT, &report);
+            if (st == COFFER_ERR_IO)
+                cf_error_prefix("cannot compact '%s'", path);
             /* LMDB's compacting copy starts again at version 1 */
             MDB_envinfo info;
             if (st == COFFER_OK && (rc = mdb_env_info(env, &info)) != 0)
@@ -129,6 +136,8 @@ static coffer_status compact_locked(const coffer_config *config, const char *pat
                 st = cf_file_raise_version(tmp, (uint64_t)info.me_last_txnid);
             if (st == COFFER_OK)
                 st = cf_sync_file(tmp);
+            if (st == COFFER_OK)
+                st = cf_progress_end(&report); /* the last moment to cancel: the file is still the old one */
             if (st == COFFER_OK && rename(tmp, path) != 0)
                 st = cf_error(COFFER_ERR_IO, "cannot replace '%s' by its compacted copy: %s", path, strerror(errno));
             if (st == COFFER_OK)

@@ -22,6 +22,8 @@ struct coffer_config {
     int delete_if_migration_needed;
     coffer_should_compact_fn should_compact;
     void *should_compact_ctx;
+    coffer_progress_fn progress; /* lifecycle_config.c: NULL reports nothing */
+    void *progress_ctx;
     uint64_t max_active_versions;
     uint32_t storage_format; /* format_config.c: a new file's format, 0 for the default */
     int verify_on_open; /* verify/verify.c */

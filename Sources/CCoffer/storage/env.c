@@ -16,6 +16,7 @@
 #include "storage/lifecycle.h"
 #include "storage/reserve.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 static pthread_mutex_t registry_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static cf_env *registry;
@@ -593,7 +594,8 @@ coffer_status cf_env_dbi(cf_env *env, MDB_txn *txn, uint32_t number, int create,
     return COFFER_OK;
 }
 
-coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx)
+coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx, coffer_progress_fn progress,
+                           void *progress_ctx)
 {
     int in = open(seed, O_RDONLY | O_CLOEXEC);
     if (in < 0)
@@ -607,8 +609,12 @@ coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn 
         return cf_error(COFFER_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
     }
     char buf[65536];
-    coffer_status st = COFFER_OK;
-    for (;;) {
+    struct stat sb;
+    uint64_t copied = 0;
+    cf_progress report;
+    coffer_status st = cf_progress_begin(&report, progress, progress_ctx, COFFER_PROGRESS_SEED_COPY,
+                                         fstat(in, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+    while (st == COFFER_OK) {
         ssize_t n = read(in, buf, sizeof buf);
         if (n == 0)
             break;
@@ -629,6 +635,8 @@ coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn 
         }
         if (st != COFFER_OK)
             break;
+        copied += (uint64_t)n;
+        st = cf_progress_step(&report, copied);
     }
     close(in);
     if (st == COFFER_OK && fsync(out) != 0)
@@ -636,6 +644,8 @@ coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn 
     close(out);
     if (st == COFFER_OK && check)
         st = check(tmp, ctx);
+    if (st == COFFER_OK)
+        st = cf_progress_end(&report); /* the last moment to cancel: nothing is at the path yet */
     /* link() does not replace: if the path appeared meanwhile, it wins. */
     if (st == COFFER_OK && link(tmp, path) != 0 && errno != EEXIST)
         st = cf_error(COFFER_ERR_IO, "cannot create '%s' from the seed file: %s", path, strerror(errno));

@@ -100,9 +100,12 @@ int cf_env_known_dbi(cf_env *env, uint32_t number, MDB_dbi *out);
 
 /* Copies `seed` to `path` atomically (temporary file, fsync, link). `check`
  * (may be NULL) is given the temporary copy before it takes the path; a
- * status other than COFFER_OK from it leaves nothing behind. */
+ * status other than COFFER_OK from it leaves nothing behind. `progress`
+ * (may be NULL) is told the bytes copied as COFFER_PROGRESS_SEED_COPY, and
+ * cancelling from it leaves nothing behind either. */
 typedef coffer_status (*cf_seed_check_fn)(const char *copy, void *ctx);
-coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx);
+coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx, coffer_progress_fn progress,
+                           void *progress_ctx);
 
 /* Default path, guarded by the registry. */
 const char *cf_default_path(void);

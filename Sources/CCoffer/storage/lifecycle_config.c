@@ -1,5 +1,5 @@
 /* lifecycle_config — the configuration setters of migrations, deletion when
- * a migration is needed, compaction on launch and the active-version limit. */
+ * a migration is needed, compaction on launch, progress and the active-version limit. */
 #include "storage/config.h"
 #include "util/error.h"
 
@@ -16,6 +16,7 @@
 
 CALLBACK_SETTER(coffer_config_set_migration, coffer_migration_fn, migration)
 CALLBACK_SETTER(coffer_config_set_should_compact_on_launch, coffer_should_compact_fn, should_compact)
+CALLBACK_SETTER(coffer_config_set_progress, coffer_progress_fn, progress)
 
 COFFER_API coffer_status coffer_config_set_delete_if_migration_needed(coffer_config *c, int delete_if_needed)
 {

@@ -46,6 +46,7 @@ COFFER_API const char *coffer_strerror(coffer_status status)
     case COFFER_ERR_INTERRUPTED: return "query interrupted";
     case COFFER_ERR_TIMEOUT: return "timed out";
     case COFFER_ERR_BUFFER_TOO_SMALL: return "buffer too small";
+    case COFFER_ERR_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }

@@ -93,6 +93,10 @@ public struct CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A buffer given to a batch read was too small; the size needed was given
         /// back (`COFFER_ERR_BUFFER_TOO_SMALL`).
         case bufferTooSmall = 30
+        /// The open was cancelled while it copied a seed file, compacted or
+        /// migrated (the task opening it was cancelled, or a progress handler
+        /// asked to stop); the file was left as it was (`COFFER_ERR_CANCELLED`).
+        case cancelled = 31
 
         /// The C library's English description of the code (`coffer_strerror()`).
         public var summary: String {

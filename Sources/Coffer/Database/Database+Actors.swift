@@ -67,14 +67,39 @@ extension Database {
     /// An in-memory configuration is opened directly: closing it in between
     /// would drop its data.
     ///
-    /// - Parameter isolation: the calling actor; leave it to its default.
-    /// - Throws: as ``init(configuration:)`` does, from whichever open failed.
+    /// `progress`, if given, is told how far each long step is (see
+    /// ``OpenProgress``), on the thread doing them. Cancelling the calling
+    /// task cancels those steps at their next report: the file is left as it
+    /// was and ``CofferError`` `.cancelled` is thrown.
+    ///
+    /// ```swift
+    /// let db = try await Database.asyncOpen(configuration: config) { progress in
+    ///     print(progress.step, progress.fractionCompleted)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - isolation: the calling actor; leave it to its default.
+    ///   - progress: told the progress of a seed copy, the compact-on-launch
+    ///     check, a compaction and a migration.
+    /// - Throws: as ``init(configuration:)`` does, from whichever open failed;
+    ///   `.cancelled` if the task was cancelled during a long step.
     public static func asyncOpen(configuration: Configuration = .defaultConfiguration,
-                                 isolation: isolated (any Actor)? = #isolation) async throws -> Database {
+                                 isolation: isolated (any Actor)? = #isolation,
+                                 progress: (@Sendable (OpenProgress) -> Void)? = nil) async throws -> Database {
         if configuration.inMemoryIdentifier == nil {
-            try await Task.detached {
-                try performMigration(for: configuration)
-            }.value
+            let cancelled = LockedValue(false)
+            try await withTaskCancellationHandler {
+                try await Task.detached {
+                    try prepare(configuration) { report in
+                        guard !cancelled.withLock({ $0 }) else { return false }
+                        progress?(report)
+                        return true
+                    }
+                }.value
+            } onCancel: {
+                cancelled.withLock { $0 = true }
+            }
         }
         return try await Database(configuration: configuration, isolation: isolation)
     }

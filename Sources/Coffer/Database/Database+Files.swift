@@ -15,6 +15,14 @@ extension Database {
         _ = try Database(configuration: configuration)
     }
 
+    /// As ``performMigration(for:)``, telling `progress` how far a seed copy,
+    /// the compact-on-launch check, a compaction and a migration are, on this
+    /// thread; when it returns false the open is cancelled and this throws
+    /// ``CofferError`` `.cancelled`, the file left as it was.
+    static func prepare(_ configuration: Configuration, progress: @escaping OpenProgressHandler) throws {
+        _ = try Database(configuration: configuration, confinement: .thread(pthread_self()), progress: progress)
+    }
+
     /// Lets go of the snapshot and cancels a write transaction in progress, as
     /// Realm's `invalidate()`. Objects and results read the latest data the
     /// next time they are used (they are not invalidated: Coffer's re-read).

@@ -123,9 +123,9 @@ public final class Database {
         try self.init(configuration: configuration, confinement: .thread(pthread_self()))
     }
 
-    init(configuration: Configuration, confinement: Confinement) throws {
+    init(configuration: Configuration, confinement: Confinement, progress: OpenProgressHandler? = nil) throws {
         let path = try configuration.filePath()
-        sharedHandle = SharedHandle(try Self.open(configuration, path: path), path: path)
+        sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress), path: path)
         handle = sharedHandle.pointer
         self.configuration = configuration
         self.confinement = confinement
@@ -176,7 +176,7 @@ public final class Database {
         coffer_txn_free(readTransaction)
     }
 
-    private static func open(_ configuration: Configuration, path: String?) throws -> OpaquePointer {
+    private static func open(_ configuration: Configuration, path: String?, progress: OpenProgressHandler?) throws -> OpaquePointer {
         if configuration.readOnly && configuration.deleteDatabaseIfMigrationNeeded {
             throw CofferError(.invalidArgument, "readOnly and deleteDatabaseIfMigrationNeeded cannot both be set")
         }
@@ -185,7 +185,7 @@ public final class Database {
         }
         let config = try configuration.makeCConfig(path: path)
         defer { coffer_config_free(config) }
-        let callbacks = OpenCallbacks(configuration)
+        let callbacks = OpenCallbacks(configuration, progress: progress)
         try callbacks.install(on: config)
         var db: OpaquePointer?
         let status = withExtendedLifetime(callbacks) { coffer_open(config, &db) }

@@ -7,8 +7,9 @@ import Foundation
 /// A database opened without blocking the caller, as an async sequence of
 /// the states the open goes through, as Realm's `@AsyncOpen`:
 /// ``AsyncOpenState/connecting``, then ``AsyncOpenState/progress(_:)`` as a
-/// seed copy, a migration or a compaction begins and ends, then
-/// ``AsyncOpenState/open(_:)`` or ``AsyncOpenState/error(_:)``, the last.
+/// seed copy, the compact-on-launch check, a compaction and a migration go
+/// from 0 to 1, then ``AsyncOpenState/open(_:)`` or
+/// ``AsyncOpenState/error(_:)``, the last.
 ///
 /// ```swift
 /// @MainActor func load() async {
@@ -27,9 +28,11 @@ import Foundation
 /// ``Database/asyncOpen(configuration:isolation:)``; the database is then
 /// opened isolated to the actor iterating the states (confined to its
 /// thread when it is isolated to none: use it there only within one
-/// synchronous stretch). The core reports no progress inside a step, so
-/// each is reported when it begins and when it ends (see ``OpenProgress``).
-/// An in-memory configuration is opened directly. Without a
+/// synchronous stretch). The C core reports each step's progress from the
+/// thread doing it (see ``OpenProgress``). Cancelling the task iterating
+/// the states ends the sequence and cancels the open at the core's next
+/// report: the file is left as it was (a seed copy is removed, a migration
+/// rolled back). An in-memory configuration is opened directly. Without a
 /// configuration, ``DatabaseEnvironment/configuration`` (SwiftUI's
 /// `\.databaseConfiguration`) or the default one is opened.
 public struct AsyncOpen: AsyncSequence, Sendable {

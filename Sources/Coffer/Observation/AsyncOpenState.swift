@@ -11,7 +11,7 @@ public enum AsyncOpenState {
     /// Waiting for a user to log in: for synchronized databases, which are
     /// not there yet; a local open never reports it.
     case waitingForUser
-    /// A step of the open began or ended (see ``OpenProgress``).
+    /// How far a long step of the open is (see ``OpenProgress``).
     case progress(OpenProgress)
     /// The database, opened isolated to the actor iterating the states (or
     /// confined to its thread when it is isolated to none).
@@ -21,20 +21,25 @@ public enum AsyncOpenState {
     case error(any Swift.Error)
 }
 
-/// How far one step of an open is: a seed file's copy, a migration or a
-/// compaction.
+/// How far one step of an open is: a seed file's copy, the compact-on-launch
+/// check, a compaction or a migration.
 ///
-/// The core reports no progress inside these steps, so each is reported when
-/// it begins (`fractionCompleted` 0) and when it ends (1).
+/// Each step that runs is reported first with `fractionCompleted` 0 and last
+/// with 1; in between the fraction only grows, about once per percent at most.
+/// A seed copy and a compaction count bytes; a migration counts the objects
+/// the file had before it, as ``Migration/enumerateObjects(ofType:_:)``
+/// visits them.
 public struct OpenProgress: Sendable, Equatable, CustomStringConvertible {
-    /// A step of an open that can take long.
+    /// A step of an open that can take long, in the order they run.
     public enum Step: String, Sendable {
         /// Copying ``Database/Configuration/seedFilePath`` to the file.
         case seedCopy
-        /// Running ``Database/Configuration/migrationBlock``.
-        case migration
+        /// Measuring the file and asking ``Database/Configuration/shouldCompactOnLaunch``.
+        case compactionCheck
         /// Compacting the file, as ``Database/Configuration/shouldCompactOnLaunch`` asked.
         case compaction
+        /// Running ``Database/Configuration/migrationBlock``.
+        case migration
     }
 
     /// The step.
@@ -45,3 +50,7 @@ public struct OpenProgress: Sendable, Equatable, CustomStringConvertible {
     /// `seedCopy 0.0`, `migration 1.0`.
     public var description: String { "\(step.rawValue) \(fractionCompleted)" }
 }
+
+/// Told each report of an open's progress, on the opening thread; false
+/// cancels the open (`CofferError.Code.cancelled`, the file left as it was).
+typealias OpenProgressHandler = (OpenProgress) -> Bool

@@ -1,5 +1,5 @@
-// OpenSteps: the long part of an AsyncOpen on a thread of its own, telling
-// when a seed copy, a migration and a compaction begin and end.
+// OpenSteps: the long part of an AsyncOpen on a thread of its own, passing on
+// the progress the C core reports and cancelling it when the stream ends early.
 
 import Foundation
 
@@ -11,12 +11,12 @@ enum OpenEvent: Sendable {
     case failed(Handoff<any Swift.Error>)
 }
 
-/// Runs the long steps of opening a configuration, reporting each step's
-/// beginning and end.
+/// Runs the long steps of opening a configuration, passing on their progress.
 final class OpenSteps: Sendable {
     private let continuation: AsyncStream<OpenEvent>.Continuation
-    /// The step under way, ended when the next begins or the open ends.
-    private let current = LockedValue<OpenProgress.Step?>(nil)
+    /// Set when nobody waits for the states any more (the task iterating them
+    /// was cancelled): the open is then cancelled at the core's next report.
+    private let cancelled = LockedValue(false)
 
     private init(_ continuation: AsyncStream<OpenEvent>.Continuation) {
         self.continuation = continuation
@@ -32,6 +32,11 @@ final class OpenSteps: Sendable {
             return stream
         }
         let steps = OpenSteps(continuation)
+        continuation.onTermination = { termination in
+            if case .cancelled = termination {
+                steps.cancelled.withLock { $0 = true }
+            }
+        }
         Task.detached {
             steps.prepare(configuration)
         }
@@ -39,43 +44,16 @@ final class OpenSteps: Sendable {
     }
 
     private func prepare(_ configuration: Database.Configuration) {
-        var watched = configuration
-        if let seed = configuration.seedFilePath, let file = configuration.fileURL,
-           FileManager.default.fileExists(atPath: seed.path), !FileManager.default.fileExists(atPath: file.path) {
-            begin(.seedCopy)
-        }
-        if let migrate = configuration.migrationBlock {
-            watched.migrationBlock = { [self] migration, oldVersion in
-                begin(.migration)
-                try migrate(migration, oldVersion)
-            }
-        }
-        if let shouldCompact = configuration.shouldCompactOnLaunch {
-            watched.shouldCompactOnLaunch = { [self] total, used in
-                let compact = shouldCompact(total, used)
-                if compact { begin(.compaction) }
-                return compact
-            }
-        }
         do {
-            try Database.performMigration(for: watched)
-            endCurrent()
+            try Database.prepare(configuration) { [self] progress in
+                guard !cancelled.withLock({ $0 }) else { return false }
+                continuation.yield(.progress(progress))
+                return true
+            }
             continuation.yield(.prepared)
         } catch {
             continuation.yield(.failed(Handoff(value: error)))
         }
         continuation.finish()
-    }
-
-    private func begin(_ step: OpenProgress.Step) {
-        endCurrent()
-        current.withLock { $0 = step }
-        continuation.yield(.progress(OpenProgress(step: step, fractionCompleted: 0)))
-    }
-
-    private func endCurrent() {
-        if let step = current.withLock({ current in defer { current = nil }; return current }) {
-            continuation.yield(.progress(OpenProgress(step: step, fractionCompleted: 1)))
-        }
     }
 }

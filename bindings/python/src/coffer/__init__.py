@@ -58,6 +58,7 @@ from .errors import (
     CofferError,
     CofferMemoryError,
     BufferTooSmallError,
+    CancelledError,
     CorruptedError,
     DatabaseClosedError,
     EncryptionError,
@@ -97,6 +98,7 @@ from .migration import Migration, OldObject
 from .notifications import ChangeStream, NotificationToken
 from .objectid import ObjectId
 from .opening import default_path, open, set_default_path, verify
+from .progress import ProgressPhase
 from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
@@ -134,6 +136,7 @@ __all__ = [
     "CollectionChange",
     "CofferMemoryError",
     "BufferTooSmallError",
+    "CancelledError",
     "CorruptedError",
     "Database",
     "Finding",
@@ -174,6 +177,7 @@ __all__ = [
     "ObjectChange",
     "ObjectId",
     "ObjectSchema",
+    "ProgressPhase",
     "Origin",
     "OldObject",
     "PrimaryKeyExistsError",

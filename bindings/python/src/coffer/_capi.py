@@ -394,6 +394,8 @@ coffer_config_set_should_compact_on_launch = _status(
     "coffer_config_set_should_compact_on_launch", ConfigP, SHOULD_COMPACT_FN, c_void_p
 )
 coffer_config_set_max_active_versions = _status("coffer_config_set_max_active_versions", ConfigP, c_uint64)
+PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_int, c_uint64, c_uint64, c_void_p)
+coffer_config_set_progress = _status("coffer_config_set_progress", ConfigP, PROGRESS_FN, c_void_p)
 
 # Sync: the session of a synced handle and the transport interface.
 SYNC_OPEN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
@@ -475,6 +477,7 @@ coffer_open = _status("coffer_open", ConfigP, POINTER(DbP))
 coffer_close = _declare("coffer_close", None, [DbP])
 coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])
 coffer_db_write_copy = _status("coffer_db_write_copy", DbP, c_char_p, c_void_p, c_size_t)
+coffer_db_write_copy_v2 = _status("coffer_db_write_copy_v2", DbP, c_char_p, c_void_p, c_size_t, PROGRESS_FN, c_void_p)
 coffer_db_active_versions = _status("coffer_db_active_versions", DbP, POINTER(c_uint64))
 coffer_db_stats = _status("coffer_db_stats", DbP, POINTER(coffer_stats))
 coffer_db_class_stats = _status("coffer_db_class_stats", DbP, c_uint32, POINTER(coffer_class_stats))

@@ -34,6 +34,7 @@ from typing import (
 
 from . import _capi, observing, packing, pages, rowcode, verification
 from .changes import DatabaseChange, Origin
+from .progress import ProgressCallback, c_callback
 from .stats import FileStats, read_stats
 from .sync import SyncSession, WebSocketTransport
 from .errors import (
@@ -366,20 +367,30 @@ class Database:
 
     # ---- copies and versions -----------------------------------------------
 
-    def write_copy(self, path: PathType, encryption_key: Optional[bytes] = None) -> None:
+    def write_copy(self, path: PathType, encryption_key: Optional[bytes] = None, *,
+                   progress: Optional[ProgressCallback] = None) -> None:
         """Writes a compacted copy of the last committed state to a new file
         at `path` (which must not exist), encrypted with `encryption_key`
-        (64 bytes) or plain when it is None, whatever this database uses."""
+        (64 bytes) or plain when it is None, whatever this database uses.
+
+        progress: called as f(coffer.ProgressPhase.COPY, done, total) on this
+        thread, 0 first and total last; returning False cancels the copy
+        with CancelledError, raising cancels it and is raised here, chained
+        from the CancelledError. Nothing is left at `path` then."""
         handles = self._open_handles()
         target = path_bytes(path, "path")
-        if encryption_key is None:
-            _capi.coffer_db_write_copy(handles.db, target, None, 0)
-            return
-        buf, size = key_buffer(encryption_key, "encryption_key")
+        failures: List[BaseException] = []
+        fn = c_callback(progress, failures) if progress is not None else _capi.PROGRESS_FN()  # NULL: none
+        buf, size = key_buffer(encryption_key, "encryption_key") if encryption_key is not None else (None, 0)
         try:
-            _capi.coffer_db_write_copy(handles.db, target, buf, size)
+            _capi.coffer_db_write_copy_v2(handles.db, target, buf, size, fn, None)
+        except CofferError as exc:
+            if failures:
+                raise failures[0] from exc
+            raise
         finally:
-            ctypes.memset(buf, 0, ctypes.sizeof(buf))
+            if buf is not None:
+                ctypes.memset(buf, 0, ctypes.sizeof(buf))
 
     def verify(self) -> List["verification.Finding"]:
         """Checks this database's file (or in-memory store) for damage, as

@@ -46,6 +46,7 @@ class Status(enum.IntEnum):
     INTERRUPTED = 28
     TIMEOUT = 29
     BUFFER_TOO_SMALL = 30
+    CANCELLED = 31
 
 
 class CofferError(Exception):
@@ -275,6 +276,14 @@ class BufferTooSmallError(CofferError):
     default_status = Status.BUFFER_TOO_SMALL
 
 
+class CancelledError(CofferError):
+    """A progress callback (coffer.open(progress=...)) asked to stop: the
+    open was abandoned and the file left as it was. The message names the
+    step that was under way."""
+
+    default_status = Status.CANCELLED
+
+
 ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INVALID_ARGUMENT: InvalidArgumentError,
     Status.NO_MEMORY: CofferMemoryError,
@@ -305,6 +314,7 @@ ERROR_CLASSES: Dict[int, Type[CofferError]] = {
     Status.INTERRUPTED: QueryInterruptedError,
     Status.TIMEOUT: SyncTimeoutError,
     Status.BUFFER_TOO_SMALL: BufferTooSmallError,
+    Status.CANCELLED: CancelledError,
 }
 
 

@@ -14,6 +14,7 @@ from .database import Database, PathType, key_buffer, path_bytes
 from .errors import CofferError, InvalidArgumentError
 from .verification import Finding
 from .migration import install as install_migration
+from .progress import ProgressCallback, install as install_progress
 from .model import parse_schema
 from .schema import CSchema, DeclaredClass
 from .sync import SyncConfig, configure as configure_sync
@@ -84,6 +85,7 @@ def open(
     max_active_versions: Optional[int] = None,
     verify_on_open: bool = False,
     sync: Optional[SyncConfig] = None,
+    progress: Optional[ProgressCallback] = None,
 ) -> "Database":
     """Opens (creating it unless read-only) a database and returns it.
 
@@ -119,6 +121,17 @@ def open(
     sync: a coffer.SyncConfig: the database syncs with that service and
         partition in the background (db.sync waits, pauses, resumes and
         tells the state). Every top-level class needs a primary key.
+    progress: called as f(phase, done, total) on the opening thread while
+        the long steps of the open run, in this order: copying the seed file
+        (coffer.ProgressPhase.SEED_COPY, in bytes), the compact-on-launch
+        check (SHOULD_COMPACT), the compaction (COMPACTION, in bytes) and
+        the migration (MIGRATION, in objects). Each step that runs is
+        reported first with done 0 and last with done == total (total may
+        be 0), at most about once a percent in between. Returning False
+        cancels the open with coffer.CancelledError; an exception it raises
+        cancels it too and is raised here, chained from the CancelledError.
+        Either way the file is left as it was: no half-copied seed, no
+        half-compacted or half-migrated file.
     """
     if path is not None and in_memory_identifier is not None:
         raise InvalidArgumentError("give either path or in_memory_identifier, not both")
@@ -144,6 +157,7 @@ def open(
         migration_fn = None
         if migration is not None:
             migration_fn = install_migration(config, migration, classes or [], failures)
+        progress_fn = install_progress(config, progress, failures) if progress is not None else None
         compact_fn = None
         if should_compact_on_launch is not None:
             if not callable(should_compact_on_launch):
