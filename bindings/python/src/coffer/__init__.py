@@ -101,6 +101,7 @@ from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
+from .auth import App, AuthError, Credentials, User
 from .sync import SyncConfig, SyncSession
 from .verification import Finding, FindingKind
 
@@ -184,6 +185,10 @@ __all__ = [
     "QueryError",
     "QueryInterruptedError",
     "SyncConfig",
+    "App",
+    "AuthError",
+    "Credentials",
+    "User",
     "SyncSession",
     "SyncTimeoutError",
     "ReadOnlyError",
