@@ -349,3 +349,58 @@ def test_development_mode_without_auth(postgres, tmp_path, services, partition, 
     put(db, 1, "no token needed")
     db.sync.wait_for_upload(timeout=WAIT_S)
     assert "development mode" in service.log.read_text()
+
+
+# ---- custom JWTs signed with a private key (RS256, ES256) --------------------
+
+
+def der_to_raw(der: bytes, size: int = 32) -> bytes:
+    """An ECDSA signature from DER (openssl) to JWS's r || s."""
+    assert der[0] == 0x30
+    i = 2 if der[1] < 0x80 else 2 + (der[1] & 0x7F)
+    out = b""
+    for _ in range(2):
+        assert der[i] == 0x02
+        n = der[i + 1]
+        out += der[i + 2:i + 2 + n].lstrip(b"\0").rjust(size, b"\0")
+        i += 2 + n
+    return out
+
+
+def signed_with_key(claims: Dict[str, Any], alg: str, key: Path) -> str:
+    head = b64url(json.dumps({"alg": alg, "typ": "JWT", "kid": "provider-key-1"}).encode())
+    body = b64url(json.dumps(claims).encode())
+    signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(key)], input=f"{head}.{body}".encode(),
+                               capture_output=True, check=True).stdout
+    if alg == "ES256":
+        signature = der_to_raw(signature)
+    return f"{head}.{body}.{b64url(signature)}"
+
+
+@pytest.mark.parametrize("alg", ["RS256", "ES256"])
+def test_custom_jwt_with_a_public_key(alg, postgres, tmp_path, services):
+    def keypair(name: str) -> Path:
+        key = tmp_path / f"{name}.pem"
+        make = (["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"] if alg == "RS256"
+                else ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        subprocess.run(make + ["-out", str(key)], check=True, capture_output=True)
+        return key
+
+    key, other = keypair("provider"), keypair("other")
+    public = subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout"], check=True, capture_output=True,
+                            text=True).stdout
+    service = Service(postgres, tmp_path, config=write_config(
+        tmp_path, signingSecret=SECRET, jwt={"algorithm": alg, "publicKey": public}))
+    services.append(service)
+    app = coffer.App(service.http_url)
+    claims = {"sub": f"{alg}-{time.monotonic_ns()}", "exp": int(time.time()) + 600}
+    user = app.login(coffer.Credentials.jwt(signed_with_key(claims, alg, key)))
+    assert user.id and user.access_token
+    for bad in (signed_with_key(claims, alg, other), signed_with_key({**claims, "exp": int(time.time()) - 5}, alg, key)):
+        with pytest.raises(coffer.AuthError) as refused:
+            app.login(coffer.Credentials.jwt(bad))
+        assert refused.value.http_status == 401 and refused.value.code == "invalid_token"
+    # A provider that is not enabled is named.
+    with pytest.raises(coffer.AuthError) as disabled:
+        app.login(coffer.Credentials.anonymous())
+    assert disabled.value.http_status == 400 and disabled.value.code == "provider_disabled"
