@@ -165,6 +165,7 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ]
     package.targets += [
         // The sync wire protocol's codec (frames, changesets, values, schemas):
@@ -186,6 +187,8 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                "CSodium",
             ],
             path: "Sources/CofferSyncService"
         ),

@@ -2287,6 +2287,41 @@ COFFER_API coffer_status coffer_config_set_sync(coffer_config *config, const cha
  *  their own. */
 COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config, const coffer_sync_transport *transport);
 
+/** The longest access token a sync session sends, in bytes, its NUL
+ *  included: the size of the buffer a coffer_sync_token_fn fills. */
+#define COFFER_SYNC_TOKEN_MAX 8192
+
+/** Sends `token` (copied) in every HELLO of handles opened with `config`:
+ *  the access token of a service that authenticates its clients
+ *  (docs/SYNC.md, "Users and authentication"). A service in development
+ *  mode ignores it; NULL or "" sends none. A token that cannot be refreshed
+ *  stops the session when it expires (COFFER_SYNC_FAILED, with
+ *  coffer_sync_error() naming TOKEN_EXPIRED): use
+ *  coffer_config_set_sync_token_callback() for sessions that outlive their
+ *  token. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL config, a token of
+ *  COFFER_SYNC_TOKEN_MAX bytes or more), COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_config_set_sync_token(coffer_config *config, const char *token);
+
+/** Supplies the access token for a HELLO; runs on the database's sync
+ *  thread before every connection. `refresh` is 0 for the token in hand, 1
+ *  when the service refused the last one as expired (ERROR TOKEN_EXPIRED):
+ *  the callback then gets a fresh one (from its refresh token) before
+ *  returning. It writes the token, NUL-terminated, into `buf` of `size`
+ *  (COFFER_SYNC_TOKEN_MAX) bytes, and returns COFFER_OK; COFFER_ERR_IO when
+ *  no token can be had now (the session retries with backoff); any other
+ *  status stops the session (COFFER_SYNC_FAILED) until
+ *  coffer_sync_resume(). */
+typedef coffer_status (*coffer_sync_token_fn)(void *ctx, int refresh, char *buf, size_t size);
+
+/** Asks `fn(ctx, ...)` for the HELLO token before every connection of
+ *  handles opened with `config`, instead of a fixed token: with it a session
+ *  refreshes an expired token by itself and reconnects at once. `ctx` must
+ *  stay valid while such handles are open. It takes precedence over
+ *  coffer_config_set_sync_token(); NULL `fn` removes it. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL config). */
+COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *config, coffer_sync_token_fn fn,
+                                                               void *ctx);
+
 /** Sync session states (coffer_sync_state()). */
 typedef enum coffer_sync_state_kind {
     COFFER_SYNC_OFF = 0,          /**< the handle does not sync */

@@ -3,7 +3,7 @@
 
 /// An error code of an ERROR frame.
 public enum ErrorCode: UInt64, Sendable, CaseIterable {
-    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset
+    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset, tokenExpired
 
     public var name: String {
         switch self {
@@ -15,6 +15,7 @@ public enum ErrorCode: UInt64, Sendable, CaseIterable {
         case .overloaded: "OVERLOADED"
         case .internal: "INTERNAL"
         case .clientReset: "CLIENT_RESET"
+        case .tokenExpired: "TOKEN_EXPIRED"
         }
     }
 }

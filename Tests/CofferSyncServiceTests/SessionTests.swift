@@ -307,16 +307,32 @@ struct SessionTests {
         try Data("{\"postgres\": \"\(postgres)\"}".utf8).write(to: config)
         let migrated = try await ServiceProcess.command(["migrate"], environment: env)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout.contains("from version 0 to 1"))
+        #expect(migrated.stdout.contains("from version 0 to 2"))
         let again = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(again.stdout.contains("version 1; nothing to do"))
+        #expect(again.stdout.contains("version 2; nothing to do"))
+
+        // A version 1 database (before users and authentication) upgrades in
+        // place and keeps its clients.
+        _ = try await PrivatePostgres.shared.sql(postgres, """
+            INSERT INTO coffer_sync_partitions (partition, schema) VALUES ('old', '\\x') ;
+            INSERT INTO coffer_sync_clients (partition, client_id) VALUES ('old', '\\x00') ;
+            DROP TABLE coffer_sync_refresh_tokens, coffer_sync_identities, coffer_sync_users ;
+            ALTER TABLE coffer_sync_clients DROP COLUMN user_id ;
+            UPDATE coffer_sync_meta SET version = 1
+            """)
+        let upgraded = try await ServiceProcess.command(["migrate"], environment: env)
+        #expect(upgraded.stdout.contains("from version 1 to 2"), "\(upgraded.stderr)")
+        let clients = try await PrivatePostgres.shared.sql(postgres, "SELECT count(*) FROM coffer_sync_clients WHERE user_id IS NULL")
+        #expect(clients.contains("1"), "\(clients)")
+        let users = try await PrivatePostgres.shared.sql(postgres, "SELECT count(*) FROM coffer_sync_users")
+        #expect(users.contains("0"), "\(users)")
 
         // A newer schema than this build knows is refused, naming both versions.
         _ = try await PrivatePostgres.shared.sql(postgres, "UPDATE coffer_sync_meta SET version = 7")
         for command in [["migrate"], ["serve", "--listen", "127.0.0.1:0"], ["dump", "--partition", "p"]] {
             let newer = try await ServiceProcess.command(command, environment: env)
             #expect(newer.status != 0)
-            #expect(newer.stderr.contains("version 7, newer than version 1"), "\(command): \(newer.stderr)")
+            #expect(newer.stderr.contains("version 7, newer than version 2"), "\(command): \(newer.stderr)")
         }
     }
 }

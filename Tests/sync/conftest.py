@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 import pytest
 
@@ -42,10 +42,14 @@ def free_port() -> int:
 
 class Service:
     """One `coffer-sync serve` on a fixed port, so that clients find it again
-    after a restart."""
+    after a restart; `config` is a configuration file (--config) and `env`
+    more environment variables."""
 
-    def __init__(self, postgres: str, log_dir: Path, port: Optional[int] = None) -> None:
+    def __init__(self, postgres: str, log_dir: Path, port: Optional[int] = None,
+                 config: Optional[Path] = None, env: Optional[Dict[str, str]] = None) -> None:
         self.postgres = postgres
+        self.config = config
+        self.env = env
         self.port = port or free_port()
         self.log = log_dir / f"coffer-sync-{self.port}.log"
         self.proc: Optional[subprocess.Popen] = None
@@ -55,11 +59,17 @@ class Service:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/sync/v1"
 
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self) -> None:
+        args = [SERVICE_BIN, "serve", "--postgres", self.postgres, "--listen", f"127.0.0.1:{self.port}"]
+        if self.config is not None:
+            args += ["--config", str(self.config)]
+        env = {**os.environ, **self.env} if self.env else None
         with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(
-                [SERVICE_BIN, "serve", "--postgres", self.postgres, "--listen", f"127.0.0.1:{self.port}"],
-                stdout=subprocess.PIPE, stderr=log, text=True)
+            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if "listening" not in line:
@@ -88,8 +98,10 @@ class CClient:
 
     kind = "C"
 
-    def __init__(self, path: Path, url: str, partition: str) -> None:
+    def __init__(self, path: Path, url: str, partition: str, token: Optional[str] = None) -> None:
         self.proc = subprocess.Popen([C_CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        if token is not None:
+            self._cmd(f"token {token}")
         self._cmd(f"open {path} {url} {partition}")
 
     def _cmd(self, line: str) -> None:

@@ -4,6 +4,7 @@
  * transport and answers each command with one line, "ok ..." or
  * "error STATUS MESSAGE":
  *
+ *   token TOKEN   (the access token of the next open's HELLOs)
  *   open PATH URL PARTITION    put ID TEXT      del ID
  *   tag ID POS TEXT            untag ID POS     pause | resume
  *   wait_upload MS             wait_download MS
@@ -28,6 +29,7 @@ static const coffer_property_schema note_props[] = {
 static const coffer_class_schema schema[] = {{.name = "Note", .properties = note_props, .property_count = 3}};
 
 static coffer_db *db;
+static char *token; /* for the next open; NULL: none */
 
 /* Property ids by name: the schema above lists them in name order. */
 static coffer_property_id prop(const char *name)
@@ -132,12 +134,15 @@ static int command(char *line)
         return 0;
     char *a1 = strtok(NULL, " \n"), *a2 = strtok(NULL, " \n"), *rest = strtok(NULL, "\n");
     coffer_status st = COFFER_OK;
-    if (strcmp(cmd, "open") == 0) {
+    if (strcmp(cmd, "token") == 0) {
+        free(token);
+        token = a1 ? strdup(a1) : NULL;
+    } else if (strcmp(cmd, "open") == 0) {
         coffer_config *cfg;
         if ((st = coffer_config_new(&cfg)) != COFFER_OK)
             return fail(st);
         if ((st = coffer_config_set_path(cfg, a1)) == COFFER_OK && (st = coffer_config_set_schema(cfg, schema, 1, 1)) == COFFER_OK &&
-            (st = coffer_config_set_sync(cfg, a2, rest)) == COFFER_OK)
+            (st = coffer_config_set_sync(cfg, a2, rest)) == COFFER_OK && (st = coffer_config_set_sync_token(cfg, token)) == COFFER_OK)
             st = coffer_open(cfg, &db);
         coffer_config_free(cfg);
     } else if (strcmp(cmd, "close") == 0) {

@@ -36,6 +36,7 @@ COFFER_API void coffer_config_free(coffer_config *c)
     cf_secret_free(c->key);
     free(c->sync_url);
     free(c->sync_partition);
+    free(c->sync_token);
     cf_schema_free(c->schema);
     free_subset(c);
     free(c);

@@ -30,6 +30,9 @@ struct coffer_config {
     char *sync_url;       /* sync/session.c: NULL when the handle does not sync */
     char *sync_partition;
     coffer_sync_transport sync_transport; /* open == NULL: the built-in ws:// one */
+    char *sync_token;                     /* sync/session.c: the HELLO token, or NULL */
+    coffer_sync_token_fn sync_token_fn;   /* when set, asked for the token before every HELLO */
+    void *sync_token_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */

@@ -478,6 +478,6 @@ const char *cf_sync_error_name(uint64_t code)
 {
     static const char *const names[] = {"unknown",        "PROTOCOL",      "VERSION",    "AUTH",
                                         "SCHEMA_MISMATCH", "BAD_CHANGESET", "OVERLOADED", "INTERNAL",
-                                        "CLIENT_RESET"};
+                                        "CLIENT_RESET",    "TOKEN_EXPIRED"};
     return code < sizeof names / sizeof names[0] ? names[code] : "unknown";
 }

@@ -53,7 +53,8 @@ enum {
     CF_SYNC_ERR_BAD_CHANGESET = 5,
     CF_SYNC_ERR_OVERLOADED = 6,
     CF_SYNC_ERR_INTERNAL = 7,
-    CF_SYNC_ERR_CLIENT_RESET = 8
+    CF_SYNC_ERR_CLIENT_RESET = 8,
+    CF_SYNC_ERR_TOKEN_EXPIRED = 9
 };
 
 /* Schema property flags on the wire. */

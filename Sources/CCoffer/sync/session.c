@@ -34,6 +34,9 @@ struct cf_sync_session {
     coffer_db *db;
     char *url, *partition;
     coffer_sync_transport transport;
+    char *token;                  /* the fixed HELLO token, or NULL */
+    coffer_sync_token_fn token_fn; /* or the callback that supplies it */
+    void *token_ctx;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
@@ -45,6 +48,8 @@ struct cf_sync_session {
     char error[512];
     /* The thread's own. */
     void *conn;
+    int refresh_token; /* the service answered TOKEN_EXPIRED: ask the callback for a fresh one */
+    char *token_buf;   /* COFFER_SYNC_TOKEN_MAX bytes the callback fills */
     uint64_t sent_through;
     in_flight *flight;
     size_t nflight, flight_cap;
@@ -85,6 +90,31 @@ COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config,
     memset(&config->sync_transport, 0, sizeof config->sync_transport);
     if (transport)
         config->sync_transport = *transport;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_config_set_sync_token(coffer_config *config, const char *token)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync_token");
+    size_t len = token ? strlen(token) : 0;
+    if (len >= COFFER_SYNC_TOKEN_MAX)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT,
+                        "coffer_config_set_sync_token: the token has %zu bytes; at most %d are sent", len,
+                        COFFER_SYNC_TOKEN_MAX - 1);
+    char *copy = len ? strdup(token) : NULL;
+    if (len && !copy)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory");
+    free(config->sync_token);
+    config->sync_token = copy;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *config, coffer_sync_token_fn fn,
+                                                               void *ctx)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync_token_callback");
+    config->sync_token_fn = fn;
+    config->sync_token_ctx = fn ? ctx : NULL;
     return COFFER_OK;
 }
 
@@ -223,6 +253,44 @@ static coffer_status send_frame(session *s, const cf_buf *b)
     return st;
 }
 
+/* Stops the session until resume(): the error (just set) first, so that a
+ * thread that sees COFFER_SYNC_FAILED also sees why. */
+static coffer_status refused_for_good(session *s, coffer_status st)
+{
+    set_error(s, "%s", coffer_last_error());
+    set_state(s, COFFER_SYNC_FAILED);
+    return st;
+}
+
+/* The token for the next HELLO: the callback's (fresh after TOKEN_EXPIRED),
+ * else the fixed one, else "". A callback that refuses stops the session. */
+static coffer_status hello_token(session *s, const char **out)
+{
+    if (!s->token_fn) {
+        *out = s->token ? s->token : "";
+        return COFFER_OK;
+    }
+    memset(s->token_buf, 0, COFFER_SYNC_TOKEN_MAX);
+    coffer_clear_error();
+    coffer_status st = s->token_fn(s->token_ctx, s->refresh_token, s->token_buf, COFFER_SYNC_TOKEN_MAX);
+    if (st == COFFER_OK) {
+        if (!memchr(s->token_buf, 0, COFFER_SYNC_TOKEN_MAX))
+            return refused_for_good(s, cf_error(COFFER_ERR_MISUSE,
+                                                "the sync token callback wrote a token of %d bytes or more, without its NUL",
+                                                COFFER_SYNC_TOKEN_MAX));
+        s->refresh_token = 0;
+        *out = s->token_buf;
+        return COFFER_OK;
+    }
+    const char *detail = coffer_last_error()[0] ? coffer_last_error() : "no message";
+    char why[300];
+    snprintf(why, sizeof why, "%s", detail);
+    if (st == COFFER_ERR_IO || st == COFFER_ERR_TIMEOUT)
+        return cf_error(COFFER_ERR_IO, "the sync token callback has no token now (status %d: %s); retrying", st, why);
+    return refused_for_good(
+        s, cf_error(COFFER_ERR_MISUSE, "the sync token callback refused to supply a token (status %d: %s)", st, why));
+}
+
 static coffer_status send_hello(session *s)
 {
     coffer_txn *txn;
@@ -237,9 +305,12 @@ static coffer_status send_hello(session *s)
     coffer_txn_free(txn);
     if (st != COFFER_OK)
         return st;
+    const char *token = "";
+    if ((st = hello_token(s, &token)) != COFFER_OK)
+        return st;
     cf_buf schema = {0}, b = {0};
     cf_wire_schema_encode(s->db->schema, &schema);
-    cf_frame_hello_encode(&b, client, s->partition, "", prog.server_version, schema.p, schema.len);
+    cf_frame_hello_encode(&b, client, s->partition, token, prog.server_version, schema.p, schema.len);
     b.failed |= schema.failed;
     st = send_frame(s, &b);
     free(schema.p);
@@ -339,6 +410,11 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
     if (e->code == CF_SYNC_ERR_CLIENT_RESET) {
         coffer_status st = become_new_client(s, "the sync service has more of this client than the file (restored from a backup?)");
         return st != COFFER_OK ? st : cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
+    }
+    if (e->code == CF_SYNC_ERR_TOKEN_EXPIRED && s->token_fn) {
+        /* The callback refreshes it before the next HELLO. */
+        s->refresh_token = 1;
+        return cf_error(COFFER_ERR_IO, "the sync service refused the session: %s; refreshing the token", msg);
     }
     set_error(s, "the sync service refused the session: %s", msg);
     int retry = e->code == CF_SYNC_ERR_OVERLOADED || e->code == CF_SYNC_ERR_INTERNAL || !e->fatal;
@@ -556,6 +632,8 @@ static void free_session(session *s)
     free(s->flight);
     free(s->url);
     free(s->partition);
+    free(s->token);
+    free(s->token_buf);
     free(s);
 }
 
@@ -567,13 +645,19 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     if (st != COFFER_OK)
         return st;
     session *s = calloc(1, sizeof *s);
-    if (!s || !(s->url = strdup(config->sync_url)) || !(s->partition = strdup(config->sync_partition))) {
+    if (!s || !(s->url = strdup(config->sync_url)) || !(s->partition = strdup(config->sync_partition)) ||
+        (config->sync_token && !(s->token = strdup(config->sync_token))) ||
+        (config->sync_token_fn && !(s->token_buf = malloc(COFFER_SYNC_TOKEN_MAX)))) {
         if (s) {
             free(s->url);
+            free(s->partition);
+            free(s->token);
             free(s);
         }
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory starting a sync session");
     }
+    s->token_fn = config->sync_token_fn;
+    s->token_ctx = config->sync_token_ctx;
     s->db = db;
     s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
     s->state = COFFER_SYNC_CONNECTING;

@@ -1,4 +1,5 @@
-// `coffer-sync serve`: the WebSocket endpoint /sync/v1 (and GET /health),
+// `coffer-sync serve`: the WebSocket endpoint /sync/v1, the authentication
+// endpoints /auth/v1/* (and GET /health),
 // with the PostgreSQL pool and the notification hub running beside it. It
 // refuses to start on a database whose schema version is not its own.
 import ArgumentParser
@@ -39,10 +40,19 @@ struct ServeCommand: AsyncParsableCommand {
                 group.cancelAll()
                 throw StoreError.postgres(settings.postgres, error)
             }
-            logger.warning("development mode: any client id is accepted and tokens are not checked")
+            let authenticator: Authenticator?
+            if let auth = settings.auth {
+                authenticator = try await Authenticator(settings: auth, users: UserStore(client: postgres, logger: logger))
+                logger.info("authentication: providers \(auth.providerNames.joined(separator: ", ")); access tokens live \(auth.accessTokenLifetime) s, refresh tokens \(auth.refreshTokenLifetime) s")
+            } else {
+                authenticator = nil
+                logger.warning("development mode: any client id is accepted and tokens are not checked")
+            }
+            let accessTokens = authenticator?.accessTokens
             group.addTask { await hub.run(url: settings.postgres, logger: logger) }
             let router = Router()
             router.get("/health") { _, _ in "ok" }
+            AuthRoutes.add(to: router, authenticator: authenticator, logger: logger)
             let sessionLogger = logger
             let app = Application(
                 router: router,
@@ -52,7 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
                 ) { request, _, _ in
                     guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
                     return .upgrade([:]) { inbound, outbound, _ in
-                        await SyncSession(store: store, hub: hub, limiter: limiter, logger: sessionLogger)
+                        await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
+                                    logger: sessionLogger)
                             .run(inbound: inbound, outbound: outbound)
                     }
                 },

@@ -1,6 +1,7 @@
 // Where the service's settings come from: a command-line option wins, then the
-// environment (COFFER_SYNC_POSTGRES, COFFER_SYNC_LISTEN, COFFER_SYNC_CONFIG),
-// then the JSON configuration file, then the built-in default.
+// environment (COFFER_SYNC_POSTGRES, COFFER_SYNC_LISTEN, COFFER_SYNC_CONFIG,
+// COFFER_SYNC_SIGNING_SECRET), then the JSON configuration file, then the
+// built-in default.
 import ArgumentParser
 import Foundation
 
@@ -9,7 +10,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\" and \"maxSessions\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\" and \"auth\"; or COFFER_SYNC_CONFIG.")
     var config: String?
 }
 
@@ -22,11 +23,14 @@ struct ServiceConfiguration: Equatable {
     var listenHost: String
     var listenPort: Int
     var maxSessions: Int
+    /// Users and authentication; nil: development mode (any client, tokens not checked).
+    var auth: AuthSettings?
 
     /// Resolves the settings; `environment` is the process environment in use.
     static func resolve(options: ConnectionOptions, listen: String?,
                         environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServiceConfiguration {
-        let file = try ConfigFile.load(path: options.config ?? environment["COFFER_SYNC_CONFIG"])
+        let file = try ConfigFile.load(path: options.config ?? environment["COFFER_SYNC_CONFIG"],
+                                       signingSecret: environment["COFFER_SYNC_SIGNING_SECRET"])
         guard let url = options.postgres ?? environment["COFFER_SYNC_POSTGRES"] ?? file.postgres else {
             throw ConfigurationError("no PostgreSQL URL: pass --postgres, set COFFER_SYNC_POSTGRES or put \"postgres\" in the configuration file")
         }
@@ -35,7 +39,7 @@ struct ServiceConfiguration: Equatable {
         let maxSessions = file.maxSessions ?? defaultMaxSessions
         guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
-                                    maxSessions: maxSessions)
+                                    maxSessions: maxSessions, auth: file.auth)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -63,10 +67,11 @@ struct ConfigFile {
     var postgres: String?
     var listen: String?
     var maxSessions: Int?
+    var auth: AuthSettings?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth"]
 
-    static func load(path: String?) throws -> ConfigFile {
+    static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
         let data: Data
         do {
@@ -88,6 +93,8 @@ struct ConfigFile {
                     throw ConfigurationError("configuration file \(path): '\(key)' must be a string")
                 }
                 if key == "postgres" { file.postgres = text } else { file.listen = text }
+            case "auth":
+                file.auth = try AuthSettings.parse(value, path: path, secretFromEnvironment: signingSecret)
             default:
                 guard let number = value as? Int else {
                     throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")

@@ -56,6 +56,8 @@ struct SyncSession: Sendable {
     let store: SyncStore
     let hub: NotificationHub
     let limiter: SessionLimiter
+    /// Checks HELLO tokens; nil in development mode (tokens not checked).
+    let accessTokens: AccessTokens?
     var logger: Logger
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
@@ -68,17 +70,21 @@ struct SyncSession: Sendable {
         var messages = inbound.messages(maxSize: WireLimits.maxFrameBytes).makeAsyncIterator()
         do {
             guard let first = try await nextFrame(&messages) else { return }
-            guard case .hello(let version, let client, let partition, _, let lastServer, let schema) = first else {
+            guard case .hello(let version, let client, let partition, let token, let lastServer, let schema) = first else {
                 throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
             }
             guard version == WireLimits.protocolVersion else {
                 throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks version \(WireLimits.protocolVersion)")
             }
             guard !partition.isEmpty else { throw SessionFailure(.protocol, "HELLO names no partition") }
+            // Checked before anything of the client reaches PostgreSQL.
+            let user = try await authenticate(token)
             var logger = self.logger
             logger[metadataKey: "client"] = "\(client)"
             logger[metadataKey: "partition"] = "\(partition)"
-            let registration = try await store.register(partition: partition, client: client, schema: schema)
+            if let user { logger[metadataKey: "user"] = "\(user)" }
+            let registration = try await store.register(partition: partition, client: client, user: user,
+                                                        schema: schema)
             // A file restored from a backup has less than it acknowledged; the
             // versions it commits next would collide with those its client id
             // already uploaded, so it must sync as a new client.
@@ -136,6 +142,25 @@ struct SyncSession: Sendable {
             let failure = SessionFailure.from(error)
             logger.warning("session ends: \(failure.code.name): \(failure.description)")
             await sender.fail(failure)
+        }
+    }
+
+    /// The user a HELLO's token names (nil in development mode), or the
+    /// failure: AUTH for a missing or invalid token, TOKEN_EXPIRED for an
+    /// expired one (the client refreshes it and connects again).
+    private func authenticate(_ token: String) async throws -> String? {
+        guard let accessTokens else { return nil }
+        do {
+            return try await accessTokens.verify(token)
+        } catch {
+            switch error {
+            case .missing:
+                throw SessionFailure(.auth, "HELLO carries no token: this service requires an access token (POST /auth/v1/login)")
+            case .invalid(let why):
+                throw SessionFailure(.auth, "the HELLO token was refused: \(why)")
+            case .expired:
+                throw SessionFailure(.tokenExpired, "the access token has expired: refresh it and connect again")
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import PostgresNIO
 
 enum SchemaMigrations {
     /// The schema version this build creates and serves.
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     /// Step n turns version n-1 into version n.
     static let steps: [[String]] = [
@@ -107,6 +107,38 @@ enum SchemaMigrations {
                 PRIMARY KEY (partition, class, pk, property, key)
             )
             """,
+        ],
+        // Version 2: users and authentication (docs/SYNC.md, "Users and
+        // authentication"), and the user each client last synced as.
+        [
+            """
+            CREATE TABLE coffer_sync_users (
+                id text PRIMARY KEY,
+                created timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE coffer_sync_identities (
+                provider text NOT NULL,
+                subject text NOT NULL,
+                user_id text NOT NULL REFERENCES coffer_sync_users ON DELETE CASCADE,
+                password_hash text,
+                created timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (provider, subject)
+            )
+            """,
+            "CREATE INDEX coffer_sync_identities_by_user ON coffer_sync_identities (user_id)",
+            """
+            CREATE TABLE coffer_sync_refresh_tokens (
+                token_hash bytea PRIMARY KEY,
+                user_id text NOT NULL REFERENCES coffer_sync_users ON DELETE CASCADE,
+                created timestamptz NOT NULL DEFAULT now(),
+                expires timestamptz NOT NULL,
+                revoked timestamptz
+            )
+            """,
+            "CREATE INDEX coffer_sync_refresh_tokens_by_user ON coffer_sync_refresh_tokens (user_id)",
+            "ALTER TABLE coffer_sync_clients ADD COLUMN user_id text",
         ],
     ]
 

@@ -22,9 +22,11 @@ struct SyncStore: Sendable {
         var lastAckedServerVersion: UInt64
     }
 
-    /// Records the client and merges its schema into the partition's; throws
+    /// Records the client (and the user it syncs as; nil in development
+    /// mode) and merges its schema into the partition's; throws
     /// `SchemaMismatch` for a breaking difference.
-    func register(partition: String, client id: ClientID, schema: SyncSchema) async throws -> Registration {
+    func register(partition: String, client id: ClientID, user: String? = nil,
+                  schema: SyncSchema) async throws -> Registration {
         try await client.withTransaction(logger: logger) { conn in
             try await conn.query("""
                 INSERT INTO coffer_sync_partitions (partition, schema) VALUES (\(partition), \([UInt8]().bytea))
@@ -38,8 +40,9 @@ struct SyncStore: Sendable {
                     """, logger: logger)
             }
             let rows = try await conn.query("""
-                INSERT INTO coffer_sync_clients AS c (partition, client_id) VALUES (\(partition), \(id.bytes.bytea))
-                ON CONFLICT (partition, client_id) DO UPDATE SET last_seen = now()
+                INSERT INTO coffer_sync_clients AS c (partition, client_id, user_id)
+                VALUES (\(partition), \(id.bytes.bytea), \(user))
+                ON CONFLICT (partition, client_id) DO UPDATE SET last_seen = now(), user_id = excluded.user_id
                 RETURNING last_client_version, last_acked_server_version
                 """, logger: logger)
             var last: Int64 = 0, acked: Int64 = 0

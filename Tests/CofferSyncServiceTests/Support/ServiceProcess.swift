@@ -27,20 +27,23 @@ final class ServiceProcess: @unchecked Sendable {
         try await Command.run(binary, arguments, environment: environment)
     }
 
-    /// Migrates `postgres` (once) and starts `serve` on a free port.
-    static func start(postgres: String, migrate: Bool = true) async throws -> ServiceProcess {
+    /// Migrates `postgres` (once) and starts `serve` on a free port, with
+    /// `config` as its configuration file and `environment` added to its own.
+    static func start(postgres: String, migrate: Bool = true, config: String? = nil,
+                      environment: [String: String] = [:]) async throws -> ServiceProcess {
         if migrate {
             let result = try await command(["migrate", "--postgres", postgres])
             guard result.status == 0 else { throw TestFailure("migrate failed: \(result.stderr)") }
         }
-        return try await offPool { try launch(postgres: postgres) }
+        return try await offPool { try launch(postgres: postgres, config: config, environment: environment) }
     }
 
-    private static func launch(postgres: String) throws -> ServiceProcess {
+    private static func launch(postgres: String, config: String?, environment: [String: String]) throws -> ServiceProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--postgres", postgres, "--listen", "127.0.0.1:0"]
-        var env = ProcessInfo.processInfo.environment
+            + (config.map { ["--config", $0] } ?? [])
+        var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "error"
         process.environment = env
         let out = Pipe()
@@ -73,6 +76,7 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     var url: String { "ws://127.0.0.1:\(port)/sync/v1" }
+    var httpURL: String { "http://127.0.0.1:\(port)" }
 
     /// Stops it as an operator would (SIGTERM), without blocking the caller;
     /// if it has not exited after ten seconds it is killed.

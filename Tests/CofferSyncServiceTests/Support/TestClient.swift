@@ -137,8 +137,8 @@ final class TestClient: Sendable {
     /// HELLO, then the WELCOME's (last client version, latest server version).
     @discardableResult
     func hello(partition: String, schema: SyncSchema = TestSchema.schema, lastServerVersion: UInt64 = 0,
-               version: UInt64 = WireLimits.protocolVersion) async throws -> (UInt64, UInt64) {
-        send(.hello(protocolVersion: version, client: id, partition: partition, token: "",
+               version: UInt64 = WireLimits.protocolVersion, token: String = "") async throws -> (UInt64, UInt64) {
+        send(.hello(protocolVersion: version, client: id, partition: partition, token: token,
                     lastServerVersion: lastServerVersion, schema: schema))
         let frame = try await receive()
         guard case .welcome(_, let lastClient, let latest) = frame else {

@@ -103,6 +103,7 @@ from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
+from .auth import App, AuthError, Credentials, User
 from .sync import SyncConfig, SyncSession
 from .verification import Finding, FindingKind
 
@@ -188,6 +189,10 @@ __all__ = [
     "QueryError",
     "QueryInterruptedError",
     "SyncConfig",
+    "App",
+    "AuthError",
+    "Credentials",
+    "User",
     "SyncSession",
     "SyncTimeoutError",
     "ReadOnlyError",

@@ -426,6 +426,12 @@ coffer_config_set_sync = _status("coffer_config_set_sync", ConfigP, c_char_p, c_
 coffer_config_set_sync_transport = _status(
     "coffer_config_set_sync_transport", ConfigP, POINTER(coffer_sync_transport)
 )
+SYNC_TOKEN_MAX = 8192
+SYNC_TOKEN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_size_t)
+coffer_config_set_sync_token = _status("coffer_config_set_sync_token", ConfigP, c_char_p)
+coffer_config_set_sync_token_callback = _status(
+    "coffer_config_set_sync_token_callback", ConfigP, SYNC_TOKEN_FN, c_void_p
+)
 coffer_sync_state = _declare("coffer_sync_state", c_int, [DbP])
 coffer_sync_error = _status("coffer_sync_error", DbP, c_char_p, c_size_t)
 coffer_sync_wait_for_upload = _status("coffer_sync_wait_for_upload", DbP, c_uint64)

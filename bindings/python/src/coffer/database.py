@@ -36,7 +36,7 @@ from . import _capi, observing, packing, pages, rowcode, verification
 from .changes import DatabaseChange, Origin
 from .progress import ProgressCallback, c_callback
 from .stats import FileStats, read_stats
-from .sync import SyncSession, WebSocketTransport
+from .sync import SyncKeepAlive, SyncSession
 from .errors import (
     CofferError,
     DatabaseClosedError,
@@ -181,7 +181,7 @@ class _Handles:
         self.lock = threading.Lock()
         # The sync transport whose callbacks the C session calls: kept until
         # the handle is closed (which stops the session's thread).
-        self.sync_transport: Optional[WebSocketTransport] = None
+        self.sync_transport: Optional[SyncKeepAlive] = None
 
 
 # Files this package has open, by (device, inode), so that
@@ -315,7 +315,7 @@ class Database:
 
     # ---- sync --------------------------------------------------------------
 
-    def _attach_sync(self, transport: Optional[WebSocketTransport]) -> None:
+    def _attach_sync(self, transport: Optional[SyncKeepAlive]) -> None:
         self._handles.sync_transport = transport
         self._sync = SyncSession(self._sync_handle)
 

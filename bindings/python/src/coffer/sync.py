@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
 from . import _capi
+from .auth import AuthError, User
 from .errors import InvalidArgumentError, MisuseError, Status
 
 STATES = {
@@ -36,17 +37,28 @@ class SyncConfig:
     transport: "websockets" (the default: Python's own, with the
         `websockets` package) or "builtin" (the core's small ws:// client,
         no TLS).
+    user: a coffer.User (App.login()) for a service that authenticates
+        its clients: the session sends its access token and refreshes it
+        by itself when the service says it expired. None for a service in
+        development mode.
+    token: a fixed access token instead of `user` (it is not refreshed).
     """
 
     url: str
     partition: str
     transport: str = "websockets"
+    user: Optional[User] = None
+    token: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
             raise InvalidArgumentError(f"SyncConfig: url must be a ws:// or wss:// URL, got {self.url!r}")
         if not isinstance(self.partition, str) or not self.partition:
             raise InvalidArgumentError("SyncConfig: partition must be a non-empty str")
+        if self.user is not None and not isinstance(self.user, User):
+            raise InvalidArgumentError(f"SyncConfig: user must be a coffer.User, got {type(self.user).__name__}")
+        if self.token is not None and not isinstance(self.token, str):
+            raise InvalidArgumentError(f"SyncConfig: token must be a str, got {type(self.token).__name__}")
         if self.transport not in ("websockets", "builtin"):
             raise InvalidArgumentError(
                 f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
@@ -130,17 +142,59 @@ class WebSocketTransport:
                 pass
 
 
-def configure(config: _capi.ConfigP, sync: SyncConfig) -> Optional[WebSocketTransport]:
-    """Sets `sync` on a C config; returns the transport the handle must keep
-    alive (None for the built-in one)."""
+class TokenSource:
+    """The core's token callback (coffer_sync_token_fn) over a User: runs
+    on the database's sync thread before every connection. A refresh the
+    service refuses (the user logged out) stops the session; a service that
+    cannot be reached is retried. The last failure is kept in
+    `last_exception`."""
+
+    def __init__(self, user: User) -> None:
+        self.user = user
+        self.last_exception: Optional[BaseException] = None
+        self.fn = _capi.SYNC_TOKEN_FN(self._supply)
+
+    def _supply(self, _ctx: Any, refresh: int, buf: Any, size: int) -> int:
+        try:
+            token = self.user.token_for_session(bool(refresh)).encode("utf-8")
+        except AuthError as exc:
+            self.last_exception = exc
+            return int(Status.IO) if exc.http_status == 0 or exc.http_status >= 500 else int(Status.MISUSE)
+        except BaseException as exc:  # a failure of the callback is a refused token
+            self.last_exception = exc
+            return int(Status.MISUSE)
+        if len(token) >= size:
+            self.last_exception = ValueError(f"the access token has {len(token)} bytes, more than {size - 1}")
+            return int(Status.MISUSE)
+        ctypes.memmove(buf, token + b"\0", len(token) + 1)
+        return int(Status.OK)
+
+
+class SyncKeepAlive:
+    """What a synced handle keeps alive for the core: its transport and its
+    token source (each None when not used)."""
+
+    def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource]) -> None:
+        self.transport = transport
+        self.tokens = tokens
+
+
+def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
+    """Sets `sync` on a C config; returns what the handle must keep alive."""
     if not isinstance(sync, SyncConfig):
         raise TypeError(f"sync must be a coffer.SyncConfig, got {type(sync).__name__}")
     _capi.coffer_config_set_sync(config, sync.url.encode("utf-8"), sync.partition.encode("utf-8"))
+    tokens = None
+    if sync.user is not None:
+        tokens = TokenSource(sync.user)
+        _capi.coffer_config_set_sync_token_callback(config, tokens.fn, None)
+    elif sync.token is not None:
+        _capi.coffer_config_set_sync_token(config, sync.token.encode("utf-8"))
     if sync.transport == "builtin":
-        return None
+        return SyncKeepAlive(None, tokens)
     transport = WebSocketTransport()
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
-    return transport
+    return SyncKeepAlive(transport, tokens)
 
 
 def _millis(timeout: Optional[float]) -> int:
