@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "storage/cluster_encode.h"
 #include "storage/cluster_parts.h"
 #include "storage/txn.h"
 #include "util/error.h"
@@ -25,6 +26,12 @@ struct cf_cluster_cache {
     size_t cap, used;
     changed_list *classes;
     size_t nclasses;
+    cf_cluster_member *members; /* CF_CLUSTER_MAX, for encoding */
+    cf_cluster_encoder enc;
+    /* A cluster was written to LMDB before the commit: a plain file's
+     * clusters and records read from now on may sit in pages this
+     * transaction changes again, so they are copied when opened. */
+    int wrote;
 };
 
 static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
@@ -157,6 +164,7 @@ static void entry_free(cf_cluster_entry *e)
     free(e->view.opened);
     free(e->blocks);
     free(e->buf);
+    free(e->copy);
     free(e);
 }
 
@@ -204,7 +212,14 @@ static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, co
 static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB_val *v)
 {
     e->txn = txn;
-    coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, v, &e->buf, &e->cap, &e->view);
+    MDB_val own = *v;
+    if (txn->clusters->wrote && !txn->db->keys) {
+        if (!(e->copy = malloc(v->mv_size ? v->mv_size : 1)))
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+        memcpy(e->copy, v->mv_data, v->mv_size);
+        own.mv_data = e->copy;
+    }
+    coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, &own, &e->buf, &e->cap, &e->view);
     if (st == COFFER_OK && e->view.ncols && !(e->view.opened = calloc(e->view.ncols, sizeof *e->view.opened)))
         st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
     if (st != COFFER_OK) {
@@ -318,6 +333,8 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     return st;
 }
 
+static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e);
+
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len)
 {
     changed_list *l = &txn->clusters->classes[e->cls];
@@ -330,7 +347,8 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
         memmove(copy, rec, len);
     }
-    l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept || slot->stored);
+    int was = slot->rec != NULL || slot->kept || slot->stored;
+    l->count_change += (copy != NULL) - was;
     e->changes++;
     if (slot->kept) /* the record stored outside goes, or is written again */
         slot->drop = 1;
@@ -340,7 +358,7 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
         slot->cap = copy ? (uint32_t)len : 0;
     slot->rec = copy;
     slot->len = (uint32_t)len;
-    return COFFER_OK;
+    return copy && !was && low == CF_CLUSTER_MAX - 1 ? write_filled(txn, e) : COFFER_OK;
 }
 
 int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid)
@@ -406,17 +424,20 @@ static coffer_status write_external(coffer_txn *txn, cf_cluster_entry *e, uint64
 
 /* Writes changed cluster `e`, or deletes it when it holds no object, and
  * the changed objects it stores outside. */
-static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluster_member *m)
+static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf_cluster_entry *e)
 {
     const cf_class *cl = &txn->db->schema->classes[e->cls];
+    cf_cluster_member *m = c->members;
     uint16_t n = 0;
     coffer_status st = COFFER_OK;
     for (int low = 0; low < CF_CLUSTER_MAX && st == COFFER_OK; low++) {
         cf_cluster_slot *slot = &e->slots[low];
         uint64_t key = e->cid << CF_CLUSTER_BITS | (unsigned)low;
         int outside = slot->rec && slot->len > CF_CLUSTER_INLINE_MAX;
-        if (slot->drop || outside)
+        if (slot->drop || (outside && !slot->kept)) {
             st = write_external(txn, e, key, slot, outside);
+            slot->kept |= outside; /* written there: a change drops or writes it again */
+        }
         slot->drop = 0;
         if (st != COFFER_OK || (!slot->rec && !slot->kept && !slot->stored))
             continue;
@@ -437,17 +458,33 @@ static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluste
         if (rc != 0 && rc != MDB_NOTFOUND)
             st = cf_txn_write_error(txn, rc, "cannot delete an emptied cluster");
     } else if (st == COFFER_OK) {
-        size_t size = cf_cluster_size(m, n);
+        size_t size;
         uint8_t *buf;
-        st = cf_txn_scratch(txn, size, &buf);
+        st = cf_cluster_plan(&c->enc, m, n, &size);
+        if (st == COFFER_OK)
+            st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {
-            cf_cluster_write(buf, m, n);
+            cf_cluster_encode(&c->enc, buf);
             st = cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
         }
+    }
+    if (st == COFFER_OK) {
+        e->written = 1;
+        e->written_at = e->changes;
     }
     return st == COFFER_OK ? st
                            : cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
                                              (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), cl->name);
+}
+
+/* Writes cluster `e` now that an append filled it. */
+static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c->members && !(c->members = malloc(CF_CLUSTER_MAX * sizeof *c->members)))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a cluster");
+    c->wrote = 1;
+    return write_entry(txn, c, e);
 }
 
 coffer_status cf_clusters_flush(coffer_txn *txn)
@@ -455,14 +492,16 @@ coffer_status cf_clusters_flush(coffer_txn *txn)
     struct cf_cluster_cache *c = txn->clusters;
     if (!c)
         return COFFER_OK;
-    cf_cluster_member *m = malloc(CF_CLUSTER_MAX * sizeof *m);
-    if (!m)
+    if (!c->members && !(c->members = malloc(CF_CLUSTER_MAX * sizeof *c->members)))
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing the clusters");
     coffer_status st = COFFER_OK;
     for (size_t ci = 0; ci < c->nclasses && st == COFFER_OK; ci++) {
         changed_list *l = &c->classes[ci];
-        for (size_t i = 0; i < l->n && st == COFFER_OK; i++)
-            st = write_entry(txn, l->entries[i], m);
+        for (size_t i = 0; i < l->n && st == COFFER_OK; i++) {
+            cf_cluster_entry *e = l->entries[i];
+            if (!e->written || e->written_at != e->changes)
+                st = write_entry(txn, c, e);
+        }
         if (st != COFFER_OK || (l->count_change == 0 && !l->cleared))
             continue;
         uint32_t table = txn->db->schema->classes[ci].table;
@@ -474,7 +513,6 @@ coffer_status cf_clusters_flush(coffer_txn *txn)
         l->count_change = 0;
         l->cleared = 0;
     }
-    free(m);
     return st;
 }
 
@@ -490,6 +528,8 @@ void cf_clusters_free(coffer_txn *txn)
         free(c->classes[i].entries);
     free(c->classes);
     free(c->slots);
+    free(c->members);
+    cf_cluster_encoder_free(&c->enc);
     free(c);
     txn->clusters = NULL;
 }
@@ -526,6 +566,17 @@ static coffer_status open_external(coffer_txn *txn, cf_cluster_entry *e, unsigne
                                         sizeof kb, &x->data, &x->len, &x->buf, &x->cap, "an object stored outside its cluster");
         if (st == COFFER_ERR_NOT_FOUND)
             st = cf_error(COFFER_ERR_CORRUPTED, "the record its cluster stores outside is missing");
+        if (st == COFFER_OK && txn->clusters->wrote && !txn->db->keys && x->data != x->buf) {
+            /* in a page that writing a filled cluster may change again */
+            uint8_t *p = x->len <= x->cap ? x->buf : realloc(x->buf, x->len ? x->len : 1);
+            if (!p)
+                return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading an object");
+            if (p != x->buf)
+                x->cap = x->len;
+            x->buf = p;
+            memcpy(p, x->data, x->len);
+            x->data = p;
+        }
         if (st != COFFER_OK)
             return st;
         x->opened = 1;

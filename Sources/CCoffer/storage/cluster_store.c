@@ -255,6 +255,12 @@ coffer_status cf_cstore_last_key(coffer_txn *txn, coffer_class_id cls, coffer_ob
         if (st == COFFER_OK && e && e->view.n) {
             *last = e->cid << CF_CLUSTER_BITS | e->view.lows[e->view.n - 1];
             *found = 1;
+        } else if (st == COFFER_OK && e && e->slots) { /* written by this transaction when appends filled it */
+            for (int low = CF_CLUSTER_MAX - 1; low >= 0 && !*found; low--)
+                if (e->slots[low].rec || e->slots[low].kept || e->slots[low].stored) {
+                    *last = e->cid << CF_CLUSTER_BITS | (unsigned)low;
+                    *found = 1;
+                }
         }
     }
     mdb_cursor_close(cur);
