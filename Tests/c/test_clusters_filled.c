@@ -7,8 +7,10 @@
  * transaction, or grown into and shrunk out of records stored outside,
  * are written again at the commit; a transaction aborted after filling
  * clusters leaves nothing behind; a stored cluster first read between
- * two written ones reads the same after more are written; plain,
- * encrypted and in memory.
+ * two written ones reads the same after more are written; a write
+ * transaction's cache is kept on the handle for the next one, within its
+ * bound, and what the next ones write is right; plain, encrypted and in
+ * memory.
  */
 #define COFFER_EXPERIMENTAL_API
 #include <lmdb.h>
@@ -302,6 +304,67 @@ TS_ENV_TEST(test_clusters_read_between_filled_ones)
     assert_int_equal(verify_findings(env), 0);
 }
 
+/* ---- the cache reused by the next write transaction ----------------------- */
+
+static void update_n(coffer_txn *w, coffer_class_id cls, coffer_object_key key, int64_t n)
+{
+    coffer_object *o = NULL;
+    assert_ok(coffer_object_get(w, cls, key, &o));
+    coffer_value v = coffer_value_int(n);
+    assert_ok(coffer_object_set_value(o, I_N, &v));
+    coffer_object_release(o);
+}
+
+TS_ENV_TEST(test_write_transactions_reuse_a_bounded_cache)
+{
+    enum { CLUSTERS = CF_CLUSTER_POOL_ENTRIES + 36, COUNT = CLUSTERS * CF_CLUSTER_MAX - 1 };
+    assert_int_equal(cf_clusters_pool_entries(env->db), -1);
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 1; i <= COUNT; i++)
+        add_item(w, item(env), i, 0);
+    ts_commit(w);
+    /* Kept on the handle, with no more than its bound of entries. */
+    assert_int_equal(cf_clusters_pool_entries(env->db), CF_CLUSTER_POOL_ENTRIES);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    assert_int_equal(ts_count(r, item(env)), COUNT);
+    coffer_txn_free(r);
+    assert_int_equal(cf_clusters_pool_entries(env->db), CF_CLUSTER_POOL_ENTRIES); /* reads make their own */
+
+    /* A write transaction takes it; the next ones start empty from it. */
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    update_n(w, item(env), 5, -5);
+    assert_int_equal(cf_clusters_pool_entries(env->db), -1);
+    update_n(w, item(env), 300, -300);
+    delete_item(w, item(env), 301);
+    assert_int_equal(add_item(w, item(env), COUNT + 1, BIG), COUNT + 1);
+    ts_commit(w);
+    assert_true(cf_clusters_pool_entries(env->db) >= 0);
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int k = 1; k <= COUNT; k += CF_CLUSTER_MAX)
+        update_n(w, item(env), (coffer_object_key)k + 1, 0); /* every cluster, then abort */
+    assert_ok(coffer_txn_abort(w));
+    coffer_txn_free(w);
+    assert_int_equal(cf_clusters_pool_entries(env->db), CF_CLUSTER_POOL_ENTRIES);
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    update_n(w, item(env), 6, -6);
+    check_item(w, item(env), 5, -5, 0);
+    check_item(w, item(env), 2, 2, 0);
+    coffer_object *o = NULL;
+    assert_status(coffer_object_get(w, item(env), 301, &o), COFFER_ERR_NOT_FOUND);
+    ts_commit(w);
+
+    r = ts_begin(env->db, COFFER_TXN_READ);
+    assert_int_equal(ts_count(r, item(env)), COUNT);
+    for (int i = 1; i <= COUNT + 1; i++) {
+        if (i == 301)
+            continue;
+        int64_t n = i == 5 || i == 6 || i == 300 ? -i : i;
+        check_item(r, item(env), (coffer_object_key)i, n, i == COUNT + 1 ? BIG : 0);
+    }
+    coffer_txn_free(r);
+    assert_int_equal(verify_findings(env), 0);
+}
+
 int main(void)
 {
     setenv("COFFER_TEST_STORAGE_FORMAT", "5", 1); /* every file of this suite: clusters */
@@ -310,6 +373,7 @@ int main(void)
         TS_TEST_ALL_MODES_SETUP(test_objects_of_a_filled_cluster_change_before_the_commit, setup),
         TS_TEST_ALL_MODES_SETUP(test_abort_after_filling_clusters, setup),
         TS_TEST_ALL_MODES_SETUP(test_clusters_read_between_filled_ones, setup),
+        TS_TEST_ALL_MODES_SETUP(test_write_transactions_reuse_a_bounded_cache, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

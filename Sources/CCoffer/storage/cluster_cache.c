@@ -5,6 +5,7 @@
 #include "storage/cluster_cache.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "storage/cluster_encode.h"
@@ -32,6 +33,8 @@ struct cf_cluster_cache {
      * clusters and records read from now on may sit in pages this
      * transaction changes again, so they are copied when opened. */
     int wrote;
+    cf_cluster_entry *spare; /* entries kept for reuse (write transactions), by `next_spare` */
+    size_t nspare;
 };
 
 static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
@@ -40,24 +43,55 @@ static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
     return (size_t)(h >> 17) & (cap - 1);
 }
 
+static void cache_destroy(struct cf_cluster_cache *c);
+
+static struct cf_cluster_cache *cache_new(size_t nclasses)
+{
+    struct cf_cluster_cache *c = calloc(1, sizeof *c);
+    if (c) {
+        c->slots = calloc(FIRST_CAPACITY, sizeof *c->slots);
+        c->classes = calloc(nclasses + 1, sizeof *c->classes);
+        c->cap = FIRST_CAPACITY;
+        c->nclasses = nclasses;
+    }
+    if (c && c->slots && c->classes)
+        return c;
+    if (c) {
+        free(c->slots);
+        free(c->classes);
+    }
+    free(c);
+    return NULL;
+}
+
+/* The cache a write transaction left on its handle, fitted to `nclasses`
+ * classes, or NULL. */
+static struct cf_cluster_cache *cache_reused(coffer_db *db, size_t nclasses)
+{
+    struct cf_cluster_cache *c = atomic_exchange(&db->cluster_pool, NULL);
+    if (!c || c->nclasses >= nclasses) {
+        if (c)
+            c->nclasses = nclasses;
+        return c;
+    }
+    changed_list *classes = realloc(c->classes, (nclasses + 1) * sizeof *classes);
+    if (!classes) {
+        cache_destroy(c);
+        return NULL;
+    }
+    memset(classes + c->nclasses, 0, (nclasses + 1 - c->nclasses) * sizeof *classes);
+    c->classes = classes;
+    c->nclasses = nclasses;
+    return c;
+}
+
 static struct cf_cluster_cache *cache_of(coffer_txn *txn)
 {
     if (txn->clusters)
         return txn->clusters;
-    struct cf_cluster_cache *c = calloc(1, sizeof *c);
     size_t n = txn->db->schema->nclasses;
-    if (c) {
-        c->slots = calloc(FIRST_CAPACITY, sizeof *c->slots);
-        c->classes = calloc(n + 1, sizeof *c->classes);
-        c->cap = FIRST_CAPACITY;
-        c->nclasses = n;
-    }
-    if (!c || !c->slots || !c->classes) {
-        if (c) {
-            free(c->slots);
-            free(c->classes);
-        }
-        free(c);
+    struct cf_cluster_cache *c = txn->write ? cache_reused(txn->db, n) : NULL;
+    if (!c && !(c = cache_new(n))) {
         cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
         return NULL;
     }
@@ -128,7 +162,9 @@ static uint8_t *arena_alloc(cf_cluster_entry *e, size_t len)
     cf_arena_chunk *c = e->arena;
     if (!c || c->cap - c->used < len) {
         size_t cap = len > ARENA_CHUNK / 4 ? len : ARENA_CHUNK;
-        cf_arena_chunk *fresh = malloc(sizeof *fresh + cap);
+        cf_arena_chunk *fresh = cap == ARENA_CHUNK && e->spare_chunk ? e->spare_chunk : malloc(sizeof *fresh + cap);
+        if (fresh == e->spare_chunk)
+            e->spare_chunk = NULL;
         if (!fresh)
             return NULL;
         fresh->used = 0;
@@ -154,7 +190,8 @@ static void slots_free(cf_cluster_entry *e)
     arena_free(e);
 }
 
-static void entry_free(cf_cluster_entry *e)
+/* Frees what entry `e` opened and changed, but not its spare memory. */
+static void entry_clear(cf_cluster_entry *e)
 {
     slots_free(e);
     if (e->external)
@@ -165,7 +202,29 @@ static void entry_free(cf_cluster_entry *e)
     free(e->blocks);
     free(e->buf);
     free(e->copy);
+    e->external = NULL;
+    e->view.opened = NULL;
+    e->blocks = e->buf = e->copy = NULL;
+}
+
+static void entry_free(cf_cluster_entry *e)
+{
+    entry_clear(e);
+    free(e->spare_slots);
+    free(e->spare_chunk);
     free(e);
+}
+
+/* A new entry: a spare one when the cache keeps any. */
+static cf_cluster_entry *entry_new(struct cf_cluster_cache *c)
+{
+    cf_cluster_entry *e = c->spare;
+    if (!e)
+        return calloc(1, sizeof *e);
+    c->spare = e->next_spare;
+    c->nspare--;
+    *e = (cf_cluster_entry){.spare_slots = e->spare_slots, .spare_chunk = e->spare_chunk};
+    return e;
 }
 
 static const char *class_name(const coffer_txn *txn, coffer_class_id cls) { return txn->db->schema->classes[cls].name; }
@@ -256,7 +315,7 @@ coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t ci
         if (rc != 0 && rc != MDB_NOTFOUND)
             return cf_error_mdb(rc, "cannot read a cluster");
     }
-    e = calloc(1, sizeof *e);
+    e = entry_new(c);
     if (!e)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
     e->cls = cls;
@@ -298,7 +357,12 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     if (e->slots)
         return COFFER_OK;
     e->changes++;
-    e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
+    if (e->spare_slots) {
+        e->slots = memset(e->spare_slots, 0, CF_CLUSTER_MAX * sizeof *e->slots);
+        e->spare_slots = NULL;
+    } else {
+        e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
+    }
     coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
     /* Every block opened (its checksum or seal checked) and every value
      * found in it now, so that the commit encodes the unchanged objects
@@ -516,14 +580,16 @@ coffer_status cf_clusters_flush(coffer_txn *txn)
     return st;
 }
 
-void cf_clusters_free(coffer_txn *txn)
+static void cache_destroy(struct cf_cluster_cache *c)
 {
-    struct cf_cluster_cache *c = txn->clusters;
-    if (!c)
-        return;
     for (size_t i = 0; i < c->cap; i++)
         if (c->slots[i])
             entry_free(c->slots[i]);
+    while (c->spare) {
+        cf_cluster_entry *next = c->spare->next_spare;
+        entry_free(c->spare);
+        c->spare = next;
+    }
     for (size_t i = 0; i < c->nclasses; i++)
         free(c->classes[i].entries);
     free(c->classes);
@@ -531,7 +597,95 @@ void cf_clusters_free(coffer_txn *txn)
     free(c->members);
     cf_cluster_encoder_free(&c->enc);
     free(c);
+}
+
+/* Keeps entry `e`'s changed-slot table and one arena chunk for the next
+ * entry, when the cache keeps fewer than CF_CLUSTER_POOL_ENTRIES; frees it
+ * otherwise. */
+static void entry_recycle(struct cf_cluster_cache *c, cf_cluster_entry *e)
+{
+    if (c->nspare >= CF_CLUSTER_POOL_ENTRIES) {
+        entry_free(e);
+        return;
+    }
+    if (!e->spare_slots) {
+        e->spare_slots = e->slots;
+        e->slots = NULL;
+    }
+    for (cf_arena_chunk *k = e->arena, *next; k; k = next) {
+        next = k->next;
+        if (!e->spare_chunk && k->cap == ARENA_CHUNK)
+            e->spare_chunk = k;
+        else
+            free(k);
+    }
+    e->arena = NULL;
+    entry_clear(e);
+    e->next_spare = c->spare;
+    c->spare = e;
+    c->nspare++;
+}
+
+/* Empties cache `c` for the next write transaction, keeping at most
+ * CF_CLUSTER_POOL_ENTRIES entries' memory and tables of bounded size. */
+static void cache_reset(struct cf_cluster_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i]) {
+            entry_recycle(c, c->slots[i]);
+            c->slots[i] = NULL;
+        }
+    c->used = 0;
+    if (c->cap > CF_CLUSTER_POOL_TABLE) {
+        cf_cluster_entry **slots = calloc(FIRST_CAPACITY, sizeof *slots);
+        if (slots) {
+            free(c->slots);
+            c->slots = slots;
+            c->cap = FIRST_CAPACITY;
+        }
+    }
+    for (size_t i = 0; i < c->nclasses; i++) {
+        changed_list *l = &c->classes[i];
+        if (l->cap > CF_CLUSTER_POOL_TABLE) {
+            free(l->entries);
+            *l = (changed_list){0};
+        }
+        l->n = 0;
+        l->count_change = 0;
+        l->cleared = 0;
+    }
+    if (cf_cluster_encoder_bytes(&c->enc) > CF_CLUSTER_POOL_ENCODER)
+        cf_cluster_encoder_free(&c->enc);
+    c->wrote = 0;
+}
+
+void cf_clusters_free(coffer_txn *txn)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c)
+        return;
     txn->clusters = NULL;
+    if (!txn->write || txn->db->magic != CF_DB_MAGIC) {
+        cache_destroy(c);
+        return;
+    }
+    cache_reset(c);
+    struct cf_cluster_cache *none = NULL;
+    if (!atomic_compare_exchange_strong(&txn->db->cluster_pool, &none, c))
+        cache_destroy(c); /* another write transaction's cache is kept */
+}
+
+int cf_clusters_pool_entries(coffer_db *db)
+{
+    struct cf_cluster_cache *c = atomic_load(&db->cluster_pool);
+    return c ? (int)c->nspare : -1;
+}
+
+void cf_clusters_pool_free(coffer_db *db)
+{
+    struct cf_cluster_cache *c = atomic_exchange(&db->cluster_pool, NULL);
+    if (c)
+        cache_destroy(c);
 }
 
 /* ---- positions ----------------------------------------------------------- */

@@ -56,6 +56,10 @@ typedef struct cf_cluster_entry {
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
     uint32_t written_at;    /* `changes` when it was written, once appends filled it */
     uint8_t written;        /* written to LMDB before the commit (as of written_at) */
+    /* Kept from an entry of an earlier write transaction (see below). */
+    cf_cluster_slot *spare_slots;
+    cf_arena_chunk *spare_chunk;
+    struct cf_cluster_entry *next_spare;
 } cf_cluster_entry;
 
 /* Cluster `cid` of class `cls`: the cached one, else the one LMDB holds
@@ -92,8 +96,27 @@ int64_t cf_clusters_count_change(const coffer_txn *txn, coffer_class_id cls);
  * counts of their classes: once per write transaction, before its commit. */
 coffer_status cf_clusters_flush(coffer_txn *txn);
 
-/* Frees the transaction's clusters (at its end). */
+/* Frees the transaction's clusters (at its end). A write transaction's
+ * cache is kept on its handle instead, for the next write transaction:
+ * emptied, with the memory of at most CF_CLUSTER_POOL_ENTRIES entries
+ * (their changed-slot tables, 4 KiB, and one 16 KiB chunk of records
+ * each), its hash table and change lists while they stay under
+ * CF_CLUSTER_POOL_TABLE slots and its encoder's plan under
+ * CF_CLUSTER_POOL_ENCODER bytes: about 1.5 MiB at most. Larger parts are
+ * released. A handle keeps one such cache; a second one (write
+ * transactions of one handle that end together) is freed. */
+#define CF_CLUSTER_POOL_ENTRIES 64
+#define CF_CLUSTER_POOL_TABLE 1024
+#define CF_CLUSTER_POOL_ENCODER (256u * 1024u)
 void cf_clusters_free(coffer_txn *txn);
+
+/* The number of entries the cache kept on handle `db` holds for reuse, or
+ * -1 when it keeps none (for the tests; only while no write transaction
+ * of the handle ends). */
+int cf_clusters_pool_entries(coffer_db *db);
+
+/* Frees the cache kept on handle `db` (when it is destroyed). */
+void cf_clusters_pool_free(coffer_db *db);
 
 /* ---- a position in a cluster ---------------------------------------------
  * Positions are what cf_cluster_entry_seek gives: the first object whose

@@ -55,6 +55,9 @@ struct coffer_db {
      * aborts the commit. NULL for none. */
     coffer_status (*commit_hook)(struct coffer_txn *txn);
     struct cf_sync_session *sync; /* the sync session of this handle, or NULL */
+    /* The clusters' cache a write transaction left for the next one (file
+     * format 5, storage/cluster_cache.h), or NULL. */
+    _Atomic(struct cf_cluster_cache *) cluster_pool;
 };
 
 /* The first member of every object and collection handle. A transaction

@@ -530,6 +530,7 @@ void cf_txn_abort_all(coffer_db *db)
 void cf_db_destroy(coffer_db *db)
 {
     db->magic = CF_DEAD_MAGIC;
+    cf_clusters_pool_free(db);
     cf_keys_free(db->keys);
     cf_schema_free(db->schema);
     free(db->object_dbis);
