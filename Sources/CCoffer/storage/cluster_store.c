@@ -1,8 +1,9 @@
 /* cluster_store — rows, writes, counts, cursors and scans of file format 5:
  * object k of a class is object (k & 255) of cluster k >> 8, stored under
  * that cluster's 8-byte big-endian number in sub-database 2t. Reads go
- * through the transaction's open clusters, writes change them there and the
- * commit writes each changed cluster once (storage/cluster_cache.h). */
+ * through the transaction's open clusters, writes change them there, and a
+ * changed cluster is written when appends fill it or at the commit
+ * (storage/cluster_cache.h). */
 #define _GNU_SOURCE
 #include "storage/cluster_store.h"
 
