@@ -64,24 +64,15 @@ static struct cf_cluster_cache *cache_new(size_t nclasses)
     return NULL;
 }
 
-/* The cache a write transaction left on its handle, fitted to `nclasses`
- * classes, or NULL. */
+/* The cache a write transaction left on its handle, or NULL (also when it
+ * was made for another number of classes: the schema changed). */
 static struct cf_cluster_cache *cache_reused(coffer_db *db, size_t nclasses)
 {
     struct cf_cluster_cache *c = atomic_exchange(&db->cluster_pool, NULL);
-    if (!c || c->nclasses >= nclasses) {
-        if (c)
-            c->nclasses = nclasses;
-        return c;
-    }
-    changed_list *classes = realloc(c->classes, (nclasses + 1) * sizeof *classes);
-    if (!classes) {
+    if (c && c->nclasses != nclasses) {
         cache_destroy(c);
-        return NULL;
+        c = NULL;
     }
-    memset(classes + c->nclasses, 0, (nclasses + 1 - c->nclasses) * sizeof *classes);
-    c->classes = classes;
-    c->nclasses = nclasses;
     return c;
 }
 
