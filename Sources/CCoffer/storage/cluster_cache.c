@@ -81,7 +81,7 @@ static struct cf_cluster_cache *cache_of(coffer_txn *txn)
     if (txn->clusters)
         return txn->clusters;
     size_t n = txn->db->schema->nclasses;
-    struct cf_cluster_cache *c = txn->write ? cache_reused(txn->db, n) : NULL;
+    struct cf_cluster_cache *c = txn->reuse_clusters ? cache_reused(txn->db, n) : NULL;
     if (!c && !(c = cache_new(n))) {
         cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
         return NULL;
@@ -656,7 +656,7 @@ void cf_clusters_free(coffer_txn *txn)
     if (!c)
         return;
     txn->clusters = NULL;
-    if (!txn->write || txn->db->magic != CF_DB_MAGIC) {
+    if (!txn->reuse_clusters || txn->db->magic != CF_DB_MAGIC) {
         cache_destroy(c);
         return;
     }

@@ -104,7 +104,9 @@ coffer_status cf_clusters_flush(coffer_txn *txn);
  * CF_CLUSTER_POOL_TABLE slots and its encoder's plan under
  * CF_CLUSTER_POOL_ENCODER bytes: about 1.5 MiB at most. Larger parts are
  * released. A handle keeps one such cache; a second one (write
- * transactions of one handle that end together) is freed. */
+ * transactions of one handle that end together) is freed, and so is the
+ * cache of a transaction not begun by coffer_txn_begin (those of opening
+ * and migrating a file, whose handles may not last). */
 #define CF_CLUSTER_POOL_ENTRIES 64
 #define CF_CLUSTER_POOL_TABLE 1024
 #define CF_CLUSTER_POOL_ENCODER (256u * 1024u)

@@ -274,6 +274,7 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
     txn->magic = CF_TXN_MAGIC;
     txn->db = db;
     txn->write = mode == COFFER_TXN_WRITE;
+    txn->reuse_clusters = txn->write; /* the handle outlives it (storage/cluster_cache.h) */
     txn->active = 1;
     txn->thread = pthread_self();
     pthread_mutex_lock(&db->lock);
