@@ -3,7 +3,10 @@
  * storage/cluster.h): values of every type come back from their columns as
  * written, nulls and absent columns read as null, fixed-width and
  * variable-width blocks (16- and 32-bit ends), objects stored outside,
- * objects encoded again from a parsed cluster next to new records, and
+ * objects encoded again from a parsed cluster next to new records, the
+ * bytes FORMAT.md specifies for a small cluster, a full cluster encoded
+ * again from its own blocks giving the same bytes as from its records (an
+ * encoder reused between clusters of other shapes), and
  * a damaged header, key order, directory or block is COFFER_ERR_CORRUPTED
  * (a newer version COFFER_ERR_FORMAT_VERSION), never a wrong value.
  */
