@@ -3,7 +3,10 @@
  * storage/cluster.h): values of every type come back from their columns as
  * written, nulls and absent columns read as null, fixed-width and
  * variable-width blocks (16- and 32-bit ends), objects stored outside,
- * objects encoded again from a parsed cluster next to new records, and
+ * objects encoded again from a parsed cluster next to new records, the
+ * bytes FORMAT.md specifies for a small cluster, a full cluster encoded
+ * again from its own blocks giving the same bytes as from its records (an
+ * encoder reused between clusters of other shapes), and
  * a damaged header, key order, directory or block is COFFER_ERR_CORRUPTED
  * (a newer version COFFER_ERR_FORMAT_VERSION), never a wrong value.
  */
@@ -12,6 +15,7 @@
 
 #include "test_support.h"
 #include "storage/cluster.h"
+#include "storage/cluster_encode.h"
 
 /* A record of values[0..n), owned by the caller. */
 static uint8_t *record_of(const coffer_value *values, uint16_t n, cf_record *rec)
@@ -27,10 +31,12 @@ static uint8_t *record_of(const coffer_value *values, uint16_t n, cf_record *rec
 /* Encodes members m[0..n) into a new buffer of *len bytes. */
 static uint8_t *encode(const cf_cluster_member *m, uint16_t n, size_t *len)
 {
-    *len = cf_cluster_size(m, n);
+    cf_cluster_encoder enc = {0};
+    assert_ok(cf_cluster_plan(&enc, m, n, len));
     uint8_t *out = malloc(*len);
     assert_non_null(out);
-    cf_cluster_write(out, m, n);
+    cf_cluster_encode(&enc, out);
+    cf_cluster_encoder_free(&enc);
     return out;
 }
 
@@ -154,6 +160,82 @@ static void test_full_cluster_with_wide_ends(void **state)
     free(data);
 }
 
+/* The bytes FORMAT.md gives for two objects: an int column (fixed width, a
+ * null), a string column (16-bit ends), a column only the first has. */
+static void test_bytes_as_specified(void **state)
+{
+    (void)state;
+    coffer_value a[3] = {coffer_value_int(1), ts_str("ab"), coffer_value_bool(1)};
+    coffer_value b[2] = {coffer_value_null(), ts_str("")};
+    cf_cluster_member m[2] = {{.low = 3}, {.low = 9}};
+    uint8_t *ba = record_of(a, 3, &m[0].rec), *bb = record_of(b, 2, &m[1].rec);
+    static const uint8_t want[] = {
+        2, 0, 2, 0, 3, 0,             /* version, flags, 2 objects, 3 columns */
+        3, 9,                         /* the keys' low bytes */
+        19, 0, 0, 0, 30, 0, 0, 0, 35, 0, 0, 0, /* block ends */
+        1, 8, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* ints: the second null */
+        2, 0, 0x00, 3, 0, 4, 0, 'a', 'b', 0, 0, /* strings "ab" and "", ends 3 and 4 */
+        1, 1, 0x02, 1, 0,             /* bools: the second has no column 2 */
+    };
+    size_t len;
+    uint8_t *data = encode(m, 2, &len);
+    assert_int_equal(len, sizeof want);
+    assert_memory_equal(data, want, sizeof want);
+    free(data);
+    free(ba);
+    free(bb);
+}
+
+/* A cluster encoded from records and encoded again from its own blocks
+ * (objects kept where they are stored) is the same bytes; one encoder
+ * reused for clusters of other shapes writes what a fresh one writes. */
+static void test_encodings_agree(void **state)
+{
+    (void)state;
+    static cf_cluster_member m[CF_CLUSTER_MAX], again[CF_CLUSTER_MAX];
+    static uint8_t *bufs[CF_CLUSTER_MAX];
+    char text[300];
+    memset(text, 'y', sizeof text);
+    for (int i = 0; i < CF_CLUSTER_MAX; i++) {
+        uint16_t width = (uint16_t)(i % 5 == 0 ? 2 : 4);
+        coffer_value v[4] = {i % 3 ? coffer_value_int(i * 1000003LL) : coffer_value_null(),
+                             coffer_value_string(text, (size_t)(i % 7 ? i : 0)), coffer_value_double(i / 3.0),
+                             i % 2 ? coffer_value_binary(text, (size_t)i % 17) : coffer_value_null()};
+        bufs[i] = record_of(v, width, &m[i].rec);
+        m[i].low = (uint8_t)i;
+        m[i].external = i == 77 || i == 200;
+    }
+    cf_cluster_encoder enc = {0};
+    size_t len, len2;
+    assert_ok(cf_cluster_plan(&enc, m, CF_CLUSTER_MAX, &len));
+    uint8_t *data = malloc(len);
+    cf_cluster_encode(&enc, data);
+    cf_cluster c;
+    assert_ok(cf_cluster_parse(data, len, &c));
+    for (uint16_t i = 0; i < CF_CLUSTER_MAX; i++)
+        again[i] = (cf_cluster_member){.low = (uint8_t)i, .external = m[i].external, .src = &c, .at = i};
+    /* The same encoder, after a smaller cluster of fewer columns. */
+    size_t small_len;
+    uint8_t *small = encode(m + 10, 3, &small_len);
+    assert_ok(cf_cluster_plan(&enc, m + 10, 3, &len2));
+    assert_int_equal(len2, small_len);
+    uint8_t *small2 = malloc(len2);
+    cf_cluster_encode(&enc, small2);
+    assert_memory_equal(small, small2, len2);
+    assert_ok(cf_cluster_plan(&enc, again, CF_CLUSTER_MAX, &len2));
+    assert_int_equal(len2, len);
+    uint8_t *data2 = malloc(len2);
+    cf_cluster_encode(&enc, data2);
+    assert_memory_equal(data, data2, len);
+    cf_cluster_encoder_free(&enc);
+    free(small);
+    free(small2);
+    free(data2);
+    free(data);
+    for (int i = 0; i < CF_CLUSTER_MAX; i++)
+        free(bufs[i]);
+}
+
 static void test_damage_is_an_error(void **state)
 {
     (void)state;
@@ -224,6 +306,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_round_trip),
         cmocka_unit_test(test_full_cluster_with_wide_ends),
+        cmocka_unit_test(test_bytes_as_specified),
+        cmocka_unit_test(test_encodings_agree),
         cmocka_unit_test(test_damage_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

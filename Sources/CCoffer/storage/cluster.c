@@ -1,17 +1,18 @@
-/* cluster — encoding and O(1) decoding of a cluster of objects. */
+/* cluster — O(1) decoding of a cluster of objects (its encoding is
+ * storage/cluster_encode.c). */
 #include "storage/cluster.h"
 
 #include <string.h>
 
 #include "util/error.h"
 
-#define BLOCK_HEADER 2
-#define FLAG_EXTERNAL 1u /* a bitmap of the objects stored outside follows the keys */
-
-/* How a column block stores its values. */
-enum { BLOCK_NULL = 0, BLOCK_FIXED = 1, BLOCK_ENDS16 = 2, BLOCK_ENDS32 = 3 };
-
-static size_t bitmap_size(uint16_t n) { return ((size_t)n + 7) / 8; }
+#define BLOCK_HEADER CF_BLOCK_HEADER
+#define FLAG_EXTERNAL CF_CLUSTER_FLAG_EXTERNAL
+#define BLOCK_NULL CF_BLOCK_NULL
+#define BLOCK_FIXED CF_BLOCK_FIXED
+#define BLOCK_ENDS16 CF_BLOCK_ENDS16
+#define BLOCK_ENDS32 CF_BLOCK_ENDS32
+#define bitmap_size cf_cluster_bitmap_size
 
 /* ---- decoding ------------------------------------------------------------ */
 
@@ -200,144 +201,4 @@ coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, cof
         return cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
     coffer_status st = cf_scalar_read(p, n, type, out);
     return st == COFFER_OK ? st : cf_error_prefix("cluster column %u", col);
-}
-
-/* ---- encoding ------------------------------------------------------------ */
-
-/* The stored bytes of column `col` of member `m`: 1 with *p and *len set,
- * 0 when null (or stored outside). */
-static int member_raw(const cf_cluster_member *m, uint16_t col, const uint8_t **p, size_t *len)
-{
-    if (m->external)
-        return 0;
-    if (m->src)
-        return cf_cluster_raw(m->src, m->at, col, p, len) == 1;
-    return cf_record_raw(&m->rec, col, p, len) == 1;
-}
-
-/* How column `col` of members m[0..n) is stored: its block kind, the width
- * of a fixed-width block, and the block's size. */
-static size_t column_plan(const cf_cluster_member *m, uint16_t n, uint16_t col, int *kind, size_t *width)
-{
-    size_t present = 0, total = 0, w = 0;
-    int same = 1;
-    for (uint16_t i = 0; i < n; i++) {
-        const uint8_t *p;
-        size_t len;
-        if (!member_raw(&m[i], col, &p, &len))
-            continue;
-        if (present++ == 0)
-            w = len;
-        else if (len != w)
-            same = 0;
-        total += len;
-    }
-    *width = w;
-    if (present == 0) {
-        *kind = BLOCK_NULL;
-        return BLOCK_HEADER;
-    }
-    size_t bm = bitmap_size(n);
-    if (same && w <= 0xFF) {
-        *kind = BLOCK_FIXED;
-        return BLOCK_HEADER + bm + (size_t)n * w;
-    }
-    *kind = total > 0xFFFF ? BLOCK_ENDS32 : BLOCK_ENDS16;
-    return BLOCK_HEADER + bm + (size_t)n * (*kind == BLOCK_ENDS32 ? 4 : 2) + total;
-}
-
-static uint16_t max_columns(const cf_cluster_member *m, uint16_t n)
-{
-    uint16_t ncols = 0;
-    for (uint16_t i = 0; i < n; i++) {
-        uint16_t k = m[i].external ? 0 : m[i].src ? m[i].src->ncols : m[i].rec.ncols;
-        ncols = k > ncols ? k : ncols;
-    }
-    return ncols;
-}
-
-static int any_external(const cf_cluster_member *m, uint16_t n)
-{
-    for (uint16_t i = 0; i < n; i++)
-        if (m[i].external)
-            return 1;
-    return 0;
-}
-
-size_t cf_cluster_size(const cf_cluster_member *m, uint16_t n)
-{
-    uint16_t ncols = max_columns(m, n);
-    size_t size = CF_CLUSTER_HEADER_SIZE + n + (any_external(m, n) ? bitmap_size(n) : 0) + (size_t)ncols * 4;
-    for (uint16_t c = 0; c < ncols; c++) {
-        int kind;
-        size_t width;
-        size += column_plan(m, n, c, &kind, &width);
-    }
-    return size;
-}
-
-/* Writes column `col`'s block at `b`; returns its size. */
-static size_t write_column(uint8_t *b, const cf_cluster_member *m, uint16_t n, uint16_t col)
-{
-    int kind;
-    size_t width;
-    size_t size = column_plan(m, n, col, &kind, &width);
-    b[0] = (uint8_t)kind;
-    b[1] = kind == BLOCK_FIXED ? (uint8_t)width : 0;
-    if (kind == BLOCK_NULL)
-        return size;
-    size_t bm = bitmap_size(n);
-    uint8_t *nulls = b + BLOCK_HEADER;
-    uint8_t *body = nulls + bm;
-    memset(nulls, 0, bm);
-    int ew = kind == BLOCK_ENDS32 ? 4 : 2;
-    uint8_t *values = kind == BLOCK_FIXED ? body : body + (size_t)n * ew;
-    size_t off = 0;
-    for (uint16_t i = 0; i < n; i++) {
-        const uint8_t *p = NULL;
-        size_t len = 0;
-        if (!member_raw(&m[i], col, &p, &len)) {
-            nulls[i / 8] |= (uint8_t)(1u << (i % 8));
-            len = 0;
-        }
-        if (kind == BLOCK_FIXED) {
-            if (p && len)
-                memcpy(values + (size_t)i * width, p, len);
-            else
-                memset(values + (size_t)i * width, 0, width);
-            continue;
-        }
-        if (len)
-            memcpy(values + off, p, len);
-        off += len;
-        cf_put_le(body + (size_t)i * ew, off, ew);
-    }
-    return size;
-}
-
-void cf_cluster_write(uint8_t *out, const cf_cluster_member *m, uint16_t n)
-{
-    uint16_t ncols = max_columns(m, n);
-    int ext = any_external(m, n);
-    out[0] = CF_CLUSTER_VERSION;
-    out[1] = ext ? FLAG_EXTERNAL : 0;
-    cf_put_le(out + 2, n, 2);
-    cf_put_le(out + 4, ncols, 2);
-    uint8_t *lows = out + CF_CLUSTER_HEADER_SIZE;
-    for (uint16_t i = 0; i < n; i++)
-        lows[i] = m[i].low;
-    uint8_t *dir = lows + n;
-    if (ext) {
-        memset(dir, 0, bitmap_size(n));
-        for (uint16_t i = 0; i < n; i++)
-            if (m[i].external)
-                dir[i / 8] |= (uint8_t)(1u << (i % 8));
-        dir += bitmap_size(n);
-    }
-    uint8_t *blocks = dir + (size_t)ncols * 4;
-    size_t off = 0;
-    for (uint16_t c = 0; c < ncols; c++) {
-        off += write_column(blocks + off, m, n, c);
-        cf_put_le(dir + (size_t)c * 4, off, 4);
-    }
 }

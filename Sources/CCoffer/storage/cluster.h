@@ -22,6 +22,13 @@
 #define CF_CLUSTER_INLINE_MAX 1024
 #define CF_EXTERNAL_PREFIX 0x01u /* first byte of an external key; a cluster's is 0 */
 #define CF_EXTERNAL_KEY_SIZE 9
+#define CF_CLUSTER_FLAG_EXTERNAL 1u /* a bitmap of the objects stored outside follows the keys */
+#define CF_BLOCK_HEADER 2            /* a column block's kind and width */
+
+/* How a column block stores its values. */
+enum { CF_BLOCK_NULL = 0, CF_BLOCK_FIXED = 1, CF_BLOCK_ENDS16 = 2, CF_BLOCK_ENDS32 = 3 };
+
+static inline size_t cf_cluster_bitmap_size(uint16_t n) { return ((size_t)n + 7) / 8; }
 
 /* A column block once opened (its checksum checked or its seal opened). */
 typedef struct cf_cluster_block {
@@ -102,23 +109,5 @@ void cf_cluster_prefetch(const cf_cluster *c, uint16_t at);
 /* Column `col` of the object at `at` read as `type` (cf_record_get's rules;
  * strings and binaries borrow the cluster's bytes). */
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out);
-
-/* One object to encode: the low byte of its key and its values as a record,
- * or as the object at position `at` of cluster `src` when src is not NULL
- * (an unchanged object, copied value by value without a record: its blocks
- * are opened and their values checked by the caller), or `external` (rec
- * and src unused) when it is stored outside. */
-typedef struct cf_cluster_member {
-    uint8_t low;
-    int external;
-    cf_record rec;
-    const struct cf_cluster *src;
-    uint16_t at;
-} cf_cluster_member;
-
-/* The size of the cluster holding members m[0..n) (1 <= n <= 256, lows
- * strictly increasing), and writing it into out[0 .. that size). */
-size_t cf_cluster_size(const cf_cluster_member *m, uint16_t n);
-void cf_cluster_write(uint8_t *out, const cf_cluster_member *m, uint16_t n);
 
 #endif

@@ -5,8 +5,10 @@
 #include "storage/cluster_cache.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include "storage/cluster_encode.h"
 #include "storage/cluster_parts.h"
 #include "storage/txn.h"
 #include "util/error.h"
@@ -25,6 +27,14 @@ struct cf_cluster_cache {
     size_t cap, used;
     changed_list *classes;
     size_t nclasses;
+    cf_cluster_member *members; /* CF_CLUSTER_MAX, for encoding */
+    cf_cluster_encoder enc;
+    /* A cluster was written to LMDB before the commit: a plain file's
+     * clusters and records read from now on may sit in pages this
+     * transaction changes again, so they are copied when opened. */
+    int wrote;
+    cf_cluster_entry *spare; /* entries kept for reuse (write transactions), by `next_spare` */
+    size_t nspare;
 };
 
 static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
@@ -33,24 +43,46 @@ static size_t slot_of(coffer_class_id cls, uint64_t cid, size_t cap)
     return (size_t)(h >> 17) & (cap - 1);
 }
 
+static void cache_destroy(struct cf_cluster_cache *c);
+
+static struct cf_cluster_cache *cache_new(size_t nclasses)
+{
+    struct cf_cluster_cache *c = calloc(1, sizeof *c);
+    if (c) {
+        c->slots = calloc(FIRST_CAPACITY, sizeof *c->slots);
+        c->classes = calloc(nclasses + 1, sizeof *c->classes);
+        c->cap = FIRST_CAPACITY;
+        c->nclasses = nclasses;
+    }
+    if (c && c->slots && c->classes)
+        return c;
+    if (c) {
+        free(c->slots);
+        free(c->classes);
+    }
+    free(c);
+    return NULL;
+}
+
+/* The cache a write transaction left on its handle, or NULL (also when it
+ * was made for another number of classes: the schema changed). */
+static struct cf_cluster_cache *cache_reused(coffer_db *db, size_t nclasses)
+{
+    struct cf_cluster_cache *c = atomic_exchange(&db->cluster_pool, NULL);
+    if (c && c->nclasses != nclasses) {
+        cache_destroy(c);
+        c = NULL;
+    }
+    return c;
+}
+
 static struct cf_cluster_cache *cache_of(coffer_txn *txn)
 {
     if (txn->clusters)
         return txn->clusters;
-    struct cf_cluster_cache *c = calloc(1, sizeof *c);
     size_t n = txn->db->schema->nclasses;
-    if (c) {
-        c->slots = calloc(FIRST_CAPACITY, sizeof *c->slots);
-        c->classes = calloc(n + 1, sizeof *c->classes);
-        c->cap = FIRST_CAPACITY;
-        c->nclasses = n;
-    }
-    if (!c || !c->slots || !c->classes) {
-        if (c) {
-            free(c->slots);
-            free(c->classes);
-        }
-        free(c);
+    struct cf_cluster_cache *c = txn->reuse_clusters ? cache_reused(txn->db, n) : NULL;
+    if (!c && !(c = cache_new(n))) {
         cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
         return NULL;
     }
@@ -121,7 +153,9 @@ static uint8_t *arena_alloc(cf_cluster_entry *e, size_t len)
     cf_arena_chunk *c = e->arena;
     if (!c || c->cap - c->used < len) {
         size_t cap = len > ARENA_CHUNK / 4 ? len : ARENA_CHUNK;
-        cf_arena_chunk *fresh = malloc(sizeof *fresh + cap);
+        cf_arena_chunk *fresh = cap == ARENA_CHUNK && e->spare_chunk ? e->spare_chunk : malloc(sizeof *fresh + cap);
+        if (fresh == e->spare_chunk)
+            e->spare_chunk = NULL;
         if (!fresh)
             return NULL;
         fresh->used = 0;
@@ -147,7 +181,8 @@ static void slots_free(cf_cluster_entry *e)
     arena_free(e);
 }
 
-static void entry_free(cf_cluster_entry *e)
+/* Frees what entry `e` opened and changed, but not its spare memory. */
+static void entry_clear(cf_cluster_entry *e)
 {
     slots_free(e);
     if (e->external)
@@ -157,7 +192,30 @@ static void entry_free(cf_cluster_entry *e)
     free(e->view.opened);
     free(e->blocks);
     free(e->buf);
+    free(e->copy);
+    e->external = NULL;
+    e->view.opened = NULL;
+    e->blocks = e->buf = e->copy = NULL;
+}
+
+static void entry_free(cf_cluster_entry *e)
+{
+    entry_clear(e);
+    free(e->spare_slots);
+    free(e->spare_chunk);
     free(e);
+}
+
+/* A new entry: a spare one when the cache keeps any. */
+static cf_cluster_entry *entry_new(struct cf_cluster_cache *c)
+{
+    cf_cluster_entry *e = c->spare;
+    if (!e)
+        return calloc(1, sizeof *e);
+    c->spare = e->next_spare;
+    c->nspare--;
+    *e = (cf_cluster_entry){.spare_slots = e->spare_slots, .spare_chunk = e->spare_chunk};
+    return e;
 }
 
 static const char *class_name(const coffer_txn *txn, coffer_class_id cls) { return txn->db->schema->classes[cls].name; }
@@ -204,7 +262,14 @@ static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, co
 static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB_val *v)
 {
     e->txn = txn;
-    coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, v, &e->buf, &e->cap, &e->view);
+    MDB_val own = *v;
+    if (txn->clusters->wrote && !txn->db->keys) {
+        if (!(e->copy = malloc(v->mv_size ? v->mv_size : 1)))
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
+        memcpy(e->copy, v->mv_data, v->mv_size);
+        own.mv_data = e->copy;
+    }
+    coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, &own, &e->buf, &e->cap, &e->view);
     if (st == COFFER_OK && e->view.ncols && !(e->view.opened = calloc(e->view.ncols, sizeof *e->view.opened)))
         st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
     if (st != COFFER_OK) {
@@ -241,7 +306,7 @@ coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t ci
         if (rc != 0 && rc != MDB_NOTFOUND)
             return cf_error_mdb(rc, "cannot read a cluster");
     }
-    e = calloc(1, sizeof *e);
+    e = entry_new(c);
     if (!e)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
     e->cls = cls;
@@ -283,7 +348,12 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     if (e->slots)
         return COFFER_OK;
     e->changes++;
-    e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
+    if (e->spare_slots) {
+        e->slots = memset(e->spare_slots, 0, CF_CLUSTER_MAX * sizeof *e->slots);
+        e->spare_slots = NULL;
+    } else {
+        e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
+    }
     coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
     /* Every block opened (its checksum or seal checked) and every value
      * found in it now, so that the commit encodes the unchanged objects
@@ -318,6 +388,8 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     return st;
 }
 
+static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e);
+
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len)
 {
     changed_list *l = &txn->clusters->classes[e->cls];
@@ -330,7 +402,8 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
         memmove(copy, rec, len);
     }
-    l->count_change += (copy != NULL) - (slot->rec != NULL || slot->kept || slot->stored);
+    int was = slot->rec != NULL || slot->kept || slot->stored;
+    l->count_change += (copy != NULL) - was;
     e->changes++;
     if (slot->kept) /* the record stored outside goes, or is written again */
         slot->drop = 1;
@@ -340,7 +413,7 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
         slot->cap = copy ? (uint32_t)len : 0;
     slot->rec = copy;
     slot->len = (uint32_t)len;
-    return COFFER_OK;
+    return copy && !was && low == CF_CLUSTER_MAX - 1 ? write_filled(txn, e) : COFFER_OK;
 }
 
 int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid)
@@ -406,17 +479,20 @@ static coffer_status write_external(coffer_txn *txn, cf_cluster_entry *e, uint64
 
 /* Writes changed cluster `e`, or deletes it when it holds no object, and
  * the changed objects it stores outside. */
-static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluster_member *m)
+static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf_cluster_entry *e)
 {
     const cf_class *cl = &txn->db->schema->classes[e->cls];
+    cf_cluster_member *m = c->members;
     uint16_t n = 0;
     coffer_status st = COFFER_OK;
     for (int low = 0; low < CF_CLUSTER_MAX && st == COFFER_OK; low++) {
         cf_cluster_slot *slot = &e->slots[low];
         uint64_t key = e->cid << CF_CLUSTER_BITS | (unsigned)low;
         int outside = slot->rec && slot->len > CF_CLUSTER_INLINE_MAX;
-        if (slot->drop || outside)
+        if (slot->drop || (outside && !slot->kept)) {
             st = write_external(txn, e, key, slot, outside);
+            slot->kept |= outside; /* written there: a change drops or writes it again */
+        }
         slot->drop = 0;
         if (st != COFFER_OK || (!slot->rec && !slot->kept && !slot->stored))
             continue;
@@ -437,17 +513,33 @@ static coffer_status write_entry(coffer_txn *txn, cf_cluster_entry *e, cf_cluste
         if (rc != 0 && rc != MDB_NOTFOUND)
             st = cf_txn_write_error(txn, rc, "cannot delete an emptied cluster");
     } else if (st == COFFER_OK) {
-        size_t size = cf_cluster_size(m, n);
+        size_t size;
         uint8_t *buf;
-        st = cf_txn_scratch(txn, size, &buf);
+        st = cf_cluster_plan(&c->enc, m, n, &size);
+        if (st == COFFER_OK)
+            st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {
-            cf_cluster_write(buf, m, n);
+            cf_cluster_encode(&c->enc, buf);
             st = cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
         }
+    }
+    if (st == COFFER_OK) {
+        e->written = 1;
+        e->written_at = e->changes;
     }
     return st == COFFER_OK ? st
                            : cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
                                              (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), cl->name);
+}
+
+/* Writes cluster `e` now that an append filled it. */
+static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e)
+{
+    struct cf_cluster_cache *c = txn->clusters;
+    if (!c->members && !(c->members = malloc(CF_CLUSTER_MAX * sizeof *c->members)))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a cluster");
+    c->wrote = 1;
+    return write_entry(txn, c, e);
 }
 
 coffer_status cf_clusters_flush(coffer_txn *txn)
@@ -455,14 +547,16 @@ coffer_status cf_clusters_flush(coffer_txn *txn)
     struct cf_cluster_cache *c = txn->clusters;
     if (!c)
         return COFFER_OK;
-    cf_cluster_member *m = malloc(CF_CLUSTER_MAX * sizeof *m);
-    if (!m)
+    if (!c->members && !(c->members = malloc(CF_CLUSTER_MAX * sizeof *c->members)))
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing the clusters");
     coffer_status st = COFFER_OK;
     for (size_t ci = 0; ci < c->nclasses && st == COFFER_OK; ci++) {
         changed_list *l = &c->classes[ci];
-        for (size_t i = 0; i < l->n && st == COFFER_OK; i++)
-            st = write_entry(txn, l->entries[i], m);
+        for (size_t i = 0; i < l->n && st == COFFER_OK; i++) {
+            cf_cluster_entry *e = l->entries[i];
+            if (!e->written || e->written_at != e->changes)
+                st = write_entry(txn, c, e);
+        }
         if (st != COFFER_OK || (l->count_change == 0 && !l->cleared))
             continue;
         uint32_t table = txn->db->schema->classes[ci].table;
@@ -474,8 +568,86 @@ coffer_status cf_clusters_flush(coffer_txn *txn)
         l->count_change = 0;
         l->cleared = 0;
     }
-    free(m);
     return st;
+}
+
+static void cache_destroy(struct cf_cluster_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i])
+            entry_free(c->slots[i]);
+    while (c->spare) {
+        cf_cluster_entry *next = c->spare->next_spare;
+        entry_free(c->spare);
+        c->spare = next;
+    }
+    for (size_t i = 0; i < c->nclasses; i++)
+        free(c->classes[i].entries);
+    free(c->classes);
+    free(c->slots);
+    free(c->members);
+    cf_cluster_encoder_free(&c->enc);
+    free(c);
+}
+
+/* Keeps entry `e`'s changed-slot table and one arena chunk for the next
+ * entry, when the cache keeps fewer than CF_CLUSTER_POOL_ENTRIES; frees it
+ * otherwise. */
+static void entry_recycle(struct cf_cluster_cache *c, cf_cluster_entry *e)
+{
+    if (c->nspare >= CF_CLUSTER_POOL_ENTRIES) {
+        entry_free(e);
+        return;
+    }
+    if (!e->spare_slots) {
+        e->spare_slots = e->slots;
+        e->slots = NULL;
+    }
+    for (cf_arena_chunk *k = e->arena, *next; k; k = next) {
+        next = k->next;
+        if (!e->spare_chunk && k->cap == ARENA_CHUNK)
+            e->spare_chunk = k;
+        else
+            free(k);
+    }
+    e->arena = NULL;
+    entry_clear(e);
+    e->next_spare = c->spare;
+    c->spare = e;
+    c->nspare++;
+}
+
+/* Empties cache `c` for the next write transaction, keeping at most
+ * CF_CLUSTER_POOL_ENTRIES entries' memory and tables of bounded size. */
+static void cache_reset(struct cf_cluster_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i]) {
+            entry_recycle(c, c->slots[i]);
+            c->slots[i] = NULL;
+        }
+    c->used = 0;
+    if (c->cap > CF_CLUSTER_POOL_TABLE) {
+        cf_cluster_entry **slots = calloc(FIRST_CAPACITY, sizeof *slots);
+        if (slots) {
+            free(c->slots);
+            c->slots = slots;
+            c->cap = FIRST_CAPACITY;
+        }
+    }
+    for (size_t i = 0; i < c->nclasses; i++) {
+        changed_list *l = &c->classes[i];
+        if (l->cap > CF_CLUSTER_POOL_TABLE) {
+            free(l->entries);
+            *l = (changed_list){0};
+        }
+        l->n = 0;
+        l->count_change = 0;
+        l->cleared = 0;
+    }
+    if (cf_cluster_encoder_bytes(&c->enc) > CF_CLUSTER_POOL_ENCODER)
+        cf_cluster_encoder_free(&c->enc);
+    c->wrote = 0;
 }
 
 void cf_clusters_free(coffer_txn *txn)
@@ -483,15 +655,28 @@ void cf_clusters_free(coffer_txn *txn)
     struct cf_cluster_cache *c = txn->clusters;
     if (!c)
         return;
-    for (size_t i = 0; i < c->cap; i++)
-        if (c->slots[i])
-            entry_free(c->slots[i]);
-    for (size_t i = 0; i < c->nclasses; i++)
-        free(c->classes[i].entries);
-    free(c->classes);
-    free(c->slots);
-    free(c);
     txn->clusters = NULL;
+    if (!txn->reuse_clusters || txn->db->magic != CF_DB_MAGIC) {
+        cache_destroy(c);
+        return;
+    }
+    cache_reset(c);
+    struct cf_cluster_cache *none = NULL;
+    if (!atomic_compare_exchange_strong(&txn->db->cluster_pool, &none, c))
+        cache_destroy(c); /* another write transaction's cache is kept */
+}
+
+int cf_clusters_pool_entries(coffer_db *db)
+{
+    struct cf_cluster_cache *c = atomic_load(&db->cluster_pool);
+    return c ? (int)c->nspare : -1;
+}
+
+void cf_clusters_pool_free(coffer_db *db)
+{
+    struct cf_cluster_cache *c = atomic_exchange(&db->cluster_pool, NULL);
+    if (c)
+        cache_destroy(c);
 }
 
 /* ---- positions ----------------------------------------------------------- */
@@ -526,6 +711,17 @@ static coffer_status open_external(coffer_txn *txn, cf_cluster_entry *e, unsigne
                                         sizeof kb, &x->data, &x->len, &x->buf, &x->cap, "an object stored outside its cluster");
         if (st == COFFER_ERR_NOT_FOUND)
             st = cf_error(COFFER_ERR_CORRUPTED, "the record its cluster stores outside is missing");
+        if (st == COFFER_OK && txn->clusters->wrote && !txn->db->keys && x->data != x->buf) {
+            /* in a page that writing a filled cluster may change again */
+            uint8_t *p = x->len <= x->cap ? x->buf : realloc(x->buf, x->len ? x->len : 1);
+            if (!p)
+                return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading an object");
+            if (p != x->buf)
+                x->cap = x->len;
+            x->buf = p;
+            memcpy(p, x->data, x->len);
+            x->data = p;
+        }
         if (st != COFFER_OK)
             return st;
         x->opened = 1;

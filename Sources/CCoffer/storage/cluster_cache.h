@@ -5,8 +5,9 @@
  * plain file it borrows LMDB's map, in an encrypted one the cache owns the
  * opened bytes.
  * A write transaction changes clusters here, decoded object by object, and
- * encodes and writes each changed cluster once, when it commits
- * (cf_clusters_flush); an abort drops them with the rest. */
+ * encodes and writes each changed cluster when appends fill it or when it
+ * commits (cf_clusters_flush), again at the commit if it changed after it
+ * was filled; an abort drops them with the rest. */
 #ifndef COFFER_CLUSTER_CACHE_H
 #define COFFER_CLUSTER_CACHE_H
 
@@ -17,8 +18,9 @@
  * or `stored` when it is unchanged in the cluster as stored, at position
  * `at` of the view (encoded again from there at the commit, never decoded
  * into a record), or `kept` when it is stored outside the cluster and
- * unchanged; `drop` when the record stored outside is to be deleted at the
- * commit. */
+ * unchanged (with `rec` too when this transaction wrote it there, when
+ * appends filled its cluster); `drop` when the record stored outside is to
+ * be deleted or written again. */
 typedef struct cf_cluster_slot {
     uint8_t *rec;
     uint32_t len, cap;
@@ -44,6 +46,7 @@ typedef struct cf_cluster_entry {
     uint64_t cid;          /* the objects whose keys k have k >> 8 == cid */
     cf_cluster view;       /* as stored (view.n == 0: not stored) */
     uint8_t *buf;          /* the opened head of an encrypted file, or NULL */
+    uint8_t *copy;         /* a plain file's stored value, copied when the transaction writes clusters early */
     size_t cap;
     uint8_t *blocks;       /* the opened blocks of an encrypted file, or NULL */
     coffer_txn *txn;       /* opens the blocks */
@@ -51,6 +54,12 @@ typedef struct cf_cluster_entry {
     cf_arena_chunk *arena;  /* the new records of `slots` */
     cf_external *external;  /* per low byte, made when one is first read */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
+    uint32_t written_at;    /* `changes` when it was written, once appends filled it */
+    uint8_t written;        /* written to LMDB before the commit (as of written_at) */
+    /* Kept from an entry of an earlier write transaction (see below). */
+    cf_cluster_slot *spare_slots;
+    cf_arena_chunk *spare_chunk;
+    struct cf_cluster_entry *next_spare;
 } cf_cluster_entry;
 
 /* Cluster `cid` of class `cls`: the cached one, else the one LMDB holds
@@ -67,7 +76,10 @@ coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t ci
 coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
 
 /* Sets (rec != NULL) or removes the object of low byte `low` in changed
- * cluster `e`; the record is copied. */
+ * cluster `e`; the record is copied. Setting the last object of a cluster
+ * (low byte 255, an append that fills it) encodes and writes the cluster
+ * at once, so that the commit has only the clusters changed after that to
+ * write; an abort still drops it with LMDB's transaction. */
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len);
 
 /* The smallest cid at least `from` of a changed cluster of class `cls` (1),
@@ -84,8 +96,29 @@ int64_t cf_clusters_count_change(const coffer_txn *txn, coffer_class_id cls);
  * counts of their classes: once per write transaction, before its commit. */
 coffer_status cf_clusters_flush(coffer_txn *txn);
 
-/* Frees the transaction's clusters (at its end). */
+/* Frees the transaction's clusters (at its end). A write transaction's
+ * cache is kept on its handle instead, for the next write transaction:
+ * emptied, with the memory of at most CF_CLUSTER_POOL_ENTRIES entries
+ * (their changed-slot tables, 4 KiB, and one 16 KiB chunk of records
+ * each), its hash table and change lists while they stay under
+ * CF_CLUSTER_POOL_TABLE slots and its encoder's plan under
+ * CF_CLUSTER_POOL_ENCODER bytes: about 1.5 MiB at most. Larger parts are
+ * released. A handle keeps one such cache; a second one (write
+ * transactions of one handle that end together) is freed, and so is the
+ * cache of a transaction not begun by coffer_txn_begin (those of opening
+ * and migrating a file, whose handles may not last). */
+#define CF_CLUSTER_POOL_ENTRIES 64
+#define CF_CLUSTER_POOL_TABLE 1024
+#define CF_CLUSTER_POOL_ENCODER (256u * 1024u)
 void cf_clusters_free(coffer_txn *txn);
+
+/* The number of entries the cache kept on handle `db` holds for reuse, or
+ * -1 when it keeps none (for the tests; only while no write transaction
+ * of the handle ends). */
+int cf_clusters_pool_entries(coffer_db *db);
+
+/* Frees the cache kept on handle `db` (when it is destroyed). */
+void cf_clusters_pool_free(coffer_db *db);
 
 /* ---- a position in a cluster ---------------------------------------------
  * Positions are what cf_cluster_entry_seek gives: the first object whose

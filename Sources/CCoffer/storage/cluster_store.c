@@ -1,8 +1,9 @@
 /* cluster_store — rows, writes, counts, cursors and scans of file format 5:
  * object k of a class is object (k & 255) of cluster k >> 8, stored under
  * that cluster's 8-byte big-endian number in sub-database 2t. Reads go
- * through the transaction's open clusters, writes change them there and the
- * commit writes each changed cluster once (storage/cluster_cache.h). */
+ * through the transaction's open clusters, writes change them there, and a
+ * changed cluster is written when appends fill it or at the commit
+ * (storage/cluster_cache.h). */
 #define _GNU_SOURCE
 #include "storage/cluster_store.h"
 
@@ -255,6 +256,12 @@ coffer_status cf_cstore_last_key(coffer_txn *txn, coffer_class_id cls, coffer_ob
         if (st == COFFER_OK && e && e->view.n) {
             *last = e->cid << CF_CLUSTER_BITS | e->view.lows[e->view.n - 1];
             *found = 1;
+        } else if (st == COFFER_OK && e && e->slots) { /* written by this transaction when appends filled it */
+            for (int low = CF_CLUSTER_MAX - 1; low >= 0 && !*found; low--)
+                if (e->slots[low].rec || e->slots[low].kept || e->slots[low].stored) {
+                    *last = e->cid << CF_CLUSTER_BITS | (unsigned)low;
+                    *found = 1;
+                }
         }
     }
     mdb_cursor_close(cur);

@@ -55,6 +55,9 @@ struct coffer_db {
      * aborts the commit. NULL for none. */
     coffer_status (*commit_hook)(struct coffer_txn *txn);
     struct cf_sync_session *sync; /* the sync session of this handle, or NULL */
+    /* The clusters' cache a write transaction left for the next one (file
+     * format 5, storage/cluster_cache.h), or NULL. */
+    _Atomic(struct cf_cluster_cache *) cluster_pool;
 };
 
 /* The first member of every object and collection handle. A transaction
@@ -130,6 +133,7 @@ struct coffer_txn {
     size_t scratch_cap;
     struct cf_changelog *log; /* what a write transaction changed so far */
     struct cf_cluster_cache *clusters; /* file format 5: opened and changed clusters */
+    int reuse_clusters; /* a write transaction of coffer_txn_begin: its cluster cache is kept on the handle */
     int origin;               /* COFFER_ORIGIN_* of its commit */
     void *sync_cache;         /* sync/: object merge states an integration changed */
     int log_always;           /* write a change-log entry even when empty (sync's own commits,

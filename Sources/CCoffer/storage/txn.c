@@ -274,6 +274,7 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
     txn->magic = CF_TXN_MAGIC;
     txn->db = db;
     txn->write = mode == COFFER_TXN_WRITE;
+    txn->reuse_clusters = txn->write; /* the handle outlives it (storage/cluster_cache.h) */
     txn->active = 1;
     txn->thread = pthread_self();
     pthread_mutex_lock(&db->lock);
@@ -530,6 +531,7 @@ void cf_txn_abort_all(coffer_db *db)
 void cf_db_destroy(coffer_db *db)
 {
     db->magic = CF_DEAD_MAGIC;
+    cf_clusters_pool_free(db);
     cf_keys_free(db->keys);
     cf_schema_free(db->schema);
     free(db->object_dbis);
