@@ -4,7 +4,11 @@
  * uses, and single-object commits with 0, 1 and 100 observed queries, side
  * by side with the same commits on a handle nobody observes.
  *
- *   coffer-live-bench [--dir DIR] [--rounds N] [--json FILE]
+ *   coffer-live-bench [--dir DIR] [--rounds N] [--json FILE] [--check-bounds]
+ *
+ * Every commit must reach its observers, or the run fails. With
+ * --check-bounds it also fails when a latency or idle-CPU bound is missed:
+ * for a quiet machine only, so the tests' smoke run leaves it out.
  */
 #define _GNU_SOURCE
 #include <coffer.h>
@@ -298,6 +302,7 @@ int main(int argc, char **argv)
 {
     const char *dir = ".", *json = NULL;
     int rounds = 200;
+    int check_bounds = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc)
             dir = argv[++i];
@@ -305,8 +310,10 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
+        else if (!strcmp(argv[i], "--check-bounds"))
+            check_bounds = 1;
         else {
-            fprintf(stderr, "usage: coffer-live-bench [--dir DIR] [--rounds N] [--json FILE]\n");
+            fprintf(stderr, "usage: coffer-live-bench [--dir DIR] [--rounds N] [--json FILE] [--check-bounds]\n");
             return 2;
         }
     }
@@ -360,10 +367,14 @@ int main(int argc, char **argv)
                 idle_cpu, idle_ms, base, one, hundred, untouched);
         fclose(f);
     }
-    /* The bounds, as a check a smoke run can fail on. */
-    int ok = same.samples == rounds && other.samples == rounds && same.median_ms < 50 && other.median_ms < 50 &&
-             idle_cpu < 1.0;
+    if (same.samples != rounds || other.samples != rounds) {
+        fprintf(stderr, "coffer-live-bench: %d of %d commits reached the observer in this process, %d in the other\n",
+                same.samples, rounds, other.samples);
+        return 1;
+    }
+    /* The documented bounds, meaningful on a quiet machine only. */
+    int ok = !check_bounds || (same.median_ms < 50 && other.median_ms < 50 && idle_cpu < 1.0);
     if (!ok)
-        fprintf(stderr, "coffer-live-bench: a bound was missed (every commit delivered, median < 50 ms, idle < 1%% CPU)\n");
+        fprintf(stderr, "coffer-live-bench: a bound was missed (median < 50 ms, idle < 1%% CPU)\n");
     return ok ? 0 : 1;
 }
