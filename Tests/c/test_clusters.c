@@ -19,24 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_support.h"
+#include "cluster_item_schema.h"
 #include "storage/cluster.h"
 #include "storage/cluster_parts.h"
 #include "storage/handles.h"
 
-#define P(n, t, f) {.name = (n), .type = (t), .flags = (f)}
-static const coffer_property_schema item_props[] = {
-    P("n", COFFER_TYPE_INT, COFFER_PROPERTY_INDEXED),
-    P("name", COFFER_TYPE_STRING, 0),
-    P("blob", COFFER_TYPE_BINARY, COFFER_PROPERTY_OPTIONAL),
-};
-static const coffer_class_schema schema[] = {{.name = "Item", .properties = item_props, .property_count = 3}};
-enum { I_N, I_NAME, I_BLOB };
 #define ITEM_OBJECTS "2" /* the first class's object table */
-
-static int setup(void **state) { return ts_setup_schema(state, schema, 1); }
-
-static coffer_class_id item(const ts_env *env) { return ts_class(env->db, "Item"); }
 
 /* The contents of item n: its name, and a blob of `blob` bytes (none: 0). */
 static void name_of(int64_t n, char *out, size_t size) { snprintf(out, size, "item %lld", (long long)n); }

@@ -18,25 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_support.h"
+#include "cluster_item_schema.h"
 #include "storage/cluster.h"
 #include "storage/cluster_cache.h"
 #include "storage/cluster_parts.h"
 #include "storage/handles.h"
 
-#define P(n, t, f) {.name = (n), .type = (t), .flags = (f)}
-static const coffer_property_schema item_props[] = {
-    P("n", COFFER_TYPE_INT, COFFER_PROPERTY_INDEXED),
-    P("name", COFFER_TYPE_STRING, 0),
-    P("blob", COFFER_TYPE_BINARY, COFFER_PROPERTY_OPTIONAL),
-};
-static const coffer_class_schema schema[] = {{.name = "Item", .properties = item_props, .property_count = 3}};
-enum { I_N, I_NAME, I_BLOB };
 #define BIG (3 * CF_CLUSTER_INLINE_MAX)
-
-static int setup(void **state) { return ts_setup_schema(state, schema, 1); }
-
-static coffer_class_id item(const ts_env *env) { return ts_class(env->db, "Item"); }
 
 static coffer_object_key add_item(coffer_txn *w, coffer_class_id cls, int64_t n, size_t blob)
 {
