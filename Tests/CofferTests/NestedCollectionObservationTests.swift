@@ -2,7 +2,8 @@
 // call, exact indices and keys for each kind of change, a change further down
 // reported as a modification of the element holding it, no call for commits
 // that leave the collection as it was, tokens, the collection gone with its
-// object or its place, and delivery on a queue and as an async sequence.
+// object or its place, long lists compared position by position, delivery on
+// a queue, an actor and as async sequences, and a frozen one not observed.
 
 import Coffer
 import Foundation
@@ -227,7 +228,7 @@ struct NestedCollectionObservationTests {
         #expect(log.wait(for: 3) == ["initial", "frozen true [1, 2, 3]", "-[] +[2] ~[]"])
     }
 
-    @Test func aNestedDictionaryGivesItsChangesAsASequence() async throws {
+    @MainActor @Test func aNestedDictionaryGivesItsChangesAsASequence() async throws {
         let test = try TestDatabase(.plain, Bag.types)
         let db = test.db
         let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromDictionary(["a": .int(1)])]) }
@@ -242,4 +243,72 @@ struct NestedCollectionObservationTests {
         #expect(seen.first == "initial")
         #expect(seen.last == "-[] +[\"b\"] ~[]")
     }
+
+    @Test func aLongListChangedThroughoutIsComparedPositionByPosition() throws {
+        let values = (0..<1_101).map { AnyValue.int($0) }
+        let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray(values)]) }
+        let list = try #require(bag.anything.listValue)
+        var changes: [(deletions: [Int], insertions: [Int], modifications: [Int])] = []
+        let token = list.observe { change in
+            if case .update(_, let deletions, let insertions, let modifications) = change {
+                changes.append((deletions, insertions, modifications))
+            }
+        }
+        defer { token.invalidate() }
+        db.refresh()
+        // Reversed, 1,101 × 1,101 positions are beyond the search: each
+        // position is compared with its own, and the middle one is unchanged.
+        try db.write {
+            list.removeAll()
+            list.append(objectsIn: values.reversed())
+        }
+        db.refresh()
+        let change = try #require(changes.first)
+        #expect(change.deletions.isEmpty && change.insertions.isEmpty)
+        #expect(change.modifications == Array(0..<550) + Array(551..<1_101))
+        // A short stretch in the middle is searched: a move there is a deletion plus an insertion.
+        try db.write { list.move(from: 500, to: 502) }
+        db.refresh()
+        #expect(changes.count == 2 && changes.last?.deletions == [500] && changes.last?.insertions == [502])
+        #expect(changes.last?.modifications == [])
+    }
+
+    @MainActor @Test func aNestedListGivesFrozenValuesAsASequenceAndChangesOnAnActor() async throws {
+        let test = try TestDatabase(.plain, Bag.types)
+        let db = test.db
+        let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.int(1)])]) }
+        let list = try #require(bag.anything.listValue)
+        let values = list.values
+        let log = CallLog()
+        let token = await list.observe(on: ObservingActor.shared) { _, change in
+            if case .update(let list, _, let insertions, _) = change {
+                log.append("\(list.isFrozen) \(list.count) +\(insertions)")
+            }
+        }
+        defer { token.invalidate() }
+        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        try db.write { list.append(.int(2)) }
+        var counts: [Int] = []
+        for await frozen in values {
+            #expect(frozen.isFrozen)
+            counts.append(frozen.count)
+            if counts.count == 2 { break }
+        }
+        #expect(counts == [1, 2])
+        #expect(await log.waitAsync(for: 1) == ["true 2 +[1]"])
+    }
+
+    @Test func aNestedCollectionOfAFrozenObjectIsNotObserved() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "nested-frozen-observe", objectTypes: Bag.types))
+            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.fromArray([])])]) }
+            _ = bag.freeze().anything.listValue![0].listValue!.observe { _ in }
+        }
+        #expect(errorOutput(result).contains("a frozen value never changes and cannot be observed"))
+    }
+}
+
+/// An actor for observers delivered off the database's thread.
+private actor ObservingActor {
+    static let shared = ObservingActor()
 }

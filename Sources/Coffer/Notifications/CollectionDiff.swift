@@ -17,7 +17,7 @@ extension CollectionIndices {
     /// inserting or removing one an insertion or a deletion, and a move a
     /// deletion plus an insertion. When what is left in the middle would take
     /// more than `limit` comparisons to search, it is paired from its first
-    /// element on as one stretch.
+    /// element on as one stretch, pairs of equal elements staying unchanged.
     init(from old: [StoredValue], to new: [StoredValue], limit: Int = 1 << 20) {
         self.init()
         var prefix = 0
@@ -31,8 +31,11 @@ extension CollectionIndices {
         var (oldNext, newNext) = (oldMiddle.lowerBound, newMiddle.lowerBound)
         for (oldKept, newKept) in kept + [(oldMiddle.upperBound, newMiddle.upperBound)] {
             let pairs = min(oldKept - oldNext, newKept - newNext)
-            modifications += oldNext..<(oldNext + pairs)
-            modificationsNew += newNext..<(newNext + pairs)
+            // Only a stretch not searched can pair equal elements: they stay.
+            for pair in 0..<pairs where !old[oldNext + pair].isSame(as: new[newNext + pair]) {
+                modifications.append(oldNext + pair)
+                modificationsNew.append(newNext + pair)
+            }
             deletions += (oldNext + pairs)..<oldKept
             insertions += (newNext + pairs)..<newKept
             (oldNext, newNext) = (oldKept + 1, newKept + 1)
