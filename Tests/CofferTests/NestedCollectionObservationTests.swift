@@ -230,7 +230,7 @@ struct NestedCollectionObservationTests {
 
     @MainActor @Test func aNestedDictionaryGivesItsChangesAsASequence() async throws {
         let test = try TestDatabase(.plain, Bag.types)
-        let db = test.db
+        let db = try await Database(configuration: test.configuration)
         let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromDictionary(["a": .int(1)])]) }
         let map = try #require(bag.anything.dictionaryValue)
         let changes = map.changes
@@ -275,7 +275,7 @@ struct NestedCollectionObservationTests {
 
     @MainActor @Test func aNestedListGivesFrozenValuesAsASequenceAndChangesOnAnActor() async throws {
         let test = try TestDatabase(.plain, Bag.types)
-        let db = test.db
+        let db = try await Database(configuration: test.configuration)
         let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.int(1)])]) }
         let list = try #require(bag.anything.listValue)
         let values = list.values

@@ -76,7 +76,8 @@ extension List {
     /// commit that leaves the list as it was brings no call. When the list is
     /// gone (its object deleted, or its place given another value) the last
     /// call reports every element deleted, as for a deleted owner. `keyPaths`
-    /// count no further there: an object in a mixed value counts by identity.
+    /// do not filter these changes: an object held in a mixed value counts by
+    /// identity, and its own changes do not modify the list.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<List<Element>>) -> Void) -> NotificationToken {
         elementObservation(keyPaths).observe(on: queue, { raw, list, _ in CollectionChange(raw, list) }, block)
