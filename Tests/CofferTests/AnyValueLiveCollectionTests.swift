@@ -2,7 +2,8 @@
 // changed in place inside a write, read again after another thread's commit
 // and after reopening, frozen with their object, nested to the core's limit,
 // stopping the program when changed outside a write, and the notifications
-// of their object.
+// of their object (observing the collections themselves:
+// NestedCollectionObservationTests).
 
 import Coffer
 import Foundation
@@ -224,23 +225,7 @@ import Testing
         #expect(errorOutput(result).contains("'Bag', property 'anything': list element 0 holds int, not a list"))
     }
 
-    @Test func aNestedCollectionIsNotObservedOnItsOwn() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "nested-observe", objectTypes: Bag.types))
-            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.fromDictionary([:])])]) }
-            _ = bag.anything.listValue![0].dictionaryValue!.observe { _ in }
-        }
-        #expect(errorOutput(result).contains("Bag.anything[0] is nested in a mixed value and cannot be observed; use its object"))
-    }
-
-    @Test func theListOfAMixedPropertyIsObservedThroughItsObjectAndPassedInAReference() async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let db = try Database(configuration: Database.Configuration(inMemoryIdentifier: "mixed-observe", objectTypes: Bag.types))
-            let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([])]) }
-            _ = bag.anything.listValue!.observe { _ in }
-        }
-        #expect(errorOutput(result).contains("Bag.anything is nested in a mixed value and cannot be observed; use its object"))
-
+    @Test func theListOfAMixedPropertyIsPassedInAReference() throws {
         let test = try TestDatabase(.plain, Bag.types), db = test.db
         let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromArray([.int(1)])]) }
         let reference = ThreadSafeReference(to: try #require(bag.anything.listValue))

@@ -41,11 +41,10 @@ extension CollectionLocation {
 
 extension CollectionLocation {
     /// Stops the program when this is a collection nested in a mixed value,
-    /// which cannot be `action` on its own; its object can. `evenAtTheProperty`:
-    /// also the collection a mixed property holds itself, which a reference
-    /// can find again but a collection observer of the core cannot watch.
-    func requireProperty(_ action: String, evenAtTheProperty: Bool = false) {
-        if !path.isEmpty || (evenAtTheProperty && property.collection == .none) {
+    /// which cannot be `action` on its own; its object can. The collection a
+    /// mixed property holds itself can: a reference finds it again.
+    func requireProperty(_ action: String) {
+        if !path.isEmpty {
             fatalError("Coffer: \(name) is nested in a mixed value and cannot be \(action); use its object")
         }
     }

@@ -12,6 +12,9 @@ extension ElementCollection {
     func elementObservation(_ keyPaths: [String]?) -> Observation<Self> {
         let location = requireManaged(managedLocation, "\(Self.self)", "observed")
         location.owner.requireUsable()
+        if location.isInMixedValue {
+            return nestedCollectionObservation(location, .list, live: self, make: { Self($0) })
+        }
         let observe = Self.functions.kind == .list ? coffer_list_observe : coffer_set_observe
         return collectionObservation(location, keyPaths, live: self, make: { Self($0) }) { database, location, paths, count, context, token in
             observe(database.handle, location.owner.binding.classId, location.owner.key, location.propertyId,
@@ -27,7 +30,6 @@ func collectionObservation<Value>(
     _ register: @escaping (Database, CollectionLocation, UnsafePointer<UnsafePointer<CChar>?>?, Int,
                            UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) -> coffer_status
 ) -> Observation<Value> {
-    location.requireProperty("observed", evenAtTheProperty: true)
     let database = location.database
     return Observation(
         database: database, live: live,
@@ -54,6 +56,28 @@ extension List {
     /// owner is deleted, the last call reports every element deleted.
     /// Delivery as for ``Results/observe(keyPaths:on:_:)``; observing an
     /// unmanaged list stops the program, as in Realm.
+    ///
+    /// A list held by a mixed value (``AnyValue/list(_:)`` read from a
+    /// managed object, also inside another list or dictionary) is observed
+    /// too, as in Realm:
+    ///
+    /// ```swift
+    /// let token = bag.anything.listValue!.observe { change in
+    ///     if case .update(_, let deletions, let insertions, let modifications) = change { ... }
+    /// }
+    /// ```
+    ///
+    /// Its object is observed for the property holding it, and each change
+    /// compares the list with its contents at the call before: the elements
+    /// kept are a longest common subsequence of the two; between two kept
+    /// elements, old and new elements left are paired from the first on as
+    /// modifications, the rest are deletions and insertions. A change inside
+    /// a list or dictionary nested in an element modifies that element. A
+    /// commit that leaves the list as it was brings no call. When the list is
+    /// gone (its object deleted, or its place given another value) the last
+    /// call reports every element deleted, as for a deleted owner. `keyPaths`
+    /// do not filter these changes: an object held in a mixed value counts by
+    /// identity, and its own changes do not modify the list.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<List<Element>>) -> Void) -> NotificationToken {
         elementObservation(keyPaths).observe(on: queue, { raw, list, _ in CollectionChange(raw, list) }, block)
@@ -111,6 +135,12 @@ extension Map {
     /// that changed it, with the keys deleted, inserted and modified, as
     /// Realm's `observe(keyPaths:on:_:)` of a `Map`. Otherwise as
     /// ``List/observe(keyPaths:on:_:)``.
+    ///
+    /// A dictionary held by a mixed value (``AnyValue/dictionary(_:)`` read
+    /// from a managed object) is observed through its object, as a nested
+    /// list is (see ``List/observe(keyPaths:on:_:)``), compared by key: keys
+    /// gone are deletions, new keys insertions, and keys whose value differs
+    /// (also inside a nested list or dictionary) modifications.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (DatabaseMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
         mapObservation(keyPaths).observe(on: queue, { raw, map, _ in DatabaseMapChange(raw, map) }, block)
@@ -134,6 +164,9 @@ extension Map {
     private func mapObservation(_ keyPaths: [String]?) -> Observation<Map> {
         let location = requireManaged(core.location, "\(Map.self)", "observed")
         location.owner.requireUsable()
+        if location.isInMixedValue {
+            return nestedCollectionObservation(location, .map, live: self, make: { Map($0) })
+        }
         return collectionObservation(location, keyPaths, live: self, make: { Map($0) }) { database, location, paths, count, context, token in
             coffer_map_observe(database.handle, location.owner.binding.classId, location.owner.key, location.propertyId,
                                paths, count, ObserverCallbacks.map, context, token)

@@ -31,6 +31,8 @@ struct MapChangeKeys: Sendable, Equatable {
     var modifications: [String] = []
     var rootDeleted = false
 
+    init() {}
+
     /// Copies `changes`, borrowed for the duration of a callback.
     init(copying changes: OpaquePointer) {
         func keys(_ kind: coffer_change_kind) -> [String] {

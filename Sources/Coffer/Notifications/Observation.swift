@@ -22,6 +22,18 @@ struct Observation<Value> {
     /// Registers the C observer, given the context pointer and where to put
     /// the token.
     let register: (UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) throws(CofferError) -> coffer_status
+    /// Turns what the C observer reports into the value's own change, given
+    /// the database the value is read through (nil when there is none);
+    /// nil when the value did not change. Called in the order of the
+    /// changes, one at a time, before the change is made; nil passes every
+    /// change on as it is.
+    var translate: ((RawChange, Database?) -> RawChange?)? = nil
+
+    /// `make` after ``translate``.
+    private func translated<Change>(_ make: @escaping ChangeMaker<Value, Change>) -> ChangeMaker<Value, Change> {
+        guard let translate else { return make }
+        return { raw, value, database in translate(raw, database).flatMap { make($0, value, database) } }
+    }
 
     /// Observes with `block` called on `queue` (values frozen at the change's
     /// version), or with `queue` nil, on the database's thread or actor (the
@@ -29,6 +41,7 @@ struct Observation<Value> {
     func observe<Change>(on queue: DispatchQueue?, _ make: @escaping ChangeMaker<Value, Change>,
                          _ block: @escaping (Change) -> Void) -> NotificationToken {
         requireObservable()
+        let make = translated(make)
         let context: ObserverContext
         if let queue {
             let rebuild = self.rebuild
@@ -49,6 +62,7 @@ struct Observation<Value> {
     func observe<A: Actor, Change>(on actor: A, _ make: @escaping ChangeMaker<Value, Change>,
                                    _ block: @escaping @Sendable (isolated A, Change) -> Void) -> NotificationToken {
         requireObservable()
+        let make = translated(make)
         typealias Item = (raw: RawChange, opened: Result<Handoff<Database>, CofferError>)
         let (stream, continuation) = AsyncStream<Handoff<Item>>.makeStream()
         let context = ObserverContext(frozenSource: FrozenSource(database)) { raw, context in
@@ -78,6 +92,7 @@ struct Observation<Value> {
     func sequence<Element>(_ make: @escaping ChangeMaker<Value, Element>,
                            isLast: @escaping @Sendable (RawChange) -> Bool = { _ in false }) -> ChangeSequence<Element> {
         requireObservable()
+        let make = translated(make)
         let (stream, continuation) = AsyncStream<Handoff<Element>>.makeStream()
         let call = Handoff(value: { (raw: RawChange, frozen: Database?) -> Element? in
             make(raw, frozen.flatMap(rebuild), frozen)
