@@ -90,13 +90,13 @@ extension Database {
         if configuration.inMemoryIdentifier == nil {
             let cancelled = LockedValue(false)
             try await withTaskCancellationHandler {
-                try await Task.detached {
+                try await onThreadOfItsOwn(named: "Coffer open") {
                     try prepare(configuration) { report in
                         guard !cancelled.withLock({ $0 }) else { return false }
                         progress?(report)
                         return true
                     }
-                }.value
+                }
             } onCancel: {
                 cancelled.withLock { $0 = true }
             }

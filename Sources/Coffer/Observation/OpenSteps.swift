@@ -37,7 +37,7 @@ final class OpenSteps: Sendable {
                 steps.cancelled.withLock { $0 = true }
             }
         }
-        Task.detached {
+        startThreadOfItsOwn(named: "Coffer open") {
             steps.prepare(configuration)
         }
         return stream
