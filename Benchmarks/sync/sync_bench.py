@@ -5,7 +5,7 @@ the observer callback on another (median and p99) with 10 and 100 connected
 clients (Python clients in this process, each with its own file and session),
 and PostgreSQL's rows and bytes per object.
 
-    scripts/postgres run env COFFER_SYNC_BIN=.build/debug/coffer-sync \\
+    scripts/postgres run env COFFER_SYNC_BIN=.build/release/coffer-sync \\
         COFFER_LIBRARY=build/libcoffer.so.0 .venv/bin/python Benchmarks/sync/sync_bench.py [--clients 10,100]
 
 Figures of one run on a shared machine: compare them within a run only."""

@@ -30,15 +30,9 @@ struct Integrator {
         let pk = pkValue.encoded
         switch change {
         case .create(_, _, let props):
-            let tombstone = try await upsertObject(className, pk, created: stamp)
-            if isAfter(stamp, tombstone) {
-                for p in props { try await putProperty(className, pk, p.name, p.value.encoded, stamp) }
-            }
+            try await upsertObjectAndProperties(className, pk, created: stamp, props, stamp)
         case .update(_, _, let props):
-            let tombstone = try await upsertObject(className, pk)
-            if isAfter(stamp, tombstone) {
-                for p in props { try await putProperty(className, pk, p.name, p.value.encoded, stamp) }
-            }
+            try await upsertObjectAndProperties(className, pk, created: nil, props, stamp)
         case .delete:
             let tombstone = try await upsertObject(className, pk, deleted: stamp) ?? stamp
             for table in ["coffer_sync_properties", "coffer_sync_set_elements", "coffer_sync_map_entries"] {
@@ -118,11 +112,27 @@ struct Integrator {
         throw StoreError("the object row of \(className) was not returned")
     }
 
-    private func putProperty(_ className: String, _ pk: [UInt8], _ property: String, _ value: [UInt8],
-                             _ stamp: [UInt8]) async throws {
+    /// A create or an update in one statement: the object's row as
+    /// `upsertObject` makes it, then, if `stamp` is above its tombstone, each
+    /// property last writer wins. (A changeset names a property once: the
+    /// validator refuses a repeat, which one statement could not upsert twice.)
+    private func upsertObjectAndProperties(_ className: String, _ pk: [UInt8], created: [UInt8]?,
+                                           _ props: [SyncValue.SyncProperty], _ stamp: [UInt8]) async throws {
+        let names = props.map(\.name)
+        let values = props.map { $0.value.encoded.bytea }
         try await connection.query("""
+            WITH o AS (
+                INSERT INTO coffer_sync_objects AS o (partition, class, pk, tombstone, created)
+                VALUES (\(partition), \(className), \(pk.bytea), NULL, \(created?.bytea))
+                ON CONFLICT (partition, class, pk) DO UPDATE
+                    SET tombstone = GREATEST(o.tombstone, EXCLUDED.tombstone),
+                        created = GREATEST(o.created, EXCLUDED.created)
+                RETURNING tombstone
+            )
             INSERT INTO coffer_sync_properties AS p (partition, class, pk, property, value, stamp)
-            VALUES (\(partition), \(className), \(pk.bytea), \(property), \(value.bytea), \(stamp.bytea))
+            SELECT \(partition), \(className), \(pk.bytea), u.name, u.value, \(stamp.bytea)
+            FROM o, unnest(\(names)::text[], \(values)::bytea[]) AS u(name, value)
+            WHERE o.tombstone IS NULL OR o.tombstone < \(stamp.bytea)
             ON CONFLICT (partition, class, pk, property)
             DO UPDATE SET value = EXCLUDED.value, stamp = EXCLUDED.stamp WHERE p.stamp < EXCLUDED.stamp
             """, logger: logger)

@@ -32,6 +32,11 @@ actor NotificationHub {
         for continuation in subscribers.values { continuation.yield() }
     }
 
+    /// Wakes one session (its download window opened).
+    func wake(partition: String, id: Int) {
+        sessions[partition]?[id]?.yield()
+    }
+
     func wakeAll() {
         for partition in sessions.values {
             for continuation in partition.values { continuation.yield() }

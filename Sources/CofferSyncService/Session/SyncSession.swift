@@ -130,7 +130,8 @@ struct SyncSession: Sendable {
                         throw SessionFailure(.protocol, "DOWNLOAD_ACK of server version \(version), which was not sent")
                     }
                     try await store.recordDownloadAck(partition: partition, client: client, version: version)
-                    await hub.wake(partition: partition)
+                    // Its window opened: only this session's download may go on.
+                    await hub.wake(partition: partition, id: hubID)
                 case .error(let code, let message, _):
                     logger.info("client reported error \(code): \(message)")
                     return

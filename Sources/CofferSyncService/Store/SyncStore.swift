@@ -88,36 +88,45 @@ struct SyncStore: Sendable {
             for try await version in rows.decode(Int64.self) { last = UInt64(version) }
             let validator = ChangeValidator(schema: schema)
             let integrator = Integrator(connection: conn, partition: partition, logger: logger)
-            var serverVersion = latest
-            var madeAny = false
+            var versions: [Int64] = [], clocks: [Int64] = [], encoded: [ByteBuffer] = []
             for changeset in changesets where changeset.clientVersion > last {
                 guard changeset.clientVersion <= UInt64(Int64.max) else {
                     throw BadChangeset("client version \(changeset.clientVersion) is out of range")
                 }
                 try validator.validate(changeset, origin: id)
                 try await integrator.integrate(changeset, origin: id)
-                let made = try await conn.query("""
-                    INSERT INTO coffer_sync_history (partition, origin, client_version, clock, changeset)
-                    VALUES (\(partition), \(id.bytes.bytea), \(Int64(changeset.clientVersion)),
-                            \(Int64(bitPattern: changeset.clock)), \(changeset.encoded.bytea))
-                    RETURNING server_version
-                    """, logger: logger)
-                for try await version in made.decode(Int64.self) { serverVersion = UInt64(version) }
+                versions.append(Int64(changeset.clientVersion))
+                clocks.append(Int64(bitPattern: changeset.clock))
+                encoded.append(changeset.encoded.bytea)
                 last = changeset.clientVersion
-                madeAny = true
             }
-            if madeAny {
-                try await conn.query("""
-                    UPDATE coffer_sync_partitions SET latest_version = \(Int64(serverVersion))
+            guard !versions.isEmpty else {
+                return Integrated(lastClientVersion: last, serverVersion: latest, madeAny: false)
+            }
+            // The batch's history rows in one statement, server versions in
+            // upload order; with them the partition's latest version, the
+            // client's progress, and the notification.
+            let made = try await conn.query("""
+                WITH h AS (
+                    INSERT INTO coffer_sync_history (partition, origin, client_version, clock, changeset)
+                    SELECT \(partition), \(id.bytes.bytea), u.version, u.clock, u.changeset
+                    FROM unnest(\(versions)::bigint[], \(clocks)::bigint[], \(encoded)::bytea[])
+                         WITH ORDINALITY AS u(version, clock, changeset, n)
+                    ORDER BY u.n
+                    RETURNING server_version
+                ), p AS (
+                    UPDATE coffer_sync_partitions SET latest_version = (SELECT max(server_version) FROM h)
                     WHERE partition = \(partition)
-                    """, logger: logger)
-                try await conn.query("""
+                ), c AS (
                     UPDATE coffer_sync_clients SET last_client_version = \(Int64(last)), last_seen = now()
                     WHERE partition = \(partition) AND client_id = \(id.bytes.bytea)
-                    """, logger: logger)
-                try await conn.query("SELECT pg_notify(\(Self.channel), \(partition))", logger: logger)
-            }
-            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: madeAny)
+                )
+                SELECT (SELECT max(server_version) FROM h)
+                FROM (SELECT pg_notify(\(Self.channel), \(partition))) AS notified
+                """, logger: logger)
+            var serverVersion = latest
+            for try await version in made.decode(Int64.self) { serverVersion = UInt64(version) }
+            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: true)
         }
     }
 
