@@ -89,36 +89,67 @@ static void count_migration(flags *f)
     pthread_mutex_unlock(&f->mutex);
 }
 
-/* ---- a long open does not hold up other files ----------------------------- */
+/* A migration callback that runs until a flag is raised. */
+typedef struct waiting_migration {
+    flags *flags;
+    int *until;            /* the flag it waits for */
+    coffer_status outcome; /* what it returns then */
+} waiting_migration;
 
-typedef struct other_file {
+static coffer_status migrate_waiting(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)m, (void)old_version, (void)new_version;
+    waiting_migration *w = ctx;
+    count_migration(w->flags);
+    raise_flag(w->flags, &w->flags->migrating);
+    return wait_flag(w->flags, w->until) == 0 ? w->outcome : COFFER_ERR_BUSY;
+}
+
+static coffer_status migrate_counting(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)m, (void)old_version, (void)new_version;
+    count_migration(ctx);
+    return COFFER_OK;
+}
+
+/* Another thread's open, begun once a migration runs. */
+typedef struct opener {
     flags *flags;
     const char *path;
+    int migrate;   /* opens at version 2 with the counting callback, else at version 1 */
+    int *started;  /* raised just before it opens, or NULL */
+    int *finished; /* raised once it has opened and closed, or NULL (it keeps the handle) */
     coffer_status opened;
-} other_file;
+    coffer_db *db;
+} opener;
 
-/* Once the migration runs, opens and closes a different file. */
-static void *open_other_file(void *arg)
+static void *run_opener(void *arg)
 {
-    other_file *o = arg;
+    opener *o = arg;
     o->opened = COFFER_ERR_INTERNAL;
     if (wait_flag(o->flags, &o->flags->migrating) != 0)
         return NULL;
-    coffer_db *db = NULL;
-    o->opened = ts_open_std(o->path, NULL, 0, 1, &db);
-    coffer_close(db);
-    raise_flag(o->flags, &o->flags->other_done);
+    if (o->started)
+        raise_flag(o->flags, o->started);
+    o->opened = o->migrate ? open_v2(o->path, migrate_counting, o->flags, &o->db) : ts_open_std(o->path, NULL, 0, 1, &o->db);
+    if (o->finished) {
+        coffer_close(o->db);
+        o->db = NULL;
+        raise_flag(o->flags, o->finished);
+    }
     return NULL;
 }
 
-/* Runs until the other thread has opened and closed its file. */
-static coffer_status migrate_waiting_for_other(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+/* Opens `path` at version 2 with `migration` on this thread while `o` runs
+ * on another; returns this open's status. */
+static coffer_status open_beside(const char *path, waiting_migration *migration, opener *o, coffer_db **out)
 {
-    (void)m, (void)old_version, (void)new_version;
-    flags *f = ctx;
-    count_migration(f);
-    raise_flag(f, &f->migrating);
-    return wait_flag(f, &f->other_done) == 0 ? COFFER_OK : COFFER_ERR_BUSY;
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, run_opener, o), 0);
+    coffer_status st = open_v2(path, migrate_waiting, migration, out);
+    pthread_join(thread, NULL);
+    assert_false(migration->flags->timed_out);
+    return st;
 }
 
 TS_ENV_TEST(test_migration_does_not_hold_up_other_files)
@@ -129,14 +160,11 @@ TS_ENV_TEST(test_migration_does_not_hold_up_other_files)
     make_v1_file(migrated);
     flags f;
     flags_init(&f);
-    other_file o = {.flags = &f, .path = other};
-    pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL, open_other_file, &o), 0);
+    waiting_migration migration = {.flags = &f, .until = &f.other_done, .outcome = COFFER_OK};
+    opener o = {.flags = &f, .path = other, .finished = &f.other_done};
     coffer_db *db = NULL;
-    coffer_status st = open_v2(migrated, migrate_waiting_for_other, &f, &db);
-    pthread_join(thread, NULL);
-    assert_false(f.timed_out); /* the other open waited for this migration */
-    assert_ok(st);
+    /* An open of the other file that waited for this migration would time it out. */
+    assert_ok(open_beside(migrated, &migration, &o, &db));
     assert_int_equal(o.opened, COFFER_OK);
     assert_int_equal(f.migrations, 1);
     assert_int_equal(coffer_db_schema_version(db), 2);
@@ -145,78 +173,23 @@ TS_ENV_TEST(test_migration_does_not_hold_up_other_files)
     flags_destroy(&f);
 }
 
-/* ---- two opens of one file ----------------------------------------------- */
-
-typedef struct second_open {
-    flags *flags;
-    const char *path;
-    coffer_status opened;
-    coffer_db *db;
-} second_open;
-
-/* Once the first open's migration runs, opens the same file with the
- * counting callback. */
-static coffer_status migrate_counting(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
-{
-    (void)m, (void)old_version, (void)new_version;
-    count_migration(ctx);
-    return COFFER_OK;
-}
-
-static void *open_same_file(void *arg)
-{
-    second_open *s = arg;
-    s->opened = COFFER_ERR_INTERNAL;
-    if (wait_flag(s->flags, &s->flags->migrating) != 0)
-        return NULL;
-    raise_flag(s->flags, &s->flags->second_started);
-    s->opened = open_v2(s->path, migrate_counting, s->flags, &s->db);
-    return NULL;
-}
-
-/* Lets the second opener start, then finishes the migration. */
-static coffer_status migrate_letting_second_start(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
-{
-    (void)m, (void)old_version, (void)new_version;
-    flags *f = ctx;
-    count_migration(f);
-    raise_flag(f, &f->migrating);
-    return wait_flag(f, &f->second_started) == 0 ? COFFER_OK : COFFER_ERR_BUSY;
-}
-
 TS_ENV_TEST(test_two_opens_of_one_file_migrate_once)
 {
     make_v1_file(env->path);
     flags f;
     flags_init(&f);
-    second_open s = {.flags = &f, .path = env->path};
-    pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL, open_same_file, &s), 0);
+    waiting_migration migration = {.flags = &f, .until = &f.second_started, .outcome = COFFER_OK};
+    opener o = {.flags = &f, .path = env->path, .migrate = 1, .started = &f.second_started};
     coffer_db *db = NULL;
-    coffer_status st = open_v2(env->path, migrate_letting_second_start, &f, &db);
-    pthread_join(thread, NULL);
-    assert_false(f.timed_out);
-    assert_ok(st);
-    assert_int_equal(s.opened, COFFER_OK);
+    assert_ok(open_beside(env->path, &migration, &o, &db));
+    assert_int_equal(o.opened, COFFER_OK);
     assert_int_equal(f.migrations, 1); /* the second open found the file migrated */
     assert_int_equal(coffer_db_schema_version(db), 2);
-    assert_int_equal(coffer_db_schema_version(s.db), 2);
-    assert_int_equal(ts_count_of(s.db, "Person"), 1);
-    coffer_close(s.db);
+    assert_int_equal(coffer_db_schema_version(o.db), 2);
+    assert_int_equal(ts_count_of(o.db, "Person"), 1);
+    coffer_close(o.db);
     coffer_close(db);
     flags_destroy(&f);
-}
-
-/* ---- a failed migration ---------------------------------------------------- */
-
-/* Lets the second opener start, then fails. */
-static coffer_status migrate_then_fail(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
-{
-    (void)m, (void)old_version, (void)new_version;
-    flags *f = ctx;
-    raise_flag(f, &f->migrating);
-    wait_flag(f, &f->second_started);
-    return COFFER_ERR_INVALID_ARGUMENT;
 }
 
 TS_ENV_TEST(test_failed_migration_leaves_the_file_to_the_next_open)
@@ -224,24 +197,21 @@ TS_ENV_TEST(test_failed_migration_leaves_the_file_to_the_next_open)
     make_v1_file(env->path);
     flags f;
     flags_init(&f);
-    second_open s = {.flags = &f, .path = env->path};
-    pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL, open_same_file, &s), 0);
+    waiting_migration migration = {.flags = &f, .until = &f.second_started, .outcome = COFFER_ERR_INVALID_ARGUMENT};
+    opener o = {.flags = &f, .path = env->path, .migrate = 1, .started = &f.second_started};
     coffer_db *db = NULL;
-    assert_status(open_v2(env->path, migrate_then_fail, &f, &db), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(open_beside(env->path, &migration, &o, &db), COFFER_ERR_INVALID_ARGUMENT);
     assert_null(db);
-    pthread_join(thread, NULL);
-    assert_false(f.timed_out);
-    /* The failure committed nothing: the waiting open migrated the file itself. */
-    assert_int_equal(s.opened, COFFER_OK);
-    assert_int_equal(f.migrations, 1);
-    assert_int_equal(coffer_db_schema_version(s.db), 2);
-    assert_int_equal(ts_count_of(s.db, "Person"), 1);
-    coffer_close(s.db);
+    /* The failure committed nothing: the waiting open ran its own migration. */
+    assert_int_equal(o.opened, COFFER_OK);
+    assert_int_equal(f.migrations, 2);
+    assert_int_equal(coffer_db_schema_version(o.db), 2);
+    assert_int_equal(ts_count_of(o.db, "Person"), 1);
+    coffer_close(o.db);
 
     /* Opens of this file and of others go on as before. */
     assert_ok(open_v2(env->path, migrate_counting, &f, &db));
-    assert_int_equal(f.migrations, 1);
+    assert_int_equal(f.migrations, 2);
     coffer_close(db);
     char other[TS_PATH_MAX];
     assert_ok(ts_open_std(ts_join(other, env->dir, "other.coffer"), NULL, 0, 1, &db));
@@ -255,10 +225,11 @@ TS_ENV_TEST(test_failed_migration_alone_leaves_the_registry_usable)
     flags f;
     flags_init(&f);
     f.second_started = 1; /* nobody else opens it */
+    waiting_migration failing = {.flags = &f, .until = &f.second_started, .outcome = COFFER_ERR_INVALID_ARGUMENT};
     coffer_db *db = NULL;
-    assert_status(open_v2(env->path, migrate_then_fail, &f, &db), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(open_v2(env->path, migrate_waiting, &failing, &db), COFFER_ERR_INVALID_ARGUMENT);
     assert_ok(open_v2(env->path, migrate_counting, &f, &db));
-    assert_int_equal(f.migrations, 1);
+    assert_int_equal(f.migrations, 2);
     assert_int_equal(coffer_db_schema_version(db), 2);
     coffer_close(db);
     flags_destroy(&f);
