@@ -1,7 +1,8 @@
 /* test_open_concurrency.c — opens on several threads: a long open of one
  * file (here a migration callback that waits) does not hold up opens of
  * other files; two opens of one file run its migration once; an open whose
- * migration fails leaves the file to the next open. Waits are on conditions
+ * migration fails leaves the file to the next open; a fork() taken while a
+ * thread opens a file can open files in the child. Waits are on conditions
  * with a generous limit, never on the clock: a limit reached fails the test. */
 #define _GNU_SOURCE
 #include "test_support.h"
@@ -235,6 +236,71 @@ TS_ENV_TEST(test_failed_migration_alone_leaves_the_registry_usable)
     flags_destroy(&f);
 }
 
+/* ---- fork() during an open ----------------------------------------------- */
+
+typedef struct migrating_open {
+    const char *path;
+    waiting_migration *migration;
+    coffer_status opened;
+    coffer_db *db;
+} migrating_open;
+
+static void *run_migrating_open(void *arg)
+{
+    migrating_open *m = arg;
+    m->opened = open_v2(m->path, migrate_waiting, m->migration, &m->db);
+    return NULL;
+}
+
+typedef struct child_files {
+    const char *migrating; /* the file the parent is migrating */
+    const char *other;
+} child_files;
+
+/* In the child: the file the parent is opening and another one open. */
+static int open_in_child(void *arg)
+{
+    const child_files *c = arg;
+    coffer_db *db = NULL;
+    coffer_status st = ts_open_std(c->migrating, NULL, 0, 1, &db); /* version 1: the migration is not committed */
+    if (st == COFFER_OK && coffer_db_schema_version(db) != 1)
+        st = COFFER_ERR_INTERNAL;
+    coffer_close(db);
+    db = NULL;
+    if (st == COFFER_OK)
+        st = ts_open_std(c->other, NULL, 0, 1, &db);
+    coffer_close(db);
+    return st;
+}
+
+TS_ENV_TEST(test_a_fork_during_an_open_opens_files_in_the_child)
+{
+    char other[TS_PATH_MAX];
+    ts_join(other, env->dir, "other.coffer");
+    make_v1_file(env->path);
+    flags f;
+    flags_init(&f);
+    waiting_migration migration = {.flags = &f, .until = &f.other_done, .outcome = COFFER_OK};
+    migrating_open m = {.path = env->path, .migration = &migration};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, run_migrating_open, &m), 0);
+    int child = -1;
+    if (wait_flag(&f, &f.migrating) == 0) {
+        /* The child does not wait for the gate this process's open holds (its
+         * holder does not exist there); it fails by its alarm if it does. */
+        child_files files = {.migrating = env->path, .other = other};
+        child = ts_run_in_child(open_in_child, &files, "opening in a fork() taken during an open");
+    }
+    raise_flag(&f, &f.other_done);
+    pthread_join(thread, NULL);
+    assert_false(f.timed_out);
+    assert_int_equal(child, COFFER_OK);
+    assert_ok(m.opened);
+    assert_int_equal(coffer_db_schema_version(m.db), 2);
+    coffer_close(m.db);
+    flags_destroy(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +308,7 @@ int main(void)
         TS_TEST_EMPTY(test_two_opens_of_one_file_migrate_once),
         TS_TEST_EMPTY(test_failed_migration_leaves_the_file_to_the_next_open),
         TS_TEST_EMPTY(test_failed_migration_alone_leaves_the_registry_usable),
+        TS_TEST_EMPTY(test_a_fork_during_an_open_opens_files_in_the_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
