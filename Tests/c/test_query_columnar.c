@@ -198,7 +198,8 @@ static const char *const queries[] = {
     "b == true", "b == false", "ob == nil", "ob == false", "ob != true",
     "s CONTAINS 'lph'", "s CONTAINS[c] 'ALPHA'", "s BEGINSWITH 'alpha-1'", "s ENDSWITH '9'",
     "s ==[c] 'ALPHA-0'", "s LIKE '*a-1?'", "s == '-0'", "s BEGINSWITH ''", "s > 'beta'",
-    "os == nil", "os CONTAINS 'al'", "os ENDSWITH[c] 'RAY'", "os != nil",
+    "os == nil", "os CONTAINS 'al'", "os ENDSWITH[c] 'RAY'", "os != nil", "os == 'opt beta'", "os != 'opt beta'",
+    "os BEGINSWITH 'opt g'", "s != 'x-0'", "s CONTAINS '-1'", "s CONTAINS 'a-1' AND i > 0", "i > 0 AND s CONTAINS 'a-1'",
     "dt > T1700036000:0", "dt == T1700003600:500", "dt <= T1700003600:0", "dec > 5", "dec == -3",
     "oid == oid(000000000000000000000003)", "u == nil", "u != uuid(00000000-0000-0000-0000-000000000000)",
     "bin == nil", "bin != nil",
@@ -288,6 +289,9 @@ TS_ENV_TEST(test_property_added_by_a_migration)
     assert_int_equal(check_query(r, cls, "added != 0"), 240);
     assert_int_equal(check_query(r, cls, "added_s == nil"), 600 + 150);
     assert_int_equal(check_query(r, cls, "added_s == 'new'"), 150);
+    assert_int_equal(check_query(r, cls, "added_s CONTAINS 'ew'"), 150); /* values of one size: a fixed-width block */
+    assert_int_equal(check_query(r, cls, "added_s != 'new'"), 750);
+    assert_int_equal(check_query(r, cls, "added_s ENDSWITH 'w' AND added > 1"), 90);
     assert_int_equal(check_query(r, cls, "added_s CONTAINS ''"), 150); /* null contains nothing */
     assert_int_equal(check_query(r, cls, "added < 3 AND i > 100"), 119);
     check_query(r, cls, "added >= 0 AND added_s != nil AND i BETWEEN {10, 20}");

@@ -1,11 +1,17 @@
 /* columnar — a conjunction of simple comparisons evaluated over batches of
  * objects kept column by column (columnar.h). An int property compared with
  * one int constant (==, !=, <, <=, >, >=, BETWEEN) is a range test in a
- * loop over the column's values; any other comparison decodes each value it
- * tests onto the stack and compares it as the evaluator does. A null value
- * (or a required property the batch's objects lack, read as its default)
- * gives the same answer for every object, found once per query. */
+ * loop over the column's values; a string property against one string
+ * without modifiers (==, !=, BEGINSWITH, ENDSWITH, CONTAINS), a byte
+ * comparison of each value in place, CONTAINS one search through all the
+ * batch's strings at once when it tests them all; any other comparison
+ * decodes each value it tests onto the stack and compares it as the
+ * evaluator does. A null value (or a required property the batch's objects
+ * lack, read as its default) gives the same answer for every object, found
+ * once per query. */
+#define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/error.h"
 #include "objects/object.h"
@@ -21,6 +27,9 @@ typedef struct column_test {
     int int_range;       /* tested by the int loop: lo <= v <= hi, negated by `negate` */
     int negate;
     int64_t lo, hi;
+    int text;            /* tested by byte comparisons: op against needle[0 .. nlen) */
+    const uint8_t *needle;
+    size_t nlen;
     uint64_t tested, kept; /* objects so far: how selective it is */
 } column_test;
 
@@ -59,6 +68,26 @@ static void plan_int_range(column_test *t)
     t->int_range = 1;
 }
 
+/* Sets t's needle when its comparison is one the byte loops answer exactly
+ * as the evaluator does: no modifiers, one string holding no NUL (which
+ * ends every stored string, so that a match never crosses two values). */
+static void plan_text(column_test *t)
+{
+    const cf_bpred *p = t->pred;
+    if (t->prop->type != COFFER_TYPE_STRING || p->modifiers || p->right.type_names || p->right.nconsts != 1 ||
+        p->right.consts[0].type != COFFER_TYPE_STRING)
+        return;
+    if (p->op != CF_QC_EQ && p->op != CF_QC_NE && p->op != CF_QC_BEGINSWITH && p->op != CF_QC_ENDSWITH &&
+        p->op != CF_QC_CONTAINS)
+        return;
+    const coffer_bytes *s = &p->right.consts[0].u.string;
+    if (s->size == 0 || memchr(s->data, 0, s->size))
+        return;
+    t->needle = s->data;
+    t->nlen = s->size;
+    t->text = 1;
+}
+
 /* The comparison of a value read from a batch, with a required property's
  * missing value read as its default, as a scan of objects reads it. */
 static int compare(cf_qrun *run, const column_test *t, coffer_value v)
@@ -89,6 +118,7 @@ coffer_status cf_columnar_new(coffer_txn *txn, cf_qrun *run, coffer_class_id cls
             return coffer_last_status();
         }
         plan_int_range(t);
+        plan_text(t);
         cs->order[i] = i;
     }
     *out = cs;
@@ -103,20 +133,93 @@ void cf_columnar_free(cf_columnar *cs)
 }
 
 /* Keeps, of the positions sel[0..*nsel), those whose value in `col` passes
- * int test `t`. */
+ * int test `t`. All of the batch's positions (the first test) are read
+ * straight, without going through `sel`. */
 static void keep_ints(const column_test *t, const cf_column *col, uint16_t *sel, size_t *nsel)
 {
     size_t kept = 0;
     const int64_t lo = t->lo, hi = t->hi;
     const int negate = t->negate, null_match = t->null_match;
+    if (*nsel == col->n) {
+        for (uint16_t i = 0; i < col->n; i++) {
+            int64_t v = cf_column_int(col, i);
+            int m = cf_column_is_null(col, i) ? null_match : ((v >= lo) & (v <= hi)) ^ negate;
+            sel[kept] = i;
+            kept += (size_t)m;
+        }
+    } else {
+        for (size_t k = 0; k < *nsel; k++) {
+            uint16_t i = sel[k];
+            int64_t v = cf_column_int(col, i);
+            int m = cf_column_is_null(col, i) ? null_match : ((v >= lo) & (v <= hi)) ^ negate;
+            sel[kept] = i;
+            kept += (size_t)m;
+        }
+    }
+    *nsel = kept;
+}
+
+/* Marks in hit[] the values of `col` that contain t's needle: one search
+ * through the values one after another, going on after each match from
+ * the end of the value it is in. */
+static void find_in_column(const column_test *t, const cf_column *col, uint8_t *hit)
+{
+    const uint8_t *values = cf_column_values(col);
+    size_t total = cf_column_values_len(col), pos = 0;
+    uint16_t i = 0;
+    memset(hit, 0, col->n);
+    while (pos < total) {
+        const uint8_t *h = memmem(values + pos, total - pos, t->needle, t->nlen);
+        if (!h)
+            break;
+        size_t at = (size_t)(h - values);
+        while (cf_column_end(col, i) <= at) /* at < total: some value ends after it */
+            i++;
+        hit[i] = 1;
+        pos = cf_column_end(col, i);
+    }
+}
+
+/* Whether text[0 .. len) passes byte test `t`. */
+static int text_matches(const column_test *t, const uint8_t *text, size_t len)
+{
+    switch (t->pred->op) {
+    case CF_QC_EQ: return len == t->nlen && memcmp(text, t->needle, len) == 0;
+    case CF_QC_NE: return !(len == t->nlen && memcmp(text, t->needle, len) == 0);
+    case CF_QC_BEGINSWITH: return len >= t->nlen && memcmp(text, t->needle, t->nlen) == 0;
+    case CF_QC_ENDSWITH: return len >= t->nlen && memcmp(text + len - t->nlen, t->needle, t->nlen) == 0;
+    default: return len >= t->nlen && memmem(text, len, t->needle, t->nlen) != NULL;
+    }
+}
+
+/* The same for byte test `t` on a string column. A value without its NUL
+ * is damaged: cf_batch_value says so. */
+static status keep_texts(const column_test *t, const cf_object_batch *b, const cf_column *col, uint16_t *sel,
+                         size_t *nsel)
+{
+    uint8_t hit[CF_OBJECT_BATCH_MAX];
+    int searched = t->pred->op == CF_QC_CONTAINS && *nsel == col->n;
+    if (searched)
+        find_in_column(t, col, hit);
+    const uint8_t *values = cf_column_values(col);
+    size_t kept = 0;
     for (size_t k = 0; k < *nsel; k++) {
         uint16_t i = sel[k];
-        int64_t v = cf_column_int(col, i);
-        int m = cf_column_is_null(col, i) ? null_match : ((v >= lo) & (v <= hi)) ^ negate;
+        int m = t->null_match;
+        if (!cf_column_is_null(col, i)) {
+            size_t start, end;
+            cf_column_span(col, i, &start, &end);
+            if (end == start || values[end - 1] != 0) {
+                coffer_value v;
+                return cf_batch_value(b, col, i, &v);
+            }
+            m = searched ? hit[i] : text_matches(t, values + start, end - start - 1);
+        }
         sel[kept] = i;
         kept += (size_t)m;
     }
     *nsel = kept;
+    return COFFER_OK;
 }
 
 /* The same for any other test: each value decoded and compared. */
@@ -153,6 +256,9 @@ static status keep(cf_columnar *cs, column_test *t, const cf_object_batch *b, ui
         *nsel = t->null_match ? *nsel : 0;
     } else if (t->int_range && cf_column_has_ints(&col)) {
         keep_ints(t, &col, sel, nsel);
+    } else if (t->text) {
+        if ((st = keep_texts(t, b, &col, sel, nsel)) != COFFER_OK)
+            return st;
     } else if ((st = keep_values(cs, t, b, &col, sel, nsel)) != COFFER_OK) {
         return st;
     }
@@ -161,11 +267,11 @@ static status keep(cf_columnar *cs, column_test *t, const cf_object_batch *b, ui
 }
 
 /* Whether test `a` should run before `b`: the smaller share of objects kept,
- * weighed by what testing one costs (decoding a value: about eight times an
- * int loop's). */
+ * weighed by what testing one costs (a byte comparison about twice an int
+ * loop's, decoding a value about eight times). */
 static int runs_before(const column_test *a, const column_test *b)
 {
-    unsigned __int128 ca = a->int_range ? 1 : 8, cb = b->int_range ? 1 : 8;
+    unsigned __int128 ca = a->int_range ? 1 : a->text ? 2 : 8, cb = b->int_range ? 1 : b->text ? 2 : 8;
     return (a->kept + 1) * (unsigned __int128)(b->tested + 2) * ca < (b->kept + 1) * (unsigned __int128)(a->tested + 2) * cb;
 }
 

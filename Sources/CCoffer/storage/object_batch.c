@@ -54,6 +54,15 @@ coffer_status cf_batch_column(const cf_object_batch *b, uint16_t column, coffer_
     out->ends = body;
     out->bytes = body + (size_t)c->n * out->end_width;
     out->bytes_len = body_len - (size_t)c->n * out->end_width;
+    /* Ends in order and within the values: a value's place is then read
+     * without a check (cf_column_span). */
+    size_t prev = 0;
+    for (uint16_t i = 0; i < c->n; i++) {
+        size_t end = cf_column_end(out, i);
+        if (end < prev || end > out->bytes_len)
+            return damaged(b, column);
+        prev = end;
+    }
     return COFFER_OK;
 }
 
@@ -69,12 +78,8 @@ coffer_status cf_batch_value(const cf_object_batch *b, const cf_column *c, uint1
         p = c->fixed + (size_t)i * c->width;
         n = c->width;
     } else {
-        /* Each end is checked as it is read, as cf_cluster_raw does. */
-        size_t start = i ? (size_t)cf_get_le(c->ends + (size_t)(i - 1) * c->end_width, (int)c->end_width) : 0;
-        size_t end = (size_t)cf_get_le(c->ends + (size_t)i * c->end_width, (int)c->end_width);
-        if (start > end || end > c->bytes_len)
-            return cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': its cluster block is damaged",
-                            b->base | b->lows[i], b->class_name);
+        size_t start, end; /* checked by cf_batch_column */
+        cf_column_span(c, i, &start, &end);
         p = c->bytes + start;
         n = end - start;
     }

@@ -11,6 +11,8 @@
 #ifndef COFFER_OBJECT_STORE_H
 #define COFFER_OBJECT_STORE_H
 
+#include <string.h>
+
 #include "storage/handles.h"
 
 /* ---- rows ---------------------------------------------------------------- */
@@ -120,8 +122,10 @@ typedef struct cf_object_batch {
  * (object_store.h's opening note). A value is null when `all_null` or its
  * bit in `nulls` is set; otherwise it is `width` bytes at fixed + i * width
  * (fixed != NULL), or, in a column of values of different sizes, the bytes
- * between two of the `n` ends (cf_batch_value reads both kinds). Values are
- * encoded as in a record (docs/FORMAT.md): an int is 8 bytes LE. */
+ * between two of the `n` ends (checked once to be in order and within
+ * `bytes_len`). Either way the values follow one another: cf_column_span
+ * gives each one's place. Values are encoded as in a record
+ * (docs/FORMAT.md): an int is 8 bytes LE, a string its bytes and a NUL. */
 typedef struct cf_column {
     uint16_t n;
     uint8_t all_null;
@@ -149,7 +153,35 @@ static inline int cf_column_has_ints(const cf_column *c)
 /* Value i of a column cf_column_has_ints() accepts (not null). */
 static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    int64_t v;
+    memcpy(&v, c->fixed + (size_t)i * 8, 8); /* one load */
+    return v;
+#else
     return (int64_t)cf_get_le(c->fixed + (size_t)i * 8, 8);
+#endif
+}
+
+/* The end of value i, from the start of the values (fixed or `bytes`). */
+static inline size_t cf_column_end(const cf_column *c, uint16_t i)
+{
+    if (c->fixed)
+        return ((size_t)i + 1) * c->width;
+    return c->end_width == 2 ? (size_t)cf_get_le(c->ends + (size_t)i * 2, 2) : (size_t)cf_get_le(c->ends + (size_t)i * 4, 4);
+}
+
+/* Where value i lies: [*start, *end) of cf_column_values(c) (empty or
+ * zeros when null). */
+static inline void cf_column_span(const cf_column *c, uint16_t i, size_t *start, size_t *end)
+{
+    *start = i ? cf_column_end(c, (uint16_t)(i - 1)) : 0;
+    *end = cf_column_end(c, i);
+}
+
+static inline const uint8_t *cf_column_values(const cf_column *c) { return c->fixed ? c->fixed : c->bytes; }
+static inline size_t cf_column_values_len(const cf_column *c)
+{
+    return c->n ? cf_column_end(c, (uint16_t)(c->n - 1)) : 0;
 }
 
 /* Called once per batch of a cf_objects_scan_batches; same return rules as
