@@ -9,7 +9,6 @@
  * evaluator does. A null value (or a required property the batch's objects
  * lack, read as its default) gives the same answer for every object, found
  * once per query. */
-#define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +16,7 @@
 #include "objects/object.h"
 #include "query/columnar.h"
 #include "query/engine.h"
+#include "query/text.h"
 
 typedef coffer_status status;
 
@@ -169,7 +169,7 @@ static void find_in_column(const column_test *t, const cf_column *col, uint8_t *
     uint16_t i = 0;
     memset(hit, 0, col->n);
     while (pos < total) {
-        const uint8_t *h = memmem(values + pos, total - pos, t->needle, t->nlen);
+        const uint8_t *h = cf_text_find(values + pos, total - pos, t->needle, t->nlen);
         if (!h)
             break;
         size_t at = (size_t)(h - values);
@@ -188,7 +188,7 @@ static int text_matches(const column_test *t, const uint8_t *text, size_t len)
     case CF_QC_NE: return !(len == t->nlen && memcmp(text, t->needle, len) == 0);
     case CF_QC_BEGINSWITH: return len >= t->nlen && memcmp(text, t->needle, t->nlen) == 0;
     case CF_QC_ENDSWITH: return len >= t->nlen && memcmp(text + len - t->nlen, t->needle, t->nlen) == 0;
-    default: return len >= t->nlen && memmem(text, len, t->needle, t->nlen) != NULL;
+    default: return cf_text_find(text, len, t->needle, t->nlen) != NULL;
     }
 }
 
