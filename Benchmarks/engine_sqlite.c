@@ -286,35 +286,38 @@ static int scan_filter(void *state, const bench_workload *w, uint64_t *check)
     return count_runs(state, ST_COUNT_I64, w->scans, bench_scan_threshold, w, check);
 }
 
-static int scan_contains(void *state, const bench_workload *w, uint64_t *check)
+/* count_runs with a text parameter: make(w, i, text) writes run i's. */
+static int count_text_runs(sqlite_bench *b, int st, uint64_t count,
+                           void (*make)(const bench_workload *, uint64_t, char *), const bench_workload *w,
+                           uint64_t *check)
 {
-    sqlite_bench *b = state;
     if (exec(b, ST_BEGIN))
         return -1;
-    for (uint64_t s = 0; s < w->scans; s++) {
-        char needle[BENCH_NEEDLE_LEN + 1];
-        bench_scan_needle(w, s, needle);
-        sqlite3_bind_text(b->st[ST_COUNT_TEXT], 1, needle, -1, SQLITE_TRANSIENT);
-        if (exec_count(b, ST_COUNT_TEXT, check))
+    for (uint64_t i = 0; i < count; i++) {
+        char text[(BENCH_PREFIX_LEN > BENCH_NEEDLE_LEN ? BENCH_PREFIX_LEN : BENCH_NEEDLE_LEN) + 2];
+        make(w, i, text);
+        sqlite3_bind_text(b->st[st], 1, text, -1, SQLITE_TRANSIENT);
+        if (exec_count(b, st, check))
             return rollback(b);
     }
     return exec(b, ST_COMMIT);
 }
 
+static int scan_contains(void *state, const bench_workload *w, uint64_t *check)
+{
+    return count_text_runs(state, ST_COUNT_TEXT, w->scans, bench_scan_needle, w, check);
+}
+
+/* GLOB pattern of prefix query q. */
+static void prefix_pattern(const bench_workload *w, uint64_t q, char *out)
+{
+    bench_query_prefix(w, q, out);
+    strcat(out, "*");
+}
+
 static int query_prefix(void *state, const bench_workload *w, uint64_t *check)
 {
-    sqlite_bench *b = state;
-    if (exec(b, ST_BEGIN))
-        return -1;
-    for (uint64_t q = 0; q < w->prefix_queries; q++) {
-        char pattern[BENCH_PREFIX_LEN + 2];
-        bench_query_prefix(w, q, pattern);
-        strcat(pattern, "*");
-        sqlite3_bind_text(b->st[ST_COUNT_PREFIX], 1, pattern, -1, SQLITE_TRANSIENT);
-        if (exec_count(b, ST_COUNT_PREFIX, check))
-            return rollback(b);
-    }
-    return exec(b, ST_COMMIT);
+    return count_text_runs(state, ST_COUNT_PREFIX, w->prefix_queries, prefix_pattern, w, check);
 }
 
 static int delete_all(void *state, const bench_workload *w, uint64_t *check)
