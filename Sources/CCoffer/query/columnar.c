@@ -140,7 +140,13 @@ static void keep_ints(const column_test *t, const cf_column *col, uint16_t *sel,
     size_t kept = 0;
     const int64_t lo = t->lo, hi = t->hi;
     const int negate = t->negate, null_match = t->null_match;
-    if (*nsel == col->n) {
+    if (*nsel == col->n && !col->some_null) { /* the common first test: a plain loop */
+        for (uint16_t i = 0; i < col->n; i++) {
+            int64_t v = cf_column_int(col, i);
+            sel[kept] = i;
+            kept += (size_t)(((v >= lo) & (v <= hi)) ^ negate);
+        }
+    } else if (*nsel == col->n) {
         for (uint16_t i = 0; i < col->n; i++) {
             int64_t v = cf_column_int(col, i);
             int m = cf_column_is_null(col, i) ? null_match : ((v >= lo) & (v <= hi)) ^ negate;
@@ -202,13 +208,15 @@ static status keep_texts(const column_test *t, const cf_object_batch *b, const c
     if (searched)
         find_in_column(t, col, hit);
     const uint8_t *values = cf_column_values(col);
-    size_t kept = 0;
-    for (size_t k = 0; k < *nsel; k++) {
+    size_t kept = 0, start = 0, end;
+    for (size_t k = 0; k < *nsel; k++, start = end) {
         uint16_t i = sel[k];
         int m = t->null_match;
-        if (!cf_column_is_null(col, i)) {
-            size_t start, end;
+        if (searched) /* every position in turn: a value starts where the one before ends */
+            end = cf_column_end(col, i);
+        else
             cf_column_span(col, i, &start, &end);
+        if (!cf_column_is_null(col, i)) {
             if (end == start || values[end - 1] != 0) {
                 coffer_value v;
                 return cf_batch_value(b, col, i, &v);

@@ -39,6 +39,8 @@ coffer_status cf_batch_column(const cf_object_batch *b, uint16_t column, coffer_
     if (len < CF_BLOCK_HEADER + bitmap)
         return damaged(b, column);
     out->nulls = block + CF_BLOCK_HEADER;
+    for (size_t i = 0; i < bitmap && !out->some_null; i++)
+        out->some_null = out->nulls[i] != 0;
     const uint8_t *body = out->nulls + bitmap;
     size_t body_len = len - CF_BLOCK_HEADER - bitmap;
     if (block[0] == CF_BLOCK_FIXED) {

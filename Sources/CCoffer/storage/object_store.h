@@ -129,6 +129,7 @@ typedef struct cf_object_batch {
 typedef struct cf_column {
     uint16_t n;
     uint8_t all_null;
+    uint8_t some_null;    /* a bit of `nulls` is set */
     const uint8_t *nulls;
     const uint8_t *fixed;
     size_t width;
@@ -150,16 +151,33 @@ static inline int cf_column_has_ints(const cf_column *c)
     return !c->all_null && c->type == COFFER_TYPE_INT && c->fixed && c->width == 8;
 }
 
+/* A little-endian integer of `n` bytes (2, 4 or 8): one load where the
+ * processor is little-endian. */
+static inline uint64_t cf_column_load(const uint8_t *p, int n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    if (n == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+#else
+    return cf_get_le(p, n);
+#endif
+}
+
 /* Value i of a column cf_column_has_ints() accepts (not null). */
 static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    int64_t v;
-    memcpy(&v, c->fixed + (size_t)i * 8, 8); /* one load */
-    return v;
-#else
-    return (int64_t)cf_get_le(c->fixed + (size_t)i * 8, 8);
-#endif
+    return (int64_t)cf_column_load(c->fixed + (size_t)i * 8, 8);
 }
 
 /* The end of value i, from the start of the values (fixed or `bytes`). */
@@ -167,7 +185,8 @@ static inline size_t cf_column_end(const cf_column *c, uint16_t i)
 {
     if (c->fixed)
         return ((size_t)i + 1) * c->width;
-    return c->end_width == 2 ? (size_t)cf_get_le(c->ends + (size_t)i * 2, 2) : (size_t)cf_get_le(c->ends + (size_t)i * 4, 4);
+    return c->end_width == 2 ? (size_t)cf_column_load(c->ends + (size_t)i * 2, 2)
+                             : (size_t)cf_column_load(c->ends + (size_t)i * 4, 4);
 }
 
 /* Where value i lies: [*start, *end) of cf_column_values(c) (empty or
