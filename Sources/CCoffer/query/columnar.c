@@ -279,8 +279,8 @@ static status keep(cf_columnar *cs, column_test *t, const cf_object_batch *b, ui
  * loop's, decoding a value about eight times). */
 static int runs_before(const column_test *a, const column_test *b)
 {
-    unsigned __int128 ca = a->int_range ? 1 : a->text ? 2 : 8, cb = b->int_range ? 1 : b->text ? 2 : 8;
-    return (a->kept + 1) * (unsigned __int128)(b->tested + 2) * ca < (b->kept + 1) * (unsigned __int128)(a->tested + 2) * cb;
+    double ca = a->int_range ? 1 : a->text ? 2 : 8, cb = b->int_range ? 1 : b->text ? 2 : 8;
+    return ca * (double)(a->kept + 1) / (double)(a->tested + 2) < cb * (double)(b->kept + 1) / (double)(b->tested + 2);
 }
 
 static void reorder(cf_columnar *cs)
