@@ -45,42 +45,31 @@ void *__wrap_realloc(void *p, size_t size)
 
 /* ---- the data ------------------------------------------------------------ */
 
-static const coffer_property_schema t_props[] = {
-    {.name = "i", .type = COFFER_TYPE_INT},
-    {.name = "oi", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "d", .type = COFFER_TYPE_DOUBLE},
-    {.name = "od", .type = COFFER_TYPE_DOUBLE, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "f", .type = COFFER_TYPE_FLOAT},
-    {.name = "b", .type = COFFER_TYPE_BOOL},
-    {.name = "ob", .type = COFFER_TYPE_BOOL, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "s", .type = COFFER_TYPE_STRING},
-    {.name = "os", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "dt", .type = COFFER_TYPE_DATE},
-    {.name = "dec", .type = COFFER_TYPE_DECIMAL128},
-    {.name = "oid", .type = COFFER_TYPE_OBJECT_ID},
-    {.name = "u", .type = COFFER_TYPE_UUID, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "bin", .type = COFFER_TYPE_BINARY, .flags = COFFER_PROPERTY_OPTIONAL},
-};
+/* The properties of class T at version 1. */
+#define T_PROPS_V1                                                                    \
+    {.name = "i", .type = COFFER_TYPE_INT},                                           \
+    {.name = "oi", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_OPTIONAL},       \
+    {.name = "d", .type = COFFER_TYPE_DOUBLE},                                        \
+    {.name = "od", .type = COFFER_TYPE_DOUBLE, .flags = COFFER_PROPERTY_OPTIONAL},    \
+    {.name = "f", .type = COFFER_TYPE_FLOAT},                                         \
+    {.name = "b", .type = COFFER_TYPE_BOOL},                                          \
+    {.name = "ob", .type = COFFER_TYPE_BOOL, .flags = COFFER_PROPERTY_OPTIONAL},      \
+    {.name = "s", .type = COFFER_TYPE_STRING},                                        \
+    {.name = "os", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_OPTIONAL},    \
+    {.name = "dt", .type = COFFER_TYPE_DATE},                                         \
+    {.name = "dec", .type = COFFER_TYPE_DECIMAL128},                                  \
+    {.name = "oid", .type = COFFER_TYPE_OBJECT_ID},                                   \
+    {.name = "u", .type = COFFER_TYPE_UUID, .flags = COFFER_PROPERTY_OPTIONAL},       \
+    {.name = "bin", .type = COFFER_TYPE_BINARY, .flags = COFFER_PROPERTY_OPTIONAL}
+
+static const coffer_property_schema t_props[] = {T_PROPS_V1};
 enum { NPROPS = sizeof t_props / sizeof t_props[0] };
 static const coffer_class_schema schema_v1[] = {{.name = "T", .properties = t_props, .property_count = NPROPS}};
 
 /* Version 2 adds a required int and an optional string, which the
  * clusters written before do not hold. */
 static const coffer_property_schema t_props_v2[] = {
-    {.name = "i", .type = COFFER_TYPE_INT},
-    {.name = "oi", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "d", .type = COFFER_TYPE_DOUBLE},
-    {.name = "od", .type = COFFER_TYPE_DOUBLE, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "f", .type = COFFER_TYPE_FLOAT},
-    {.name = "b", .type = COFFER_TYPE_BOOL},
-    {.name = "ob", .type = COFFER_TYPE_BOOL, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "s", .type = COFFER_TYPE_STRING},
-    {.name = "os", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "dt", .type = COFFER_TYPE_DATE},
-    {.name = "dec", .type = COFFER_TYPE_DECIMAL128},
-    {.name = "oid", .type = COFFER_TYPE_OBJECT_ID},
-    {.name = "u", .type = COFFER_TYPE_UUID, .flags = COFFER_PROPERTY_OPTIONAL},
-    {.name = "bin", .type = COFFER_TYPE_BINARY, .flags = COFFER_PROPERTY_OPTIONAL},
+    T_PROPS_V1,
     {.name = "added", .type = COFFER_TYPE_INT},
     {.name = "added_s", .type = COFFER_TYPE_STRING, .flags = COFFER_PROPERTY_OPTIONAL},
 };
