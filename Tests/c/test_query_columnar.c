@@ -139,6 +139,9 @@ static void fill(ts_env *env)
     ts_commit(w);
 }
 
+/* The most matches a query of these tests has. */
+enum { MAX_KEYS = 2048 };
+
 /* The database the queries of the running test are compiled for. */
 static coffer_db *test_db;
 
@@ -165,11 +168,11 @@ static size_t run_keys(coffer_txn *txn, coffer_class_id cls, const char *text, c
  * returns the number of matches. */
 static size_t check_query(coffer_txn *txn, coffer_class_id cls, const char *text)
 {
-    static coffer_object_key got[1024], want[1024];
+    static coffer_object_key got[MAX_KEYS], want[MAX_KEYS];
     char twin[512];
     snprintf(twin, sizeof twin, "(%s) OR FALSEPREDICATE", text);
-    size_t n = run_keys(txn, cls, text, got, 1024);
-    size_t m = run_keys(txn, cls, twin, want, 1024);
+    size_t n = run_keys(txn, cls, text, got, MAX_KEYS);
+    size_t m = run_keys(txn, cls, twin, want, MAX_KEYS);
     if (n != m)
         fail_msg("\"%s\": %zu matches, the object-by-object evaluation %zu", text, n, m);
     for (size_t i = 0; i < n; i++)
@@ -213,8 +216,8 @@ TS_ENV_TEST(test_every_type_matches_the_object_evaluator)
     check_all(r, cls);
     /* Some answers known independently: 600 objects left, half of them
      * with an even n (b), none of them of key 7. */
-    coffer_object_key keys[1024];
-    assert_int_equal(run_keys(r, cls, "TRUEPREDICATE", keys, 1024), 600);
+    coffer_object_key keys[MAX_KEYS];
+    assert_int_equal(run_keys(r, cls, "TRUEPREDICATE", keys, MAX_KEYS), 600);
     assert_int_equal(check_query(r, cls, "i != nil"), 600);
     size_t even = 0;
     for (int64_t n = 1; n <= 700; n++)
@@ -246,15 +249,24 @@ TS_ENV_TEST(test_clusters_changed_by_the_transaction)
     for (int64_t n = 701; n <= 720; n++)
         create_one(w, cls, n, 0);
     check_all(w, cls);
-    coffer_object_key keys[1024];
-    size_t n = run_keys(w, cls, "i == 99", keys, 1024);
+    coffer_object_key keys[MAX_KEYS];
+    size_t n = run_keys(w, cls, "i == 99", keys, MAX_KEYS);
     assert_int_equal(n, 1);
     assert_int_equal(keys[0], 2);
-    assert_int_equal(run_keys(w, cls, "i > -1000", keys, 1024), 600 - 1 + 20);
+    assert_int_equal(run_keys(w, cls, "i > -1000", keys, MAX_KEYS), 600 - 1 + 20);
     ts_commit(w);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     check_all(r, cls);
     coffer_txn_free(r);
+    /* Appends that fill clusters write them inside the transaction, which
+     * then queries them. */
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int64_t n = 721; n <= 1300; n++)
+        create_one(w, cls, n, 0);
+    check_all(w, cls);
+    assert_int_equal(run_keys(w, cls, "i > -1000", keys, MAX_KEYS), 600 - 1 + 20 + 580);
+    coffer_txn_abort(w);
+    coffer_txn_free(w);
 }
 
 TS_ENV_TEST(test_property_added_by_a_migration)
