@@ -187,6 +187,8 @@ static const char *const queries[] = {
     "i > 10.5", "i > 9223372036854775807", "i < -9223372036854775808", "i == nil", "i != nil",
     "oi == nil", "oi != nil", "oi > 0", "oi <= 0", "oi BETWEEN {-2, 2}",
     "d > 3.5", "d == 0", "d < 0", "d != 1.5", "od == nil", "od >= 4", "f < 1", "f == -0.5",
+    "d BETWEEN {-1.5, 2.0}", "d <= -10", "d >= -10", "d < 1e300", "od < 5 AND d > -3", "od != 4.0", "f > -0.5",
+    "f BETWEEN {-2.5, 2.5}", "f != 0.5", "d > 3", "f < 1.0",
     "b == true", "b == false", "ob == nil", "ob == false", "ob != true",
     "s CONTAINS 'lph'", "s CONTAINS[c] 'ALPHA'", "s BEGINSWITH 'alpha-1'", "s ENDSWITH '9'",
     "s ==[c] 'ALPHA-0'", "s LIKE '*a-1?'", "s == '-0'", "s BEGINSWITH ''", "s > 'beta'",

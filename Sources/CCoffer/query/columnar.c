@@ -6,9 +6,12 @@
  * comparison of each value in place, CONTAINS one search through all the
  * batch's strings at once when it tests them all; any other comparison
  * decodes each value it tests onto the stack and compares it as the
- * evaluator does. A null value (or a required property the batch's objects
- * lack, read as its default) gives the same answer for every object, found
- * once per query. */
+ * evaluator does. A double or float property against one constant of its
+ * type is a range test too, a NaN value (which sorts before every number)
+ * answered once per query. A null value (or a required property the
+ * batch's objects lack, read as its default) gives the same answer for
+ * every object, found once per query. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,10 @@ typedef struct column_test {
     int int_range;       /* tested by the int loop: lo <= v <= hi, negated by `negate` */
     int negate;
     int64_t lo, hi;
+    int real_range;      /* tested by the real loop: lo <(=) v <(=) hi, negated by `negate` */
+    double rlo, rhi;
+    int lo_incl, hi_incl;
+    int nan_match;       /* what a NaN value gives */
     int text;            /* tested by byte comparisons: op against needle[0 .. nlen) */
     const uint8_t *needle;
     size_t nlen;
@@ -66,6 +73,41 @@ static void plan_int_range(column_test *t)
     default: return;
     }
     t->int_range = 1;
+}
+
+/* Sets t's real range when its comparison is one the real loop answers: a
+ * double (float) property against doubles (floats) that are not NaN. */
+static void plan_real_range(column_test *t)
+{
+    const cf_bpred *p = t->pred;
+    coffer_type type = t->prop->type;
+    size_t want = p->op == CF_QC_BETWEEN ? 2 : 1;
+    if ((type != COFFER_TYPE_DOUBLE && type != COFFER_TYPE_FLOAT) || p->modifiers || p->right.type_names ||
+        p->right.nconsts != want)
+        return;
+    double c[2];
+    for (size_t i = 0; i < want; i++) {
+        const coffer_value *v = &p->right.consts[i];
+        if (v->type != type)
+            return;
+        c[i] = type == COFFER_TYPE_DOUBLE ? v->u.double_value : (double)v->u.float_value;
+        if (isnan(c[i]))
+            return;
+    }
+    t->rlo = -INFINITY;
+    t->rhi = INFINITY;
+    t->lo_incl = t->hi_incl = 1;
+    switch (p->op) {
+    case CF_QC_EQ: t->rlo = t->rhi = c[0]; break;
+    case CF_QC_NE: t->rlo = t->rhi = c[0]; t->negate = 1; break;
+    case CF_QC_GT: t->rlo = c[0]; t->lo_incl = 0; break;
+    case CF_QC_GE: t->rlo = c[0]; break;
+    case CF_QC_LT: t->rhi = c[0]; t->hi_incl = 0; break;
+    case CF_QC_LE: t->rhi = c[0]; break;
+    case CF_QC_BETWEEN: t->rlo = c[0]; t->rhi = c[1]; break;
+    default: return;
+    }
+    t->real_range = 1;
 }
 
 /* Sets t's needle when its comparison is one the byte loops answer exactly
@@ -118,7 +160,19 @@ coffer_status cf_columnar_new(coffer_txn *txn, cf_qrun *run, coffer_class_id cls
             return coffer_last_status();
         }
         plan_int_range(t);
+        plan_real_range(t);
         plan_text(t);
+        if (t->real_range) {
+            coffer_value nan = {.type = t->prop->type};
+            if (nan.type == COFFER_TYPE_DOUBLE)
+                nan.u.double_value = NAN;
+            else
+                nan.u.float_value = NAN;
+            if ((t->nan_match = compare(run, t, nan)) < 0) {
+                cf_columnar_free(cs);
+                return coffer_last_status();
+            }
+        }
         cs->order[i] = i;
     }
     *out = cs;
@@ -161,6 +215,27 @@ static void keep_ints(const column_test *t, const cf_column *col, uint16_t *sel,
             sel[kept] = i;
             kept += (size_t)m;
         }
+    }
+    *nsel = kept;
+}
+
+/* The same for real test `t`: a NaN value gives nan_match. */
+static void keep_reals(const column_test *t, const cf_column *col, uint16_t *sel, size_t *nsel)
+{
+    size_t kept = 0;
+    const double lo = t->rlo, hi = t->rhi;
+    for (size_t k = 0; k < *nsel; k++) {
+        uint16_t i = sel[k];
+        double v = cf_column_real(col, i);
+        int m;
+        if (cf_column_is_null(col, i))
+            m = t->null_match;
+        else if (isnan(v))
+            m = t->nan_match;
+        else
+            m = ((t->lo_incl ? v >= lo : v > lo) & (t->hi_incl ? v <= hi : v < hi)) ^ t->negate;
+        sel[kept] = i;
+        kept += (size_t)m;
     }
     *nsel = kept;
 }
@@ -264,6 +339,8 @@ static status keep(cf_columnar *cs, column_test *t, const cf_object_batch *b, ui
         *nsel = t->null_match ? *nsel : 0;
     } else if (t->int_range && cf_column_has_ints(&col)) {
         keep_ints(t, &col, sel, nsel);
+    } else if (t->real_range && cf_column_has_reals(&col)) {
+        keep_reals(t, &col, sel, nsel);
     } else if (t->text) {
         if ((st = keep_texts(t, b, &col, sel, nsel)) != COFFER_OK)
             return st;
@@ -279,7 +356,8 @@ static status keep(cf_columnar *cs, column_test *t, const cf_object_batch *b, ui
  * loop's, decoding a value about eight times). */
 static int runs_before(const column_test *a, const column_test *b)
 {
-    double ca = a->int_range ? 1 : a->text ? 2 : 8, cb = b->int_range ? 1 : b->text ? 2 : 8;
+    double ca = a->int_range || a->real_range ? 1 : a->text ? 2 : 8;
+    double cb = b->int_range || b->real_range ? 1 : b->text ? 2 : 8;
     return ca * (double)(a->kept + 1) / (double)(a->tested + 2) < cb * (double)(b->kept + 1) / (double)(b->tested + 2);
 }
 

@@ -180,6 +180,29 @@ static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
     return (int64_t)cf_column_load(c->fixed + (size_t)i * 8, 8);
 }
 
+/* Whether the column's values are doubles (or floats) read with
+ * cf_column_real. */
+static inline int cf_column_has_reals(const cf_column *c)
+{
+    return !c->all_null && c->fixed &&
+           ((c->type == COFFER_TYPE_DOUBLE && c->width == 8) || (c->type == COFFER_TYPE_FLOAT && c->width == 4));
+}
+
+/* Value i of a column cf_column_has_reals() accepts (not null), as a double. */
+static inline double cf_column_real(const cf_column *c, uint16_t i)
+{
+    if (c->width == 8) {
+        uint64_t bits = cf_column_load(c->fixed + (size_t)i * 8, 8);
+        double d;
+        memcpy(&d, &bits, 8);
+        return d;
+    }
+    uint32_t bits = (uint32_t)cf_column_load(c->fixed + (size_t)i * 4, 4);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 /* The end of value i, from the start of the values (fixed or `bytes`). */
 static inline size_t cf_column_end(const cf_column *c, uint16_t i)
 {
