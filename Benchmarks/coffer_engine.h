@@ -46,6 +46,7 @@ int coffer_bench_commit(coffer_txn *txn);
 /* The three queries, answered today by scanning through the C API. */
 int coffer_bench_query_indexed_eq(void *state, const bench_workload *w, uint64_t *check);
 int coffer_bench_scan_filter(void *state, const bench_workload *w, uint64_t *check);
+int coffer_bench_scan_contains(void *state, const bench_workload *w, uint64_t *check);
 int coffer_bench_query_prefix(void *state, const bench_workload *w, uint64_t *check);
 const char *coffer_bench_plan(bench_op op);
 

@@ -6,6 +6,7 @@
  *
  *   indexed equality  "group == $0"          answered from the index
  *   filter scan       "i64 > $0"             every object read
+ *   contains scan     "text CONTAINS $0"     every object's text read
  *   prefix            "name BEGINSWITH $0"   an index range (plain files)
  */
 #include <string.h>
@@ -47,7 +48,7 @@ static int queries(void *state, uint64_t count, const char *text,
     coffer_bench *b = state;
     coffer_txn *txn;
     coffer_query *prepared;
-    char buf[BENCH_PREFIX_LEN + 1];
+    char buf[(BENCH_PREFIX_LEN > BENCH_NEEDLE_LEN ? BENCH_PREFIX_LEN : BENCH_NEEDLE_LEN) + 1];
     coffer_value arg = make_arg(w, 0, buf);
     coffer_status st = coffer_query_compile(b->db, b->cls, text, SIZE_MAX, &arg, 1, &prepared);
     if (st != COFFER_OK)
@@ -78,6 +79,12 @@ static coffer_value threshold_arg(const bench_workload *w, uint64_t i, char *buf
     return coffer_value_int(bench_scan_threshold(w, i));
 }
 
+static coffer_value needle_arg(const bench_workload *w, uint64_t i, char *buf)
+{
+    bench_scan_needle(w, i, buf);
+    return coffer_value_string(buf, BENCH_NEEDLE_LEN);
+}
+
 static coffer_value prefix_arg(const bench_workload *w, uint64_t i, char *buf)
 {
     bench_query_prefix(w, i, buf);
@@ -92,6 +99,11 @@ int coffer_bench_query_indexed_eq(void *state, const bench_workload *w, uint64_t
 int coffer_bench_scan_filter(void *state, const bench_workload *w, uint64_t *check)
 {
     return queries(state, w->scans, "i64 > $0", threshold_arg, w, check);
+}
+
+int coffer_bench_scan_contains(void *state, const bench_workload *w, uint64_t *check)
+{
+    return queries(state, w->scans, "text CONTAINS $0", needle_arg, w, check);
 }
 
 int coffer_bench_query_prefix(void *state, const bench_workload *w, uint64_t *check)

@@ -66,6 +66,7 @@ struct bench_engine {
     [BENCH_OP_READ_ALL] = read_all,                       \
     [BENCH_OP_QUERY_INDEXED_EQ] = query_indexed_eq,       \
     [BENCH_OP_SCAN_FILTER] = scan_filter,                 \
+    [BENCH_OP_SCAN_CONTAINS] = scan_contains,             \
     [BENCH_OP_QUERY_PREFIX] = query_prefix,               \
     [BENCH_OP_DELETE_ALL] = delete_all,                   \
     [BENCH_OP_SINGLE_WRITES] = single_writes

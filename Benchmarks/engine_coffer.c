@@ -323,6 +323,7 @@ static int single_writes(void *state, const bench_workload *w, uint64_t *check)
         [BENCH_OP_READ_ALL] = read_all,                         \
         [BENCH_OP_QUERY_INDEXED_EQ] = coffer_bench_query_indexed_eq, \
         [BENCH_OP_SCAN_FILTER] = coffer_bench_scan_filter,      \
+        [BENCH_OP_SCAN_CONTAINS] = coffer_bench_scan_contains,  \
         [BENCH_OP_QUERY_PREFIX] = coffer_bench_query_prefix,    \
         [BENCH_OP_DELETE_ALL] = delete_all,                     \
         [BENCH_OP_SINGLE_WRITES] = single_writes,               \

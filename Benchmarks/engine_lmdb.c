@@ -348,6 +348,26 @@ static int scan_filter(void *state, const bench_workload *w, uint64_t *check)
     return 0;
 }
 
+static int contains_record(const MDB_val *rec, uint64_t position, const void *arg, uint64_t *check)
+{
+    bench_entity e;
+    if (lmdb_record_decode(rec->mv_data, rec->mv_size, &e))
+        return bench_fail("object at position %llu: malformed record", (unsigned long long)position);
+    *check += (uint64_t)bench_text_contains(e.text, e.text_len, arg);
+    return 0;
+}
+
+static int scan_contains(void *state, const bench_workload *w, uint64_t *check)
+{
+    for (uint64_t s = 0; s < w->scans; s++) {
+        char needle[BENCH_NEEDLE_LEN + 1];
+        bench_scan_needle(w, s, needle);
+        if (walk_records(state, contains_record, needle, check))
+            return -1;
+    }
+    return 0;
+}
+
 static int delete_all(void *state, const bench_workload *w, uint64_t *check)
 {
     (void)w;
@@ -376,6 +396,7 @@ static const char *lmdb_plan(bench_op op)
     switch (op) {
     case BENCH_OP_QUERY_INDEXED_EQ: return "index walk, count of keys";
     case BENCH_OP_SCAN_FILTER: return "record scan, one column";
+    case BENCH_OP_SCAN_CONTAINS: return "record scan, records decoded";
     case BENCH_OP_QUERY_PREFIX: return "index range walk";
     case BENCH_OP_DELETE_ALL: return "mdb_drop";
     default: return NULL;

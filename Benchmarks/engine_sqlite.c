@@ -14,7 +14,7 @@
 
 enum {
     ST_BEGIN, ST_COMMIT, ST_INSERT, ST_SELECT_ID, ST_UPDATE, ST_SELECT_ALL,
-    ST_COUNT_GROUP, ST_COUNT_I64, ST_COUNT_PREFIX, ST_DELETE_ALL, ST_COUNT,
+    ST_COUNT_GROUP, ST_COUNT_I64, ST_COUNT_TEXT, ST_COUNT_PREFIX, ST_DELETE_ALL, ST_COUNT,
     ST_LIST_END, ST_LIST_INSERT, ST_LIST_COUNT, ST_LIST_READ, ST_N
 };
 
@@ -31,6 +31,8 @@ static const char *const statement_sql[ST_N] = {
     [ST_SELECT_ALL] = "SELECT id, flag, i32, i64, f, d, text, blob, grp, name FROM entity ORDER BY id",
     [ST_COUNT_GROUP] = "SELECT count(*) FROM entity WHERE grp = ?1",
     [ST_COUNT_I64] = "SELECT count(*) FROM entity WHERE i64 > ?1",
+    /* instr() is a case-sensitive substring test, as CONTAINS is (LIKE is not). */
+    [ST_COUNT_TEXT] = "SELECT count(*) FROM entity WHERE instr(text, ?1) > 0",
     /* GLOB is case-sensitive like a prefix match and can use the index. */
     [ST_COUNT_PREFIX] = "SELECT count(*) FROM entity WHERE name GLOB ?1",
     [ST_DELETE_ALL] = "DELETE FROM entity",
@@ -284,20 +286,38 @@ static int scan_filter(void *state, const bench_workload *w, uint64_t *check)
     return count_runs(state, ST_COUNT_I64, w->scans, bench_scan_threshold, w, check);
 }
 
-static int query_prefix(void *state, const bench_workload *w, uint64_t *check)
+/* count_runs with a text parameter: make(w, i, text) writes run i's. */
+static int count_text_runs(sqlite_bench *b, int st, uint64_t count,
+                           void (*make)(const bench_workload *, uint64_t, char *), const bench_workload *w,
+                           uint64_t *check)
 {
-    sqlite_bench *b = state;
     if (exec(b, ST_BEGIN))
         return -1;
-    for (uint64_t q = 0; q < w->prefix_queries; q++) {
-        char pattern[BENCH_PREFIX_LEN + 2];
-        bench_query_prefix(w, q, pattern);
-        strcat(pattern, "*");
-        sqlite3_bind_text(b->st[ST_COUNT_PREFIX], 1, pattern, -1, SQLITE_TRANSIENT);
-        if (exec_count(b, ST_COUNT_PREFIX, check))
+    for (uint64_t i = 0; i < count; i++) {
+        char text[(BENCH_PREFIX_LEN > BENCH_NEEDLE_LEN ? BENCH_PREFIX_LEN : BENCH_NEEDLE_LEN) + 2];
+        make(w, i, text);
+        sqlite3_bind_text(b->st[st], 1, text, -1, SQLITE_TRANSIENT);
+        if (exec_count(b, st, check))
             return rollback(b);
     }
     return exec(b, ST_COMMIT);
+}
+
+static int scan_contains(void *state, const bench_workload *w, uint64_t *check)
+{
+    return count_text_runs(state, ST_COUNT_TEXT, w->scans, bench_scan_needle, w, check);
+}
+
+/* GLOB pattern of prefix query q. */
+static void prefix_pattern(const bench_workload *w, uint64_t q, char *out)
+{
+    bench_query_prefix(w, q, out);
+    strcat(out, "*");
+}
+
+static int query_prefix(void *state, const bench_workload *w, uint64_t *check)
+{
+    return count_text_runs(state, ST_COUNT_PREFIX, w->prefix_queries, prefix_pattern, w, check);
 }
 
 static int delete_all(void *state, const bench_workload *w, uint64_t *check)
@@ -388,6 +408,7 @@ static const char *sqlite_plan(bench_op op)
     switch (op) {
     case BENCH_OP_QUERY_INDEXED_EQ: return "count(*) on index";
     case BENCH_OP_SCAN_FILTER: return "count(*), table scan";
+    case BENCH_OP_SCAN_CONTAINS: return "count(*) WHERE instr(text, x) > 0, table scan";
     case BENCH_OP_QUERY_PREFIX: return "count(*), GLOB on index";
     case BENCH_OP_LIST_APPEND: return "INSERT (owner, position, target), foreign key checked";
     case BENCH_OP_LIST_READ: return "list_item range JOIN entity";

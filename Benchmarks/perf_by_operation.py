@@ -17,7 +17,8 @@ import re
 import sys
 
 OPERATIONS = ["insert_bulk", "read_by_pk", "update_all", "read_all", "coffer_bench_query_indexed_eq",
-              "query_indexed_eq", "coffer_bench_scan_filter", "scan_filter", "coffer_bench_query_prefix",
+              "query_indexed_eq", "coffer_bench_scan_filter", "scan_filter",
+              "coffer_bench_scan_contains", "scan_contains", "coffer_bench_query_prefix",
               "query_prefix", "delete_all", "single_writes", "coffer_bench_list_append", "list_append",
               "coffer_bench_list_read", "list_read"]
 FRAME = re.compile(r"^\s+[0-9a-f]+\s+(\S+?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$")

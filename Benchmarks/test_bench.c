@@ -101,7 +101,7 @@ static void oracle_matches_brute_force(void **state)
 {
     (void)state;
     bench_workload w = small_workload(3000);
-    uint64_t expected[BENCH_OP_COUNT], by_pk = 0, ordered = 0, eq = 0, scan = 0, prefix = 0, list = 0;
+    uint64_t expected[BENCH_OP_COUNT], by_pk = 0, ordered = 0, eq = 0, scan = 0, contains = 0, prefix = 0, list = 0;
     assert_int_equal(bench_expected_checks(&w, expected), 0);
     assert_int_equal(bench_workload_prepare(&w), 0);
     for (uint64_t i = 0; i < w.n; i++) {
@@ -113,6 +113,11 @@ static void oracle_matches_brute_force(void **state)
             eq += e.group == bench_query_group(&w, q);
         for (uint64_t s = 0; s < w.scans; s++)
             scan += e.i64 > bench_scan_threshold(&w, s);
+        for (uint64_t s = 0; s < w.scans; s++) {
+            char needle[BENCH_NEEDLE_LEN + 1];
+            bench_scan_needle(&w, s, needle);
+            contains += strstr(e.text, needle) != NULL;
+        }
         for (uint64_t q = 0; q < w.prefix_queries; q++) {
             char p[BENCH_PREFIX_LEN + 1];
             bench_query_prefix(&w, q, p);
@@ -124,6 +129,7 @@ static void oracle_matches_brute_force(void **state)
     assert_int_equal(expected[BENCH_OP_READ_ALL], ordered);
     assert_int_equal(expected[BENCH_OP_QUERY_INDEXED_EQ], eq);
     assert_int_equal(expected[BENCH_OP_SCAN_FILTER], scan);
+    assert_int_equal(expected[BENCH_OP_SCAN_CONTAINS], contains);
     assert_int_equal(expected[BENCH_OP_QUERY_PREFIX], prefix);
     assert_int_equal(expected[BENCH_OP_DELETE_ALL], 0);
     assert_int_equal(expected[BENCH_OP_SINGLE_WRITES], w.single_writes);
@@ -143,7 +149,7 @@ static void oracle_matches_brute_force(void **state)
     assert_int_equal(bench_op_count(&w, BENCH_OP_LIST_APPEND), w.list_length);
     assert_int_equal(bench_op_count(&w, BENCH_OP_LIST_READ), w.list_length);
     /* Non-trivial answers: queries hit something, scans split the set. */
-    assert_true(eq > 0 && prefix > 0 && scan > 0 && scan < w.scans * w.n);
+    assert_true(eq > 0 && prefix > 0 && scan > 0 && scan < w.scans * w.n && contains > 0 && contains < w.scans * w.n);
     /* The single-write objects follow the bulk set's ids. */
     assert_int_equal(w.entities[w.n].id, (int64_t)w.n + 1);
     bench_workload_release(&w);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* Streams keep the values of different purposes independent. */
-enum { STREAM_ENTITY = 1, STREAM_UPDATE, STREAM_SHUFFLE, STREAM_GROUP_QUERY, STREAM_SCAN, STREAM_PREFIX, STREAM_LIST };
+enum { STREAM_ENTITY = 1, STREAM_UPDATE, STREAM_SHUFFLE, STREAM_GROUP_QUERY, STREAM_SCAN, STREAM_PREFIX, STREAM_LIST, STREAM_NEEDLE };
 
 static const char text_alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
 
@@ -210,6 +210,23 @@ void bench_query_prefix(const bench_workload *w, uint64_t q, char prefix[BENCH_P
     prefix[BENCH_PREFIX_LEN] = '\0';
 }
 
+void bench_scan_needle(const bench_workload *w, uint64_t s, char needle[BENCH_NEEDLE_LEN + 1])
+{
+    bench_rng r;
+    bench_rng_init(&r, w->seed, STREAM_NEEDLE, s);
+    for (unsigned i = 0; i < BENCH_NEEDLE_LEN; i++)
+        needle[i] = text_alphabet[bench_rng_below(&r, sizeof text_alphabet - 1)];
+    needle[BENCH_NEEDLE_LEN] = '\0';
+}
+
+int bench_text_contains(const char *text, size_t len, const char *needle)
+{
+    for (size_t i = 0; i + BENCH_NEEDLE_LEN <= len; i++)
+        if (memcmp(text + i, needle, BENCH_NEEDLE_LEN) == 0)
+            return 1;
+    return 0;
+}
+
 int bench_has_prefix(const char *name, size_t len, const char *prefix)
 {
     return len >= BENCH_PREFIX_LEN && memcmp(name, prefix, BENCH_PREFIX_LEN) == 0;
@@ -225,6 +242,7 @@ static const struct {
     [BENCH_OP_READ_ALL] = {"read_all_in_order", "read all in order, all fields (objects/s)"},
     [BENCH_OP_QUERY_INDEXED_EQ] = {"indexed_equality_query", "indexed int equality query, count (queries/s)"},
     [BENCH_OP_SCAN_FILTER] = {"unindexed_filter_scan", "unindexed filter i64 > x, count (scans/s)"},
+    [BENCH_OP_SCAN_CONTAINS] = {"unindexed_contains_scan", "unindexed text CONTAINS x, count (scans/s)"},
     [BENCH_OP_QUERY_PREFIX] = {"string_prefix_query", "indexed string prefix query, count (queries/s)"},
     [BENCH_OP_DELETE_ALL] = {"delete_all", "delete all, one transaction (objects/s)"},
     [BENCH_OP_SINGLE_WRITES] = {"single_object_write_transactions", "single-object write transactions (commits/s)"},
@@ -246,7 +264,8 @@ uint64_t bench_op_count(const bench_workload *w, bench_op op)
 {
     switch (op) {
     case BENCH_OP_QUERY_INDEXED_EQ: return w->queries;
-    case BENCH_OP_SCAN_FILTER: return w->scans;
+    case BENCH_OP_SCAN_FILTER:
+    case BENCH_OP_SCAN_CONTAINS: return w->scans;
     case BENCH_OP_QUERY_PREFIX: return w->prefix_queries;
     case BENCH_OP_SINGLE_WRITES: return w->single_writes;
     case BENCH_OP_LIST_APPEND:
@@ -261,19 +280,25 @@ int bench_expected_checks(const bench_workload *w, uint64_t expected[BENCH_OP_CO
     uint64_t *group_sizes = calloc(groups, sizeof *group_sizes);
     uint64_t *prefix_sizes = calloc(26 * 26, sizeof *prefix_sizes);
     int64_t *updated_i64 = malloc((w->n ? w->n : 1) * sizeof *updated_i64);
-    if (!group_sizes || !prefix_sizes || !updated_i64) {
+    char (*needles)[BENCH_NEEDLE_LEN + 1] = malloc((w->scans ? w->scans : 1) * sizeof *needles);
+    if (!group_sizes || !prefix_sizes || !updated_i64 || !needles) {
+        free(needles);
         free(group_sizes);
         free(prefix_sizes);
         free(updated_i64);
         return -1;
     }
     memset(expected, 0, BENCH_OP_COUNT * sizeof expected[0]);
+    for (uint64_t s = 0; s < w->scans; s++)
+        bench_scan_needle(w, s, needles[s]);
     bench_entity e;
     for (uint64_t i = 0; i < w->n; i++) {
         bench_entity_make(w, i, &e);
         expected[BENCH_OP_READ_BY_PK] = bench_check_add(expected[BENCH_OP_READ_BY_PK], &e);
         group_sizes[e.group]++;
         prefix_sizes[(e.name[0] - 'a') * 26 + (e.name[1] - 'a')]++;
+        for (uint64_t s = 0; s < w->scans; s++)
+            expected[BENCH_OP_SCAN_CONTAINS] += (uint64_t)bench_text_contains(e.text, e.text_len, needles[s]);
         bench_entity_apply_update(w, &e);
         updated_i64[i] = e.i64;
         expected[BENCH_OP_READ_ALL] = bench_check_ordered(expected[BENCH_OP_READ_ALL], i, &e);
@@ -300,5 +325,6 @@ int bench_expected_checks(const bench_workload *w, uint64_t expected[BENCH_OP_CO
     free(group_sizes);
     free(prefix_sizes);
     free(updated_i64);
+    free(needles);
     return 0;
 }

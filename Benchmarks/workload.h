@@ -16,6 +16,7 @@
 #define BENCH_TEXT_MAX 99   /* the free text and the bytes are 0..99 long */
 #define BENCH_NAME_LEN 6    /* the indexed string: 6 lowercase letters */
 #define BENCH_PREFIX_LEN 2  /* prefix queries use the first 2 letters (the oracle counts 26 * 26 prefixes) */
+#define BENCH_NEEDLE_LEN 2  /* text CONTAINS scans look for 2 characters of the text's alphabet */
 #define BENCH_LIST_MAX 100000  /* the list grows to min(n, this) links by default */
 #define BENCH_LIST_BATCH 1000  /* list appends per write transaction */
 
@@ -40,7 +41,7 @@ typedef struct bench_workload {
     uint64_t seed;
     uint64_t n;              /* objects in the bulk set */
     uint64_t queries;        /* indexed equality queries */
-    uint64_t scans;          /* unindexed filter scans */
+    uint64_t scans;          /* unindexed filter scans, and as many text CONTAINS scans */
     uint64_t prefix_queries; /* string prefix queries */
     uint64_t single_writes;  /* single-object write transactions */
     uint64_t list_length;    /* links appended to the list */
@@ -99,6 +100,10 @@ uint64_t bench_check_list(uint64_t check, uint64_t position, int64_t id);
 int64_t bench_query_group(const bench_workload *w, uint64_t q);
 int64_t bench_scan_threshold(const bench_workload *w, uint64_t s);
 void bench_query_prefix(const bench_workload *w, uint64_t q, char prefix[BENCH_PREFIX_LEN + 1]);
+/* The characters text CONTAINS scan number s looks for, NUL-terminated. */
+void bench_scan_needle(const bench_workload *w, uint64_t s, char needle[BENCH_NEEDLE_LEN + 1]);
+/* 1 if text[0 .. len) contains `needle` (BENCH_NEEDLE_LEN bytes). */
+int bench_text_contains(const char *text, size_t len, const char *needle);
 /* 1 if `name` (of `len` bytes) starts with the BENCH_PREFIX_LEN bytes of
  * `prefix`. */
 int bench_has_prefix(const char *name, size_t len, const char *prefix);
@@ -111,6 +116,7 @@ typedef enum bench_op {
     BENCH_OP_READ_ALL,
     BENCH_OP_QUERY_INDEXED_EQ,
     BENCH_OP_SCAN_FILTER,
+    BENCH_OP_SCAN_CONTAINS,
     BENCH_OP_QUERY_PREFIX,
     BENCH_OP_DELETE_ALL,
     BENCH_OP_SINGLE_WRITES,

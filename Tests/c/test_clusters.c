@@ -456,6 +456,33 @@ TS_ENV_TEST(test_damaged_block_fails_alone)
     }
 }
 
+/* An unindexed query tests a cluster's column block as a whole: a damaged
+ * block of the compared column fails the query with the cluster's objects
+ * named; a query on another column still runs. */
+TS_ENV_TEST(test_damaged_block_fails_a_scan)
+{
+    fill(env, 300);
+    size_t at, len;
+    block_place(env, 1, I_NAME, &at, &len);
+    uint8_t kb[8];
+    cluster_key(kb, 1);
+    ts_env_close(env);
+    flip(env->path, kb, 8, (long)(at + len / 2));
+    ts_env_reopen(env, schema, 1, 1);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_query *q;
+    uint64_t n;
+    assert_ok(coffer_query_compile(env->db, item(env), "name CONTAINS 'item 2'", SIZE_MAX, NULL, 0, &q));
+    assert_status(coffer_query_count(r, q, &n), env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED);
+    assert_error_contains("objects 256 to 511 of class 'Item'");
+    coffer_query_free(q);
+    assert_ok(coffer_query_compile(env->db, item(env), "blob == nil AND n > 100", SIZE_MAX, NULL, 0, &q));
+    assert_ok(coffer_query_count(r, q, &n));
+    assert_int_equal(n, 200);
+    coffer_query_free(q);
+    coffer_txn_free(r);
+}
+
 /* Swaps `len` bytes at `at_a` of cluster a's value with those at `at_b`
  * of cluster b's. */
 static void swap_bytes(const char *path, uint64_t a, size_t at_a, uint64_t b, size_t at_b, size_t len)
@@ -721,6 +748,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_moved_cluster_is_detected, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_object_stored_outside_is_detected, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_block_fails_alone, setup),
+        TS_TEST_FILE_MODES_SETUP(test_damaged_block_fails_a_scan, setup),
         TS_TEST_FILE_MODES_SETUP(test_block_swapped_between_clusters_fails, setup),
         TS_TEST_FILE_MODES_SETUP(test_block_opens_only_in_its_place, setup),
         TS_TEST_ALL_MODES_SETUP(test_random_operations_match_a_model, setup),

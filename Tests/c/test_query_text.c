@@ -920,10 +920,39 @@ static void test_operators_agree(void **state)
     }
 }
 
+/* cf_text_find gives memmem's answer (the first occurrence) for needles of
+ * 0 to 20 bytes in texts of 0 to 80 over a three-letter alphabet (many
+ * partial matches), with matches at every distance from the text's end
+ * (where the 16-byte steps stop). */
+static void test_text_find_is_the_first_occurrence(void **state)
+{
+    (void)state;
+    uint64_t x = 12345;
+    for (int round = 0; round < 20000; round++) {
+        uint8_t text[80], needle[20];
+        size_t len = (size_t)(round % 81), nlen = (size_t)((round / 81) % 21);
+        for (size_t i = 0; i < len; i++)
+            text[i] = (uint8_t)("abc"[(x = x * 6364136223846793005u + 1442695040888963407u) >> 62 & 1 ? 1 : (x >> 61 & 1) * 2]);
+        for (size_t i = 0; i < nlen; i++)
+            needle[i] = (uint8_t)("abc"[(x = x * 6364136223846793005u + 1442695040888963407u) >> 62 & 1 ? 1 : (x >> 61 & 1) * 2]);
+        if (nlen && len >= nlen && round % 3 == 0) /* plant it, at a place that moves with the round */
+            memcpy(text + (size_t)round % (len - nlen + 1), needle, nlen);
+        const uint8_t *want = NULL;
+        for (size_t i = 0; i + nlen <= len && !want; i++)
+            if (memcmp(text + i, needle, nlen) == 0)
+                want = text + i;
+        const uint8_t *got = cf_text_find(text, len, needle, nlen);
+        if (got != want)
+            fail_msg("text of %zu, needle of %zu: found at %td, first occurrence at %td", len, nlen,
+                     got ? got - text : -1, want ? want - text : -1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_operators),
+        cmocka_unit_test(test_text_find_is_the_first_occurrence),
         cmocka_unit_test(test_conformance_counts),
         cmocka_unit_test(test_every_operator_and_modifier),
         cmocka_unit_test(test_full_case_folding),

@@ -11,6 +11,7 @@
 #include "storage/index.h"
 #include "storage/object_store.h"
 #include "objects/object.h"
+#include "query/columnar.h"
 #include "query/engine.h"
 #include "query/plan.h"
 
@@ -218,7 +219,14 @@ typedef struct simple_scan {
     const cf_bpred *const *conj;
     size_t n;
     cf_keylist *out;
+    cf_columnar *columnar; /* for the objects the store hands over in batches */
 } simple_scan;
+
+static status scan_batch(void *ctx, const cf_object_batch *batch)
+{
+    simple_scan *s = ctx;
+    return cf_columnar_select(s->columnar, batch, s->out);
+}
 
 static status scan_one(void *ctx, coffer_object_key key, const coffer_value *values)
 {
@@ -241,7 +249,8 @@ static status scan_one(void *ctx, coffer_object_key key, const coffer_value *val
 
 /* A scan for conjunctions of simple comparisons: the store hands over the
  * compared columns of each object, compared in place, without object
- * handles. */
+ * handles, or of a batch of objects kept column by column, compared column
+ * by column (columnar.h). */
 static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
                           cf_keylist *out)
 {
@@ -256,9 +265,12 @@ static status scan_simple(coffer_txn *txn, cf_qrun *run, const cf_bquery *bq, co
         columns[i] = p->column;
         types[i] = p->type;
     }
-    simple_scan s = {run, c, conj, n, out};
+    simple_scan s = {run, c, conj, n, out, NULL};
     if (st == COFFER_OK)
-        st = cf_objects_scan(txn, bq->cls, columns, types, n, scan_one, &s);
+        st = cf_columnar_new(txn, run, bq->cls, conj, n, &s.columnar);
+    if (st == COFFER_OK)
+        st = cf_objects_scan_batches(txn, bq->cls, columns, types, n, scan_one, scan_batch, &s);
+    cf_columnar_free(s.columnar);
     if (columns != columns_stack)
         free(columns);
     if (types != types_stack)

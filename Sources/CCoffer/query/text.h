@@ -69,4 +69,9 @@ int cf_text_match(cf_qcompare_op op, unsigned modifiers, const void *text, size_
 /* Number of Unicode code points in UTF-8 `text` (invalid bytes count one each): the `.length` of a string. */
 uint64_t cf_text_length(const void *text, size_t len);
 
+/* The first place where needle[0 .. nlen) occurs in text[0 .. len), or NULL
+ * (text itself for an empty needle): memmem, faster on the short texts and
+ * needles of a scan (text_find.c). */
+const uint8_t *cf_text_find(const uint8_t *text, size_t len, const uint8_t *needle, size_t nlen);
+
 #endif

@@ -208,8 +208,33 @@ static coffer_status values_of(coffer_txn *txn, cf_cluster_entry *e, int pos, co
     return st;
 }
 
+/* Hands the objects of cluster `e` to `fn` one by one. */
+static coffer_status scan_objects(coffer_txn *txn, coffer_class_id cls, cf_cluster_entry *e, const uint16_t *columns,
+                                  const coffer_type *types, size_t n, coffer_value *values, cf_scan_fn fn, void *ctx)
+{
+    coffer_status st = COFFER_OK;
+    for (int pos = cf_cluster_entry_seek(e, 0); pos >= 0 && st == COFFER_OK;) {
+        unsigned low = cf_cluster_entry_low(e, pos);
+        coffer_object_key key = e->cid << CF_CLUSTER_BITS | low;
+        st = values_of(txn, e, pos, columns, types, n, values);
+        if (st != COFFER_OK)
+            cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
+        else
+            st = fn(ctx, key, values);
+        pos = low + 1 < CF_CLUSTER_MAX ? cf_cluster_entry_seek(e, low + 1) : -1;
+    }
+    return st;
+}
+
+/* Whether the objects of cluster `e` can go to a scan as one batch: stored,
+ * unchanged by the transaction, none of them stored outside. */
+static int batchable(const cf_cluster_entry *e)
+{
+    return !e->slots && e->view.n && !e->view.external;
+}
+
 coffer_status cf_cstore_scan(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns, const coffer_type *types,
-                             size_t n, coffer_value *values, cf_scan_fn fn, void *ctx)
+                             size_t n, coffer_value *values, cf_scan_fn fn, cf_batch_fn batch_fn, void *ctx)
 {
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn->mdb, txn->db->object_dbis[cls], &cur);
@@ -219,15 +244,12 @@ coffer_status cf_cstore_scan(coffer_txn *txn, coffer_class_id cls, const uint16_
     cf_cluster_entry *e;
     uint64_t bad, from = 0;
     while ((st = next_cluster(txn, cls, cur, from, &e, &bad)) == COFFER_OK) {
-        for (int pos = cf_cluster_entry_seek(e, 0); pos >= 0 && st == COFFER_OK;) {
-            unsigned low = cf_cluster_entry_low(e, pos);
-            coffer_object_key key = e->cid << CF_CLUSTER_BITS | low;
-            st = values_of(txn, e, pos, columns, types, n, values);
-            if (st != COFFER_OK)
-                cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
-            else
-                st = fn(ctx, key, values);
-            pos = low + 1 < CF_CLUSTER_MAX ? cf_cluster_entry_seek(e, low + 1) : -1;
+        if (batch_fn && batchable(e)) {
+            cf_object_batch b = {.base = e->cid << CF_CLUSTER_BITS, .lows = e->view.lows, .n = e->view.n,
+                                 .cluster = &e->view, .class_name = class_of(txn, cls)->name};
+            st = batch_fn(ctx, &b);
+        } else {
+            st = scan_objects(txn, cls, e, columns, types, n, values, fn, ctx);
         }
         if (st != COFFER_OK || e->cid == UINT64_MAX >> CF_CLUSTER_BITS)
             break;

@@ -16,7 +16,7 @@ coffer_status cf_cstore_count(coffer_txn *txn, coffer_class_id cls, uint64_t *ou
 coffer_status cf_cstore_seek(cf_object_cursor *c, coffer_object_key from, coffer_object_key *key, cf_row *row);
 coffer_status cf_cstore_next(cf_object_cursor *c, coffer_object_key *key, cf_row *row);
 coffer_status cf_cstore_scan(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns, const coffer_type *types,
-                             size_t n, coffer_value *values, cf_scan_fn fn, void *ctx);
+                             size_t n, coffer_value *values, cf_scan_fn fn, cf_batch_fn batch_fn, void *ctx);
 
 /* The highest key stored in LMDB for class `cls` (*found 0 when none), for
  * the object-key counter. */

@@ -224,12 +224,18 @@ void cf_object_cursor_close(cf_object_cursor *c)
 coffer_status cf_objects_scan(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns, const coffer_type *types,
                               size_t n, cf_scan_fn fn, void *ctx)
 {
+    return cf_objects_scan_batches(txn, cls, columns, types, n, fn, NULL, ctx);
+}
+
+coffer_status cf_objects_scan_batches(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns,
+                                      const coffer_type *types, size_t n, cf_scan_fn fn, cf_batch_fn batch_fn, void *ctx)
+{
     coffer_value stack[SCAN_VALUES_ON_STACK];
     coffer_value *values = n <= SCAN_VALUES_ON_STACK ? stack : malloc(n * sizeof *values);
     if (!values)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory scanning a class");
     if (txn->db->clustered) {
-        coffer_status st = cf_cstore_scan(txn, cls, columns, types, n, values, fn, ctx);
+        coffer_status st = cf_cstore_scan(txn, cls, columns, types, n, values, fn, batch_fn, ctx);
         if (values != stack)
             free(values);
         return st;

@@ -11,6 +11,8 @@
 #ifndef COFFER_OBJECT_STORE_H
 #define COFFER_OBJECT_STORE_H
 
+#include <string.h>
+
 #include "storage/handles.h"
 
 /* ---- rows ---------------------------------------------------------------- */
@@ -96,6 +98,153 @@ typedef coffer_status (*cf_scan_fn)(void *ctx, coffer_object_key key, const coff
  * object. A damaged object stops the scan with an error naming it. */
 coffer_status cf_objects_scan(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns, const coffer_type *types,
                               size_t n, cf_scan_fn fn, void *ctx);
+
+/* ---- column batches -------------------------------------------------------
+ * A scan that tests a few columns of every object can take the objects in
+ * batches instead, where the store keeps them column by column (file format
+ * 5: an unchanged cluster, every object in it): the batch's keys, and each
+ * column read in place as one array, without a value being decoded until
+ * it is asked for. Objects not kept that way (format 4, a cluster changed
+ * by the transaction or with objects stored outside) still go one by one. */
+
+#define CF_OBJECT_BATCH_MAX 256
+
+/* Up to CF_OBJECT_BATCH_MAX objects of one class, in key order. */
+typedef struct cf_object_batch {
+    coffer_object_key base;   /* object i's key is base | lows[i] */
+    const uint8_t *lows;
+    uint16_t n;
+    const struct cf_cluster *cluster; /* where the columns are read */
+    const char *class_name;           /* for messages */
+} cf_object_batch;
+
+/* One column of a batch, borrowed from the store as a batch's values are
+ * (object_store.h's opening note). A value is null when `all_null` or its
+ * bit in `nulls` is set; otherwise it is `width` bytes at fixed + i * width
+ * (fixed != NULL), or, in a column of values of different sizes, the bytes
+ * between two of the `n` ends (checked once to be in order and within
+ * `bytes_len`). Either way the values follow one another: cf_column_span
+ * gives each one's place. Values are encoded as in a record
+ * (docs/FORMAT.md): an int is 8 bytes LE, a string its bytes and a NUL. */
+typedef struct cf_column {
+    uint16_t n;
+    uint8_t all_null;
+    uint8_t some_null;    /* a bit of `nulls` is set */
+    const uint8_t *nulls;
+    const uint8_t *fixed;
+    size_t width;
+    const uint8_t *ends;  /* variable sizes: n ends of end_width bytes, relative to `bytes` */
+    unsigned end_width;
+    const uint8_t *bytes;
+    size_t bytes_len;
+    coffer_type type;
+} cf_column;
+
+static inline int cf_column_is_null(const cf_column *c, uint16_t i)
+{
+    return c->all_null || ((c->nulls[i >> 3] >> (i & 7)) & 1);
+}
+
+/* Whether the column's values are ints read with cf_column_int. */
+static inline int cf_column_has_ints(const cf_column *c)
+{
+    return !c->all_null && c->type == COFFER_TYPE_INT && c->fixed && c->width == 8;
+}
+
+/* A little-endian integer of `n` bytes (2, 4 or 8): one load where the
+ * processor is little-endian. */
+static inline uint64_t cf_column_load(const uint8_t *p, int n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    if (n == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+#else
+    return cf_get_le(p, n);
+#endif
+}
+
+/* Value i of a column cf_column_has_ints() accepts (not null). */
+static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
+{
+    return (int64_t)cf_column_load(c->fixed + (size_t)i * 8, 8);
+}
+
+/* Whether the column's values are doubles (or floats) read with
+ * cf_column_real. */
+static inline int cf_column_has_reals(const cf_column *c)
+{
+    return !c->all_null && c->fixed &&
+           ((c->type == COFFER_TYPE_DOUBLE && c->width == 8) || (c->type == COFFER_TYPE_FLOAT && c->width == 4));
+}
+
+/* Value i of a column cf_column_has_reals() accepts (not null), as a double. */
+static inline double cf_column_real(const cf_column *c, uint16_t i)
+{
+    if (c->width == 8) {
+        uint64_t bits = cf_column_load(c->fixed + (size_t)i * 8, 8);
+        double d;
+        memcpy(&d, &bits, 8);
+        return d;
+    }
+    uint32_t bits = (uint32_t)cf_column_load(c->fixed + (size_t)i * 4, 4);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* The end of value i, from the start of the values (fixed or `bytes`). */
+static inline size_t cf_column_end(const cf_column *c, uint16_t i)
+{
+    if (c->fixed)
+        return ((size_t)i + 1) * c->width;
+    return c->end_width == 2 ? (size_t)cf_column_load(c->ends + (size_t)i * 2, 2)
+                             : (size_t)cf_column_load(c->ends + (size_t)i * 4, 4);
+}
+
+/* Where value i lies: [*start, *end) of cf_column_values(c) (empty or
+ * zeros when null). */
+static inline void cf_column_span(const cf_column *c, uint16_t i, size_t *start, size_t *end)
+{
+    *start = i ? cf_column_end(c, (uint16_t)(i - 1)) : 0;
+    *end = cf_column_end(c, i);
+}
+
+static inline const uint8_t *cf_column_values(const cf_column *c) { return c->fixed ? c->fixed : c->bytes; }
+static inline size_t cf_column_values_len(const cf_column *c)
+{
+    return c->n ? cf_column_end(c, (uint16_t)(c->n - 1)) : 0;
+}
+
+/* Called once per batch of a cf_objects_scan_batches; same return rules as
+ * cf_scan_fn. */
+typedef coffer_status (*cf_batch_fn)(void *ctx, const cf_object_batch *batch);
+
+/* cf_objects_scan, with the objects the store keeps column by column handed
+ * to `batch_fn` a batch at a time instead of to `fn` one by one; every
+ * object goes to exactly one of them, in key order. */
+coffer_status cf_objects_scan_batches(coffer_txn *txn, coffer_class_id cls, const uint16_t *columns,
+                                      const coffer_type *types, size_t n, cf_scan_fn fn, cf_batch_fn batch_fn, void *ctx);
+
+/* Column `column` of batch `b`, read as `type`: checks its block's header
+ * and sizes once (a column the batch's objects do not have is all null).
+ * COFFER_ERR_CORRUPTED (or the opener's status) naming the objects. */
+coffer_status cf_batch_column(const cf_object_batch *b, uint16_t column, coffer_type type, cf_column *out);
+
+/* Value i of column `c` of batch `b` (cf_record_get's rules; strings and
+ * binaries borrow the store). COFFER_ERR_CORRUPTED naming the object when
+ * its bytes do not fit the type. */
+coffer_status cf_batch_value(const cf_object_batch *b, const cf_column *c, uint16_t i, coffer_value *out);
 
 /* ---- index walks --------------------------------------------------------- */
 

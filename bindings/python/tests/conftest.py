@@ -1,3 +1,4 @@
+import ctypes
 import os
 import uuid
 
@@ -46,3 +47,23 @@ def in_cwd(tmp_path, monkeypatch):
 
 def files_in(folder):
     return sorted(os.listdir(folder))
+
+
+def _new_files_in_storage_format(storage_format: int) -> None:
+    """Makes every database the tests open a new file of `storage_format`
+    (as COFFER_TEST_STORAGE_FORMAT does for the C suites): the
+    configuration the binding creates gets it before anything else."""
+    from coffer import _capi
+
+    set_format = _capi._status("coffer_config_set_storage_format", _capi.ConfigP, ctypes.c_uint)
+    new_config = _capi.coffer_config_new
+
+    def new_config_in_format(out: "ctypes._CArgObject") -> None:
+        new_config(out)
+        set_format(out._obj, storage_format)
+
+    _capi.coffer_config_new = new_config_in_format
+
+
+if os.environ.get("COFFER_TEST_STORAGE_FORMAT"):
+    _new_files_in_storage_format(int(os.environ["COFFER_TEST_STORAGE_FORMAT"]))
