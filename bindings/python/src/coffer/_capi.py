@@ -346,6 +346,15 @@ def _declare(name: str, restype: Any, argtypes: List[Any], errcheck: Optional[Ca
     return fn
 
 
+def _declare_again(name: str, restype: Any, argtypes: List[Any]) -> Any:
+    """A second function object for C function `name`, with argtypes of its
+    own; the one _declare() gave stays as it was."""
+    fn = lib[name]  # a new function object, unlike getattr
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
 def _status(name: str, *argtypes: Any) -> Any:
     return _declare(name, c_int, list(argtypes), _check)
 
@@ -533,6 +542,13 @@ coffer_object_pack_by_primary_key = _declare(
     [TxnP, c_uint32, POINTER(coffer_value), POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t,
      POINTER(c_size_t), POINTER(ObjectP)],
 )
+# The same C function for the read of one object by primary key, which runs
+# once per object: every pointer is passed as its address (an int), which
+# ctypes converts at a fraction of the cost of checking a pointer type.
+coffer_object_pack_by_primary_key_at = _declare_again(
+    "coffer_object_pack_by_primary_key", c_int,
+    [c_void_p, c_uint32, c_void_p, c_void_p, c_size_t, c_int, c_void_p, c_size_t, c_void_p, c_void_p],
+)
 coffer_objects_create = _status(
     "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
 )
@@ -618,6 +634,9 @@ coffer_results_from_keys = _status(
 coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
 coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
 coffer_query_count = _status("coffer_query_count", TxnP, QueryP, POINTER(c_uint64))
+coffer_query_count_rebound = _status(
+    "coffer_query_count_rebound", TxnP, QueryP, POINTER(coffer_value), c_size_t, POINTER(c_uint64)
+)
 coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
 coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))
 coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint64, c_size_t, POINTER(c_uint64))

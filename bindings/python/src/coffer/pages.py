@@ -83,6 +83,10 @@ class Layout:
     def _grow(self, size: int) -> None:
         self._scratch = bytearray(size)
         self._scratch_c = (ctypes.c_char * size).from_buffer(self._scratch)
+        # The arguments of the read by primary key that stay the same from
+        # call to call, as addresses (pack_by_primary_key).
+        self._by_key_args = (ctypes.addressof(self.ids), self.count, _T.PACK_COPY,
+                             ctypes.addressof(self._scratch_c), size, ctypes.addressof(self._needed), None)
 
     def pack_object(self, handle: _capi.ObjectP) -> Tuple[bytes, Tuple[Any, ...]]:
         """The row of one open object: the bytes packed and its values."""
@@ -97,24 +101,18 @@ class Layout:
     def pack_by_primary_key(self, txn: _capi.TxnP, class_id: int,
                             pk: Any) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
         """The row of the object of class `class_id` whose primary key is
-        the coffer_value `pk` (a ctypes reference), found and packed in one
-        C call: the bytes packed and its values; None if no object has that
-        key. Other errors (a key of the wrong type) raise."""
-        scratch = self._scratch
-        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
-                                      len(scratch), self._needed_ref, None)
-        if status == _OK:
-            return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
-        if status == _NOT_FOUND:
-            return None
-        self._retry(status)  # grows the buffer to the size named, or raises
-        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
-                                      len(self._scratch), self._needed_ref, None)
-        if status == _OK:
-            return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
-        if status == _NOT_FOUND:
-            return None
-        self._retry(status)
+        the coffer_value `pk` (its address, or a ctypes reference), found
+        and packed in one C call: the bytes packed and its values; None if
+        no object has that key. Other errors (a key of the wrong type)
+        raise."""
+        for _ in range(2):
+            status = _pack_by_primary_key(txn, class_id, pk, *self._by_key_args)
+            if status == _OK:
+                scratch = self._scratch
+                return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
+            if status == _NOT_FOUND:
+                return None
+            self._retry(status)  # grows the buffer to the size named, or raises
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
     def pack_page(self, results: _capi.ResultsP, start: int, rows: int) -> Tuple[bytes, List[Tuple[Any, ...]]]:
@@ -215,7 +213,7 @@ class PackedRow:
 
 _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
 _OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
-_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key
+_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key_at
 
 
 def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, class_id: int,
