@@ -7,6 +7,7 @@ makes one, is in opening.py; registering observers is in observing.py."""
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import contextlib
 import ctypes
 import math
@@ -695,7 +696,8 @@ class Database:
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
             return {}
-        if type(values) is dict or isinstance(values, Mapping):
+        # collections.abc's Mapping: typing's checks instances in Python, per row.
+        if type(values) is dict or isinstance(values, collections.abc.Mapping):
             return dict(values)
         if isinstance(values, (list, tuple)):
             if len(values) > len(info.names):
