@@ -634,8 +634,10 @@ coffer_results_from_keys = _status(
 coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
 coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
 coffer_query_count = _status("coffer_query_count", TxnP, QueryP, POINTER(c_uint64))
-coffer_query_count_rebound = _status(
-    "coffer_query_count_rebound", TxnP, QueryP, POINTER(coffer_value), c_size_t, POINTER(c_uint64)
+# Run once per query by a prepared query's count: pointers as addresses,
+# the status returned unchecked (query.py raises for it).
+coffer_query_count_rebound_at = _declare_again(
+    "coffer_query_count_rebound", c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p]
 )
 coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
 coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from . import _capi, codec, packing
 from .codec import MIXED_TYPES, Writer
-from .errors import CofferError, InvalidArgumentError, QueryError
+from .errors import CofferError, InvalidArgumentError, QueryError, error_for
 from .model import Object
 from .values import INT64_MAX, INT64_MIN, to_c
 
@@ -36,7 +36,27 @@ _PREPARED_CAPACITY = 64
 # prepared query that accepted them accepts them again: a rebinding with
 # these may wait.
 _REBOUND_LATER = frozenset({int, float, str, bytes, bool, type(None)})
-_count_rebound = _capi.coffer_query_count_rebound
+_count_rebound = _capi.coffer_query_count_rebound_at
+_Count = ctypes.c_uint64
+_byref = ctypes.byref
+
+
+class _OwnedQuery:
+    """A C query handle of a CompiledQuery, freed when collected. A query
+    handle holds no database resource, so freeing it when the object goes
+    (or never, at interpreter exit) is always safe; a weakref.finalize would
+    cost more than a short query's run. Queries bound only when needed have
+    none until then, and nothing to free."""
+
+    __slots__ = ("handle", "address")
+
+    def __init__(self, handle: "ctypes._Pointer[_capi._Query]") -> None:
+        self.handle = handle
+        # For the calls that take it as an address (coffer_query_count_rebound).
+        self.address: Optional[int] = ctypes.cast(handle, ctypes.c_void_p).value
+
+    def __del__(self) -> None:
+        _capi.coffer_query_free(self.handle)
 
 
 class CompiledQuery:
@@ -51,6 +71,8 @@ class CompiledQuery:
     library to count the prepared query with the new arguments in one call
     (coffer_query_count_rebound). `timeout` (seconds, None for none) bounds
     every run of the query (coffer_query_set_timeout)."""
+
+    __slots__ = ("info", "timeout", "timeout_ms", "args", "arg_types", "_owned", "_prepared", "_values", "_keep")
 
     timeout_ms: int
 
@@ -69,10 +91,10 @@ class CompiledQuery:
         # Kept to combine this query with others (combined()).
         self.args = tuple(args)
         self.arg_types = tuple(map(type, self.args))
-        self._handle: "Optional[ctypes._Pointer[_capi._Query]]" = None
+        self._owned: Optional[_OwnedQuery] = None
         key = (info.class_id, text)
         prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
-        if prepared is not None and prepared.timeout_ms == timeout_ms and prepared.arg_types == self.arg_types \
+        if prepared is not None and prepared.arg_types == self.arg_types and prepared.timeout_ms == timeout_ms \
                 and _REBOUND_LATER.issuperset(self.arg_types):
             # Arguments of the types the prepared query was bound with bind
             # the same way: bound when a handle is needed, if ever.
@@ -93,7 +115,7 @@ class CompiledQuery:
             _capi.coffer_query_compile(
                 handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle)
             )
-        self._handle = handle
+        self._owned = _OwnedQuery(handle)
         # A rebound query starts with the prepared one's timeout: set only
         # when it differs (a compiled one starts with none).
         if timeout_ms != (prepared.timeout_ms if prepared is not None else 0):
@@ -106,34 +128,30 @@ class CompiledQuery:
     @property
     def handle(self) -> "ctypes._Pointer[_capi._Query]":
         """The C query, bound to this query's arguments on first use."""
-        handle = self._handle
-        if handle is None:
+        owned = self._owned
+        if owned is None:
             prepared = self._prepared
             assert prepared is not None and self._values is not None
             handle = _capi.QueryP()
             _capi.coffer_query_rebind(prepared.handle, self._values, len(self.args), ctypes.byref(handle))
-            self._handle = handle
+            owned = self._owned = _OwnedQuery(handle)
             self._prepared = self._values = self._keep = None
-        return handle
+        return owned.handle
 
     def count(self, txn: _capi.TxnP) -> int:
         """The number of objects of the class the query matches in `txn`:
         one C call, which binds the arguments too when that is still to do."""
-        n = ctypes.c_uint64()
+        n = _Count()
         prepared = self._prepared
         if prepared is not None:
-            _count_rebound(txn, prepared.handle, self._values, len(self.args), ctypes.byref(n))
+            assert prepared._owned is not None  # a prepared query is bound when made
+            status = _count_rebound(txn, prepared._owned.address, self._values, len(self.args), _byref(n))
+            if status:
+                raise error_for(status, _capi.last_error_message())
         else:
-            _capi.coffer_query_count(txn, self.handle, ctypes.byref(n))
+            _capi.coffer_query_count(txn, self.handle, _byref(n))
         return n.value
 
-    def __del__(self) -> None:
-        # A query handle holds no database resource, so freeing it when the
-        # object goes (or never, at interpreter exit) is always safe; a
-        # weakref.finalize would cost more than a short query's run.
-        handle = self.__dict__.get("_handle")
-        if handle is not None:  # None when compiling failed or never bound
-            _capi.coffer_query_free(handle)
 
     @property
     def description(self) -> str:
