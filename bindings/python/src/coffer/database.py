@@ -114,12 +114,12 @@ class _ClassInfo:
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
         # The int primary key object_for_primary_key() looks up, reused from
-        # call to call: its payload (a view of the value's union) and its
-        # address to pass, found once.
+        # call to call: its payload (a view of the value's union) and a
+        # reference to pass, made once.
         self.pk_value = _capi.coffer_value()
         self.pk_value.type = _capi.TYPE_INT
         self.pk_payload = self.pk_value.u
-        self.pk_address = ctypes.addressof(self.pk_value)
+        self.pk_ref = ctypes.byref(self.pk_value)
         # Generated packers by the property names objects give (rowcode.py).
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
@@ -902,14 +902,14 @@ class Database:
         keep: List[Any] = []
         if pk.type == _capi.TYPE_INT and type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
             info.pk_payload.integer = primary_key  # pk_value's type is TYPE_INT already
-            ref: Any = info.pk_address
+            ref: Any = info.pk_ref
         else:
             value = _capi.coffer_value()
             if not packing.scalar_value(pk.type, primary_key, value):
                 to_c(pk.type, primary_key, value, keep, pk.where)
             ref = ctypes.byref(value)
         txn = self._txn()
-        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ref)
+        row = pages.row_by_primary_key(self, info.layout(), txn, ref)
         if row is None:
             return None
         return info.make(self, row.values[0], row)

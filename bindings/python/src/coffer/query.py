@@ -36,7 +36,9 @@ _PREPARED_CAPACITY = 64
 # prepared query that accepted them accepts them again: a rebinding with
 # these may wait.
 _REBOUND_LATER = frozenset({int, float, str, bytes, bool, type(None)})
-_count_rebound = _capi.coffer_query_count_rebound_at
+# Called with ctypes objects only: pre-built sizes for the argument counts.
+_count_rebound = _capi.coffer_query_count_rebound_unconverted
+_SIZES = tuple(ctypes.c_size_t(i) for i in range(8))
 _Count = ctypes.c_uint64
 _byref = ctypes.byref
 
@@ -48,12 +50,10 @@ class _OwnedQuery:
     cost more than a short query's run. Queries bound only when needed have
     none until then, and nothing to free."""
 
-    __slots__ = ("handle", "address")
+    __slots__ = ("handle",)
 
     def __init__(self, handle: "ctypes._Pointer[_capi._Query]") -> None:
         self.handle = handle
-        # For the calls that take it as an address (coffer_query_count_rebound).
-        self.address: Optional[int] = ctypes.cast(handle, ctypes.c_void_p).value
 
     def __del__(self) -> None:
         _capi.coffer_query_free(self.handle)
@@ -145,7 +145,9 @@ class CompiledQuery:
         prepared = self._prepared
         if prepared is not None:
             assert prepared._owned is not None  # a prepared query is bound when made
-            status = _count_rebound(txn, prepared._owned.address, self._values, len(self.args), _byref(n))
+            count = len(self.args)
+            status = _count_rebound(txn, prepared._owned.handle, self._values,
+                                    _SIZES[count] if count < len(_SIZES) else ctypes.c_size_t(count), _byref(n))
             if status:
                 raise error_for(status, _capi.last_error_message())
         else:
