@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -908,6 +909,42 @@ TS_ENV_TEST(test_count_rebound)
     coffer_query_free(by_nickname);
 }
 
+/* Every scalar type and null: counting "<property> == $0" rebound to a value
+ * gives what compiling the query with that value and counting it gives. */
+TS_ENV_TEST(test_count_rebound_every_type)
+{
+    coffer_object_key keys[2] = {add_all_types(env->db, env->all_types, 1), add_all_types(env->db, env->all_types, 0)};
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_object *objs[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        assert_ok(coffer_object_get(txn, env->all_types, keys[k], &objs[k]));
+    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
+        char text[64];
+        snprintf(text, sizeof text, "%s == $0", ts_all_types_properties[p].name);
+        coffer_value first, second;
+        assert_ok(coffer_object_get_value(objs[0], p, &first));
+        assert_ok(coffer_object_get_value(objs[1], p, &second));
+        coffer_query *prepared = NULL;
+        assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, &first, 1, &prepared));
+        const coffer_value *values[2] = {&first, &second};
+        for (int k = 0; k < 2; k++) {
+            coffer_query *compiled = NULL;
+            assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, values[k], 1, &compiled));
+            uint64_t expected = 99, counted = 99;
+            assert_ok(coffer_query_count(txn, compiled, &expected));
+            assert_ok(coffer_query_count_rebound(txn, prepared, values[k], 1, &counted));
+            if (counted != expected || expected == 0)
+                fail_msg("%s with the value of object %d: counted %" PRIu64 ", compiled and counted %" PRIu64, text, k,
+                         counted, expected);
+            coffer_query_free(compiled);
+        }
+        coffer_query_free(prepared);
+    }
+    coffer_object_release(objs[0]);
+    coffer_object_release(objs[1]);
+    coffer_txn_free(txn);
+}
+
 int main(void)
 {
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
@@ -930,6 +967,7 @@ int main(void)
         TS_TEST_ALL_MODES(test_pk_missing_and_wrong_type),
         TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
         TS_TEST_ALL_MODES(test_count_rebound),
+        TS_TEST_ALL_MODES(test_count_rebound_every_type),
     };
     return cmocka_run_group_tests_name("batch_read", tests, NULL, NULL);
 }
