@@ -1676,6 +1676,32 @@ COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *q
  *  timeout or coffer_interrupt()); COFFER_ERR_INVALID_ARGUMENT (NULL out). */
 COFFER_API coffer_status coffer_query_count(coffer_txn *txn, const coffer_query *query, uint64_t *out);
 
+/** Stores in `*out` the number of objects `query` matches in `txn` when it
+ *  is bound to `args` instead of its own arguments: coffer_query_rebind(),
+ *  coffer_query_count() and coffer_query_free() in one call, for a binding
+ *  that runs one prepared query with many values and pays per call.
+ *
+ *  txn        a read or write transaction of the query's database.
+ *  query      a compiled query; unchanged (its own arguments stay bound),
+ *             and its timeout (coffer_query_set_timeout()) bounds the run.
+ *  args, arg_count
+ *             the values of $0, $1, ...: as for coffer_query_compile(),
+ *             checked the same way, and copied; `args` may be NULL when
+ *             arg_count is 0.
+ *  out        not NULL: receives the count, as coffer_query_count() gives
+ *             it (from the index alone where it can), and 0 on any error.
+ *
+ *  Nothing is left for the caller to free.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL txn or out, `query` not a
+ *  query, args NULL with arg_count > 0); COFFER_ERR_QUERY (a missing or
+ *  mistyped argument, named, as coffer_query_rebind() names it);
+ *  COFFER_ERR_MISUSE (the query's database closed, the transaction ended,
+ *  or a transaction of another database); COFFER_ERR_INTERRUPTED (the
+ *  query's timeout or coffer_interrupt()); COFFER_ERR_NO_MEMORY; those of
+ *  coffer_query_count(). */
+COFFER_API coffer_status coffer_query_count_rebound(coffer_txn *txn, const coffer_query *query,
+                                                    const coffer_value *args, size_t arg_count, uint64_t *out);
+
 /** Every object of class `cls`, in the order they were created, as a result
  *  that can be filtered, counted and aggregated like any other. */
 COFFER_API coffer_status coffer_results_all(coffer_txn *txn, coffer_class_id cls, coffer_results **out);

@@ -6,11 +6,13 @@
  * buffers too small (the size needed, nothing written past the end); pages
  * read across a commit (pinned to their read transaction); rows of deleted
  * objects; objects found by a primary key that is missing or of the wrong
- * type; bad arguments. Every test runs on plain, encrypted and in-memory
+ * type; bad arguments; and coffer_query_count_rebound(), a prepared query
+ * counted with other arguments. Every test runs on plain, encrypted and in-memory
  * databases. */
 #define _GNU_SOURCE
 #include "test_support.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -821,6 +823,128 @@ TS_ENV_TEST(test_pk_pinned_across_commit)
     coffer_txn_free(fresh);
 }
 
+/* ---- a prepared query counted with other arguments ------------------------------ */
+
+/* coffer_query_count_rebound() gives what rebinding, counting and freeing
+ * give, for an indexed string equality, an unindexed int range and a null
+ * argument, leaves the prepared query's own arguments bound, counts a read
+ * transaction's snapshot across a commit and a write transaction's own
+ * changes; and names a mistyped or missing argument and bad arguments, with
+ * *out 0 on every error. */
+TS_ENV_TEST(test_count_rebound)
+{
+    add_people(env->db, env->person, 30); /* ids 0..29, names "person <id>" */
+    coffer_value first = ts_str("person 1");
+    coffer_query *by_name = NULL, *by_id = NULL, *by_nickname = NULL;
+    assert_ok(coffer_query_compile(env->db, env->person, "name == $0", SIZE_MAX, &first, 1, &by_name));
+    coffer_value zero = coffer_value_int(0);
+    assert_ok(coffer_query_compile(env->db, env->person, "id > $0 AND age == 0", SIZE_MAX, &zero, 1, &by_id));
+    assert_ok(coffer_query_compile(env->db, env->person, "nickname == $0", SIZE_MAX, &first, 1, &by_nickname));
+    coffer_txn *reader = ts_begin(env->db, COFFER_TXN_READ);
+
+    uint64_t n = 99, plain = 99;
+    coffer_value seven = ts_str("person 7"), nobody = ts_str("nobody");
+    assert_ok(coffer_query_count_rebound(reader, by_name, &seven, 1, &n));
+    assert_int_equal(n, 1);
+    assert_ok(coffer_query_count_rebound(reader, by_name, &nobody, 1, &n));
+    assert_int_equal(n, 0);
+    coffer_value twenty = coffer_value_int(20);
+    assert_ok(coffer_query_count_rebound(reader, by_id, &twenty, 1, &n));
+    assert_int_equal(n, 9);
+    coffer_value null = coffer_value_null();
+    assert_ok(coffer_query_count_rebound(reader, by_nickname, &null, 1, &n));
+    assert_int_equal(n, 30);
+    /* the prepared queries keep their own arguments */
+    assert_ok(coffer_query_count(reader, by_name, &plain));
+    assert_int_equal(plain, 1);
+    assert_ok(coffer_query_count(reader, by_id, &plain));
+    assert_int_equal(plain, 29);
+
+    /* a commit after the read transaction began is not seen by it; a new one sees it */
+    coffer_txn *writer = ts_begin(env->db, COFFER_TXN_WRITE);
+    ts_add_person(writer, env->person, 100, "person 7");
+    ts_add_person(writer, env->person, 101, "person 7");
+    assert_ok(coffer_query_count_rebound(writer, by_name, &seven, 1, &n));
+    assert_int_equal(n, 3); /* the write's own changes */
+    ts_commit(writer);
+    assert_ok(coffer_query_count_rebound(reader, by_name, &seven, 1, &n));
+    assert_int_equal(n, 1);
+    assert_ok(coffer_query_count_rebound(reader, by_id, &twenty, 1, &n));
+    assert_int_equal(n, 9);
+    coffer_txn *fresh = ts_begin(env->db, COFFER_TXN_READ);
+    assert_ok(coffer_query_count_rebound(fresh, by_name, &seven, 1, &n));
+    assert_int_equal(n, 3);
+    assert_ok(coffer_query_count_rebound(fresh, by_id, &twenty, 1, &n));
+    assert_int_equal(n, 11);
+    coffer_txn_free(fresh);
+
+    /* errors: the argument named, *out 0 */
+    n = 99;
+    assert_status(coffer_query_count_rebound(reader, by_name, &twenty, 1, &n), COFFER_ERR_QUERY);
+    assert_error_contains("name");
+    assert_int_equal(n, 0);
+    n = 99;
+    assert_status(coffer_query_count_rebound(reader, by_name, NULL, 0, &n), COFFER_ERR_QUERY);
+    assert_error_contains("$0");
+    assert_int_equal(n, 0);
+    n = 99;
+    assert_status(coffer_query_count_rebound(reader, by_name, NULL, 1, &n), COFFER_ERR_INVALID_ARGUMENT);
+    assert_int_equal(n, 0);
+    assert_status(coffer_query_count_rebound(reader, by_name, &seven, 1, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("out is NULL");
+    n = 99;
+    assert_status(coffer_query_count_rebound(NULL, by_name, &seven, 1, &n), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("txn is NULL");
+    assert_int_equal(n, 0);
+    n = 99;
+    assert_status(coffer_query_count_rebound(reader, NULL, &seven, 1, &n), COFFER_ERR_INVALID_ARGUMENT);
+    assert_int_equal(n, 0);
+    assert_ok(coffer_txn_abort(reader));
+    n = 99;
+    assert_status(coffer_query_count_rebound(reader, by_name, &seven, 1, &n), COFFER_ERR_MISUSE);
+    assert_int_equal(n, 0);
+    coffer_txn_free(reader);
+    coffer_query_free(by_name);
+    coffer_query_free(by_id);
+    coffer_query_free(by_nickname);
+}
+
+/* Every scalar type and null: counting "<property> == $0" rebound to a value
+ * gives what compiling the query with that value and counting it gives. */
+TS_ENV_TEST(test_count_rebound_every_type)
+{
+    coffer_object_key keys[2] = {add_all_types(env->db, env->all_types, 1), add_all_types(env->db, env->all_types, 0)};
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_object *objs[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        assert_ok(coffer_object_get(txn, env->all_types, keys[k], &objs[k]));
+    for (coffer_property_id p = 0; p < AT_COUNT; p++) {
+        char text[64];
+        snprintf(text, sizeof text, "%s == $0", ts_all_types_properties[p].name);
+        coffer_value first, second;
+        assert_ok(coffer_object_get_value(objs[0], p, &first));
+        assert_ok(coffer_object_get_value(objs[1], p, &second));
+        coffer_query *prepared = NULL;
+        assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, &first, 1, &prepared));
+        const coffer_value *values[2] = {&first, &second};
+        for (int k = 0; k < 2; k++) {
+            coffer_query *compiled = NULL;
+            assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, values[k], 1, &compiled));
+            uint64_t expected = 99, counted = 99;
+            assert_ok(coffer_query_count(txn, compiled, &expected));
+            assert_ok(coffer_query_count_rebound(txn, prepared, values[k], 1, &counted));
+            if (counted != expected || expected == 0)
+                fail_msg("%s with the value of object %d: counted %" PRIu64 ", compiled and counted %" PRIu64, text, k,
+                         counted, expected);
+            coffer_query_free(compiled);
+        }
+        coffer_query_free(prepared);
+    }
+    coffer_object_release(objs[0]);
+    coffer_object_release(objs[1]);
+    coffer_txn_free(txn);
+}
+
 int main(void)
 {
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
@@ -842,6 +966,8 @@ int main(void)
         TS_TEST_ALL_MODES(test_pk_buffer_too_small),
         TS_TEST_ALL_MODES(test_pk_missing_and_wrong_type),
         TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
+        TS_TEST_ALL_MODES(test_count_rebound),
+        TS_TEST_ALL_MODES(test_count_rebound_every_type),
     };
     return cmocka_run_group_tests_name("batch_read", tests, NULL, NULL);
 }

@@ -291,3 +291,36 @@ def test_len_of_one_query_counts_in_one_call(db):
         db.create_all(Dog, [{"id": 1000, "name": "dog 7", "age": 7}])
         assert len(dogs_.filter("name == $0", "dog 7")) == 2            # the write's own state
     assert len(dogs_.filter("name == $0", "dog 7")) == 2
+
+
+def test_prepared_query_with_arguments_of_its_types_binds_when_needed(db):
+    with db.write():
+        db.create_all(Dog, dogs(300))
+    dogs_ = db.objects(Dog)
+    assert len(dogs_.filter("age == $0 AND name BEGINSWITH $1", 3, "dog")) == 15   # compiled, then prepared
+    # same argument types: counted with the prepared query in one call, no query handle made
+    again = dogs_.filter("age == $0 AND name BEGINSWITH $1", 7, "dog 2")
+    query = again._queries[0]
+    assert query._owned is None
+    assert len(again) == sum(1 for i in range(200, 300) if i % 20 == 7) + 1   # dog 27 and dog 2xx
+    assert query._owned is None
+    # what needs the handle binds it then, with this query's arguments
+    assert [d.id for d in again] == [27, 207, 227, 247, 267, 287]
+    assert query._owned is not None
+    assert "$0" in query.description and "$1" in query.description
+    # other argument types bind at once, so a mistyped one fails in filter()
+    with pytest.raises(coffer.QueryError):
+        dogs_.filter("age == $0 AND name BEGINSWITH $1", "seven", "dog")
+    assert dogs_.filter("age == $0 AND name BEGINSWITH $1", 7.0, "dog")._queries[0]._owned is not None
+    # an own timeout binds at once too, and keeps the prepared query's as it was
+    timed = dogs_.filter("age == $0 AND name BEGINSWITH $1", 1, "dog", timeout=30)
+    assert timed._queries[0]._owned is not None and len(timed) == 15
+    assert len(dogs_.filter("age == $0 AND name BEGINSWITH $1", 1, "dog")) == 15
+    # a count follows the transaction: a write's own objects, then the new snapshot
+    with db.write():
+        db.create_all(Dog, [{"id": 1000, "name": "dog 7", "age": 7}])
+        assert len(dogs_.filter("age == $0 AND name BEGINSWITH $1", 7, "dog 7")) == 2
+    assert len(dogs_.filter("age == $0 AND name BEGINSWITH $1", 7, "dog 7")) == 2
+    db.close()
+    with pytest.raises(coffer.DatabaseClosedError):
+        len(again)

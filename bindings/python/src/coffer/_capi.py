@@ -346,6 +346,19 @@ def _declare(name: str, restype: Any, argtypes: List[Any], errcheck: Optional[Ca
     return fn
 
 
+def _declare_unconverted(name: str, restype: Any) -> Any:
+    """A second function object for C function `name`, for a call that runs
+    once per object or query: without argtypes, so that ctypes converts
+    nothing. Its callers pass only ctypes objects of the C parameter types
+    (pointers, arrays, byref(), c_size_t and the like, made once where they
+    can be), never Python ints, which ctypes would pass as C int; the
+    status comes back unchecked. The function _declare() gave stays as it
+    was."""
+    fn = lib[name]  # a new function object, unlike getattr
+    fn.restype = restype
+    return fn
+
+
 def _status(name: str, *argtypes: Any) -> Any:
     return _declare(name, c_int, list(argtypes), _check)
 
@@ -533,6 +546,9 @@ coffer_object_pack_by_primary_key = _declare(
     [TxnP, c_uint32, POINTER(coffer_value), POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t,
      POINTER(c_size_t), POINTER(ObjectP)],
 )
+# The same C function for the read of one object by primary key, which runs
+# once per object, called with ctypes objects only (see _declare_unconverted).
+coffer_object_pack_by_primary_key_unconverted = _declare_unconverted("coffer_object_pack_by_primary_key", c_int)
 coffer_objects_create = _status(
     "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
 )
@@ -618,6 +634,10 @@ coffer_results_from_keys = _status(
 coffer_results_filter = _status("coffer_results_filter", ResultsP, QueryP, POINTER(ResultsP))
 coffer_results_rerun = _status("coffer_results_rerun", ResultsP, TxnP, POINTER(ResultsP))
 coffer_query_count = _status("coffer_query_count", TxnP, QueryP, POINTER(c_uint64))
+# coffer_query_count_rebound(txn, query, args, arg_count, out), run once per
+# count of a prepared query with new arguments: called with ctypes objects
+# only (see _declare_unconverted), the status returned unchecked.
+coffer_query_count_rebound_unconverted = _declare_unconverted("coffer_query_count_rebound", c_int)
 coffer_results_count = _status("coffer_results_count", ResultsP, POINTER(c_uint64))
 coffer_results_key = _status("coffer_results_key", ResultsP, c_uint64, POINTER(c_uint64))
 coffer_results_copy_keys = _status("coffer_results_copy_keys", ResultsP, c_uint64, c_size_t, POINTER(c_uint64))

@@ -4,6 +4,7 @@ and mixed values with nested collections. Scalars go through values.py."""
 
 from __future__ import annotations
 
+import collections.abc
 import ctypes
 import datetime
 import decimal
@@ -52,7 +53,7 @@ def is_sequence(value: Any) -> bool:
 
 
 def _is_mapping(value: Any) -> bool:
-    return isinstance(value, Mapping)
+    return isinstance(value, collections.abc.Mapping)  # typing's Mapping checks in Python
 
 
 def map_key(key: Any, where: str) -> bytes:

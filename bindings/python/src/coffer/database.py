@@ -7,6 +7,7 @@ makes one, is in opening.py; registering observers is in observing.py."""
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import contextlib
 import ctypes
 import math
@@ -695,7 +696,8 @@ class Database:
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
             return {}
-        if type(values) is dict or isinstance(values, Mapping):
+        # collections.abc's Mapping: typing's checks instances in Python, per row.
+        if type(values) is dict or isinstance(values, collections.abc.Mapping):
             return dict(values)
         if isinstance(values, (list, tuple)):
             if len(values) > len(info.names):
@@ -900,14 +902,14 @@ class Database:
         keep: List[Any] = []
         if pk.type == _capi.TYPE_INT and type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
             info.pk_payload.integer = primary_key  # pk_value's type is TYPE_INT already
-            ref = info.pk_ref
+            ref: Any = info.pk_ref
         else:
             value = _capi.coffer_value()
             if not packing.scalar_value(pk.type, primary_key, value):
                 to_c(pk.type, primary_key, value, keep, pk.where)
             ref = ctypes.byref(value)
         txn = self._txn()
-        row = pages.row_by_primary_key(self, info.layout(), txn, info.class_id, ref)
+        row = pages.row_by_primary_key(self, info.layout(), txn, ref)
         if row is None:
             return None
         return info.make(self, row.values[0], row)

@@ -76,6 +76,7 @@ class Layout:
         self.order = [(name, *self.plan.get(name, (-1, 0))) for name in info.names]
         # as_dict's common case in one generated expression, if the class allows it.
         self.decode = rowcode.decoder(self.order)
+        self._class_id = ctypes.c_uint32(info.class_id)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)
         self._grow(4096)
@@ -83,6 +84,11 @@ class Layout:
     def _grow(self, size: int) -> None:
         self._scratch = bytearray(size)
         self._scratch_c = (ctypes.c_char * size).from_buffer(self._scratch)
+        # The arguments of the read by primary key that stay the same from
+        # call to call, as the ctypes objects of their C types, so that the
+        # call converts nothing (pack_by_primary_key).
+        self._by_key_args = (self.ids, ctypes.c_size_t(self.count), _PACK_COPY, self._scratch_c,
+                             ctypes.c_size_t(size), self._needed_ref, None)
 
     def pack_object(self, handle: _capi.ObjectP) -> Tuple[bytes, Tuple[Any, ...]]:
         """The row of one open object: the bytes packed and its values."""
@@ -94,27 +100,19 @@ class Layout:
             self._retry(status)
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
-    def pack_by_primary_key(self, txn: _capi.TxnP, class_id: int,
-                            pk: Any) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
-        """The row of the object of class `class_id` whose primary key is
-        the coffer_value `pk` (a ctypes reference), found and packed in one
-        C call: the bytes packed and its values; None if no object has that
+    def pack_by_primary_key(self, txn: _capi.TxnP, pk: Any) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
+        """The row of the object of the class whose primary key is the
+        coffer_value `pk` (a ctypes reference), found and packed in one C
+        call: the bytes packed and its values; None if no object has that
         key. Other errors (a key of the wrong type) raise."""
-        scratch = self._scratch
-        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
-                                      len(scratch), self._needed_ref, None)
-        if status == _OK:
-            return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
-        if status == _NOT_FOUND:
-            return None
-        self._retry(status)  # grows the buffer to the size named, or raises
-        status = _pack_by_primary_key(txn, class_id, pk, self.ids, self.count, _T.PACK_COPY, self._scratch_c,
-                                      len(self._scratch), self._needed_ref, None)
-        if status == _OK:
-            return self._used(), self.row.unpack_from(self._scratch, _T.PACK_HEADER_SIZE)
-        if status == _NOT_FOUND:
-            return None
-        self._retry(status)
+        for _ in range(2):
+            status = _pack_by_primary_key(txn, self._class_id, pk, *self._by_key_args)
+            if status == _OK:
+                scratch = self._scratch
+                return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
+            if status == _NOT_FOUND:
+                return None
+            self._retry(status)  # grows the buffer to the size named, or raises
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
     def pack_page(self, results: _capi.ResultsP, start: int, rows: int) -> Tuple[bytes, List[Tuple[Any, ...]]]:
@@ -215,15 +213,15 @@ class PackedRow:
 
 _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
 _OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
-_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key
+_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key_unconverted
+_PACK_COPY = ctypes.c_int(_T.PACK_COPY)
 
 
-def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, class_id: int,
-                       pk: Any) -> Optional[PackedRow]:
+def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, pk: Any) -> Optional[PackedRow]:
     """The packed row of the object whose primary key is the coffer_value
     `pk` (a ctypes reference), read in `txn`, the database's current
     transaction; None if there is none."""
-    found = layout.pack_by_primary_key(txn, class_id, pk)
+    found = layout.pack_by_primary_key(txn, pk)
     if found is None:
         return None
     return PackedRow(found[0], found[1], db._generation, threading.get_ident(), layout)

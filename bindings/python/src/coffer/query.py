@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import collections.abc
 import ctypes
-import re
 import math
+import re
+import struct
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
-from . import _capi, codec
+from . import _capi, codec, packing
 from .codec import MIXED_TYPES, Writer
-from .errors import CofferError, InvalidArgumentError, QueryError
+from .errors import CofferError, InvalidArgumentError, QueryError, error_for
 from .model import Object
 from .values import INT64_MAX, INT64_MIN, to_c
 
@@ -31,6 +32,31 @@ SortKey = Union[str, Tuple[str, bool]]
 # How many query texts a database keeps compiled for rebinding; it starts
 # afresh when full.
 _PREPARED_CAPACITY = 64
+# Argument types whose conversion depends on the type alone, so that a
+# prepared query that accepted them accepts them again: a rebinding with
+# these may wait.
+_REBOUND_LATER = frozenset({int, float, str, bytes, bool, type(None)})
+# Called with ctypes objects only: pre-built sizes for the argument counts.
+_count_rebound = _capi.coffer_query_count_rebound_unconverted
+_SIZES = tuple(ctypes.c_size_t(i) for i in range(8))
+_Count = ctypes.c_uint64
+_byref = ctypes.byref
+
+
+class _OwnedQuery:
+    """A C query handle of a CompiledQuery, freed when collected. A query
+    handle holds no database resource, so freeing it when the object goes
+    (or never, at interpreter exit) is always safe; a weakref.finalize would
+    cost more than a short query's run. Queries bound only when needed have
+    none until then, and nothing to free."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: "ctypes._Pointer[_capi._Query]") -> None:
+        self.handle = handle
+
+    def __del__(self) -> None:
+        _capi.coffer_query_free(self.handle)
 
 
 class CompiledQuery:
@@ -39,10 +65,15 @@ class CompiledQuery:
 
     A text is parsed once per database: compiling a text seen before rebinds
     that query to the new arguments (coffer_query_rebind), as a prepared
-    statement is. `timeout` (seconds, None for none) bounds every run of
-    the query (coffer_query_set_timeout)."""
+    statement is. When the new arguments are of the same Python types as
+    the prepared query's (which the library accepted), the rebinding waits
+    until a handle is needed, and a count needs none: count() asks the
+    library to count the prepared query with the new arguments in one call
+    (coffer_query_count_rebound). `timeout` (seconds, None for none) bounds
+    every run of the query (coffer_query_set_timeout)."""
 
-    handle: "ctypes._Pointer[_capi._Query]"
+    __slots__ = ("info", "timeout", "timeout_ms", "args", "arg_types", "_owned", "_prepared", "_values", "_keep")
+
     timeout_ms: int
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
@@ -51,12 +82,28 @@ class CompiledQuery:
             raise TypeError(f"a query must be a str, got {type(text).__name__}")
         timeout_ms = 0 if timeout is None else timeout_milliseconds(timeout)
         handles = db._open_handles()
-        # `keep` holds the buffers `values` points into until the call returns
-        # (the C library copies the arguments).
+        # `keep` holds the buffers `values` points into until the library
+        # has copied them (the rebinding, or the count of count()).
         values, keep = arguments(db, args)
-        handle = _capi.QueryP()
+        self.info = info
+        self.timeout = timeout
+        self.timeout_ms = timeout_ms
+        # Kept to combine this query with others (combined()).
+        self.args = tuple(args)
+        self.arg_types = tuple(map(type, self.args))
+        self._owned: Optional[_OwnedQuery] = None
         key = (info.class_id, text)
         prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
+        if prepared is not None and prepared.arg_types == self.arg_types and prepared.timeout_ms == timeout_ms \
+                and _REBOUND_LATER.issuperset(self.arg_types):
+            # Arguments of the types the prepared query was bound with bind
+            # the same way: bound when a handle is needed, if ever.
+            self._prepared: "Optional[CompiledQuery]" = prepared
+            self._values: "Optional[ctypes.Array[_capi.coffer_value]]" = values
+            self._keep: Optional[List[Any]] = keep
+            return
+        self._prepared = self._values = self._keep = None
+        handle = _capi.QueryP()
         if prepared is not None:
             # A text seen before: parsed once, bound again (it encoded then).
             _capi.coffer_query_rebind(prepared.handle, values, len(args), ctypes.byref(handle))
@@ -68,28 +115,45 @@ class CompiledQuery:
             _capi.coffer_query_compile(
                 handles.db, info.class_id, data, len(data), values, len(args), ctypes.byref(handle)
             )
-        self.info = info
-        self.handle = handle
+        self._owned = _OwnedQuery(handle)
         # A rebound query starts with the prepared one's timeout: set only
         # when it differs (a compiled one starts with none).
         if timeout_ms != (prepared.timeout_ms if prepared is not None else 0):
             _capi.coffer_query_set_timeout(handle, timeout_ms)
-        self.timeout = timeout
-        self.timeout_ms = timeout_ms
-        # Kept to combine this query with others (combined()).
-        self.args = tuple(args)
         if prepared is None:
             if len(db._prepared_queries) >= _PREPARED_CAPACITY:
                 db._prepared_queries.clear()
             db._prepared_queries[key] = self
 
-    def __del__(self) -> None:
-        # A query handle holds no database resource, so freeing it when the
-        # object goes (or never, at interpreter exit) is always safe; a
-        # weakref.finalize would cost more than a short query's run.
-        handle = self.__dict__.get("handle")
-        if handle is not None:  # None when compiling failed
-            _capi.coffer_query_free(handle)
+    @property
+    def handle(self) -> "ctypes._Pointer[_capi._Query]":
+        """The C query, bound to this query's arguments on first use."""
+        owned = self._owned
+        if owned is None:
+            prepared = self._prepared
+            assert prepared is not None and self._values is not None
+            handle = _capi.QueryP()
+            _capi.coffer_query_rebind(prepared.handle, self._values, len(self.args), ctypes.byref(handle))
+            owned = self._owned = _OwnedQuery(handle)
+            self._prepared = self._values = self._keep = None
+        return owned.handle
+
+    def count(self, txn: _capi.TxnP) -> int:
+        """The number of objects of the class the query matches in `txn`:
+        one C call, which binds the arguments too when that is still to do."""
+        n = _Count()
+        prepared = self._prepared
+        if prepared is not None:
+            assert prepared._owned is not None  # a prepared query is bound when made
+            count = len(self.args)
+            status = _count_rebound(txn, prepared._owned.handle, self._values,
+                                    _SIZES[count] if count < len(_SIZES) else ctypes.c_size_t(count), _byref(n))
+            if status:
+                raise error_for(status, _capi.last_error_message())
+        else:
+            _capi.coffer_query_count(txn, self.handle, _byref(n))
+        return n.value
+
 
     @property
     def description(self) -> str:
@@ -111,13 +175,18 @@ def timeout_milliseconds(timeout: Optional[float]) -> int:
 
 
 _ONE_VALUE = _capi.coffer_value * 1
+# A coffer_value holding an int, in the layout packing.py checks (ENABLED).
+_INT_VALUE = struct.Struct("=i4xq8x")
 
 
 def arguments(db: "Database", args: Sequence[Any]) -> "Tuple[ctypes.Array[_capi.coffer_value], List[Any]]":
     """The coffer_values of query arguments $0, $1, ..., and the buffers
     they point into (to keep until the C call returns)."""
     if len(args) == 1 and type(args[0]) is int and INT64_MIN <= args[0] <= INT64_MAX:
-        # The common prepared-statement case, without a Writer.
+        # The common prepared-statement case, without a Writer: the value's
+        # bytes packed by `struct` and copied into place in one call.
+        if packing.ENABLED:
+            return _ONE_VALUE.from_buffer_copy(_INT_VALUE.pack(_capi.TYPE_INT, args[0])), []
         one = _ONE_VALUE()
         value = one[0]
         value.type = _capi.TYPE_INT

@@ -351,9 +351,7 @@ class Results(Sequence[T]):
         if len(queries) == 1 and isinstance(self._source, ClassSource):
             # One query over a class: counted in one C call, from the index
             # alone where it can; no results, no key copied out.
-            n = ctypes.c_uint64()
-            _capi.coffer_query_count(txn, queries[0].handle, ctypes.byref(n))
-            return n.value
+            return queries[0].count(txn)
         if queries:
             # Counted by the C library: no key is copied out.
             handle = self._c_results_handle(txn)

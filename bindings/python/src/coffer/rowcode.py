@@ -32,7 +32,7 @@ _T = _capi
 # The test each packed kind's value passes, as packing.objects_fields makes it.
 _CHECKS = {
     _T.TYPE_BOOL: "type({v}) is bool",
-    _T.TYPE_INT: "type({v}) is int and _MIN <= {v} <= _MAX",
+    _T.TYPE_INT: f"type({{v}}) is int and {INT64_MIN} <= {{v}} <= {INT64_MAX}",
     _T.TYPE_FLOAT: "isinstance({v}, float)",
     _T.TYPE_DOUBLE: "isinstance({v}, float)",
     _T.TYPE_STRING: "isinstance({v}, str)",
@@ -63,7 +63,8 @@ def _packer_source(kinds: List[int], ids: List[int]) -> str:
     n = len(kinds)
     names = [f"v{i}" for i in range(n)]
     lines = [
-        "def pack(rows, buf, text, base):",
+        # put and len as default arguments: locals, faster than globals per row.
+        "def pack(rows, buf, text, base, put=put, len=len):",
         "    off = 0",
         "    size = 0",
         "    cap = len(text)",
@@ -82,14 +83,14 @@ def _packer_source(kinds: List[int], ids: List[int]) -> str:
         elif kind == _T.TYPE_BINARY:
             lines += [f"        d{i} = {v} if type({v}) is bytes else bytes({v})"]
         if kind in _TEXT_KINDS:
-            lines += [f"        s{i} = size", f"        size += len(d{i})"]
+            lines += [f"        n{i} = len(d{i})", f"        s{i} = size", f"        size += n{i}"]
             texts.append(i)
-            args += [str(ids[i]), str(kind), f"base + s{i}", f"len(d{i})"]
+            args += [str(ids[i]), str(kind), f"base + s{i}", f"n{i}"]
         else:
             args += [str(ids[i]), str(kind), v]
     if texts:
         lines += ["        if size > cap:", "            return -1"]
-        lines += [f"        text[s{i}:s{i} + len(d{i})] = d{i}" for i in texts]
+        lines += [f"        text[s{i}:s{i} + n{i}] = d{i}" for i in texts]
     lines += [f"        put(buf, off, {', '.join(args)})", f"        off += {n * FIELD_SIZE}", "    return size"]
     return "\n".join(lines) + "\n"
 
@@ -119,7 +120,7 @@ def _packer(info: "_ClassInfo", names: Tuple[str, ...]) -> Optional[_Packer]:
         kinds = [p.type for p in props if p is not None]
         ids = [p.id for p in props if p is not None]
         put = struct.Struct("=" + "".join("I4xi4x" + PAYLOADS[k] for k in kinds)).pack_into
-        pack = _compile(_packer_source(kinds, ids), "pack", {"put": put, "_MIN": INT64_MIN, "_MAX": INT64_MAX})
+        pack = _compile(_packer_source(kinds, ids), "pack", {"put": put})
         made = _Packer(pack, sum(k in _TEXT_KINDS for k in kinds))
     cache[names] = made
     return made
@@ -184,7 +185,8 @@ def decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[RowDecoder]:
             value = f"values[{at + 1}]"
         entries.append(f"        {name!r}: {value},")
     source = "\n".join([
-        "def decode(values, data):",
+        # kinds and str as default arguments: locals, faster than globals per row.
+        "def decode(values, data, kinds=kinds, str=str):",
         f"    if ({', '.join(f'values[{at}]' for at in tags)},) != kinds:",
         "        return None",
         "    try:",
