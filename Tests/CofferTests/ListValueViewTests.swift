@@ -76,6 +76,7 @@ struct ListValueViewTests {
         try db.write { db.delete(holder) }
         db.refresh()
         #expect(log.all.last == "update 0 -[0, 1, 2, 3] +[] ~[]")
+        #expect(sorted.isEmpty && Array(sorted).isEmpty, "the view of a deleted object's list is empty")
     }
 
     @Test func aDistinctViewReportsOnlyTheFirstOfEqualValues() throws {

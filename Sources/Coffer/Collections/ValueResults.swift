@@ -47,6 +47,7 @@ public struct ValueResults<Element: _Persistable>: RandomAccessCollection, Custo
 
     /// Iterates the values as they are when the loop begins, read in one pass.
     public func makeIterator() -> IndexingIterator<[Element]> {
+        if let location = list.managedLocation, location.owner.isGone { return [].makeIterator() }
         let elements = list.elementSnapshot
         return positions(in: elements).map { elements[$0] }.makeIterator()
     }
