@@ -464,17 +464,22 @@ static void write_num(coffer_db *db, coffer_object_key owner, size_t index, int6
     ts_commit(txn);
 }
 
+/* Appends `n` numbers to a list of numbers. */
+static void append_nums(coffer_list *list, const int64_t *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        coffer_value v = coffer_value_int(values[i]);
+        assert_ok(coffer_list_append(list, &v));
+    }
+}
+
 TS_ENV_TEST(test_list_of_values_sorted)
 {
     coffer_db *db = env->db;
     coffer_object_key owner = manual_owner(db);
     coffer_list *list;
     coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
-    int64_t start[] = {3, 1, 2, 1};
-    for (int i = 0; i < 4; i++) {
-        coffer_value v = coffer_value_int(start[i]);
-        assert_ok(coffer_list_append(list, &v));
-    }
+    append_nums(list, (const int64_t[]){3, 1, 2, 1}, 4);
     ts_commit(txn);
 
     recorder sorted, distinct;
@@ -513,11 +518,7 @@ TS_ENV_TEST(test_list_of_values_view_positions)
     coffer_object_key owner = manual_owner(db);
     coffer_list *list;
     coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
-    int64_t start[] = {3, 1, 2, 1};
-    for (int i = 0; i < 4; i++) {
-        coffer_value v = coffer_value_int(start[i]);
-        assert_ok(coffer_list_append(list, &v));
-    }
+    append_nums(list, (const int64_t[]){3, 1, 2, 1}, 4);
     uint64_t positions[4];
     size_t count;
     assert_ok(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 0, positions, 4, &count));
