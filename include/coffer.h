@@ -2151,6 +2151,21 @@ COFFER_API coffer_status coffer_list_values_observe(coffer_db *db, coffer_class_
                                                     coffer_collection_callback callback, void *ctx,
                                                     coffer_token **token);
 
+/** The positions of the elements of `list` seen distinct and/or sorted, in
+ *  the order of that view, exactly as coffer_list_values_observe() with the
+ *  same `order` and `distinct` numbers its rows: with `distinct` nonzero the
+ *  first of equal values (in list order) only, then ordered by `order` (a
+ *  coffer_sort_order; stable, values of mixed kinds by kind then value, as a
+ *  query's SORT). The positions go to `positions`, which has room for
+ *  `capacity` of them (coffer_list_count() is always enough), and their
+ *  number to `*count`. Reads the list in its transaction; `list` stays the
+ *  caller's.
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL `list` or `count`, NULL
+ *  `positions` with a nonzero `capacity`, an unknown `order`, or more
+ *  positions than `capacity`); the errors of coffer_list_get(). */
+COFFER_API coffer_status coffer_list_values_view(coffer_list *list, int order, int distinct, uint64_t *positions,
+                                                 size_t capacity, size_t *count);
+
 /** Observes set property `prop` of object `key` of class `cls`: elements
  *  inserted and deleted, and (for sets of objects) elements whose objects
  *  changed, as a collection change set whose indices are positions in the

@@ -464,17 +464,22 @@ static void write_num(coffer_db *db, coffer_object_key owner, size_t index, int6
     ts_commit(txn);
 }
 
+/* Appends `n` numbers to a list of numbers. */
+static void append_nums(coffer_list *list, const int64_t *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        coffer_value v = coffer_value_int(values[i]);
+        assert_ok(coffer_list_append(list, &v));
+    }
+}
+
 TS_ENV_TEST(test_list_of_values_sorted)
 {
     coffer_db *db = env->db;
     coffer_object_key owner = manual_owner(db);
     coffer_list *list;
     coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
-    int64_t start[] = {3, 1, 2, 1};
-    for (int i = 0; i < 4; i++) {
-        coffer_value v = coffer_value_int(start[i]);
-        assert_ok(coffer_list_append(list, &v));
-    }
+    append_nums(list, (const int64_t[]){3, 1, 2, 1}, 4);
     ts_commit(txn);
 
     recorder sorted, distinct;
@@ -503,6 +508,40 @@ TS_ENV_TEST(test_list_of_values_sorted)
     EXPECT(distinct.calls[2].mod, distinct.calls[2].nmod, 0);
     recorder_stop(&sorted);
     recorder_stop(&distinct);
+}
+
+/* The view of a list of values, read: the positions its observer numbers
+ * its rows by, in the view's order. */
+TS_ENV_TEST(test_list_of_values_view_positions)
+{
+    coffer_db *db = env->db;
+    coffer_object_key owner = manual_owner(db);
+    coffer_list *list;
+    coffer_txn *txn = write_list(db, owner, OWNER_NUMS, &list);
+    append_nums(list, (const int64_t[]){3, 1, 2, 1}, 4);
+    uint64_t positions[4];
+    size_t count;
+    assert_ok(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 0, positions, 4, &count));
+    EXPECT(positions, count, 1, 3, 2, 0); /* 1 1 2 3: equal values in list order */
+    assert_ok(coffer_list_values_view(list, COFFER_SORT_DESCENDING, 0, positions, 4, &count));
+    EXPECT(positions, count, 0, 2, 1, 3);
+    assert_ok(coffer_list_values_view(list, COFFER_SORT_NONE, 1, positions, 4, &count));
+    EXPECT(positions, count, 0, 1, 2); /* the first 1 only */
+    assert_ok(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 1, positions, 4, &count));
+    EXPECT(positions, count, 1, 2, 0);
+
+    assert_status(coffer_list_values_view(list, 7, 0, positions, 4, &count), COFFER_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(coffer_last_error(), "order 7"));
+    assert_status(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 0, positions, 3, &count),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_int_equal(count, 0);
+    assert_status(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 0, NULL, 4, &count), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_list_values_view(NULL, COFFER_SORT_ASCENDING, 0, positions, 4, &count),
+                  COFFER_ERR_INVALID_ARGUMENT);
+    assert_ok(coffer_list_clear(list));
+    assert_ok(coffer_list_values_view(list, COFFER_SORT_ASCENDING, 1, NULL, 0, &count));
+    assert_int_equal(count, 0);
+    ts_commit(txn);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -621,6 +660,7 @@ int main(void)
         TS_TEST_ALL_MODES_SETUP(test_map_of_objects, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_list_through_a_query, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_list_of_values_sorted, setup_kennel),
+        TS_TEST_ALL_MODES_SETUP(test_list_of_values_view_positions, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_deleted_objects_leave_lists_at_exact_positions, setup_kennel),
         TS_TEST_ALL_MODES_SETUP(test_bad_input, setup_kennel),
     };

@@ -123,20 +123,14 @@ static void held_free(held *h, size_t n)
     free(h);
 }
 
-/* Reads the values of the observed list in `txn` into `out` (copies). */
-static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held **out, size_t *n)
+/* Reads the values of `list` into `out` (copies), sorted descending when
+ * `descending` is set. */
+static coffer_status read_list_values(coffer_list *list, int descending, held **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    coffer_object *owner;
-    coffer_status st = cf_observed_owner(obs, txn, &owner);
-    if (st != COFFER_OK || !owner)
-        return st; /* a deleted owner has no view: its rows are all deleted */
-    coffer_list *list;
     uint64_t count = 0;
-    st = coffer_object_get_list(owner, obs->prop, &list);
-    if (st == COFFER_OK)
-        st = coffer_list_count(list, &count);
+    coffer_status st = coffer_list_count(list, &count);
     held *h = NULL;
     if (st == COFFER_OK && !(h = calloc(count ? count : 1, sizeof *h)))
         st = no_memory();
@@ -147,7 +141,7 @@ static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held *
         if (st != COFFER_OK)
             break;
         e->pos = i;
-        e->descending = obs->value_order == COFFER_SORT_DESCENDING;
+        e->descending = descending;
         cf_value_identity(&e->v, e->id);
         if (e->v.type == COFFER_TYPE_STRING || e->v.type == COFFER_TYPE_BINARY) {
             size_t size = e->v.u.binary.size;
@@ -161,9 +155,6 @@ static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held *
             e->v.u.binary.data = copy;
         }
     }
-    if (st == COFFER_OK)
-        coffer_list_release(list);
-    coffer_object_release(owner);
     if (st != COFFER_OK) {
         held_free(h, filled);
         return st;
@@ -173,19 +164,14 @@ static coffer_status read_values(const cf_observer *obs, coffer_txn *txn, held *
     return COFFER_OK;
 }
 
-/* A list of values through the observer's distinct and sort: DISTINCT keeps
- * the first of equal values, in list order; the sort is stable. */
-static coffer_status value_rows(const cf_observer *obs, coffer_txn *txn, uint64_t **rows, size_t *nrows)
+/* `h` (n values of a list, in list order) through DISTINCT, which keeps the
+ * first of equal values in list order, then a stable sort by `order`. */
+static void order_values(held *h, size_t *n, int order, int distinct)
 {
-    held *h;
-    size_t n;
-    coffer_status st = read_values(obs, txn, &h, &n);
-    if (st != COFFER_OK)
-        return st;
-    if (obs->value_distinct && n) {
-        qsort(h, n, sizeof *h, compare_held_ids);
+    if (distinct && *n) {
+        qsort(h, *n, sizeof *h, compare_held_ids);
         size_t kept = 0;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < *n; i++) {
             if (kept && memcmp(h[kept - 1].id, h[i].id, sizeof h[i].id) == 0) {
                 if (h[i].v.type == COFFER_TYPE_STRING || h[i].v.type == COFFER_TYPE_BINARY)
                     free((void *)h[i].v.u.binary.data);
@@ -193,11 +179,32 @@ static coffer_status value_rows(const cf_observer *obs, coffer_txn *txn, uint64_
             }
             h[kept++] = h[i];
         }
-        n = kept;
-        qsort(h, n, sizeof *h, compare_held_pos);
+        *n = kept;
+        qsort(h, *n, sizeof *h, compare_held_pos);
     }
-    if (obs->value_order != COFFER_SORT_NONE && n)
-        qsort(h, n, sizeof *h, compare_held);
+    if (order != COFFER_SORT_NONE && *n)
+        qsort(h, *n, sizeof *h, compare_held);
+}
+
+/* A list of values through the observer's distinct and sort. */
+static coffer_status value_rows(const cf_observer *obs, coffer_txn *txn, uint64_t **rows, size_t *nrows)
+{
+    held *h = NULL;
+    size_t n = 0;
+    coffer_object *owner;
+    coffer_status st = cf_observed_owner(obs, txn, &owner);
+    if (st != COFFER_OK || !owner)
+        return st; /* a deleted owner has no view: its rows are all deleted */
+    coffer_list *list;
+    st = coffer_object_get_list(owner, obs->prop, &list);
+    if (st == COFFER_OK) {
+        st = read_list_values(list, obs->value_order == COFFER_SORT_DESCENDING, &h, &n);
+        coffer_list_release(list);
+    }
+    coffer_object_release(owner);
+    if (st != COFFER_OK)
+        return st;
+    order_values(h, &n, obs->value_order, obs->value_distinct);
     *rows = malloc((n ? n : 1) * sizeof **rows);
     if (!*rows) {
         held_free(h, n);
@@ -206,6 +213,33 @@ static coffer_status value_rows(const cf_observer *obs, coffer_txn *txn, uint64_
     for (size_t i = 0; i < n; i++)
         (*rows)[i] = h[i].pos;
     *nrows = n;
+    held_free(h, n);
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_list_values_view(coffer_list *list, int order, int distinct, uint64_t *positions,
+                                                 size_t capacity, size_t *count)
+{
+    if (count)
+        *count = 0;
+    if (!list || !count || (capacity && !positions))
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_values_view: list, positions or count is NULL");
+    if (order != COFFER_SORT_NONE && order != COFFER_SORT_ASCENDING && order != COFFER_SORT_DESCENDING)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_values_view: order %d is not a coffer_sort_order", order);
+    held *h = NULL;
+    size_t n = 0;
+    coffer_status st = read_list_values(list, order == COFFER_SORT_DESCENDING, &h, &n);
+    if (st != COFFER_OK)
+        return st;
+    order_values(h, &n, order, distinct);
+    if (n > capacity) {
+        held_free(h, n);
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_list_values_view: %zu positions do not fit in %zu", n,
+                        capacity);
+    }
+    for (size_t i = 0; i < n; i++)
+        positions[i] = h[i].pos;
+    *count = n;
     held_free(h, n);
     return COFFER_OK;
 }

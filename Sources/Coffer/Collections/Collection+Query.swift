@@ -17,8 +17,11 @@ func objectResults<Target: _ResultsElement>(
     let database = location.database
     do {
         let binding = try database.binding(for: Target._cofferRootType)
-        return Results(database: database, binding: binding, source: .keys { keys(location) },
-                       observedList: location.property.collection == .list ? location : nil)
+        // A set's objects come in creation order, as a query's do, so that
+        // the rows of its observed results are the rows read.
+        let isSet = location.property.collection == .set
+        return Results(database: database, binding: binding, source: .keys { isSet ? keys(location).sorted() : keys(location) },
+                       observedList: location)
     } catch {
         database.fail(error)
     }

@@ -34,10 +34,14 @@ extension Results {
     ///
     /// Results of a list (`owner.dogs.where { ... }.sorted(by: \.name)`) are
     /// observed as the list seen through their queries: a row that changes
-    /// places is a deletion plus an insertion. An unknown key path is reported
-    /// as `.error`, naming it, and nothing follows; so are results of a set or
-    /// of linking objects queried, which cannot be observed yet (observe the
-    /// collection itself, or query the class).
+    /// places is a deletion plus an insertion. Results of a set or of linking
+    /// objects (`owner.toys.sorted(byKeyPath: "name")`,
+    /// `dog.owners.where { $0.age > 30 }`) are observed as the query of the
+    /// objects the set holds (the objects linking here) joined with theirs,
+    /// as Realm observes them: in creation order without a sort, an object
+    /// linking twice counted once; when the set's owner is deleted the last
+    /// call reports every row deleted. An unknown key path is reported as
+    /// `.error`, naming it, and nothing follows.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         observation(keyPaths).observe(on: queue, { raw, results, _ in CollectionChange(raw, results) }, block)
@@ -82,7 +86,7 @@ extension Results {
     func observation(_ keyPaths: [String]?) -> Observation<Results> {
         let (database, binding, source, queries) = (self.database, self.binding, self.source, self.queries)
         let paths = Database.storedKeyPaths(keyPaths, from: binding.schema)
-        if let list = observedList {
+        if let list = observedList, list.property.collection == .list {
             return Observation(
                 database: database, live: self,
                 rebuild: { other in
@@ -100,6 +104,22 @@ extension Results {
                     }
                 })
         }
+        if let origin = observedOrigin() {
+            // The callbacks get the results of the query observed, whose rows
+            // are its indices' also once the owner is gone.
+            let queried = (try? origin.get()).map { Results(database: database, binding: binding, source: .all, queries: $0) }
+            return Observation(
+                database: database, live: queried ?? self,
+                rebuild: { other in
+                    (try? origin.get()).map { Results(database: other, binding: binding, source: .all, queries: $0) }
+                },
+                register: { context, token throws(CofferError) in
+                    let query = try Self.joined(try origin.get(), database, binding)
+                    return try withCKeyPaths(paths) { paths, count in
+                        coffer_query_observe(database.handle, query.handle, paths, count, ObserverCallbacks.collection, context, token)
+                    }
+                })
+        }
         return Observation(
             database: database, live: self,
             rebuild: { Results(database: $0, binding: binding, source: source, queries: queries) },
@@ -111,13 +131,30 @@ extension Results {
             })
     }
 
-    /// One query giving these results: their only query, or their queries'
-    /// predicates together and then their SORT, DISTINCT and LIMIT in order,
-    /// as Realm combines a filter of sorted results.
+    /// One query giving these results (see ``joined(_:_:_:)``).
     private func observedQuery() throws(CofferError) -> CompiledQuery {
-        if case .keys = source, observedList == nil {
-            throw CofferError(.misuse, "results of a set or linking objects cannot be observed yet; observe the collection, or query \(binding.schema.className) itself")
+        try Self.joined(queries, database, binding)
+    }
+
+    /// The query of the objects a set holds, or of the objects linking to
+    /// an object, followed by these results' queries; nil for results of
+    /// another source.
+    private func observedOrigin() -> Result<[CompiledQuery], CofferError>? {
+        guard case .keys = source, let location = observedList, location.property.collection != .list else { return nil }
+        let property = location.property
+        let text = property.kind == .linkingObjects
+            ? "\(property.originProperty ?? property.persistedName) == $0"
+            : "@links.\(location.owner.binding.schema.className).\(property.persistedName) == $0"
+        let owner = StoredValue.link(classId: location.owner.binding.classId, key: location.owner.key)
+        return Result { () throws(CofferError) in
+            [try CompiledQuery(database, binding, text: text, arguments: [owner])] + queries
         }
+    }
+
+    /// One query giving the results of `queries` applied in order: the only
+    /// one, or their predicates together and then their SORT, DISTINCT and
+    /// LIMIT in order, as Realm combines a filter of sorted results.
+    private static func joined(_ queries: [CompiledQuery], _ database: Database, _ binding: ClassBinding) throws(CofferError) -> CompiledQuery {
         if queries.count == 1 {
             return queries[0]
         }

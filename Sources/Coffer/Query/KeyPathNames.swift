@@ -15,11 +15,12 @@ enum KeyPathNames {
     /// A key path that is not a chain of `@Persisted` properties (a property
     /// without `@Persisted`, a computed property that reads several) stops the
     /// program with a message naming it, as Realm does.
-    static func properties(of keyPath: AnyKeyPath, from root: any _ResultsElement.Type) -> [PropertySchema] {
+    static func properties(of keyPath: AnyKeyPath, from root: any _ResultsElement.Type,
+                           use: String = "queries, sorting and aggregates") -> [PropertySchema] {
         if let known = cache.withLock({ $0[keyPath] }) {
             return known
         }
-        let properties = record(keyPath, from: root)
+        let properties = record(keyPath, from: root, use: use)
         cache.withLock { $0[keyPath] = properties }
         return properties
     }
@@ -29,7 +30,7 @@ enum KeyPathNames {
         properties(of: keyPath, from: root).map(\.persistedName).joined(separator: ".")
     }
 
-    private static func record(_ keyPath: AnyKeyPath, from root: any _ResultsElement.Type) -> [PropertySchema] {
+    private static func record(_ keyPath: AnyKeyPath, from root: any _ResultsElement.Type, use: String) -> [PropertySchema] {
         let object = root._cofferRootType.init()
         let recorder = KeyPathRecorder(start: object)
         object.keyPathRecorder = recorder
@@ -40,10 +41,10 @@ enum KeyPathNames {
             return [ModelSchema.forObject(object).properties[index]]
         }
         guard !recorder.properties.isEmpty, recorder.isChain else {
-            fatalError("Coffer: the key path \(keyPath) of \(root) is not a chain of @Persisted properties; queries, sorting and aggregates need stored properties")
+            fatalError("Coffer: the key path \(keyPath) of \(root) is not a chain of @Persisted properties; \(use) need stored properties")
         }
         if recorder.endsInComputedValue(of: recorder.projectedKeyPath ?? keyPath) {
-            fatalError("Coffer: the key path \(keyPath) of \(root) reads a value computed from \(root._cofferRootType.className()).\(recorder.properties[0].name); queries, sorting and aggregates need the stored property itself")
+            fatalError("Coffer: the key path \(keyPath) of \(root) reads a value computed from \(root._cofferRootType.className()).\(recorder.properties[0].name); \(use) need the stored property itself")
         }
         return recorder.properties
     }

@@ -32,8 +32,9 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     let source: ResultsSource
     /// Applied in order to the source's objects.
     let queries: [CompiledQuery]
-    /// The list property the source reads, for observing these results as the
-    /// list seen through their queries; nil for other sources.
+    /// The list, set or linking objects property the source reads, for
+    /// observing these results as that collection seen through their
+    /// queries; nil for other sources.
     let observedList: CollectionLocation?
     private let cache = ResultsCache()
 

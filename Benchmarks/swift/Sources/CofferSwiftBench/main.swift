@@ -17,6 +17,11 @@ let usage = """
                               [--json PATH] [--machine TEXT]
     """
 
+// `coffer-swift-bench live ...`: the live data benchmark (LiveBench.swift).
+if CommandLine.arguments.dropFirst().first == "live" {
+    exit(runLive(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 do {
     var options = try Options.parse(Array(CommandLine.arguments.dropFirst()), engines: engines.map(\.key))
     if let child = options.child {
