@@ -40,17 +40,17 @@ extension Database {
                 throw CofferError(.notFound, "class '\(binding.schema.className)' has no primary key")
             }
             let txn = try currentTransaction()
-            let arena = ValueArena()
-            var value = try arena.cValue(key._cofferEncoded.value)
             var object: OpaquePointer?
-            let status = coffer_object_find(txn, binding.classId, &value, &object)
+            let status = try key._cofferEncoded.value.withCValue { value in
+                coffer_object_find(txn, binding.classId, &value, &object)
+            }
             if status == COFFER_ERR_NOT_FOUND {
                 return nil
             }
             try CofferError.check(status)
-            let objectKey = coffer_object_key_of(object)
-            coffer_object_release(object)
-            return makeObject(type, binding, objectKey)
+            // The object keeps the handle the lookup loaded, so that its first
+            // read or write does not find and load it again.
+            return makeObject(type, binding, coffer_object_key_of(object), handle: object)
         } catch {
             fail(error)
         }

@@ -171,11 +171,7 @@ final class PersistedBox<Value: _Persistable>: AnyPersistedBox {
         guard let managed = object.managedState else {
             return value
         }
-        let index = schemaIndex(in: object, storage: storage)
-        if let view = Value._cofferManagedView(_ManagedProperty(owner: managed, index: index)) {
-            return view
-        }
-        return managed.read(Value.self, at: index)
+        return Value._cofferManagedValue(_ManagedProperty(owner: managed, index: schemaIndex(in: object, storage: storage)))
     }
 
     /// The setter of the property of `object` that this box stores.

@@ -31,12 +31,22 @@ public protocol _Persistable {
     /// A live view of a managed property (a collection or backlinks), or nil for
     /// types whose value is read from the database.
     static func _cofferManagedView(_ property: _ManagedProperty) -> Self?
+    /// The getter's value of a managed property: its live view, or the value
+    /// read from the database. A requirement so that each type's witness is
+    /// specialized: a getter then never asks the runtime for `Optional<Self>`.
+    static func _cofferManagedValue(_ property: _ManagedProperty) -> Self
 }
 
 extension _Persistable {
     public static var _cofferIsOptional: Bool { false }
     public static func _cofferCast(_ value: Any) -> Self? { value as? Self }
     public static func _cofferManagedView(_ property: _ManagedProperty) -> Self? { nil }
+    public static func _cofferManagedValue(_ property: _ManagedProperty) -> Self {
+        if let view = _cofferManagedView(property) {
+            return view
+        }
+        return property.owner.read(Self.self, at: property.index)
+    }
     public static func _cofferDecode(_ stored: _StoredValue, nestedAt place: _NestedPlace) -> Self? {
         _cofferDecode(stored)
     }
