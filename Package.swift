@@ -192,6 +192,12 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
             ],
             path: "Sources/CofferSyncService"
         ),
+        // What the tests against a running coffer-sync share: a private
+        // PostgreSQL cluster (scripts/postgres) and the service as a child process.
+        .target(
+            name: "CofferSyncTestSupport",
+            path: "Tests/CofferSyncTestSupport"
+        ),
         // The sync service against a private PostgreSQL cluster (scripts/postgres),
         // driven over real WebSocket connections.
         .testTarget(
@@ -199,12 +205,20 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
             dependencies: [
                 "CofferSyncProtocol",
                 "CofferSyncService",
+                "CofferSyncTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/CofferSyncServiceTests"
+        ),
+        // The Swift sync client (SyncConfiguration, SyncSession, App, User) of
+        // the Coffer library against the real service and PostgreSQL.
+        .testTarget(
+            name: "CofferSyncClientTests",
+            dependencies: ["Coffer", "CofferSyncService", "CofferSyncTestSupport"],
+            path: "Tests/CofferSyncClientTests"
         ),
     ]
 }

@@ -4,6 +4,7 @@
 // expired one are refused (AUTH, TOKEN_EXPIRED) before anything of the
 // client reaches PostgreSQL.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 import Testing
 

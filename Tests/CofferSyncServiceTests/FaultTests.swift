@@ -2,6 +2,7 @@
 // service killed with -9 while uploads are in flight and started again, and
 // PostgreSQL restarted under connected clients.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 import Testing
 

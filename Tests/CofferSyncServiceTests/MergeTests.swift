@@ -4,6 +4,7 @@
 // life, concurrent list inserts after one anchor are ordered by id, set adds
 // and removes, map puts and removals, and links to deleted objects read null.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 import Testing
 

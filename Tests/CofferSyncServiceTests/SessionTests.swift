@@ -4,6 +4,7 @@
 // out-of-order and malformed frames, a client whose HELLO is behind what it
 // acknowledged (CLIENT_RESET), and a client that never acknowledges.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 import Testing
 

@@ -69,6 +69,20 @@ actor DogStore {
 }
 // readme: end
 
+/// Compiled, not run: it needs a running coffer-sync service.
+/// Tests/CofferSyncClientTests runs the same calls against one.
+@MainActor func syncQuickStart() async throws {
+    // readme: swift-sync
+    let app = App(baseURL: URL(string: "http://127.0.0.1:7800")!)
+    let user = try await app.login(credentials: .anonymous)   // or .emailPassword(email:password:), .jwt(token:)
+    var config = user.configuration(partitionValue: "team-1")
+    config.objectTypes = [Dog.self]                            // synced classes need a primary key
+    let db = try await Database(configuration: config)         // main-actor code: isolated to it
+    try db.write { db.add(Dog(value: ["name": "Rex"])) }       // never waits for the network
+    try await db.syncSession!.wait(for: .upload, timeout: .seconds(30))  // .timeout, never a hang
+    // readme: end
+}
+
 /// Models for the migration block: version 2 of a Person that had first and last names.
 enum MigrationModels {
     final class Person: Object {

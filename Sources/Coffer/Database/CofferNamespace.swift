@@ -31,14 +31,18 @@ public enum Coffer {
 
     public typealias AnyDatabaseCollection<Element> = Coffer::AnyDatabaseCollection<Element>
     public typealias AnyValue = Coffer::AnyValue
+    public typealias App = Coffer::App
+    public typealias AuthError = Coffer::AuthError
     public typealias CofferError = Coffer::CofferError
     public typealias CofferLibrary = Coffer::CofferLibrary
+    public typealias Credentials = Coffer::Credentials
     public typealias Database = Coffer::Database
     public typealias DatabaseCollection = Coffer::DatabaseCollection
     public typealias DatabaseProperty<Value: Coffer::_Persistable> = Coffer::DatabaseProperty<Value>
     public typealias DatabaseCollectionValue = Coffer::DatabaseCollectionValue
     public typealias Decimal128 = Coffer::Decimal128
     public typealias ElementMapper<Element: Coffer::Object> = Coffer::ElementMapper<Element>
+    public typealias EmailPasswordAuth = Coffer::EmailPasswordAuth
     public typealias EmbeddedObject = Coffer::EmbeddedObject
     public typealias LinkingObjects<Element: Coffer::Object> = Coffer::LinkingObjects<Element>
     public typealias List<Element: Coffer::_Persistable> = Coffer::List<Element>
@@ -63,6 +67,10 @@ public enum Coffer {
     public typealias Schema = Coffer::Schema
     public typealias SortDescriptor = Coffer::SortDescriptor
     public typealias StringOptions = Coffer::StringOptions
+    public typealias SyncConfiguration = Coffer::SyncConfiguration
+    public typealias SyncError = Coffer::SyncError
+    public typealias SyncSession = Coffer::SyncSession
+    public typealias User = Coffer::User
 
     public typealias _Indexable = Coffer::_Indexable
     public typealias _ManagedProperty = Coffer::_ManagedProperty

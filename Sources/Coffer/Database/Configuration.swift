@@ -134,8 +134,14 @@ extension Database {
         /// checked before it is copied. False by default.
         public var verifyOnOpen: Bool = false
 
+        /// Syncs the database with a `coffer-sync` service, as Realm's
+        /// `syncConfiguration`; nil (the default) for a local database. See
+        /// ``SyncConfiguration`` and ``Database/syncSession``.
+        public var syncConfiguration: SyncConfiguration?
+
         /// A configuration; every argument has the default a Realm configuration has.
-        /// An `inMemoryIdentifier` takes precedence over `fileURL`.
+        /// An `inMemoryIdentifier` takes precedence over `fileURL`; `sync` sets
+        /// ``syncConfiguration``.
         public init(
             fileURL: URL? = nil,
             inMemoryIdentifier: String? = nil,
@@ -147,7 +153,8 @@ extension Database {
             shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil,
             objectTypes: [Object.Type]? = nil,
             seedFilePath: URL? = nil,
-            maximumNumberOfActiveVersions: UInt? = nil
+            maximumNumberOfActiveVersions: UInt? = nil,
+            sync: SyncConfiguration? = nil
         ) {
             if let inMemoryIdentifier {
                 location = .inMemory(inMemoryIdentifier)
@@ -163,6 +170,7 @@ extension Database {
             self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
             self.objectTypes = objectTypes
             self.seedFilePath = seedFilePath
+            self.syncConfiguration = sync
         }
 
         private static let storedDefault = LockedValue(Configuration())
@@ -221,6 +229,7 @@ extension Database {
                     let status = encryptionKey.withUnsafeBytes { coffer_config_set_encryption_key(config, $0.baseAddress, $0.count) }
                     try CofferError.check(status)
                 }
+                try syncConfiguration?.install(on: config)
                 let types = uniqueObjectTypes
                 if !types.isEmpty {
                     var schemas: [ModelSchema] = []

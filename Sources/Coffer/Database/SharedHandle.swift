@@ -14,10 +14,14 @@ internal import CCoffer
 final class SharedHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     private let openFilePath: String?
+    /// The sync user whose token callback the handle's session calls: kept
+    /// until the handle is closed, which stops the session.
+    private let syncUser: User?
 
-    init(_ pointer: OpaquePointer, path: String?) {
+    init(_ pointer: OpaquePointer, path: String?, syncUser: User? = nil) {
         self.pointer = pointer
         self.openFilePath = path.map(OpenFiles.register)
+        self.syncUser = syncUser
     }
 
     deinit {

@@ -3,6 +3,7 @@
 // order, frames that arrive wait in an inbox, and every wait has a deadline
 // so a broken service fails a test instead of hanging it.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 import HummingbirdWSClient
 import Logging

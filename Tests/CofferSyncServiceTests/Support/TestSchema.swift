@@ -2,6 +2,7 @@
 // a property of each kind the merge rules treat differently, a Person to link
 // to, and an embedded Note.
 import CofferSyncProtocol
+import CofferSyncTestSupport
 import Foundation
 
 enum TestSchema {

@@ -6,12 +6,12 @@ import Foundation
 import Glibc
 #endif
 
-final class ServiceProcess: @unchecked Sendable {
-    let process: Process
-    let port: Int
+public final class ServiceProcess: @unchecked Sendable {
+    public let process: Process
+    public let port: Int
 
     /// The coffer-sync binary `swift build` made beside the test bundle.
-    static var binary: String {
+    public static var binary: String {
         if let path = ProcessInfo.processInfo.environment["COFFER_SYNC_BINARY"] { return path }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         // The runner may be inside an .xctest bundle folder.
@@ -23,13 +23,13 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     /// Runs `coffer-sync ARGS` to its end.
-    static func command(_ arguments: [String], environment: [String: String]? = nil) async throws -> Command.Result {
+    public static func command(_ arguments: [String], environment: [String: String]? = nil) async throws -> Command.Result {
         try await Command.run(binary, arguments, environment: environment)
     }
 
     /// Migrates `postgres` (once) and starts `serve` on a free port, with
     /// `config` as its configuration file and `environment` added to its own.
-    static func start(postgres: String, migrate: Bool = true, config: String? = nil,
+    public static func start(postgres: String, migrate: Bool = true, config: String? = nil,
                       environment: [String: String] = [:]) async throws -> ServiceProcess {
         if migrate {
             let result = try await command(["migrate", "--postgres", postgres])
@@ -75,12 +75,12 @@ final class ServiceProcess: @unchecked Sendable {
         self.port = port
     }
 
-    var url: String { "ws://127.0.0.1:\(port)/sync/v1" }
-    var httpURL: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "ws://127.0.0.1:\(port)/sync/v1" }
+    public var httpURL: String { "http://127.0.0.1:\(port)" }
 
     /// Stops it as an operator would (SIGTERM), without blocking the caller;
     /// if it has not exited after ten seconds it is killed.
-    func stop() {
+    public func stop() {
         guard process.isRunning else { return }
         process.terminate()
         let process = self.process
@@ -91,7 +91,7 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     /// Kills it with -9, mid-whatever it was doing.
-    func kill() {
+    public func kill() {
         if process.isRunning {
             _ = Glibc.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -5,23 +5,23 @@
 // of its own, so tests run in parallel without seeing each other.
 import Foundation
 
-actor PrivatePostgres {
-    static let shared = PrivatePostgres()
+public actor PrivatePostgres {
+    public static let shared = PrivatePostgres()
 
-    struct Cluster {
-        var url: String
-        var dir: String
+    public struct Cluster: Sendable {
+        public var url: String
+        public var dir: String
     }
 
     private var cluster: Cluster?
     private var counter = 0
 
-    static var repositoryRoot: URL {
+    public static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
-    func current() async throws -> Cluster {
+    public func current() async throws -> Cluster {
         if let cluster { return cluster }
         let env = ProcessInfo.processInfo.environment
         if let url = env["COFFER_PG_URL"], let dir = env["COFFER_PG_DIR"] {
@@ -34,7 +34,7 @@ actor PrivatePostgres {
 
     /// A cluster of its own (for a test that restarts PostgreSQL), stopped
     /// when this process exits or by `stop`.
-    static func startCluster() async throws -> Cluster {
+    public static func startCluster() async throws -> Cluster {
         let script = repositoryRoot.appendingPathComponent("scripts/postgres").path
         let result = try await Command.run(script, ["start", "--watch", String(getpid())])
         guard result.status == 0 else {
@@ -52,7 +52,7 @@ actor PrivatePostgres {
     }
 
     /// A new, empty database on the cluster; its URL.
-    func freshDatabase() async throws -> String {
+    public func freshDatabase() async throws -> String {
         let cluster = try await current()
         counter += 1
         let name = "t\(getpid())_\(counter)"
@@ -62,45 +62,45 @@ actor PrivatePostgres {
     }
 
     /// Runs SQL on a database through psql; its output (unaligned, tuples only).
-    func sql(_ url: String, _ statement: String) async throws -> String {
+    public func sql(_ url: String, _ statement: String) async throws -> String {
         let result = try await Command.run("/usr/bin/env", ["psql", url, "-q", "-At", "-c", statement])
         guard result.status == 0 else { throw TestFailure("psql failed on '\(statement)': \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Restarts a cluster (same port, same data).
-    static func restart(_ cluster: Cluster) async throws {
+    public static func restart(_ cluster: Cluster) async throws {
         let script = Self.repositoryRoot.appendingPathComponent("scripts/postgres").path
         let result = try await Command.run(script, ["restart", cluster.dir])
         guard result.status == 0 else { throw TestFailure("scripts/postgres restart failed: \(result.stderr)") }
     }
 
-    static func stop(_ cluster: Cluster) async {
+    public static func stop(_ cluster: Cluster) async {
         let script = repositoryRoot.appendingPathComponent("scripts/postgres").path
         _ = try? await Command.run(script, ["stop", cluster.dir])
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs a program to its end and collects what it printed, on a thread of
 /// its own: a blocking wait must not hold one of the few threads that run
 /// the tests' tasks.
-enum Command {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+public enum Command {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Result {
+    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Result {
         try await offPool { try runBlocking(path, arguments, environment: environment) }
     }
 
-    static func runBlocking(_ path: String, _ arguments: [String], environment: [String: String]?) throws -> Result {
+    public static func runBlocking(_ path: String, _ arguments: [String], environment: [String: String]?) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -123,7 +123,7 @@ enum Command {
 }
 
 /// Runs blocking work on a thread outside Swift concurrency's pool.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             continuation.resume(with: Result { try work() })

@@ -1,0 +1,75 @@
+// SyncConfiguration: where and what a database syncs, and setting it on a C
+// configuration (coffer_config_set_sync and the token callback).
+
+import Foundation
+internal import CCoffer
+
+/// Where and what a database syncs with a `coffer-sync` service (docs/SYNC.md).
+///
+/// Set it as ``Database/Configuration/syncConfiguration`` (or pass it as the
+/// `sync:` argument of the configuration's initializer). Every ``Database``
+/// opened with the configuration runs a sync session in the background: local
+/// commits are uploaded in order, the partition's changes from other clients are
+/// downloaded and integrated, and the connection is made again with backoff
+/// when it drops. Writes never wait for the network; see ``SyncSession``.
+///
+/// ```swift
+/// let sync = SyncConfiguration(url: URL(string: "ws://127.0.0.1:7800/sync/v1")!,
+///                              partitionValue: "team-1")
+/// let config = Database.Configuration(fileURL: url, objectTypes: [Note.self], sync: sync)
+/// let db = try Database(configuration: config)
+/// ```
+///
+/// With a service that authenticates its clients, log in through an ``App``
+/// and use ``User/configuration(partitionValue:)`` instead, which sets ``user``.
+///
+/// Every top-level class of a synced database needs a primary key (opening
+/// throws `.schema` naming the class otherwise), and a file syncs one partition
+/// for good: opening it with another throws `.invalidArgument` naming both.
+public struct SyncConfiguration: Sendable {
+    /// The service's sync endpoint, `ws://HOST:PORT/sync/v1`. The connection
+    /// is the C core's built-in WebSocket client, which has no TLS: opening a
+    /// database with a `wss://` URL, or any URL that is not `ws://` with a host,
+    /// throws ``CofferError`` `.invalidArgument` naming it.
+    public var url: URL
+
+    /// The partition whose objects the file holds; not empty.
+    public var partitionValue: String
+
+    /// The logged-in user whose access token every connection sends, refreshed
+    /// by the session when the service reports it expired; nil for a service in
+    /// development mode, which needs no token.
+    public var user: User?
+
+    /// A configuration syncing `partitionValue` with the service at `url`, as
+    /// `user` when the service authenticates its clients.
+    public init(url: URL, partitionValue: String, user: User? = nil) {
+        self.url = url
+        self.partitionValue = partitionValue
+        self.user = user
+    }
+
+    /// Sets sync on the C configuration `config`. The user, the token
+    /// callback's context, must outlive every handle opened with `config`:
+    /// ``SharedHandle`` keeps it.
+    func install(on config: OpaquePointer) throws(CofferError) {
+        let text = url.absoluteString
+        if url.scheme?.lowercased() == "wss" {
+            throw CofferError(.invalidArgument, "sync url '\(text)': the built-in transport has no TLS, use a ws:// URL")
+        }
+        guard url.scheme?.lowercased() == "ws", url.host != nil else {
+            throw CofferError(.invalidArgument, "sync url '\(text)' is not a ws:// URL with a host")
+        }
+        guard !partitionValue.isEmpty else {
+            throw CofferError(.invalidArgument, "sync partitionValue is empty")
+        }
+        try CofferError.check(coffer_config_set_sync(config, text, partitionValue))
+        if let user {
+            let context = Unmanaged.passUnretained(user).toOpaque()
+            try CofferError.check(coffer_config_set_sync_token_callback(config, { ctx, refresh, buf, size in
+                let user = Unmanaged<User>.fromOpaque(ctx!).takeUnretainedValue()
+                return user.supplySessionToken(refresh: refresh != 0, into: buf!, size: size)
+            }, context))
+        }
+    }
+}

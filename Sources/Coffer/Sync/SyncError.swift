@@ -1,0 +1,47 @@
+// SyncError: the last error of a sync session, with the service's error code
+// when the service refused the session.
+
+/// Why a sync session stopped or is retrying: ``SyncSession/lastError``.
+///
+/// When the service refused the session, ``serviceCode`` is the code of its
+/// `ERROR` frame (docs/SYNC.md, "Errors"); for a failed connection it is nil.
+public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The service's error codes (docs/SYNC.md, "Errors").
+    public enum ServiceCode: String, Sendable, CaseIterable {
+        /// A frame that does not decode, or out of order.
+        case `protocol` = "PROTOCOL"
+        /// An unsupported protocol version.
+        case version = "VERSION"
+        /// The access token was refused (missing, forged, for another service).
+        case auth = "AUTH"
+        /// A breaking schema difference; the message names class and property.
+        case schemaMismatch = "SCHEMA_MISMATCH"
+        /// A changeset that does not apply to the service's schema.
+        case badChangeset = "BAD_CHANGESET"
+        /// The service sheds the session; the session retries later.
+        case overloaded = "OVERLOADED"
+        /// The service failed; the session retries.
+        case `internal` = "INTERNAL"
+        /// The file is behind what it synced; it syncs again as a new client.
+        case clientReset = "CLIENT_RESET"
+        /// The access token expired and could not be refreshed.
+        case tokenExpired = "TOKEN_EXPIRED"
+    }
+
+    /// The session's message, as the C core's `coffer_sync_error()` gives it.
+    public let message: String
+    /// True when the session stopped for good (``SyncSession/State/inactive``)
+    /// until ``SyncSession/resume()``; false while it retries.
+    public let isFatal: Bool
+
+    /// The code of the service's refusal, nil for a failed connection.
+    public var serviceCode: ServiceCode? {
+        let refusal = "the sync service refused the session: "
+        guard let start = message.range(of: refusal)?.upperBound else { return nil }
+        let rest = message[start...]
+        guard let colon = rest.firstIndex(of: ":") else { return nil }
+        return ServiceCode(rawValue: String(rest[..<colon]))
+    }
+
+    public var description: String { message }
+}
