@@ -43,19 +43,21 @@ struct QueryParser {
     }
 
     private mutating func disjunction() throws -> QueryPredicate {
-        var result = try conjunction()
-        while isKeyword(current, "OR") || isSymbol(current, "||") {
-            _ = advance()
-            result = .or(result, try conjunction())
-        }
-        return result
+        try chain("OR", "||", QueryPredicate.or) { try $0.conjunction() }
     }
 
     private mutating func conjunction() throws -> QueryPredicate {
-        var result = try negation()
-        while isKeyword(current, "AND") || isSymbol(current, "&&") {
+        try chain("AND", "&&", QueryPredicate.and) { try $0.negation() }
+    }
+
+    /// `operand (KEYWORD operand)*`, joined from the left.
+    private mutating func chain(_ keyword: String, _ symbol: String,
+                                _ join: (QueryPredicate, QueryPredicate) -> QueryPredicate,
+                                _ operand: (inout QueryParser) throws -> QueryPredicate) throws -> QueryPredicate {
+        var result = try operand(&self)
+        while isKeyword(current, keyword) || isSymbol(current, symbol) {
             _ = advance()
-            result = .and(result, try negation())
+            result = join(result, try operand(&self))
         }
         return result
     }
@@ -266,6 +268,6 @@ struct QueryParser {
     private func unsupported(_ token: QueryToken, _ context: String) -> QueryError {
         let place = context.isEmpty ? "" : " \(context)"
         if token.kind == .end { return QueryError("the text ends at offset \(token.offset)\(place)") }
-        return QueryError("\(describe(token)) at offset \(token.offset) is not supported\(place): rules support \(Self.supported)")
+        return QueryError("\(describe(token)) at offset \(token.offset) is not supported\(place): the service supports \(Self.supported)")
     }
 }
