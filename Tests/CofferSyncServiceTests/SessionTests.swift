@@ -308,9 +308,9 @@ struct SessionTests {
         try Data("{\"postgres\": \"\(postgres)\"}".utf8).write(to: config)
         let migrated = try await ServiceProcess.command(["migrate"], environment: env)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout.contains("from version 0 to 2"))
+        #expect(migrated.stdout.contains("from version 0 to 3"))
         let again = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(again.stdout.contains("version 2; nothing to do"))
+        #expect(again.stdout.contains("version 3; nothing to do"))
 
         // A version 1 database (before users and authentication) upgrades in
         // place and keeps its clients.
@@ -319,10 +319,23 @@ struct SessionTests {
             INSERT INTO coffer_sync_clients (partition, client_id) VALUES ('old', '\\x00') ;
             DROP TABLE coffer_sync_refresh_tokens, coffer_sync_identities, coffer_sync_users ;
             ALTER TABLE coffer_sync_clients DROP COLUMN user_id ;
+            ALTER TABLE coffer_sync_properties DROP COLUMN num, DROP COLUMN txt ;
+            DROP INDEX coffer_sync_properties_by_value ;
+            INSERT INTO coffer_sync_properties (partition, class, pk, property, value, stamp) VALUES
+                ('old', 'Task', '\\x0202', 'rank', '\\x0214', '\\x00'),
+                ('old', 'Task', '\\x0202', 'title', '\\x05026162', '\\x00'),
+                ('old', 'Task', '\\x0202', 'done', '\\x0101', '\\x00') ;
             UPDATE coffer_sync_meta SET version = 1
             """)
         let upgraded = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(upgraded.stdout.contains("from version 1 to 2"), "\(upgraded.stderr)")
+        #expect(upgraded.stdout.contains("from version 1 to 3"), "\(upgraded.stderr)")
+        // Version 3 fills the typed columns of the rows stored before it:
+        // the int 10 (zigzag 20) gets a number, the string "ab" a text, a bool neither.
+        let typed = try await PrivatePostgres.shared.sql(postgres, """
+            SELECT property || '=' || coalesce(num::text, '-') || '/' || coalesce(txt, '-')
+            FROM coffer_sync_properties WHERE partition = 'old' ORDER BY property
+            """)
+        #expect(typed == "done=-/-\nrank=10/-\ntitle=-/ab", "\(typed)")
         let clients = try await PrivatePostgres.shared.sql(postgres, "SELECT count(*) FROM coffer_sync_clients WHERE user_id IS NULL")
         #expect(clients.contains("1"), "\(clients)")
         let users = try await PrivatePostgres.shared.sql(postgres, "SELECT count(*) FROM coffer_sync_users")
@@ -333,7 +346,7 @@ struct SessionTests {
         for command in [["migrate"], ["serve", "--listen", "127.0.0.1:0"], ["dump", "--partition", "p"]] {
             let newer = try await ServiceProcess.command(command, environment: env)
             #expect(newer.status != 0)
-            #expect(newer.stderr.contains("version 7, newer than version 2"), "\(command): \(newer.stderr)")
+            #expect(newer.stderr.contains("version 7, newer than version 3"), "\(command): \(newer.stderr)")
         }
     }
 }

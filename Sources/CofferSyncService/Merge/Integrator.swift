@@ -120,6 +120,12 @@ struct Integrator {
                                            _ props: [SyncValue.SyncProperty], _ stamp: [UInt8]) async throws {
         let names = props.map(\.name)
         let values = props.map { $0.value.encoded.bytea }
+        // unnest takes no arrays of optionals from PostgresNIO: each typed
+        // column comes with a mask of which elements are set.
+        let numbers = props.map { TypedColumns.number($0.value) }
+        let texts = props.map { TypedColumns.text($0.value) }
+        let nums = numbers.map { $0 ?? 0 }, hasNum = numbers.map { $0 != nil }
+        let txts = texts.map { $0 ?? "" }, hasTxt = texts.map { $0 != nil }
         try await connection.query("""
             WITH o AS (
                 INSERT INTO coffer_sync_objects AS o (partition, class, pk, tombstone, created)
@@ -129,12 +135,15 @@ struct Integrator {
                         created = GREATEST(o.created, EXCLUDED.created)
                 RETURNING tombstone
             )
-            INSERT INTO coffer_sync_properties AS p (partition, class, pk, property, value, stamp)
-            SELECT \(partition), \(className), \(pk.bytea), u.name, u.value, \(stamp.bytea)
-            FROM o, unnest(\(names)::text[], \(values)::bytea[]) AS u(name, value)
+            INSERT INTO coffer_sync_properties AS p (partition, class, pk, property, value, stamp, num, txt)
+            SELECT \(partition), \(className), \(pk.bytea), u.name, u.value, \(stamp.bytea),
+                   CASE WHEN u.has_num THEN u.num END, CASE WHEN u.has_txt THEN u.txt END
+            FROM o, unnest(\(names)::text[], \(values)::bytea[], \(nums)::float8[], \(hasNum)::bool[],
+                           \(txts)::text[], \(hasTxt)::bool[]) AS u(name, value, num, has_num, txt, has_txt)
             WHERE o.tombstone IS NULL OR o.tombstone < \(stamp.bytea)
             ON CONFLICT (partition, class, pk, property)
-            DO UPDATE SET value = EXCLUDED.value, stamp = EXCLUDED.stamp WHERE p.stamp < EXCLUDED.stamp
+            DO UPDATE SET value = EXCLUDED.value, stamp = EXCLUDED.stamp, num = EXCLUDED.num, txt = EXCLUDED.txt
+            WHERE p.stamp < EXCLUDED.stamp
             """, logger: logger)
     }
 

@@ -7,7 +7,7 @@ import PostgresNIO
 
 enum SchemaMigrations {
     /// The schema version this build creates and serves.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// Step n turns version n-1 into version n.
     static let steps: [[String]] = [
@@ -140,6 +140,19 @@ enum SchemaMigrations {
             "CREATE INDEX coffer_sync_refresh_tokens_by_user ON coffer_sync_refresh_tokens (user_id)",
             "ALTER TABLE coffer_sync_clients ADD COLUMN user_id text",
         ],
+        // Version 3: typed copies of property values and the indexes that
+        // query predicates (Query/SQLTranslator) compare through; the rows
+        // already stored get theirs from TypedColumns.backfill.
+        [
+            """
+            ALTER TABLE coffer_sync_properties
+                ADD COLUMN num double precision,
+                ADD COLUMN txt text COLLATE "C"
+            """,
+            "CREATE INDEX coffer_sync_properties_by_value ON coffer_sync_properties (partition, class, property, value)",
+            "CREATE INDEX coffer_sync_properties_by_num ON coffer_sync_properties (partition, class, property, num)",
+            "CREATE INDEX coffer_sync_properties_by_txt ON coffer_sync_properties (partition, class, property, txt)",
+        ],
     ]
 
     /// The database's schema version: 0 when it has no coffer_sync_meta.
@@ -169,6 +182,7 @@ enum SchemaMigrations {
                 for statement in steps[step] {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                if step + 1 == 3 { try await TypedColumns.backfill(on: connection, logger: logger) }
                 try await connection.query("UPDATE coffer_sync_meta SET version = \(step + 1)", logger: logger)
             }
             return (from, currentVersion)
