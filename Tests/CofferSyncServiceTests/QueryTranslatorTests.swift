@@ -6,6 +6,7 @@
 // naming the part.
 import CofferSyncProtocol
 @testable import CofferSyncService
+import CofferSyncTestSupport
 import Foundation
 import Logging
 import PostgresNIO
