@@ -485,7 +485,8 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     db->magic = CF_DB_MAGIC;
     db->read_only = config->read_only;
     db->max_active_versions = config->max_active_versions;
-    db->clustered = config->storage_format == CF_FORMAT_CLUSTERS; /* a new file's; an existing one's header decides */
+    /* a new file's; an existing one's header decides */
+    db->clustered = (config->storage_format ? config->storage_format : CF_DEFAULT_STORAGE_FORMAT) == CF_FORMAT_CLUSTERS;
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
     const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());

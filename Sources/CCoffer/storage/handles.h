@@ -27,6 +27,11 @@
 
 #define CF_FORMAT_VERSION 4u  /* the format new files are written in */
 #define CF_FORMAT_CLUSTERS 5u /* objects in clusters (experimental, chosen per file): the newest format read */
+/* The format of a new file whose configuration chose none; a build may
+ * choose the other one (CMake's COFFER_DEFAULT_STORAGE_FORMAT). */
+#ifndef CF_DEFAULT_STORAGE_FORMAT
+#define CF_DEFAULT_STORAGE_FORMAT CF_FORMAT_VERSION
+#endif
 
 struct coffer_db {
     uint32_t magic;
