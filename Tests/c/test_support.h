@@ -61,8 +61,9 @@ void ts_check_error_contains(const char *needle, const char *file, int line);
 /* Creates a unique directory "<cwd>/coffer-test-XXXXXX" (canonical, absolute)
  * into `out` (TS_PATH_MAX bytes). Returns 0 or -1. */
 /* The file format new files of this run are written in: the value of
- * COFFER_TEST_STORAGE_FORMAT (CTest's "*.clusters" entries set 5), else the
- * library's default (4 or 5: CMake's COFFER_DEFAULT_STORAGE_FORMAT). Tests
+ * COFFER_TEST_STORAGE_FORMAT (CTest's "*.records" entries set 4), else the
+ * library's default (5, or 4 in a build with CMake's
+ * COFFER_DEFAULT_STORAGE_FORMAT=4). Tests
  * of one format's bytes skip on the other. */
 unsigned ts_storage_format(void);
 
