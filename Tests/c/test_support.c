@@ -286,6 +286,18 @@ void ts_raw_end(ts_raw *w, int commit)
     mdb_env_close(w->env);
 }
 
+uint32_t ts_raw_format(const char *path)
+{
+    ts_raw w;
+    MDB_dbi meta = ts_raw_open(&w, path, "0");
+    MDB_val k = {6, "header"}, v;
+    assert_int_equal(mdb_get(w.txn, meta, &k, &v), 0);
+    const uint8_t *h = v.mv_data;
+    uint32_t format = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+    ts_raw_end(&w, 0);
+    return format;
+}
+
 void ts_write_foreign_lmdb(const char *path, const char *key, const char *value)
 {
     MDB_env *env;

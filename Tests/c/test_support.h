@@ -113,6 +113,8 @@ typedef struct ts_raw {
 } ts_raw;
 MDB_dbi ts_raw_open(ts_raw *w, const char *path, const char *dbname);
 void ts_raw_end(ts_raw *w, int commit);
+/* The format number in the header of the closed database file at `path`. */
+uint32_t ts_raw_format(const char *path);
 /* memmem */
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
 

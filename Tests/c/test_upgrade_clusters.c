@@ -326,19 +326,6 @@ static void dump_raw(const char *path, int but_layout, text *t, size_t *log_entr
     mdb_env_close(env);
 }
 
-/* The format number in the file's header. */
-static uint32_t raw_format(const char *path)
-{
-    ts_raw w;
-    MDB_dbi meta = ts_raw_open(&w, path, "0");
-    MDB_val k = {6, "header"}, v;
-    assert_int_equal(mdb_get(w.txn, meta, &k, &v), 0);
-    const uint8_t *h = v.mv_data;
-    uint32_t format = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
-    ts_raw_end(&w, 0);
-    return format;
-}
-
 static void assert_same_text(const text *a, const text *b)
 {
     if (a->len != b->len || memcmp(a->data, b->data, a->len) != 0) {
@@ -422,7 +409,7 @@ static void before_free(before *b)
 /* The file is exactly as the fixture was: format 4, every byte LMDB holds. */
 static void assert_as_before(const char *path, const before *b)
 {
-    assert_int_equal(raw_format(path), 4);
+    assert_int_equal(ts_raw_format(path), 4);
     text whole = {0};
     dump_raw(path, 0, &whole, NULL);
     assert_same_text(&b->whole, &whole);
@@ -433,7 +420,7 @@ static void assert_as_before(const char *path, const before *b)
  * collections, backlinks and change log, and nothing damaged. */
 static void assert_upgraded(const ts_env *env, const char *path, const before *b)
 {
-    assert_int_equal(raw_format(path), 5);
+    assert_int_equal(ts_raw_format(path), 5);
     text kept = {0}, objects = {0};
     size_t log_entries;
     dump_raw(path, 1, &kept, &log_entries);
@@ -452,7 +439,7 @@ TS_ENV_TEST(test_upgrade_keeps_everything)
 {
     char path[TS_PATH_MAX];
     copy_fixture(env, "upgraded.coffer", path);
-    assert_int_equal(raw_format(path), 4);
+    assert_int_equal(ts_raw_format(path), 4);
     before b;
     read_before(env, path, &b);
 
@@ -484,7 +471,7 @@ TS_ENV_TEST(test_upgrade_keeps_everything)
     assert_ok(coffer_object_delete(o));
     ts_commit(w);
     coffer_close(db);
-    assert_int_equal(raw_format(path), 5);
+    assert_int_equal(ts_raw_format(path), 5);
     assert_ok(open_file(env, path, 1, 0, &db));
     coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(txn, item), LIVE_ITEMS);
@@ -638,7 +625,7 @@ TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
         assert_int_equal(ts_wait_pid(child.pid, &ws), 0);
         ts_fork_close(&child);
         assert_true(WIFSIGNALED(ws) || (WIFEXITED(ws) && WEXITSTATUS(ws) == 0));
-        if (raw_format(path) == 4) {
+        if (ts_raw_format(path) == 4) {
             assert_as_before(path, &b);
             kept++;
         } else {
