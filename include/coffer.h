@@ -583,6 +583,18 @@ typedef uint32_t coffer_property_id;
  *  `-lock` or `-note` beside a file that is not a database), never files
  *  another process has open nor a file holding committed data.
  *
+ *  Threads: opens of different files (and in-memory identifiers) run at
+ *  the same time; one that takes long (a seed copy, a compaction, a
+ *  migration, a progress callback that waits) holds up no other. Opens of
+ *  one file in the process run one after another: a second open waits for
+ *  the first to finish, then opens the file as the first left it, so a
+ *  migration, a compaction or a seed copy runs once. If the first failed,
+ *  nothing of it was committed and the second tries on its own (running
+ *  its own migration callback, and failing on its own terms). A file is
+ *  known by its path with symbolic links resolved. A migration or progress
+ *  callback may open other files; two threads whose callbacks each open the
+ *  file the other thread is opening wait for each other forever.
+ *
  *  Errors: COFFER_ERR_INVALID_ARGUMENT; COFFER_ERR_NOT_FOUND (read-only and
  *  the file does not exist, or the seed file does not exist); COFFER_ERR_IO
  *  (also a full disk, naming "No space left on device");

@@ -16,8 +16,6 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,27 +217,6 @@ static void writer_child(const char *path, const uint8_t *key, uint64_t seed, in
 
 /* ---- the parent ---------------------------------------------------------- */
 
-/* Reads one report within timeout_ms: 1, 0 at the end of the pipe or on timeout. */
-static int recv_report(int fd, int32_t *v, int timeout_ms)
-{
-    size_t got = 0;
-    while (got < sizeof *v) {
-        struct pollfd p = {fd, POLLIN, 0};
-        int rc = poll(&p, 1, timeout_ms);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            return 0;
-        ssize_t r = read(fd, (char *)v + got, sizeof *v - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        got += (size_t)r;
-    }
-    return 1;
-}
-
 /* The file holds the objects of `acked` commits, or of acked + 1. */
 static void check_file(const char *path, const uint8_t *key, uint64_t seed, int acked)
 {
@@ -348,21 +325,7 @@ TS_ENV_TEST(test_killed_writer)
         if (ts_fork_with_pipes(&child) == 0)
             writer_child(path, key, round_seed, child.send);
         int target = 2 + (int)ts_rand_below(100);
-        int32_t acked = 0, v;
-        while (acked < target && recv_report(child.recv, &v, 30000))
-            acked = v;
-        struct timespec pause = {0, (long)ts_rand_below(5000) * 1000L};
-        nanosleep(&pause, NULL);
-        kill(child.pid, SIGKILL);
-        int ws = 0;
-        assert_int_equal(ts_wait_pid(child.pid, &ws), 0);
-        while (recv_report(child.recv, &v, 200))
-            acked = v;
-        ts_fork_close(&child);
-        if (!WIFSIGNALED(ws))
-            print_error("the writer exited with %d before it was killed\n", WEXITSTATUS(ws));
-        assert_true(WIFSIGNALED(ws));
-        assert_int_equal(WTERMSIG(ws), SIGKILL);
+        int32_t acked = ts_kill_writer(&child, target, 0, 5000, 200);
         assert_true(acked >= target);
         print_message("    round %d: killed after %d reported commits\n", round, acked);
         check_file(path, key, round_seed, acked);

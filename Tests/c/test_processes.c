@@ -8,9 +8,7 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,30 +19,6 @@
 
 /* Writes one byte; returns 0 or -1. */
 static int send_byte(int fd, char c) { return write(fd, &c, 1) == 1 ? 0 : -1; }
-
-/* Reads exactly n bytes within timeout_ms; returns n, 0 on EOF, -1 on
- * timeout or error. */
-static int recv_bytes(int fd, void *buf, size_t n, int timeout_ms)
-{
-    size_t got = 0;
-    while (got < n) {
-        struct pollfd p = {fd, POLLIN, 0};
-        int rc = poll(&p, 1, timeout_ms);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            return -1;
-        ssize_t r = read(fd, (char *)buf + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            return got == 0 ? 0 : -1;
-        got += (size_t)r;
-    }
-    return (int)n;
-}
 
 static uint64_t child_count(coffer_txn *txn, coffer_db *db)
 {
@@ -62,7 +36,7 @@ static uint64_t child_count(coffer_txn *txn, coffer_db *db)
 static coffer_db *child_open_on_go(const ts_fork *child, const char *path, const uint8_t *key)
 {
     char c;
-    if (recv_bytes(child->recv, &c, 1, 30000) != 1)
+    if (ts_recv_bytes(child->recv, &c, 1, 30000) != 1)
         _exit(10);
     coffer_db *db = NULL;
     if (ts_open_std(path, key, 0, 0, &db) != COFFER_OK)
@@ -103,7 +77,7 @@ TS_ENV_TEST(test_child_reader_keeps_snapshot)
             _exit(12);
         send_byte(child.send, 'R');
         char c;
-        if (recv_bytes(child.recv, &c, 1, 30000) != 1 || c != 'C')
+        if (ts_recv_bytes(child.recv, &c, 1, 30000) != 1 || c != 'C')
             _exit(13);
         if (child_count(old, db) != 1)
             _exit(14); /* the old snapshot must not see the commit */
@@ -130,7 +104,7 @@ TS_ENV_TEST(test_child_reader_keeps_snapshot)
         _exit(0);
     }
     char c = 0;
-    int got = recv_bytes(child.recv, &c, 1, 30000);
+    int got = ts_recv_bytes(child.recv, &c, 1, 30000);
     coffer_db *db = NULL;
     assert_ok(ts_open_std(env->path, key, 0, 1, &db));
     if (got == 1) {
@@ -175,7 +149,7 @@ TS_ENV_TEST(test_parent_reader_sees_child_commit)
     assert_int_equal(ts_count(old, ts_class(db, "Person")), 1);
     send_byte(child.send, 'G');
     char c = 0;
-    int got = recv_bytes(child.recv, &c, 1, 30000);
+    int got = ts_recv_bytes(child.recv, &c, 1, 30000);
     assert_child_ok(child.pid, "child writer");
     assert_int_equal(got, 1);
     assert_int_equal(ts_count(old, ts_class(db, "Person")), 1);
@@ -225,14 +199,14 @@ TS_ENV_TEST(test_write_lock_across_processes)
     assert_ok(coffer_object_create(w, ts_class(db, "Person"), f, 1, COFFER_UPDATE_ERROR, NULL));
     send_byte(child.send, 'G');
     char c = 0;
-    int opened = recv_bytes(child.recv, &c, 1, 5000);
+    int opened = ts_recv_bytes(child.recv, &c, 1, 5000);
     /* the child must not get its write transaction while we hold ours */
     char early = 0;
-    int began_early = recv_bytes(child.recv, &early, 1, 400);
+    int began_early = ts_recv_bytes(child.recv, &early, 1, 400);
     coffer_status st = coffer_txn_commit(w);
     coffer_txn_free(w);
     char report = 0;
-    int got = began_early == 1 ? 1 : recv_bytes(child.recv, &report, 1, 30000);
+    int got = began_early == 1 ? 1 : ts_recv_bytes(child.recv, &report, 1, 30000);
     if (began_early == 1)
         report = early;
     assert_child_ok(child.pid, "second writer process");
@@ -408,27 +382,7 @@ TS_ENV_TEST(test_kill_writer)
         if (ts_fork_with_pipes(&child) == 0)
             writer_child(path, key, child.send);
         int target = 3 + (int)ts_rand_below(30);
-        int max_reported = -1;
-        int32_t v;
-        while (max_reported < target) {
-            int got = recv_bytes(child.recv, &v, sizeof v, 30000);
-            if (got != (int)sizeof v)
-                break;
-            max_reported = v;
-        }
-        struct timespec ts = {0, (long)ts_rand_below(4000) * 1000L};
-        nanosleep(&ts, NULL);
-        kill(child.pid, SIGKILL);
-        int ws = 0;
-        assert_int_equal(ts_wait_pid(child.pid, &ws), 0);
-        /* drain whatever was reported before the kill */
-        while (recv_bytes(child.recv, &v, sizeof v, 1000) == (int)sizeof v)
-            max_reported = v;
-        ts_fork_close(&child);
-        if (!WIFSIGNALED(ws))
-            print_error("writer exited with %d before being killed\n", WEXITSTATUS(ws));
-        assert_true(WIFSIGNALED(ws));
-        assert_int_equal(WTERMSIG(ws), SIGKILL);
+        int max_reported = ts_kill_writer(&child, target, -1, 4000, 1000);
         print_message("    round %d: killed after %d reported commits\n", round, max_reported + 1);
         assert_true(max_reported >= target);
         check_after_kill(path, key, max_reported);
@@ -456,7 +410,7 @@ TS_ENV_TEST(test_kill_reader)
         _exit(0);
     }
     char c = 0;
-    assert_int_equal(recv_bytes(child.recv, &c, 1, 30000), 1);
+    assert_int_equal(ts_recv_bytes(child.recv, &c, 1, 30000), 1);
     kill(child.pid, SIGKILL);
     int ws;
     ts_wait_pid(child.pid, &ws);
@@ -523,7 +477,7 @@ TS_ENV_TEST(test_map_grown_by_other_process)
     coffer_txn *old = ts_begin(db, COFFER_TXN_READ);
     send_byte(child.send, 'G');
     char c = 0;
-    int got = recv_bytes(child.recv, &c, 1, 60000);
+    int got = ts_recv_bytes(child.recv, &c, 1, 60000);
     assert_child_ok(child.pid, "growing writer");
     assert_int_equal(got, 1);
     assert_int_equal(ts_count(old, at), 0);

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <lmdb.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The format the run asks for, or 0 when it leaves it to the library. */
@@ -1151,6 +1153,49 @@ void ts_fork_close(ts_fork *f)
 {
     ts_close_fd(&f->send);
     ts_close_fd(&f->recv);
+}
+
+int ts_recv_bytes(int fd, void *buf, size_t n, int timeout_ms)
+{
+    size_t got = 0;
+    while (got < n) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int rc = poll(&p, 1, timeout_ms);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            return -1;
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return got == 0 ? 0 : -1;
+        got += (size_t)r;
+    }
+    return (int)n;
+}
+
+int32_t ts_kill_writer(ts_fork *child, int32_t target, int32_t reported, long max_pause_us, int drain_ms)
+{
+    int32_t v;
+    while (reported < target && ts_recv_bytes(child->recv, &v, sizeof v, 30000) == (int)sizeof v)
+        reported = v;
+    struct timespec pause = {0, (long)ts_rand_below((uint64_t)max_pause_us) * 1000L};
+    nanosleep(&pause, NULL);
+    kill(child->pid, SIGKILL);
+    int ws = 0;
+    assert_int_equal(ts_wait_pid(child->pid, &ws), 0);
+    /* what it reported before the kill */
+    while (ts_recv_bytes(child->recv, &v, sizeof v, drain_ms) == (int)sizeof v)
+        reported = v;
+    ts_fork_close(child);
+    if (!WIFSIGNALED(ws))
+        print_error("the writer exited with %d before it was killed\n", WEXITSTATUS(ws));
+    assert_true(WIFSIGNALED(ws));
+    assert_int_equal(WTERMSIG(ws), SIGKILL);
+    return reported;
 }
 
 coffer_config *ts_config_new(void)

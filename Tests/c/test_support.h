@@ -423,4 +423,18 @@ void ts_close_fd(int *fd);
 /* Closes both ends that are still open. */
 void ts_fork_close(ts_fork *f);
 
+/* Reads exactly `n` bytes from `fd`, waiting up to `timeout_ms` for each
+ * part. Returns n, 0 at the end of the stream before any byte, or -1 (a
+ * timeout, an error, or the end in the middle). */
+int ts_recv_bytes(int fd, void *buf, size_t n, int timeout_ms);
+
+/* For a child that reports its commits as int32 values through its pipe:
+ * reads reports (waiting up to 30 s for each) until one reaches `target`
+ * (`reported` is the value before the first), waits a random moment below
+ * `max_pause_us` microseconds, kills the child with SIGKILL, reaps it,
+ * reads what it reported before it died (waiting `drain_ms` for each) and
+ * closes the pipes. Fails the test unless SIGKILL ended the child. Returns
+ * the last value reported; the caller checks it reached `target`. */
+int32_t ts_kill_writer(ts_fork *child, int32_t target, int32_t reported, long max_pause_us, int drain_ms);
+
 #endif

@@ -8,7 +8,7 @@
  * in this file that checks HELLO tokens as docs/SYNC.md says the service
  * does and answers WELCOME or ERROR. */
 #define _GNU_SOURCE
-#include "test_support.h"
+#include "sync_fixture.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -171,16 +171,15 @@ static const coffer_property_schema note_props[] = {
 static const coffer_class_schema schema[] = {{.name = "Note", .properties = note_props, .property_count = 1}};
 
 typedef struct fixture {
-    char dir[TS_PATH_MAX];
+    sync_fixture base; /* the folder and the transport */
     gate g;
     provider p;
-    coffer_sync_transport t;
 } fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    if (!f || ts_make_temp_dir(f->dir) != 0)
+    if (!f || sync_fixture_setup(&f->base) != 0)
         return -1;
     pthread_mutex_init(&f->g.lock, NULL);
     pthread_cond_init(&f->g.cond, NULL);
@@ -189,7 +188,7 @@ static int setup(void **state)
     snprintf(f->g.expired, sizeof f->g.expired, "old-token");
     f->p.current = "old-token";
     f->p.fresh = "fresh-token";
-    f->t = (coffer_sync_transport){&f->g, gate_open, gate_send, gate_receive, gate_close};
+    f->base.transport = (coffer_sync_transport){&f->g, gate_open, gate_send, gate_receive, gate_close};
     *state = f;
     return 0;
 }
@@ -197,7 +196,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    ts_remove_tree(f->dir);
+    sync_fixture_teardown(&f->base);
     free(f);
     return 0;
 }
@@ -205,19 +204,12 @@ static int teardown(void **state)
 /* Opens a synced file with a fixed `token` (NULL: none) or, with `use_callback`, the provider. */
 static coffer_db *open_with(fixture *f, const char *token, int use_callback)
 {
-    char path[TS_PATH_MAX];
-    coffer_config *cfg = ts_config_at(ts_join(path, f->dir, "a.coffer"));
-    assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
-    assert_ok(coffer_config_set_sync(cfg, "ws://gate.test/sync/v1", "team-1"));
-    assert_ok(coffer_config_set_sync_transport(cfg, &f->t));
+    coffer_config *cfg = sync_fixture_config(&f->base, "a.coffer", schema, 1, "ws://gate.test/sync/v1");
     if (token)
         assert_ok(coffer_config_set_sync_token(cfg, token));
     if (use_callback)
         assert_ok(coffer_config_set_sync_token_callback(cfg, provide, &f->p));
-    coffer_db *db;
-    assert_ok(coffer_open(cfg, &db));
-    coffer_config_free(cfg);
-    return db;
+    return sync_fixture_open(cfg);
 }
 
 /* Waits until the session is in `state`; fails after 20 s. */
@@ -238,7 +230,7 @@ static void assert_sync_error_contains(coffer_db *db, const char *text)
         fail_msg("the sync error '%s' does not contain '%s'", buf, text);
 }
 
-#define WAIT_MS 20000
+#define WAIT_MS SYNC_WAIT_MS
 
 /* ------------------------------------------------------------------------ */
 /* Tests                                                                     */

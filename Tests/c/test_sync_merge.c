@@ -11,7 +11,7 @@
  * redelivery (nothing applied twice), and a client offline for a simulated
  * week. */
 #define _GNU_SOURCE
-#include "test_support.h"
+#include "sync_fixture.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -74,23 +74,16 @@ typedef struct replica {
 } replica;
 
 typedef struct world {
-    char dir[TS_PATH_MAX];
+    sync_fixture base; /* the folder; replicas exchange changesets without a transport */
     replica r[3];
 } world;
-
-static uint64_t fake_now = 1700000000000ull;
-static uint64_t fake_clock(void *ctx)
-{
-    (void)ctx;
-    return fake_now;
-}
 
 static void open_replica(world *w, int i, const uint8_t *key)
 {
     replica *r = &w->r[i];
     char name[32];
     snprintf(name, sizeof name, "r%d.coffer", i);
-    ts_join(r->path, w->dir, name);
+    ts_join(r->path, w->base.dir, name);
     assert_ok(ts_open_path(r->path, key, 0, schema, 2, 1, &r->db));
     r->person = ts_class(r->db, "Person");
     assert_ok(cf_sync_enable(r->db, "p"));
@@ -104,9 +97,9 @@ static void open_replica(world *w, int i, const uint8_t *key)
 static int setup_world(void **state, const uint8_t *key)
 {
     world *w = calloc(1, sizeof *w);
-    if (!w || ts_make_temp_dir(w->dir) != 0)
+    if (!w || sync_fixture_setup(&w->base) != 0)
         return -1;
-    coffer_sync_set_clock_source(fake_clock, NULL);
+    sync_use_fake_clock();
     for (int i = 0; i < 3; i++)
         open_replica(w, i, key);
     *state = w;
@@ -121,9 +114,8 @@ static int teardown_world(void **state)
     world *w = *state;
     for (int i = 0; i < 3; i++)
         coffer_close(w->r[i].db);
-    ts_remove_tree(w->dir);
+    sync_fixture_teardown(&w->base);
     free(w);
-    coffer_sync_set_clock_source(NULL, NULL);
     return 0;
 }
 
@@ -401,7 +393,7 @@ static void test_a_commit_records_its_changeset(void **state)
     cf_sync_cs cs;
     assert_ok(cf_sync_cs_decode(b.m[0].bytes, b.m[0].len, &cs));
     assert_int_equal(cs.version, version);
-    assert_int_equal(cs.clock >> 16, fake_now);
+    assert_int_equal(cs.clock >> 16, sync_fake_now);
     static const uint8_t ops[] = {CF_OP_CREATE, CF_OP_LIST_INSERT, CF_OP_LIST_INSERT, CF_OP_SET_ADD, CF_OP_MAP_PUT};
     assert_int_equal(cs.nchanges, 5);
     for (size_t i = 0; i < 5; i++)
@@ -448,7 +440,7 @@ static void test_a_file_without_client_id_records_nothing(void **state)
     world *w = *state;
     char path[TS_PATH_MAX];
     coffer_db *db;
-    assert_ok(ts_open_path(ts_join(path, w->dir, "plain.coffer"), NULL, 0, schema, 2, 1, &db));
+    assert_ok(ts_open_path(ts_join(path, w->base.dir, "plain.coffer"), NULL, 0, schema, 2, 1, &db));
     coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
     coffer_field f[] = {ts_field(P_ID, coffer_value_int(1))};
     ts_create(txn, ts_class(db, "Person"), f, 1);
@@ -487,7 +479,7 @@ static void test_a_class_without_primary_key_cannot_sync(void **state)
     static const coffer_class_schema keyless[] = {{.name = "Loose", .properties = props, .property_count = 1}};
     char path[TS_PATH_MAX];
     coffer_db *db;
-    assert_ok(ts_open_path(ts_join(path, w->dir, "keyless.coffer"), NULL, 0, keyless, 1, 1, &db));
+    assert_ok(ts_open_path(ts_join(path, w->base.dir, "keyless.coffer"), NULL, 0, keyless, 1, 1, &db));
     assert_status(cf_sync_enable(db, "p"), COFFER_ERR_SCHEMA);
     assert_error_contains("'Loose' has no primary key");
     coffer_close(db);
@@ -579,11 +571,11 @@ static void test_concurrent_list_inserts_all_survive(void **state)
     list_insert(a, 1, 0, "base");
     exchange_all(w);
     /* Offline, concurrently: appends on both sides, inserts at the head. */
-    fake_now += 10;
+    sync_fake_now += 10;
     list_insert(a, 1, 1, "a1");
     list_insert(a, 1, 2, "a2");
     list_insert(a, 1, 0, "a0");
-    fake_now += 10;
+    sync_fake_now += 10;
     list_insert(b, 1, 1, "b1");
     list_insert(b, 1, 0, "b0");
     batch ba = take(a), bb = take(b), bc = take(c);
@@ -605,9 +597,9 @@ static void test_delete_beats_a_later_update(void **state)
     replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
     add_person(a, 1, "Ann");
     exchange_all(w);
-    fake_now += 100;
+    sync_fake_now += 100;
     delete_person(a, 1);
-    fake_now += 100; /* the update is later, and still loses */
+    sync_fake_now += 100; /* the update is later, and still loses */
     set_name(b, 1, "Ann II");
     list_insert(b, 1, 0, "late");
     batch ba = take(a), bb = take(b);
@@ -624,7 +616,7 @@ static void test_delete_beats_a_later_update(void **state)
 
     /* Created again here after the delete was seen: a new life everywhere,
      * without the late insert C's ghost kept (the create removes it). */
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(c, 1, "Ann again");
     exchange_all(w);
     assert_converged(w);
@@ -637,9 +629,9 @@ static void test_create_with_the_same_primary_key_merges(void **state)
 {
     world *w = *state;
     replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
-    fake_now += 5;
+    sync_fake_now += 5;
     add_person(a, 9, "from A");
-    fake_now += 5;
+    sync_fake_now += 5;
     add_person(b, 9, "from B");
     batch ba = take(a), bb = take(b);
     deliver(a, &bb);
@@ -683,12 +675,12 @@ static void test_sets_and_maps_merge_per_element(void **state)
     set_op(a, 1, "drop", 1);
     map_put(a, 1, "x", 1);
     exchange_all(w);
-    fake_now += 10;
+    sync_fake_now += 10;
     set_op(a, 1, "drop", 0);   /* removed on A ... */
     set_op(a, 1, "fromA", 1);
     map_put(a, 1, "x", 2);     /* ... the same key put on both: B's is later */
     map_put(a, 1, "onlyA", 1);
-    fake_now += 10;
+    sync_fake_now += 10;
     set_op(b, 1, "drop", 0);
     set_op(b, 1, "drop", 1);   /* ... and added again later on B: present */
     set_op(b, 1, "fromB", 1);
@@ -753,13 +745,13 @@ static void test_an_update_of_a_deleted_object_shows_in_its_new_life(void **stat
     add_person(a, 1, "Ann");
     map_put(a, 1, "old", 1);
     exchange_all(w);
-    fake_now += 100;
+    sync_fake_now += 100;
     delete_person(a, 1);
     batch ba = take(a);
     deliver(c, &ba);
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(c, 1, "Ann again");
-    fake_now += 100;
+    sync_fake_now += 100;
     set_name(b, 1, "late name");
     set_op(b, 1, "late", 1);
     map_put(b, 1, "late", 7);
@@ -804,10 +796,10 @@ static void test_values_below_the_tombstone_are_gone_for_good(void **state)
     replica *a = &w->r[0], *b = &w->r[1], *c = &w->r[2];
     add_person(a, 2, "Bo");
     exchange_all(w);
-    fake_now += 100;
+    sync_fake_now += 100;
     set_name(b, 2, "early update");
     set_op(b, 2, "early", 1);
-    fake_now += 100;
+    sync_fake_now += 100;
     delete_person(a, 2);
     batch ba = take(a), bb = take(b);
     deliver(c, &ba); /* the delete first: the update arrives late and stays below it */
@@ -817,7 +809,7 @@ static void test_values_below_the_tombstone_are_gone_for_good(void **state)
     batch_free(&ba);
     batch_free(&bb);
     assert_converged(w);
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(c, 2, "Bo II");
     exchange_all(w);
     assert_converged(w);
@@ -827,10 +819,10 @@ static void test_values_below_the_tombstone_are_gone_for_good(void **state)
         assert_false(has_label(&w->r[i], 2, "early"));
     }
     /* A create stamped before a later delete arrives after it: ignored. */
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(a, 3, "Cy");
     batch early = take(a);
-    fake_now += 100;
+    sync_fake_now += 100;
     deliver(b, &early);
     delete_person(b, 3);
     batch bd = take(b);
@@ -858,10 +850,10 @@ static void test_a_late_delete_of_an_earlier_life_removes_its_values(void **stat
     list_insert(a, 5, 0, "old");
     set_op(a, 5, "old", 1);
     batch edits = take(a);
-    fake_now += 100;
+    sync_fake_now += 100;
     delete_person(b, 5);
     batch deleted = take(b);
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(c, 5, "second life"); /* C has seen nothing of the first */
     batch second = take(c);
     deliver(c, &created);
@@ -900,10 +892,10 @@ static void test_an_object_created_twice_outlives_a_delete_between(void **state)
     add_person(a, 6, "first");
     batch first = take(a);
     deliver(b, &first);
-    fake_now += 100;
+    sync_fake_now += 100;
     delete_person(b, 6);
     batch deleted = take(b);
-    fake_now += 100;
+    sync_fake_now += 100;
     add_person(c, 6, "second"); /* C has seen neither */
     batch second = take(c);
     deliver(c, &first);
@@ -964,9 +956,9 @@ static void test_links_to_deleted_objects_become_null(void **state)
     add_person(a, 2, "Bo");
     add_person(a, 3, "Cy");
     exchange_all(w);
-    fake_now += 10;
+    sync_fake_now += 10;
     delete_person(a, 2);
-    fake_now += 10;
+    sync_fake_now += 10;
     /* Concurrently on B: links to Bo from Cy. */
     coffer_txn *txn = ts_begin(b->db, COFFER_TXN_WRITE);
     coffer_object *bo = person(txn, b, 2), *cy = person(txn, b, 3);
@@ -1017,7 +1009,7 @@ static void test_a_failing_batch_applies_nothing(void **state)
     batch ba = take(a);
     assert_int_equal(ba.n, 2);
     /* The second changeset names a class B does not have. */
-    cf_sync_cs_builder cs = {.version = 99, .clock = fake_now << 16};
+    cf_sync_cs_builder cs = {.version = 99, .clock = sync_fake_now << 16};
     cf_buf pk = {0}, bad = {0};
     cf_wire_u8(&pk, CF_SV_INT);
     cf_wire_zigzag(&pk, 1);
@@ -1090,10 +1082,10 @@ static void test_a_week_offline(void **state)
     exchange_all(w);
     /* A goes offline for a week and writes 300 times, an hour apart; B
      * renames Ann once on the third day. */
-    uint64_t start = fake_now;
+    uint64_t start = sync_fake_now;
     char name[32];
     for (int i = 0; i < 300; i++) {
-        fake_now = start + (uint64_t)i * 3600 * 1000;
+        sync_fake_now = start + (uint64_t)i * 3600 * 1000;
         if (i == 72)
             set_name(b, 1, "B on day 3");
         snprintf(name, sizeof name, "A %d", i);
@@ -1134,15 +1126,15 @@ static void test_a_copy_is_a_new_client(void **state)
     add_person(a, 1, "Ann");
     batch old_create = take(a);
     deliver(b, &old_create);
-    fake_now += 10;
+    sync_fake_now += 10;
     delete_person(a, 1);
     add_person(a, 2, "Bo"); /* not uploaded yet */
     /* A create of a new life elsewhere, and a later update from a replica
      * that has not seen the delete: A keeps the update in its ghost. */
-    fake_now += 10;
+    sync_fake_now += 10;
     add_person(c, 1, "C's life");
     batch new_life = take(c);
-    fake_now += 10;
+    sync_fake_now += 10;
     set_name(b, 1, "B's late name");
     batch late = take(b);
     deliver(a, &late);
@@ -1151,7 +1143,7 @@ static void test_a_copy_is_a_new_client(void **state)
     const uint8_t *keys[] = {ts_key, NULL};
     for (int k = 0; k < 2; k++) {
         char path[TS_PATH_MAX];
-        ts_join(path, w->dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
+        ts_join(path, w->base.dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
         assert_ok(coffer_db_write_copy(a->db, path, keys[k], keys[k] ? 64 : 0));
         replica r = {.server = a->server}; /* it starts from A's progress */
         assert_ok(ts_open_path(path, keys[k], 0, schema, 2, 1, &r.db));

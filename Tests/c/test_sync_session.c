@@ -10,7 +10,7 @@
  * exercised end to end in one process; the real service is tested against
  * the same document on its own. */
 #define _GNU_SOURCE
-#include "test_support.h"
+#include "sync_fixture.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -347,19 +347,18 @@ static const coffer_property_schema note_props[] = {
 static const coffer_class_schema schema[] = {{.name = "Note", .properties = note_props, .property_count = 3}};
 
 typedef struct fixture {
-    char dir[TS_PATH_MAX];
+    sync_fixture base; /* the folder and the transport */
     relay r;
-    coffer_sync_transport t;
 } fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    if (!f || ts_make_temp_dir(f->dir) != 0)
+    if (!f || sync_fixture_setup(&f->base) != 0)
         return -1;
     pthread_mutex_init(&f->r.lock, NULL);
     pthread_cond_init(&f->r.cond, NULL);
-    f->t = (coffer_sync_transport){&f->r, relay_open, relay_send, relay_receive, relay_close};
+    f->base.transport = (coffer_sync_transport){&f->r, relay_open, relay_send, relay_receive, relay_close};
     *state = f;
     return 0;
 }
@@ -370,22 +369,14 @@ static int teardown(void **state)
     for (size_t i = 0; i < f->r.n; i++)
         free(f->r.history[i].cs.p);
     free(f->r.history);
-    ts_remove_tree(f->dir);
+    sync_fixture_teardown(&f->base);
     free(f);
     return 0;
 }
 
 static coffer_db *open_synced(fixture *f, const char *name)
 {
-    char path[TS_PATH_MAX];
-    coffer_config *cfg = ts_config_at(ts_join(path, f->dir, name));
-    assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
-    assert_ok(coffer_config_set_sync(cfg, "ws://relay.test/sync/v1", "team-1"));
-    assert_ok(coffer_config_set_sync_transport(cfg, &f->t));
-    coffer_db *db;
-    assert_ok(coffer_open(cfg, &db));
-    coffer_config_free(cfg);
-    return db;
+    return sync_fixture_open(sync_fixture_config(&f->base, name, schema, 1, "ws://relay.test/sync/v1"));
 }
 
 static void put_note(coffer_db *db, int64_t id, const char *text)
@@ -411,7 +402,7 @@ static const char *text_of(coffer_db *db, int64_t id, char *buf, size_t cap)
     return buf;
 }
 
-#define WAIT_MS 20000
+#define WAIT_MS SYNC_WAIT_MS
 
 /* ------------------------------------------------------------------------ */
 /* Tests                                                                     */
@@ -439,24 +430,17 @@ static void test_two_clients_sync_through_the_session(void **state)
     coffer_close(b);
 }
 
-static uint64_t fake_now = 1700000000000ull;
-static uint64_t fake_clock(void *ctx)
-{
-    (void)ctx;
-    return fake_now;
-}
-
 static void test_offline_for_a_week_then_catching_up(void **state)
 {
     fixture *f = *state;
-    coffer_sync_set_clock_source(fake_clock, NULL);
+    sync_use_fake_clock();
     relay_set(&f->r, &f->r.down, 1);
     coffer_db *a = open_synced(f, "a.coffer");
     /* A thousand commits over a week, a few of them large. */
     static uint8_t big[300000];
     coffer_class_id note = ts_class(a, "Note");
     for (int i = 0; i < 1000; i++) {
-        fake_now += 600000;
+        sync_fake_now += 600000;
         coffer_txn *txn = ts_begin(a, COFFER_TXN_WRITE);
         char text[32];
         snprintf(text, sizeof text, "note %d", i);
@@ -518,7 +502,7 @@ static void back_up(fixture *f, coffer_db *db, const char *name, const char *bac
 {
     char from[TS_PATH_MAX], to[TS_PATH_MAX];
     coffer_close(db);
-    assert_int_equal(ts_copy_file(ts_join(from, f->dir, name), ts_join(to, f->dir, backup)), 0);
+    assert_int_equal(ts_copy_file(ts_join(from, f->base.dir, name), ts_join(to, f->base.dir, backup)), 0);
 }
 
 /* The restored file made commits offline; C, a new client, must see them
@@ -649,7 +633,7 @@ static void test_misuse_and_bad_configuration(void **state)
 
     char path[TS_PATH_MAX];
     coffer_db *plain;
-    assert_ok(ts_open_path(ts_join(path, f->dir, "plain.coffer"), NULL, 0, schema, 1, 1, &plain));
+    assert_ok(ts_open_path(ts_join(path, f->base.dir, "plain.coffer"), NULL, 0, schema, 1, 1, &plain));
     assert_int_equal(coffer_sync_state(plain), COFFER_SYNC_OFF);
     assert_status(coffer_sync_wait_for_upload(plain, 10), COFFER_ERR_MISUSE);
     assert_error_contains("does not sync");
@@ -661,10 +645,10 @@ static void test_misuse_and_bad_configuration(void **state)
     /* A keyless class cannot sync: coffer_open says which. */
     static const coffer_property_schema loose_props[] = {{.name = "x", .type = COFFER_TYPE_INT}};
     static const coffer_class_schema loose[] = {{.name = "Loose", .properties = loose_props, .property_count = 1}};
-    cfg = ts_config_at(ts_join(path, f->dir, "loose.coffer"));
+    cfg = ts_config_at(ts_join(path, f->base.dir, "loose.coffer"));
     assert_ok(coffer_config_set_schema(cfg, loose, 1, 1));
     assert_ok(coffer_config_set_sync(cfg, "ws://relay.test/sync/v1", "p"));
-    assert_ok(coffer_config_set_sync_transport(cfg, &f->t));
+    assert_ok(coffer_config_set_sync_transport(cfg, &f->base.transport));
     coffer_db *db = NULL;
     assert_status(coffer_open(cfg, &db), COFFER_ERR_SCHEMA);
     assert_error_contains("'Loose'");
@@ -672,7 +656,7 @@ static void test_misuse_and_bad_configuration(void **state)
     coffer_config_free(cfg);
 
     /* The built-in transport speaks ws:// only: a wss:// session says so. */
-    cfg = ts_config_at(ts_join(path, f->dir, "tls.coffer"));
+    cfg = ts_config_at(ts_join(path, f->base.dir, "tls.coffer"));
     assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
     assert_ok(coffer_config_set_sync(cfg, "wss://127.0.0.1:1/sync/v1", "p"));
     assert_ok(coffer_open(cfg, &db));

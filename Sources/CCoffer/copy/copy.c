@@ -129,9 +129,9 @@ static coffer_status source_dbi(copier *c, uint32_t number, MDB_dbi *out)
 {
     coffer_status st = cf_env_known_dbi(c->src->db->env, number, out) ? COFFER_OK : COFFER_ERR_NOT_FOUND;
     if (st != COFFER_OK) {
-        cf_registry_lock(); /* LMDB opens sub-databases one transaction at a time */
+        cf_env_dbi_lock(c->src->db->env); /* LMDB opens sub-databases one transaction at a time */
         st = cf_env_dbi(c->src->db->env, c->src->mdb, number, 0, out);
-        cf_registry_unlock();
+        cf_env_dbi_unlock(c->src->db->env);
     }
     return st;
 }

@@ -24,6 +24,7 @@
 #include "objects/object.h"
 #include "storage/txn.h"
 #include "verify/verify.h"
+#include "open/open_gate.h"
 
 /* The header, stored unsealed under "header" in sub-database 0. */
 #define HEADER_MAGIC "COFFERDB"
@@ -330,7 +331,7 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     /* A handle that wants format 5 upgrades a file of format 4, unless
      * another handle of this process has it open (and reads its records). */
     int to_clusters = format == CF_FORMAT_VERSION && wanted_format(config) == CF_FORMAT_CLUSTERS && !config->read_only &&
-                      !is_new && db->env->refcount == 1;
+                      !is_new && !cf_env_is_shared(db->env);
     if (st == COFFER_OK && ((format < CF_FORMAT_VERSION && (format == 2 || !config->read_only)) || to_clusters)) {
         if (config->read_only)
             st = cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u, which this library (%s) upgrades to format %u "
@@ -441,9 +442,32 @@ static coffer_status verify_seed(const char *copy, void *ctx)
     return st;
 }
 
-static coffer_status open_locked(const coffer_config *config, coffer_db *db)
+/* The passes of an open on its environment: read, then the format upgrade
+ * and a write pass when needed. Sets *needs_reset (with its `reason`) when
+ * the configuration asks for a file needing a migration to be deleted. */
+static coffer_status open_passes(const coffer_config *config, coffer_db *db, const char *label, int *needs_reset, char *reason,
+                                 size_t reason_size)
 {
-    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
+    int needs_write = 0, needs_upgrade = 0;
+    coffer_status st = open_pass(config, db, label, 0, &needs_write, needs_reset, &needs_upgrade, reason, reason_size);
+    if (st == COFFER_OK && needs_upgrade) {
+        st = upgrade_pass(db, label, wanted_format(config));
+        needs_upgrade = 0;
+        if (st == COFFER_OK)
+            st = open_pass(config, db, label, 0, &needs_write, needs_reset, &needs_upgrade, reason, reason_size);
+    }
+    if (st == COFFER_OK && needs_write && !*needs_reset) {
+        needs_write = 0;
+        st = open_pass(config, db, label, 1, &needs_write, needs_reset, &needs_upgrade, reason, reason_size);
+    }
+    return st;
+}
+
+/* Opens `path` (NULL for an in-memory store) with its open gate held: no
+ * other open of the file in this process runs meanwhile, so the seed copy,
+ * the compaction, the reset and the migration happen once. */
+static coffer_status open_locked(const coffer_config *config, coffer_db *db, const char *path)
+{
     const char *label = label_of(config, path);
     coffer_status st;
     if (config->read_only && (config->delete_if_migration_needed || config->should_compact))
@@ -462,23 +486,15 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db)
         st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
         if (st != COFFER_OK)
             return st;
-        int needs_write = 0, needs_reset = 0, needs_upgrade = 0;
+        int needs_reset = 0;
         char reason[1024] = "";
-        st = open_pass(config, db, label, 0, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
-        if (st == COFFER_OK && needs_upgrade) {
-            st = upgrade_pass(db, label, wanted_format(config));
-            needs_upgrade = 0;
-            if (st == COFFER_OK)
-                st = open_pass(config, db, label, 0, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
-        }
-        if (st == COFFER_OK && needs_write && !needs_reset) {
-            needs_write = 0;
-            st = open_pass(config, db, label, 1, &needs_write, &needs_reset, &needs_upgrade, reason, sizeof reason);
-        }
+        cf_env_dbi_lock(db->env); /* another name of the file (a hard link) has a gate of its own */
+        st = open_passes(config, db, label, &needs_reset, reason, sizeof reason);
+        cf_env_dbi_unlock(db->env);
         if (st != COFFER_OK || !needs_reset)
             return st;
         /* A migration is needed and the configuration says to start afresh. */
-        if (db->env->refcount > 1 || !path || attempt > 0)
+        if (cf_env_is_shared(db->env) || !path || attempt > 0)
             return cf_error(COFFER_ERR_BUSY, "%s needs a migration (%s) and would be deleted and created afresh, but it is open "
                             "in this process through another handle; close it there first", label, reason);
         cf_env_release(db->env);
@@ -509,22 +525,28 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     db->clustered = (config->storage_format ? config->storage_format : CF_DEFAULT_STORAGE_FORMAT) == CF_FORMAT_CLUSTERS;
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
-    const char *path = config->memory_id ? NULL : (config->path ? config->path : cf_default_path());
+    char *default_path = NULL;
+    const char *path = config->memory_id ? NULL : config->path ? config->path : (default_path = cf_default_path_copy());
+    if (st == COFFER_OK && !path && !config->memory_id)
+        st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a database");
     struct stat sb;
     if (st == COFFER_OK && config->verify_on_open && path && stat(path, &sb) == 0) {
         char what[4200];
         snprintf(what, sizeof what, "'%s'", path);
         st = cf_verify_or_refuse(path, config->key, what);
     }
+    cf_open_gate *gate = NULL;
+    if (st == COFFER_OK)
+        st = cf_open_gate_enter(path, config->memory_id, &gate);
     if (st == COFFER_OK) {
-        cf_registry_lock();
-        st = open_locked(config, db);
+        st = open_locked(config, db, path);
         if (st != COFFER_OK && db->env)
             cf_env_release(db->env); /* the last reference removes what this open created */
         else if (st == COFFER_OK)
-            db->env->served = 1; /* a database now: its files stay */
-        cf_registry_unlock();
+            cf_env_mark_served(db->env); /* a database now: its files stay */
+        cf_open_gate_leave(gate); /* the next open of the file finds it migrated, or as it was */
     }
+    free(default_path);
     if (st != COFFER_OK) {
         db->env = NULL;
         cf_db_destroy(db);
@@ -558,9 +580,7 @@ COFFER_API void coffer_close(coffer_db *db)
     cf_sync_session_stop(db); /* its thread has transactions of this handle */
     cf_hub_close(db);
     cf_txn_abort_all(db);
-    cf_registry_lock();
     cf_env_release(db->env);
-    cf_registry_unlock();
     pthread_mutex_lock(&db->lock);
     db->closed = 1;
     db->env = NULL;

@@ -21,7 +21,15 @@
 static pthread_mutex_t registry_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static cf_env *registry;
 
-void cf_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
+static void track_current_pid(void);
+static pthread_once_t current_pid_once = PTHREAD_ONCE_INIT;
+
+void cf_registry_lock(void)
+{
+    pthread_once(&current_pid_once, track_current_pid); /* its fork handlers keep the lock usable in a child */
+    pthread_mutex_lock(&registry_mutex);
+}
+
 void cf_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 
 /* Without MDB_WRITEMAP the map is read-only and costs no memory and no disk
@@ -113,14 +121,30 @@ static uint64_t used_bytes(cf_env *env)
  * so that checking for an inherited environment at every transaction costs
  * no system call. */
 static pid_t current_pid;
-static pthread_once_t current_pid_once = PTHREAD_ONCE_INIT;
 
 static void refresh_current_pid(void) { current_pid = getpid(); }
+
+/* fork() happens between two holds of the registry lock, never during
+ * one: the child's copy would stay locked by a thread it does not have. */
+static void before_fork(void) { pthread_mutex_lock(&registry_mutex); }
+
+static void after_fork_in_parent(void) { pthread_mutex_unlock(&registry_mutex); }
+
+static void after_fork_in_child(void)
+{
+    refresh_current_pid();
+    /* the forking thread holds it, under a thread id the child changed */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&registry_mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
 
 static void track_current_pid(void)
 {
     refresh_current_pid();
-    pthread_atfork(NULL, NULL, refresh_current_pid);
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 static pid_t this_process(void)
@@ -135,6 +159,11 @@ static cf_env *env_new(void)
     if (!env)
         return NULL;
     pthread_mutex_init(&env->lock, NULL);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&env->dbi_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     env->refcount = 1;
     env->lock_fd = -1;
     env->pid = this_process();
@@ -153,6 +182,7 @@ static void env_free(cf_env *env)
     if (env->path && !env->served)
         cf_remove_leftovers(env->path, env->created);
     pthread_mutex_destroy(&env->lock);
+    pthread_mutex_destroy(&env->dbi_lock);
     free(env->path);
     free(env->memory_id);
     free(env);
@@ -408,32 +438,59 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
                              uint64_t max_file_size, cf_env **out)
 {
-    if (memory_id)
-        return acquire_memory(memory_id, read_only, max_file_size, out);
-    return acquire_file(path, read_only, max_file_size, out);
+    cf_registry_lock();
+    coffer_status st = memory_id ? acquire_memory(memory_id, read_only, max_file_size, out)
+                                 : acquire_file(path, read_only, max_file_size, out);
+    cf_registry_unlock();
+    return st;
 }
 
 int cf_env_file_is_open(const struct stat *sb)
 {
-    for (cf_env *e = registry; e; e = e->next)
-        if (!e->memory_id && e->dev == sb->st_dev && e->ino == sb->st_ino && !cf_env_inherited(e))
-            return 1;
-    return 0;
+    int open = 0;
+    cf_registry_lock();
+    for (cf_env *e = registry; e && !open; e = e->next)
+        open = !e->memory_id && e->dev == sb->st_dev && e->ino == sb->st_ino && !cf_env_inherited(e);
+    cf_registry_unlock();
+    return open;
 }
+
+int cf_env_is_shared(const cf_env *env)
+{
+    cf_registry_lock();
+    int shared = env->refcount > 1;
+    cf_registry_unlock();
+    return shared;
+}
+
+void cf_env_mark_served(cf_env *env)
+{
+    cf_registry_lock();
+    env->served = 1;
+    cf_registry_unlock();
+}
+
+void cf_env_dbi_lock(cf_env *env) { pthread_mutex_lock(&env->dbi_lock); }
+
+void cf_env_dbi_unlock(cf_env *env) { pthread_mutex_unlock(&env->dbi_lock); }
 
 int cf_env_inherited(const cf_env *env) { return env->pid != this_process(); }
 
 void cf_env_release(cf_env *env)
 {
-    if (!env || --env->refcount > 0)
+    if (!env)
         return;
-    for (cf_env **p = &registry; *p; p = &(*p)->next) {
-        if (*p == env) {
-            *p = env->next;
-            break;
+    cf_registry_lock();
+    if (--env->refcount == 0) {
+        for (cf_env **p = &registry; *p; p = &(*p)->next) {
+            if (*p == env) {
+                *p = env->next;
+                break;
+            }
         }
+        env_free(env);
     }
-    env_free(env);
+    cf_registry_unlock();
 }
 
 /* Remaps to `size` bytes, or to the largest half, quarter... of it above
@@ -658,6 +715,14 @@ static char *default_path_value;
 const char *cf_default_path(void)
 {
     return default_path_value ? default_path_value : "default.coffer";
+}
+
+char *cf_default_path_copy(void)
+{
+    cf_registry_lock();
+    char *copy = strdup(cf_default_path());
+    cf_registry_unlock();
+    return copy;
 }
 
 COFFER_API const char *coffer_default_path(void) { return cf_default_path(); }

@@ -37,6 +37,7 @@ typedef struct cf_env {
     int served;        /* a coffer_open succeeded through it: it created nothing to remove */
     unsigned psize;    /* LMDB's page size of the file */
 
+    pthread_mutex_t dbi_lock; /* recursive; see cf_env_dbi_lock */
     pthread_mutex_t lock; /* guards everything below */
     int active_txns;      /* transactions of this process */
     int grow_pending;     /* a write found the map full: grow before the next */
@@ -52,26 +53,40 @@ typedef struct cf_env {
 } cf_env;
 
 /* Finds or opens the environment of `path` (when memory_id is NULL) or of the
- * in-memory store `memory_id`, adding a reference. `create` allows creating
- * the file; `read_only` asks for a read-only handle. Call with the registry
- * held (cf_registry_lock). */
+ * in-memory store `memory_id`, adding a reference. `read_only` asks for a
+ * read-only handle. Takes the registry lock for the call. */
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
                              uint64_t max_file_size, cf_env **out);
 
-/* Whether the file `sb` describes is open in this process. Call with the
- * registry held. */
+/* Whether the file `sb` describes is open in this process. */
 int cf_env_file_is_open(const struct stat *sb);
+
+/* Whether another reference than the caller's holds `env`. */
+int cf_env_is_shared(const cf_env *env);
+
+/* Records that a coffer_open succeeded through `env`: the files it created
+ * stay when it closes. */
+void cf_env_mark_served(cf_env *env);
+
+/* Serialises the transactions that open sub-databases of `env` (LMDB
+ * allows that in one transaction of the environment at a time): an
+ * opening's passes hold it, and so does a copy opening a source's
+ * sub-database. Recursive. */
+void cf_env_dbi_lock(cf_env *env);
+void cf_env_dbi_unlock(cf_env *env);
 
 /* Whether `env` was opened by another process (this one is a fork() of
  * it). Such an environment must not be used nor closed: LMDB would act on
  * the parent's reader slots and locks. */
 int cf_env_inherited(const cf_env *env);
 
-/* Drops a reference; the last one closes the environment. */
+/* Drops a reference; the last one closes the environment. Takes the
+ * registry lock for the call. */
 void cf_env_release(cf_env *env);
 
-/* Serialises every open and close of the process. The lock is recursive:
- * opening a database may verify a seed file, which opens that file. */
+/* Guards the registry of environments, the gates of the opens in progress
+ * (open/open_gate.h) and the default path. Held only for short steps, never
+ * across an open's passes, migration, compaction or seed copy. Recursive. */
 void cf_registry_lock(void);
 void cf_registry_unlock(void);
 
@@ -107,7 +122,10 @@ typedef coffer_status (*cf_seed_check_fn)(const char *copy, void *ctx);
 coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn check, void *ctx, coffer_progress_fn progress,
                            void *progress_ctx);
 
-/* Default path, guarded by the registry. */
+/* The default path; read it with the registry held, or take a copy (NULL
+ * when out of memory) that a concurrent coffer_set_default_path() leaves
+ * intact. */
 const char *cf_default_path(void);
+char *cf_default_path_copy(void);
 
 #endif

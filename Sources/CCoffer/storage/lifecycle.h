@@ -9,7 +9,8 @@
 
 /* Asks the configuration's compact-on-launch callback and compacts the file
  * at `path` in place when it says so, the file is not open in this process
- * and no other process has it open. Call with the registry held. */
+ * and no other process has it open. Call with the file's open gate held
+ * (open/open_gate.h): two threads must not compact one file. */
 coffer_status cf_compact_on_launch(const coffer_config *config, const char *path);
 
 /* Deletes the data and lock files of the database at `path` (a missing one

@@ -191,20 +191,14 @@ coffer_status cf_sync_ghost_put(coffer_txn *txn, const cf_sync_obj *g)
     cf_slice pk = {g->pk, g->pk_len};
     if (!keeps_anything(g))
         return cf_sync_ghost_del(txn, g->table, pk);
-    uint8_t k[CF_SYNC_TOMB_KEY_SIZE];
-    ghost_key(txn, g->table, pk, k);
     cf_buf b = {0};
     encode(&b, g);
-    coffer_status st = b.failed ? no_memory() : cf_sync_meta_put(txn, k, sizeof k, b.p, b.len, "cannot write a sync ghost");
-    free(b.p);
-    return st;
+    return cf_sync_pk_put(txn, 'g', g->table, pk, &b, "a sync ghost");
 }
 
 coffer_status cf_sync_ghost_del(coffer_txn *txn, uint32_t table, cf_slice pk)
 {
-    uint8_t k[CF_SYNC_TOMB_KEY_SIZE];
-    ghost_key(txn, table, pk, k);
-    return cf_sync_meta_del(txn, k, sizeof k, "cannot remove a sync ghost");
+    return cf_sync_pk_del(txn, 'g', table, pk, "a sync ghost");
 }
 
 void cf_sync_ghost_prune(cf_sync_obj *g, const cf_stamp *tombstone)

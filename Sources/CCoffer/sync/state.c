@@ -6,6 +6,7 @@
  * the key itself. */
 #include "sync/state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,16 +67,6 @@ coffer_status cf_sync_meta_get(coffer_txn *txn, const uint8_t *key, size_t klen,
                                const char *what)
 {
     return meta_get(txn, key, klen, out, len, has, what);
-}
-
-coffer_status cf_sync_meta_put(coffer_txn *txn, const uint8_t *key, size_t klen, const void *v, size_t n, const char *what)
-{
-    return meta_put(txn, key, klen, v, n, what);
-}
-
-coffer_status cf_sync_meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, const char *what)
-{
-    return meta_del(txn, key, klen, what);
 }
 
 coffer_status cf_sync_txn_finish(coffer_txn *txn, coffer_status st)
@@ -647,22 +638,37 @@ coffer_status cf_sync_tombstone_get(coffer_txn *txn, uint32_t table, cf_slice pk
     return st;
 }
 
+coffer_status cf_sync_pk_put(coffer_txn *txn, uint8_t kind, uint32_t table, cf_slice pk, cf_buf *b, const char *noun)
+{
+    uint8_t k[CF_SYNC_TOMB_KEY_SIZE];
+    cf_sync_pk_key(txn->db->keys, kind, table, pk, k);
+    char what[64];
+    snprintf(what, sizeof what, "cannot write %s", noun);
+    coffer_status st = b->failed ? cf_error(COFFER_ERR_NO_MEMORY, "out of memory for %s", noun)
+                                 : meta_put(txn, k, sizeof k, b->p, b->len, what);
+    free(b->p);
+    *b = (cf_buf){0};
+    return st;
+}
+
+coffer_status cf_sync_pk_del(coffer_txn *txn, uint8_t kind, uint32_t table, cf_slice pk, const char *noun)
+{
+    uint8_t k[CF_SYNC_TOMB_KEY_SIZE];
+    cf_sync_pk_key(txn->db->keys, kind, table, pk, k);
+    char what[64];
+    snprintf(what, sizeof what, "cannot remove %s", noun);
+    return meta_del(txn, k, sizeof k, what);
+}
+
 coffer_status cf_sync_tombstone_put(coffer_txn *txn, uint32_t table, cf_slice pk, const cf_stamp *stamp)
 {
-    uint8_t k[TOMB_KEY_SIZE];
-    tomb_key(txn, table, pk, k);
     cf_buf b = {0};
     cf_sync_put_stamp(&b, stamp);
     cf_buf_put(&b, pk.p, pk.n);
-    coffer_status st = b.failed ? cf_error(COFFER_ERR_NO_MEMORY, "out of memory")
-                                : meta_put(txn, k, sizeof k, b.p, b.len, "cannot write a sync tombstone");
-    free(b.p);
-    return st;
+    return cf_sync_pk_put(txn, 't', table, pk, &b, "a sync tombstone");
 }
 
 coffer_status cf_sync_tombstone_del(coffer_txn *txn, uint32_t table, cf_slice pk)
 {
-    uint8_t k[TOMB_KEY_SIZE];
-    tomb_key(txn, table, pk, k);
-    return meta_del(txn, k, sizeof k, "cannot remove a sync tombstone");
+    return cf_sync_pk_del(txn, 't', table, pk, "a sync tombstone");
 }

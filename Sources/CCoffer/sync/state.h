@@ -113,12 +113,10 @@ void cf_sync_put_stamp(cf_buf *b, const cf_stamp *s);
 coffer_status cf_sync_get_stamp(cf_wreader *r, cf_stamp *s);
 /* Frees an object state that is in no cache (a ghost). */
 void cf_sync_obj_free(cf_sync_obj *o);
-/* The metadata entry `key` (malloc'd into *out, *has 0 when absent), and
- * writing and removing one; `what` names it in errors. */
+/* The metadata entry `key` (malloc'd into *out, *has 0 when absent); `what`
+ * names it in errors. */
 coffer_status cf_sync_meta_get(coffer_txn *txn, const uint8_t *key, size_t klen, uint8_t **out, size_t *len, int *has,
                                const char *what);
-coffer_status cf_sync_meta_put(coffer_txn *txn, const uint8_t *key, size_t klen, const void *v, size_t n, const char *what);
-coffer_status cf_sync_meta_del(coffer_txn *txn, const uint8_t *key, size_t klen, const char *what);
 
 /* Tombstones: the delete stamp of (table, primary key). */
 coffer_status cf_sync_tombstone_get(coffer_txn *txn, uint32_t table, cf_slice pk, cf_stamp *out, int *has);
@@ -130,6 +128,12 @@ coffer_status cf_sync_tombstone_del(coffer_txn *txn, uint32_t table, cf_slice pk
  * `keys` (NULL: plain); a ghost's key is the same with `kind` 'g' for 't'. */
 void cf_sync_tombstone_key(const cf_keys *keys, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE]);
 void cf_sync_pk_key(const cf_keys *keys, uint8_t kind, uint32_t table, cf_slice pk, uint8_t k[CF_SYNC_TOMB_KEY_SIZE]);
+/* Writes the bytes of `b` as the entry of `kind` ('t' a tombstone, 'g' a
+ * ghost) of (table, primary key), then frees them (a failed buffer is out
+ * of memory); removes that entry (absent is no error). `noun` names the
+ * entry in errors ("a sync tombstone"). */
+coffer_status cf_sync_pk_put(coffer_txn *txn, uint8_t kind, uint32_t table, cf_slice pk, cf_buf *b, const char *noun);
+coffer_status cf_sync_pk_del(coffer_txn *txn, uint8_t kind, uint32_t table, cf_slice pk, const char *noun);
 
 /* How a write-copy (copy/) treats metadata entry `key` = `value`. A copy is
  * a new client that starts from the same progress: its outbox is left out

@@ -81,9 +81,7 @@ static coffer_status check_structure(const char *path, const char *memory_id, co
         }
     }
     cf_env *env = NULL;
-    cf_registry_lock();
     st = cf_env_acquire(path, memory_id, 1, 0, &env);
-    cf_registry_unlock();
     if (st != COFFER_OK && memory_id) {
         return st; /* an in-memory store exists only while open */
     }
@@ -93,9 +91,7 @@ static coffer_status check_structure(const char *path, const char *memory_id, co
         st = cf_error(COFFER_ERR_IO, "cannot read %s", label);
     else
         st = walk_pinned(env, fd, label, r, pages);
-    cf_registry_lock();
     cf_env_release(env);
-    cf_registry_unlock();
     *fd_out = fd;
     return st;
 }

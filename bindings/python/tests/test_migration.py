@@ -5,8 +5,7 @@ import gc
 import pytest
 
 import coffer
-
-KEY = bytes(range(64))
+from conftest import make_file
 
 V1 = [
     {"name": "Person", "properties": {"first": "string", "last": "string", "age": "int"}},
@@ -19,22 +18,17 @@ V2 = [
 ]
 
 
-@pytest.fixture(params=[None, KEY], ids=["plain", "encrypted"])
-def key(request):
-    return request.param
-
-
 @pytest.fixture
 def v1_path(tmp_path, key):
     """A file at schema version 1 with two people, a pet owned by Ada and a tag."""
-    path = tmp_path / "people.coffer"
-    with coffer.open(path, schema=V1, schema_version=1, encryption_key=key) as db:
-        with db.write():
-            ada = db.create("Person", {"first": "Ada", "last": "Lovelace", "age": 36})
-            db.create("Person", {"first": "Alan", "last": "Turing", "age": 41})
-            db.create("Pet", {"name": "Rex", "owner": ada})
-            db.create("Tag", {"label": "old"})
-    return path
+
+    def fill(db):
+        ada = db.create("Person", {"first": "Ada", "last": "Lovelace", "age": 36})
+        db.create("Person", {"first": "Alan", "last": "Turing", "age": 41})
+        db.create("Pet", {"name": "Rex", "owner": ada})
+        db.create("Tag", {"label": "old"})
+
+    return make_file(tmp_path / "people.coffer", V1, key, fill)
 
 
 def assert_untouched_v1(path, key):

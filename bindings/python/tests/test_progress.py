@@ -8,8 +8,8 @@ import pytest
 
 import coffer
 from coffer import ProgressPhase
+from conftest import make_file
 
-KEY = bytes(range(64))
 COUNT = 3000
 
 V1 = [{"name": "Item", "properties": {"id": "int", "name": "string"}}]
@@ -21,20 +21,15 @@ def label_items(migration, old_version):
         new.label = f"label {old.id}"
 
 
-@pytest.fixture(params=[None, KEY], ids=["plain", "encrypted"])
-def key(request):
-    return request.param
-
-
 @pytest.fixture
 def seed(tmp_path, key):
     """A seed file at schema version 1 with COUNT items."""
-    path = tmp_path / "seed.coffer"
-    with coffer.open(path, schema=V1, schema_version=1, encryption_key=key) as db:
-        with db.write():
-            for i in range(COUNT):
-                db.create("Item", {"id": i, "name": f"item {i}"})
-    return path
+
+    def fill(db):
+        for i in range(COUNT):
+            db.create("Item", {"id": i, "name": f"item {i}"})
+
+    return make_file(tmp_path / "seed.coffer", V1, key, fill)
 
 
 class Recorder:
