@@ -17,12 +17,10 @@
 
 #include <inttypes.h>
 #include <lmdb.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -572,23 +570,26 @@ TS_ENV_TEST(test_size_limit_stops_the_upgrade)
     before_free(&b);
 }
 
-/* The child: reports that it starts, then opens the file read-write (the
- * upgrade) and reports that it is done. */
+/* The child: reports 1 as it starts the read-write open (the upgrade),
+ * 2 once the open returned, then waits to be killed. */
 static void upgrading_child(const ts_env *env, const char *path, int report_fd)
 {
-    char c = 's';
-    if (write(report_fd, &c, 1) != 1)
+    int32_t step = 1;
+    if (write(report_fd, &step, sizeof step) != (ssize_t)sizeof step)
         _exit(3);
     coffer_db *db = NULL;
     if (open_file(env, path, 0, 0, &db) != COFFER_OK)
         _exit(2);
-    coffer_close(db);
-    c = 'd';
-    _exit(write(report_fd, &c, 1) == 1 ? 0 : 3);
+    step = 2;
+    if (write(report_fd, &step, sizeof step) != (ssize_t)sizeof step)
+        _exit(3);
+    for (;;)
+        pause();
 }
 
 /* Kills the upgrading child with SIGKILL at moments spread over an upgrade's
- * length: whenever it dies, the file is either as it was or upgraded whole. */
+ * length: whenever it dies, the file is either as it was or upgraded whole,
+ * and upgraded when the child had reported its open done. */
 TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
 {
     char path[TS_PATH_MAX];
@@ -611,21 +612,10 @@ TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
         ts_fork child;
         if (ts_fork_with_pipes(&child) == 0)
             upgrading_child(env, path, child.send);
-        char c = 0;
-        assert_int_equal(read(child.recv, &c, 1), 1);
-        assert_int_equal(c, 's');
-        struct timespec pause = {0, (long)ts_rand_below((uint64_t)span_us * 2 + 1) * 1000L};
-        while (pause.tv_nsec >= 1000000000L) {
-            pause.tv_sec++;
-            pause.tv_nsec -= 1000000000L;
-        }
-        nanosleep(&pause, NULL);
-        kill(child.pid, SIGKILL);
-        int ws = 0;
-        assert_int_equal(ts_wait_pid(child.pid, &ws), 0);
-        ts_fork_close(&child);
-        assert_true(WIFSIGNALED(ws) || (WIFEXITED(ws) && WEXITSTATUS(ws) == 0));
+        int32_t reported = ts_kill_writer(&child, 1, 0, 2 * span_us + 1, 200);
+        assert_true(reported >= 1);
         if (ts_raw_format(path) == 4) {
+            assert_int_equal(reported, 1); /* an open that returned had committed its upgrade */
             assert_as_before(path, &b);
             kept++;
         } else {
