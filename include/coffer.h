@@ -571,8 +571,13 @@ typedef uint32_t coffer_property_id;
 /** Opens (and creates, unless read-only) the database `config` describes.
  *  Opening a file that is already open in this process shares its storage.
  *  A file of an older format is upgraded in place by a read-write open, in
- *  a write transaction of its own (docs/FORMAT.md). The caller owns `*out`
- *  and closes it with coffer_close().
+ *  a write transaction of its own (docs/FORMAT.md, "Upgrading"): a file of
+ *  format 4 (one record per object) becomes format 5 (objects in clusters),
+ *  unless the configuration asks for format 4
+ *  (coffer_config_set_storage_format()) or another handle of this process
+ *  has the file open; a read-only open reads it as it is. A failed upgrade
+ *  leaves the file as it was. The caller owns `*out` and closes it with
+ *  coffer_close().
  *
  *  An open that fails removes the files it created (an empty data file, a
  *  `-lock` or `-note` beside a file that is not a database), never files
@@ -595,7 +600,7 @@ typedef uint32_t coffer_property_id;
  *  (also a full disk, naming "No space left on device");
  *  COFFER_ERR_NOT_A_DATABASE; COFFER_ERR_FORMAT_VERSION (a newer format, or
  *  format 2 opened read-only); COFFER_ERR_CORRUPTED (also when upgrading
- *  finds a damaged index entry, for a file with a Coffer header but no
+ *  finds a damaged index entry or record, for a file with a Coffer header but no
  *  stored schema, and for a header whose encryption flag disagrees with its
  *  key check, in every mode; the file is left as it was);
  *  COFFER_ERR_KEY_REQUIRED, COFFER_ERR_WRONG_KEY, COFFER_ERR_NOT_ENCRYPTED;
@@ -2428,20 +2433,23 @@ COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
  * to code that defines COFFER_EXPERIMENTAL_API before including coffer.h. */
 #ifdef COFFER_EXPERIMENTAL_API
 
-/** File format 4: one record per object (the default). */
+/** File format 4: one record per object, the format before clusters. */
 #define COFFER_STORAGE_FORMAT_RECORDS 4u
 /** File format 5: objects stored in clusters of up to 256, column by column
- *  (docs/FORMAT.md, "Clusters"). Experimental: see docs/PERFORMANCE.md,
- *  "Storage v2", for what it is faster and slower at. */
+ *  (docs/FORMAT.md, "Clusters (format 5)"); the default. docs/PERFORMANCE.md,
+ *  "Storage v2", compares it with format 4. */
 #define COFFER_STORAGE_FORMAT_CLUSTERS 5u
 
-/** Chooses the file format a new file is written in: 0 (the default,
- *  COFFER_STORAGE_FORMAT_RECORDS), COFFER_STORAGE_FORMAT_RECORDS or
- *  COFFER_STORAGE_FORMAT_CLUSTERS. It applies only when coffer_open()
- *  creates the file: an existing file keeps its format, whatever this says,
- *  and this library opens either. A file of format 5 cannot be opened by a
- *  library that reads only up to format 4 (COFFER_ERR_FORMAT_VERSION).
- *  COFFER_ERR_INVALID_ARGUMENT naming the value for any other format. */
+/** Chooses the file format of the file `config` opens: 0 (the default,
+ *  COFFER_STORAGE_FORMAT_CLUSTERS), COFFER_STORAGE_FORMAT_RECORDS or
+ *  COFFER_STORAGE_FORMAT_CLUSTERS. coffer_open() creates a new file in it;
+ *  a read-write open of an existing file of format 4 upgrades it to format
+ *  5 unless this asks for format 4 (coffer_open()); a file of format 5
+ *  stays format 5, whatever this says, and this library opens either. A
+ *  file of format 5 cannot be opened by a library that reads only up to
+ *  format 4 (COFFER_ERR_FORMAT_VERSION): format 4 is for files that such a
+ *  library must still open. COFFER_ERR_INVALID_ARGUMENT naming the value for
+ *  any other format, or when `config` is NULL. */
 COFFER_API coffer_status coffer_config_set_storage_format(coffer_config *config, uint32_t format);
 
 #endif /* COFFER_EXPERIMENTAL_API */

@@ -715,7 +715,10 @@ TS_ENV_TEST(test_format_is_chosen_for_new_files_only)
     fill(env, 3);
     ts_env_close(env);
     assert_int_equal(raw_format(env->path), 5);
-    /* A file of format 4 stays format 4 when a handle asks for clusters. */
+    /* A file of format 4 stays format 4 for a handle that asks for records,
+     * and read-only; a read-write handle that asks for clusters upgrades it
+     * (test_upgrade_clusters.c checks what it keeps); a file of format 5 is
+     * never turned back into records. */
     char path4[TS_PATH_MAX];
     ts_join(path4, env->dir, "records.coffer");
     cfg = ts_config_at(path4);
@@ -723,16 +726,31 @@ TS_ENV_TEST(test_format_is_chosen_for_new_files_only)
     assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
     coffer_db *db = NULL;
     assert_ok(coffer_open(cfg, &db));
-    coffer_close(db);
-    assert_int_equal(raw_format(path4), 4);
-    assert_ok(coffer_config_set_storage_format(cfg, COFFER_STORAGE_FORMAT_CLUSTERS));
-    assert_ok(coffer_open(cfg, &db));
     coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
     add_item(w, ts_class(db, "Item"), 1, 0);
     ts_commit(w);
     coffer_close(db);
-    coffer_config_free(cfg);
+    assert_ok(coffer_open(cfg, &db));
+    coffer_close(db);
     assert_int_equal(raw_format(path4), 4);
+    assert_ok(coffer_config_set_storage_format(cfg, COFFER_STORAGE_FORMAT_CLUSTERS));
+    assert_ok(coffer_config_set_read_only(cfg, 1));
+    assert_ok(coffer_open(cfg, &db));
+    coffer_close(db);
+    assert_int_equal(raw_format(path4), 4);
+    assert_ok(coffer_config_set_read_only(cfg, 0));
+    assert_ok(coffer_open(cfg, &db));
+    assert_int_equal(raw_format(path4), 5);
+    w = ts_begin(db, COFFER_TXN_WRITE);
+    add_item(w, ts_class(db, "Item"), 2, 0);
+    ts_commit(w);
+    assert_int_equal(ts_count_of(db, "Item"), 2);
+    coffer_close(db);
+    assert_ok(coffer_config_set_storage_format(cfg, COFFER_STORAGE_FORMAT_RECORDS));
+    assert_ok(coffer_open(cfg, &db));
+    coffer_close(db);
+    coffer_config_free(cfg);
+    assert_int_equal(raw_format(path4), 5);
     ts_env_reopen(env, schema, 1, 1);
 }
 

@@ -427,6 +427,9 @@ TS_ENV_TEST(test_format1_reads_as_is)
 
 int main(void)
 {
+    /* Formats 1 to 3, which these files are turned into, are format 4's record
+     * layout: the files start as format 4 (format 5's upgrade: test_upgrade_clusters.c). */
+    ts_pin_storage_format(4);
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES_SETUP(test_many_objects_per_value, setup),
         TS_TEST_FILE_MODES_SETUP(test_rewrite_format2, setup),

@@ -21,19 +21,33 @@
 #include <time.h>
 #include <unistd.h>
 
-unsigned ts_storage_format(void)
+/* The format the run asks for, or 0 when it leaves it to the library. */
+static unsigned requested_storage_format(void)
 {
     const char *f = getenv("COFFER_TEST_STORAGE_FORMAT");
     return f && *f ? (unsigned)strtoul(f, NULL, 10) : 0;
 }
 
+unsigned ts_storage_format(void)
+{
+    unsigned requested = requested_storage_format();
+    return requested ? requested : COFFER_TEST_DEFAULT_STORAGE_FORMAT;
+}
+
+void ts_pin_storage_format(unsigned format)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%u", format);
+    setenv("COFFER_TEST_STORAGE_FORMAT", text, 1);
+}
+
 /* A new configuration, in the file format the run asks for
- * (COFFER_TEST_STORAGE_FORMAT; unset: the default). */
+ * (COFFER_TEST_STORAGE_FORMAT; unset: the library's default). */
 static coffer_status new_config(coffer_config **out)
 {
     coffer_status st = coffer_config_new(out);
-    if (st == COFFER_OK && ts_storage_format())
-        st = coffer_config_set_storage_format(*out, ts_storage_format());
+    if (st == COFFER_OK && requested_storage_format())
+        st = coffer_config_set_storage_format(*out, requested_storage_format());
     return st;
 }
 
@@ -272,6 +286,18 @@ void ts_raw_end(ts_raw *w, int commit)
     else
         mdb_txn_abort(w->txn);
     mdb_env_close(w->env);
+}
+
+uint32_t ts_raw_format(const char *path)
+{
+    ts_raw w;
+    MDB_dbi meta = ts_raw_open(&w, path, "0");
+    MDB_val k = {6, "header"}, v;
+    assert_int_equal(mdb_get(w.txn, meta, &k, &v), 0);
+    const uint8_t *h = v.mv_data;
+    uint32_t format = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+    ts_raw_end(&w, 0);
+    return format;
 }
 
 void ts_write_foreign_lmdb(const char *path, const char *key, const char *value)

@@ -61,9 +61,16 @@ void ts_check_error_contains(const char *needle, const char *file, int line);
 /* Creates a unique directory "<cwd>/coffer-test-XXXXXX" (canonical, absolute)
  * into `out` (TS_PATH_MAX bytes). Returns 0 or -1. */
 /* The file format new files of this run are written in: the value of
- * COFFER_TEST_STORAGE_FORMAT (CTest's "*.clusters" entries set 5), or 0 for
- * the default. Tests of one format's bytes skip on the other. */
+ * COFFER_TEST_STORAGE_FORMAT (CTest's "*.records" entries set 4), else the
+ * library's default (5, or 4 in a build with CMake's
+ * COFFER_DEFAULT_STORAGE_FORMAT=4). Tests
+ * of one format's bytes skip on the other. */
 unsigned ts_storage_format(void);
+
+/* Makes every file the suite creates from now on one of `format`, whatever
+ * the run asks for: for a suite about one format's bytes (call it first in
+ * main). */
+void ts_pin_storage_format(unsigned format);
 
 /* The first line of a test that reads or damages file format 4's record
  * bytes: skipped in a run on clusters (test_clusters.c damages those). */
@@ -106,6 +113,8 @@ typedef struct ts_raw {
 } ts_raw;
 MDB_dbi ts_raw_open(ts_raw *w, const char *path, const char *dbname);
 void ts_raw_end(ts_raw *w, int commit);
+/* The format number in the header of the closed database file at `path`. */
+uint32_t ts_raw_format(const char *path);
 /* memmem */
 const void *ts_memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
 

@@ -247,13 +247,15 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
     return st;
 }
 
-/* Index entries of the copy, from its records (hashes depend on its key). */
-static coffer_status build_indexes(const char *tmp, const uint8_t *key)
+/* Index entries of the copy, from its records (hashes depend on its key).
+ * Opened in its source's format: a copy of a format-4 file stays format 4. */
+static coffer_status build_indexes(const char *tmp, const uint8_t *key, int clustered)
 {
     coffer_config *config;
     coffer_status st = coffer_config_new(&config);
     if (st != COFFER_OK)
         return st;
+    config->storage_format = clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION;
     coffer_db *db = NULL;
     coffer_txn *txn = NULL;
     if ((st = coffer_config_set_path(config, tmp)) == COFFER_OK &&
@@ -338,7 +340,7 @@ COFFER_API coffer_status coffer_db_write_copy_v2(coffer_db *db, const char *path
          * and outbox left behind (the copy is a new client) */
         st = copy_entries(db, tmp, key, &report, progress, ctx);
         if (st == COFFER_OK)
-            st = build_indexes(tmp, key);
+            st = build_indexes(tmp, key, db->clustered);
     }
     /* The copy goes on from the source's version, which it holds: versions
      * never go back (copies start again at 1). */

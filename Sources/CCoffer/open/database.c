@@ -10,6 +10,7 @@
 
 #include "storage/checksums.h"
 #include "storage/cluster_cache.h"
+#include "storage/cluster_upgrade.h"
 #include "storage/config.h"
 #include "changes/hub.h"
 #include "sync/record.h"
@@ -163,12 +164,23 @@ static coffer_status end_pass(coffer_db *db, MDB_txn *mdb, int write, int commit
     return st;
 }
 
-/* Brings a file of an older format to the current one in a write
+/* The format a file opened with `config` is kept in: the one it asks for,
+ * or the default. A file of format 4 opened read-write by a handle that
+ * wants format 5 is upgraded to it; one of format 5 stays as it is. */
+static uint32_t wanted_format(const coffer_config *config)
+{
+    uint32_t f = config->storage_format ? config->storage_format : CF_DEFAULT_STORAGE_FORMAT;
+    return f == CF_FORMAT_CLUSTERS ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION;
+}
+
+/* Brings a file of an older format to format `target` (4, or 5) in a write
  * transaction of its own: format 2 kept duplicate-sorted indexes, which are
  * rewritten as plain keys; every value of a plain file of format 3 or older
- * gets its checksum; an encrypted file of format 1 or 3 has the current
- * layout and only its header changes. A failure leaves the file as it was. */
-static coffer_status upgrade_pass(coffer_db *db, const char *label)
+ * gets its checksum; an encrypted file of format 1 or 3 has format 4's
+ * layout and only its header changes; for format 5, every object moves from
+ * its record into its cluster (storage/cluster_upgrade.h). A failure
+ * leaves the file as it was. */
+static coffer_status upgrade_pass(coffer_db *db, const char *label, uint32_t target)
 {
     coffer_txn txn = {.magic = CF_TXN_MAGIC, .db = db, .write = 1, .active = 1};
     coffer_status st = cf_env_txn_begin(db->env, 1, &txn.mdb);
@@ -178,30 +190,34 @@ static coffer_status upgrade_pass(coffer_db *db, const char *label)
     uint32_t format;
     cf_schema *stored = NULL;
     st = read_header(&txn, label, &is_new, &format);
-    if (st == COFFER_OK && !is_new && format < CF_FORMAT_VERSION) {
+    if (st == COFFER_OK && !is_new && format < target) {
         st = read_schema(&txn, label, &stored);
-        for (size_t i = 0; st == COFFER_OK && stored && i < stored->nclasses; i++) {
+        for (size_t i = 0; st == COFFER_OK && format < CF_FORMAT_VERSION && stored && i < stored->nclasses; i++) {
             char number[16];
             snprintf(number, sizeof number, "%u", 2 * stored->classes[i].table + 1);
             st = cf_index_upgrade(txn.mdb, number, CF_SCRATCH_DBI_NAME);
         }
-        if (st == COFFER_OK && !db->keys)
+        if (st == COFFER_OK && format < CF_FORMAT_VERSION && !db->keys)
             st = cf_checksum_add_file(&txn, stored);
+        db->checksums = !db->keys; /* every value has its checksum from here on */
+        if (st == COFFER_OK && target == CF_FORMAT_CLUSTERS)
+            st = cf_clusters_upgrade(&txn, stored);
         MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
         int rc = st == COFFER_OK ? mdb_get(txn.mdb, db->meta_dbi, &k, &v) : 0;
         if (st == COFFER_OK && rc == 0) {
             uint8_t h[HEADER_SIZE];
             memcpy(h, v.mv_data, HEADER_SIZE); /* read_header checked its size */
-            put_le32(h + 8, CF_FORMAT_VERSION);
+            put_le32(h + 8, target);
             v = (MDB_val){HEADER_SIZE, h};
             rc = mdb_put(txn.mdb, db->meta_dbi, &k, &v, 0);
         }
         if (rc != 0)
             st = cf_error_mdb(rc, "cannot write the upgraded file header");
         if (st != COFFER_OK)
-            cf_error_prefix("upgrading '%s' from file format %u to %u", label, format, CF_FORMAT_VERSION);
+            cf_error_prefix("upgrading '%s' from file format %u to %u", label, format, target);
     }
     st = end_pass(db, txn.mdb, 1, st == COFFER_OK, label, st);
+    cf_txn_free_handles(&txn);
     cf_schema_free(stored);
     return st;
 }
@@ -312,7 +328,11 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     /* Formats 1 and 3 have format 4's layout without checksums: read as they
      * are, brought up to date by a read-write open. Format 2's indexes must
      * be rewritten. */
-    if (st == COFFER_OK && format < CF_FORMAT_VERSION && (format == 2 || !config->read_only)) {
+    /* A handle that wants format 5 upgrades a file of format 4, unless
+     * another handle of this process has it open (and reads its records). */
+    int to_clusters = format == CF_FORMAT_VERSION && wanted_format(config) == CF_FORMAT_CLUSTERS && !config->read_only &&
+                      !is_new && !cf_env_is_shared(db->env);
+    if (st == COFFER_OK && ((format < CF_FORMAT_VERSION && (format == 2 || !config->read_only)) || to_clusters)) {
         if (config->read_only)
             st = cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u, which this library (%s) upgrades to format %u "
                           "when the file is opened read-write; it cannot be read as it is", label, format,
@@ -431,7 +451,7 @@ static coffer_status open_passes(const coffer_config *config, coffer_db *db, con
     int needs_write = 0, needs_upgrade = 0;
     coffer_status st = open_pass(config, db, label, 0, &needs_write, needs_reset, &needs_upgrade, reason, reason_size);
     if (st == COFFER_OK && needs_upgrade) {
-        st = upgrade_pass(db, label);
+        st = upgrade_pass(db, label, wanted_format(config));
         needs_upgrade = 0;
         if (st == COFFER_OK)
             st = open_pass(config, db, label, 0, &needs_write, needs_reset, &needs_upgrade, reason, reason_size);
@@ -501,7 +521,8 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     db->magic = CF_DB_MAGIC;
     db->read_only = config->read_only;
     db->max_active_versions = config->max_active_versions;
-    db->clustered = config->storage_format == CF_FORMAT_CLUSTERS; /* a new file's; an existing one's header decides */
+    /* a new file's; an existing one's header decides */
+    db->clustered = (config->storage_format ? config->storage_format : CF_DEFAULT_STORAGE_FORMAT) == CF_FORMAT_CLUSTERS;
     if (config->key)
         st = cf_keys_derive(config->key, COFFER_ENCRYPTION_KEY_SIZE, &db->keys);
     char *default_path = NULL;

@@ -25,8 +25,14 @@
 #define CF_RESULTS_MAGIC 0xC0FF4E51u
 #define CF_DEAD_MAGIC 0xDEADC0FFu
 
-#define CF_FORMAT_VERSION 4u  /* the format new files are written in */
-#define CF_FORMAT_CLUSTERS 5u /* objects in clusters (experimental, chosen per file): the newest format read */
+#define CF_FORMAT_VERSION 4u  /* one record per object: the format older files are upgraded to first */
+#define CF_FORMAT_CLUSTERS 5u /* objects in clusters: the newest format read, the default */
+/* The format of a new file whose configuration chose none, and the one a
+ * read-write open upgrades a format-4 file to; a build may choose format 4
+ * instead (CMake's COFFER_DEFAULT_STORAGE_FORMAT), to run the tests on it. */
+#ifndef CF_DEFAULT_STORAGE_FORMAT
+#define CF_DEFAULT_STORAGE_FORMAT CF_FORMAT_CLUSTERS
+#endif
 
 struct coffer_db {
     uint32_t magic;
