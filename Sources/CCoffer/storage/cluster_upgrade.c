@@ -74,7 +74,7 @@ static coffer_status upgrade_class(coffer_txn *txn, coffer_class_id cls)
     coffer_object_key key = 0;
     coffer_status st = COFFER_OK;
     for (coffer_object_key from = 0;;) {
-        int found;
+        int found = 0;
         st = take_record(txn, cls, from, &found, &key, &buf, &cap, &len);
         if (st != COFFER_OK || !found)
             break;
