@@ -233,13 +233,13 @@ struct NestedCollectionObservationTests {
         let db = try await Database(configuration: test.configuration)
         let bag = try db.write { db.create(Bag.self, value: ["anything": AnyValue.fromDictionary(["a": .int(1)])]) }
         let map = try #require(bag.anything.dictionaryValue)
-        let changes = map.changes
-        try db.write { map["b"] = .int(2) }
+        // The sequence observes from its first element on: the write comes
+        // after the initial change, or the initial would already hold it.
+        var changes = map.changes.makeAsyncIterator()
         var seen: [String] = []
-        for await change in changes {
-            seen.append(keys(change))
-            if seen.count == 2 { break }
-        }
+        if let initial = await changes.next(isolation: #isolation) { seen.append(keys(initial)) }
+        try db.write { map["b"] = .int(2) }
+        if let update = await changes.next(isolation: #isolation) { seen.append(keys(update)) }
         #expect(seen.first == "initial")
         #expect(seen.last == "-[] +[\"b\"] ~[]")
     }
@@ -286,14 +286,13 @@ struct NestedCollectionObservationTests {
             }
         }
         defer { token.invalidate() }
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
-        try db.write { list.append(.int(2)) }
+        // The sequence observes from its first element on: the write comes
+        // after the first snapshot, or that snapshot would already hold it.
+        var snapshots = values.makeAsyncIterator()
         var counts: [Int] = []
-        for await frozen in values {
-            #expect(frozen.isFrozen)
-            counts.append(frozen.count)
-            if counts.count == 2 { break }
-        }
+        if let first = await snapshots.next(isolation: #isolation) { #expect(first.isFrozen); counts.append(first.count) }
+        try db.write { list.append(.int(2)) }
+        if let second = await snapshots.next(isolation: #isolation) { #expect(second.isFrozen); counts.append(second.count) }
         #expect(counts == [1, 2])
         #expect(await log.waitAsync(for: 1) == ["true 2 +[1]"])
     }
