@@ -69,6 +69,17 @@ static int add_file(const char *path, const struct stat *st, int type, struct FT
     return 0;
 }
 
+/* Removes the store's files from `dir` (a run's, or one left before). */
+static void remove_files(const char *dir)
+{
+    static const char *const names[] = {"bench.coffer", "bench.coffer-lock", "bench.coffer-note"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+}
+
 static uint64_t file_bytes(const char *path)
 {
     struct stat st;
@@ -286,17 +297,25 @@ int main(int argc, char **argv)
     if (w.n == 0)
         return usage_exit();
     char tmp[] = "/tmp/coffer-size-XXXXXX";
+    int made_dir = !dir;
     if (!dir && !(dir = mkdtemp(tmp))) {
         perror("coffer-size: mkdtemp");
         return 1;
     }
-    char work[4096], copy[4200], copy_dir[4200];
+    if (strlen(dir) > 3000) {
+        fprintf(stderr, "coffer-size: the directory's path is too long\n");
+        return 2;
+    }
+    char work[4096], copy[4200], copy_dir[4096];
     snprintf(work, sizeof work, "%s/store", dir);
     snprintf(copy_dir, sizeof copy_dir, "%s/copy", dir);
-    if ((mkdir(work, 0755) && errno != EEXIST) || (mkdir(copy_dir, 0755) && errno != EEXIST)) {
+    if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(work, 0755) && errno != EEXIST) ||
+        (mkdir(copy_dir, 0755) && errno != EEXIST)) {
         perror("coffer-size: mkdir");
         return 1;
     }
+    remove_files(work);
+    remove_files(copy_dir);
     if (bench_workload_prepare(&w)) {
         fprintf(stderr, "coffer-size: out of memory\n");
         return 1;
@@ -319,7 +338,6 @@ int main(int argc, char **argv)
     uint64_t total = dir_total;
     coffer_bench *b = state;
     snprintf(copy, sizeof copy, "%s/bench.coffer", copy_dir);
-    unlink(copy);
     unsigned char key[COFFER_ENCRYPTION_KEY_SIZE];
     for (size_t i = 0; i < sizeof key; i++)
         key[i] = (unsigned char)(i * 37 + 11);
@@ -336,5 +354,11 @@ int main(int argc, char **argv)
         printf("%s, N = %" PRIu64 ", after bulk insert and update all\n", engine->key, w.n);
     int rc = report(b->path, w.n, total, copy_total, json);
     bench_workload_release(&w);
+    remove_files(work);
+    remove_files(copy_dir);
+    rmdir(work);
+    rmdir(copy_dir);
+    if (made_dir)
+        rmdir(dir);
     return rc ? 1 : 0;
 }
