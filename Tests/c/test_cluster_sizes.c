@@ -265,6 +265,8 @@ TS_ENV_TEST(test_bytes_per_object_bound)
 
 int main(void)
 {
+    /* Clusters are what this suite measures, also in the run on format 4. */
+    ts_pin_storage_format(5);
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES(test_every_type_round_trips),
         TS_TEST_FILE_MODES_SETUP(test_bytes_per_object_bound, ts_setup_empty),
