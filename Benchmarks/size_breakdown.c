@@ -8,7 +8,8 @@
  * headers, keys, values and page pointers) and so its fill factor; the
  * index sub-database split by column (primary key, then each index); the
  * metadata split into the change log and the rest; the free pages; the
- * file's size; and the size of a compacted copy (coffer_db_write_copy).
+ * file's size; and the sizes of a copy (coffer_db_write_copy) and of the
+ * file compacted on launch (LMDB's compacting copy).
  *
  *   coffer-size [--n N] [--seed S] [--engine coffer|coffer_encrypted|
  *                coffer_clusters|coffer_clusters_encrypted] [--dir DIR] [--json]
@@ -67,6 +68,25 @@ static int add_file(const char *path, const struct stat *st, int type, struct FT
     if (type == FTW_F)
         dir_total += (uint64_t)st->st_size;
     return 0;
+}
+
+/* Copies the file `from` to `to`; 0, or -1. */
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[1 << 16];
+    size_t n;
+    int rc = in && out ? 0 : -1;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (in && ferror(in))
+        rc = -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        rc = -1;
+    return rc;
 }
 
 /* Removes the store's files from `dir` (a run's, or one left before). */
@@ -130,7 +150,7 @@ static int walk(MDB_txn *txn, MDB_dbi dbi, size_t psize, usage *u, usage *cols, 
     return rc == MDB_NOTFOUND ? 0 : -1;
 }
 
-static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_total, int json)
+static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_total, uint64_t compacted_total, int json)
 {
     MDB_env *env;
     MDB_txn *txn;
@@ -239,8 +259,9 @@ static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_to
     if (json) {
         printf("\n  ],\n  \"catalogue_pages\": %" PRIu64 ",\n  \"free_pages\": %" PRIu64
                ",\n  \"free_list_pages\": %" PRIu64 ",\n  \"pages_used\": %" PRIu64 ",\n  \"data_file_bytes\": %" PRIu64
-               ",\n  \"file_size_bytes\": %" PRIu64 ",\n  \"compacted_copy_bytes\": %" PRIu64 "\n}\n",
-               catalogue, free_pages, free_tree, pages_used, file, total, copy_total);
+               ",\n  \"file_size_bytes\": %" PRIu64 ",\n  \"copy_bytes\": %" PRIu64
+               ",\n  \"compacted_on_launch_bytes\": %" PRIu64 "\n}\n",
+               catalogue, free_pages, free_tree, pages_used, file, total, copy_total, compacted_total);
     } else {
         double o = (double)n;
         uint64_t other = pages_used - accounted - free_pages - free_tree - catalogue;
@@ -251,11 +272,41 @@ static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_to
                (double)(pages_used * psize) / o);
         printf("%-28s %12" PRIu64 " %9.1f\n", "data file", file, (double)file / o);
         printf("%-28s %12" PRIu64 " %9.1f\n", "all files (as coffer-bench)", total, (double)total / o);
-        printf("%-28s %12" PRIu64 " %9.1f\n", "compacted copy (all files)", copy_total, (double)copy_total / o);
+        printf("%-28s %12" PRIu64 " %9.1f\n", "copy (all files)", copy_total, (double)copy_total / o);
+        printf("%-28s %12" PRIu64 " %9.1f\n", "compacted on launch (all)", compacted_total,
+               (double)compacted_total / o);
     }
     mdb_txn_abort(txn);
     mdb_env_close(env);
     return 0;
+}
+
+static int always(uint64_t total, uint64_t used, void *ctx)
+{
+    (void)total, (void)used, (void)ctx;
+    return 1;
+}
+
+/* Compacts the store at `path` as compaction on launch does (LMDB's
+ * compacting copy renamed over it); its files' bytes, or 0 on failure. */
+static uint64_t compact_on_launch(const char *path, const char *dir, const unsigned char *key, size_t key_size)
+{
+    coffer_config *config = NULL;
+    coffer_db *db = NULL;
+    coffer_status st;
+    if ((st = coffer_config_new(&config)) != COFFER_OK || (st = coffer_config_set_path(config, path)) != COFFER_OK ||
+        (key && (st = coffer_config_set_encryption_key(config, key, key_size)) != COFFER_OK) ||
+        (st = coffer_config_set_should_compact_on_launch(config, always, NULL)) != COFFER_OK ||
+        (st = coffer_open(config, &db)) != COFFER_OK) {
+        fprintf(stderr, "coffer-size: compacting on launch: %s\n", coffer_last_error());
+        coffer_config_free(config);
+        return 0;
+    }
+    coffer_config_free(config);
+    coffer_close(db);
+    dir_total = 0;
+    nftw(dir, add_file, 8, FTW_PHYS);
+    return dir_total;
 }
 
 static int usage_exit(void)
@@ -352,7 +403,22 @@ int main(int argc, char **argv)
     uint64_t copy_total = dir_total;
     if (!json)
         printf("%s, N = %" PRIu64 ", after bulk insert and update all\n", engine->key, w.n);
-    int rc = report(b->path, w.n, total, copy_total, json);
+    /* Compaction on launch of a byte copy of the store (the store itself is
+     * read below as it was left). */
+    char compact_dir[4096], compact_path[4200];
+    snprintf(compact_dir, sizeof compact_dir, "%s/compact", dir);
+    snprintf(compact_path, sizeof compact_path, "%s/bench.coffer", compact_dir);
+    if ((mkdir(compact_dir, 0755) && errno != EEXIST) || (remove_files(compact_dir), copy_file(b->path, compact_path))) {
+        fprintf(stderr, "coffer-size: cannot copy the store to %s\n", compact_path);
+        return 1;
+    }
+    uint64_t compacted_total = compact_on_launch(compact_path, compact_dir, b->encrypted ? key : NULL,
+                                                 b->encrypted ? sizeof key : 0);
+    remove_files(compact_dir);
+    rmdir(compact_dir);
+    if (!compacted_total)
+        return 1;
+    int rc = report(b->path, w.n, total, copy_total, compacted_total, json);
     bench_workload_release(&w);
     remove_files(work);
     remove_files(copy_dir);
