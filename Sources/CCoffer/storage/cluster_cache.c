@@ -371,8 +371,9 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         }
         for (uint16_t col = 0; col < e->view.ncols; col++) {
             const uint8_t *p = NULL;
+            uint8_t wide[8];
             size_t n = 0;
-            if (cf_cluster_raw(&e->view, i, col, &p, &n) < 0) {
+            if (cf_cluster_raw(&e->view, i, col, &p, &n, wide) < 0) {
                 st = cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': the block of cluster column %u is damaged",
                               e->cid << CF_CLUSTER_BITS | e->view.lows[i], class_name(txn, e->cls), col);
                 break;
@@ -515,7 +516,9 @@ static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf
     } else if (st == COFFER_OK) {
         size_t size;
         uint8_t *buf;
-        st = cf_cluster_plan(&c->enc, m, n, &size);
+        st = cf_cluster_encoder_set_class(&c->enc, cl);
+        if (st == COFFER_OK)
+            st = cf_cluster_plan(&c->enc, m, n, &size);
         if (st == COFFER_OK)
             st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {
