@@ -592,6 +592,67 @@ TS_ENV_TEST(test_nested_list_appends)
     assert_verified(env->db);
 }
 
+/* Appends made by a migration callback, in the open's own transaction,
+ * are written when that transaction commits. */
+typedef struct migration_arg {
+    coffer_object_key holder;
+    int appends;
+} migration_arg;
+
+static coffer_status append_in_migration(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)old_version;
+    (void)new_version;
+    const migration_arg *a = ctx;
+    coffer_class_id holder;
+    coffer_object *h;
+    coffer_list *l;
+    coffer_status st = coffer_db_find_class(coffer_migration_db(m), "Holder", &holder);
+    if (st == COFFER_OK)
+        st = coffer_object_get(coffer_migration_txn(m), holder, a->holder, &h);
+    if (st != COFFER_OK)
+        return st;
+    st = coffer_object_get_list(h, H_INTS, &l);
+    coffer_object_release(h);
+    for (int i = 0; st == COFFER_OK && i < a->appends; i++) {
+        coffer_value v = coffer_value_int(100 + i);
+        st = coffer_list_append(l, &v);
+    }
+    return st;
+}
+
+TS_ENV_TEST(test_appends_in_migration)
+{
+    enum { FIRST = 5, MORE = 300 };
+    int64_t model[FIRST + MORE];
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object_key hk = new_holder(w);
+    coffer_list *l = open_list(w, hk, H_INTS);
+    for (int i = 0; i < FIRST; i++) {
+        model[i] = i;
+        append_int(l, i);
+    }
+    ts_commit(w);
+    for (int i = 0; i < MORE; i++)
+        model[FIRST + i] = 100 + i;
+
+    coffer_db *keep = ts_env_keep(env);
+    ts_env_close(env);
+    migration_arg arg = {hk, MORE};
+    coffer_config *config = ts_env_config(env);
+    assert_ok(coffer_config_set_schema(config, schema, SCHEMA_COUNT, 2));
+    assert_ok(coffer_config_set_migration(config, append_in_migration, &arg));
+    assert_ok(coffer_open(config, &env->db));
+    coffer_config_free(config);
+    assert_int_equal(ts_find_classes(env->db, 2, class_names, class_ids), 0);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    assert_ints(open_list(r, hk, H_INTS), model, FIRST + MORE);
+    coffer_txn_free(r);
+    assert_verified(env->db);
+    if (keep)
+        coffer_close(keep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +664,7 @@ int main(void)
         LIST_TEST(test_owner_deleted_after_appends),
         LIST_TEST(test_abort_and_snapshots),
         LIST_TEST(test_nested_list_appends),
+        LIST_TEST(test_appends_in_migration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
