@@ -400,6 +400,8 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     }
     int commit = st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared);
     if (commit && write)
+        st = cf_txn_flush_deferred(&txn); /* the lists a migration appended to */
+    if (commit && write && st == COFFER_OK)
         st = cf_clusters_flush(&txn); /* the objects a migration wrote */
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);

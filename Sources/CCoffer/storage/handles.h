@@ -145,6 +145,13 @@ struct coffer_txn {
     int log_always;           /* write a change-log entry even when empty (sync's own commits,
                                  so that observers do not take them for a gap in the log) */
     struct coffer_txn *next_in_db;
+    /* Writes a layer above keeps in memory until the commit (objects/
+     * collection.c: the end of the list the transaction appends to):
+     * `flush` writes them (cf_txn_flush_deferred), `drop` forgets them
+     * when the transaction ends. NULL when there are none. */
+    void *deferred;
+    coffer_status (*deferred_flush)(struct coffer_txn *txn);
+    void (*deferred_drop)(struct coffer_txn *txn);
 };
 
 struct coffer_object {
@@ -225,6 +232,14 @@ typedef struct cf_coll {
     uint64_t cursor_pos;
     uint64_t cursor_generation;
     int cursor_valid;
+    /* Lists: the chunk read last (an opened copy), kept while the
+     * transaction has not written since, so reads in order open each chunk
+     * once. */
+    uint8_t *rchunk;
+    size_t rchunk_cap, rchunk_len;
+    uint32_t rchunk_no, rchunk_n;
+    uint64_t rchunk_generation;
+    int rchunk_valid;
 } cf_coll;
 
 /* A query result: the keys of the matching objects, computed in `txn`, and
