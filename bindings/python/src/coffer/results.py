@@ -404,6 +404,31 @@ class Results(Sequence[T]):
                 row = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
                 yield managed(db, info, values[0], row)
 
+    def tuples(self) -> Iterator[Tuple[Any, ...]]:
+        """Each object's property values as a tuple in schema order (what
+        `obj.to_tuple()` gives), as iteration would give the objects, but
+        without making them: a page of objects is read per C call and each
+        row decoded into its tuple in one generated expression, as a
+        sqlite3 cursor gives rows. The keys are fixed when the loop starts;
+        a row the generated code does not decode (a null, a link, a
+        collection, another type) is read through its object, with the
+        same values and errors as `to_tuple()`."""
+        keys = list(self._snapshot())
+        db, info = self._db, self._info
+        managed: Callable[..., Any] = (info.model or Object)._managed
+        layout = info.layout()
+        decode = layout.decode_tuple
+        deleted = _capi.PACK_ROW_DELETED
+        for start in range(0, len(keys), pages.ROWS_PER_PAGE):
+            data, unpacked = self._page(keys[start:start + pages.ROWS_PER_PAGE])
+            generation, thread = db._generation, threading.get_ident()
+            for values in unpacked:
+                row = decode(values, data) if decode is not None else None
+                if row is None:
+                    packed = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
+                    row = managed(db, info, values[0], packed).to_tuple()
+                yield row
+
     def _page(self, keys: List[int]) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """The objects of `keys` packed in one buffer, in the current
         transaction: the bytes packed and each row's unpacked values (as
