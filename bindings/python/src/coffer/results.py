@@ -200,7 +200,8 @@ class Results(Sequence[T]):
         longer raises QueryInterruptedError from the call that needed the
         results (len(), iteration, indexing). Database.interrupt() stops a
         query from another thread, timeout or not."""
-        return self._then(query, args, timeout)
+        compiled = CompiledQuery(self._db, self._info, query, args, timeout)
+        return Results(self._db, self._info, self._source, self._queries + (compiled,))
 
     def sorted(self, prop: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
         """These objects sorted by property `prop` ("age", or a key path
@@ -343,7 +344,16 @@ class Results(Sequence[T]):
         is an `==`, range or prefix on an indexed property; no object is
         read and no key copied out."""
         db = self._db
-        txn = db._txn()  # checks that the database is open; may start a new snapshot
+        # db._txn(), which checks that the database is open and may start a
+        # new snapshot, with its common case inlined.
+        handles = db._handles
+        if handles.db is None or threading.get_ident() != db._thread:
+            db._open_handles()  # raises what it raises
+        txn = handles.write_txn
+        if txn is None:
+            txn = handles.read_txn
+            if txn is None:
+                txn = db._txn()
         keys = self._keys
         if keys is not None and self._generation == db._generation:
             return len(keys)
