@@ -6,6 +6,8 @@
 
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "storage/cluster_encode.h"
@@ -185,6 +187,11 @@ static void slots_free(cf_cluster_entry *e)
 static void entry_clear(cf_cluster_entry *e)
 {
     slots_free(e);
+    if (e->own_blocks)
+        for (uint16_t col = 0; col < e->view.ncols; col++)
+            free(e->own_blocks[col]);
+    free(e->own_blocks);
+    e->own_blocks = NULL;
     if (e->external)
         for (int i = 0; i < CF_CLUSTER_MAX; i++)
             free(e->external[i].buf);
@@ -414,6 +421,126 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
     slot->rec = copy;
     slot->len = (uint32_t)len;
     return copy && !was && low == CF_CLUSTER_MAX - 1 ? write_filled(txn, e) : COFFER_OK;
+}
+
+/* ---- changes in place ---------------------------------------------------- */
+
+#define NULL_SIZE SIZE_MAX
+
+/* Where value `at` of column `col` of `e`'s view takes a value of `size`
+ * bytes (NULL_SIZE: a null) in place: its offset in the block, or -1 when
+ * it does not fit there. */
+static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t col, size_t size)
+{
+    const cf_cluster *v = &e->view;
+    const uint8_t *b;
+    size_t blen;
+    if (col >= v->ncols || !v->opened || cf_cluster_block_of(v, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER)
+        return -1;
+    size_t body = CF_BLOCK_HEADER + cf_cluster_bitmap_size(v->n);
+    if (b[0] == CF_BLOCK_FIXED) {
+        size_t w = b[1];
+        if ((size != NULL_SIZE && size != w) || body + ((size_t)at + 1) * w > blen)
+            return -1;
+        return (ptrdiff_t)(body + (size_t)at * w);
+    }
+    if (b[0] != CF_BLOCK_ENDS16 && b[0] != CF_BLOCK_ENDS32)
+        return -1;
+    const uint8_t *p = NULL;
+    size_t len = 0;
+    int present = cf_cluster_raw(v, at, col, &p, &len);
+    if (present < 0 || (size != NULL_SIZE && (present == 0 || len != size)))
+        return -1; /* a value of another size, or one in place of a null */
+    return present ? (ptrdiff_t)(p - b) : 0;
+}
+
+/* Column `col`'s opened block of `e`, made writable: an encrypted file's
+ * is already the entry's own; a plain file's, read in LMDB's map, is
+ * copied once. NULL when out of memory. */
+static uint8_t *block_writable(cf_cluster_entry *e, uint16_t col)
+{
+    cf_cluster_block *o = &e->view.opened[col];
+    uintptr_t d = (uintptr_t)o->data, own = (uintptr_t)e->blocks;
+    if (e->blocks && d >= own && d < own + e->view.blocks_len)
+        return (uint8_t *)(uintptr_t)o->data;
+    if (e->own_blocks && e->own_blocks[col])
+        return e->own_blocks[col];
+    if (!e->own_blocks && !(e->own_blocks = calloc(e->view.ncols, sizeof *e->own_blocks)))
+        return NULL;
+    uint8_t *copy = malloc(o->len ? o->len : 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, o->data, o->len);
+    e->own_blocks[col] = copy;
+    o->data = copy;
+    return copy;
+}
+
+/* Writes the values into the blocks of the unchanged object at `at`. */
+static coffer_status patch_blocks(cf_cluster_entry *e, uint16_t at, const uint16_t *cols, const coffer_value *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t size = vals[i].type == COFFER_TYPE_NULL ? NULL_SIZE : cf_scalar_size(&vals[i]);
+        if (block_place(e, at, cols[i], size) < 0)
+            return COFFER_DONE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int null = vals[i].type == COFFER_TYPE_NULL;
+        ptrdiff_t off = block_place(e, at, cols[i], null ? NULL_SIZE : cf_scalar_size(&vals[i]));
+        uint8_t *b = block_writable(e, cols[i]);
+        if (!b)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
+        uint8_t *bit = b + CF_BLOCK_HEADER + at / 8, mask = (uint8_t)(1u << (at % 8));
+        if (null) {
+            *bit |= mask;
+            if (b[0] == CF_BLOCK_FIXED)
+                memset(b + off, 0, b[1]);
+        } else {
+            *bit &= (uint8_t)~mask;
+            cf_scalar_write(b + off, &vals[i]);
+        }
+    }
+    return COFFER_OK;
+}
+
+/* Writes the values into the object's new record, in its place. */
+static coffer_status patch_record(cf_cluster_slot *slot, const uint16_t *cols, const coffer_value *vals, size_t n)
+{
+    cf_record r;
+    if (cf_record_parse(slot->rec, slot->len, &r) != COFFER_OK)
+        return COFFER_DONE;
+    uint8_t *at[16];
+    if (n > sizeof at / sizeof *at)
+        return COFFER_DONE;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p;
+        size_t len;
+        if (vals[i].type == COFFER_TYPE_NULL || cf_record_raw(&r, cols[i], &p, &len) != 1 ||
+            len != cf_scalar_size(&vals[i]))
+            return COFFER_DONE; /* a null takes no bytes in a record: not in place */
+        at[i] = slot->rec + (p - slot->rec);
+    }
+    for (size_t i = 0; i < n; i++)
+        cf_scalar_write(at[i], &vals[i]);
+    return COFFER_OK;
+}
+
+coffer_status cf_clusters_patch(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint16_t *cols,
+                                const coffer_value *vals, size_t n)
+{
+    coffer_status st = cf_clusters_change(txn, e);
+    if (st != COFFER_OK)
+        return st;
+    cf_cluster_slot *slot = &e->slots[low];
+    if (slot->stored)
+        st = patch_blocks(e, slot->at, cols, vals, n);
+    else if (slot->rec && slot->len <= CF_CLUSTER_INLINE_MAX)
+        st = patch_record(slot, cols, vals, n);
+    else
+        st = COFFER_DONE; /* stored outside, or not there */
+    if (st == COFFER_OK)
+        e->changes++; /* written again at the commit if appends filled it before */
+    return st;
 }
 
 int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid)

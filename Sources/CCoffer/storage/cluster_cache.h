@@ -53,6 +53,7 @@ typedef struct cf_cluster_entry {
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
     cf_arena_chunk *arena;  /* the new records of `slots` */
     cf_external *external;  /* per low byte, made when one is first read */
+    uint8_t **own_blocks;   /* per column: a block copied out of LMDB's map to take changed values, or NULL */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
     uint32_t written_at;    /* `changes` when it was written, once appends filled it */
     uint8_t written;        /* written to LMDB before the commit (as of written_at) */
@@ -81,6 +82,20 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
  * at once, so that the commit has only the clusters changed after that to
  * write; an abort still drops it with LMDB's transaction. */
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len);
+
+/* Changes columns cols[0..n) of the object of low byte `low` of cluster
+ * `e` to vals[0..n) (encoded as cf_scalar_write does; type NULL = null) in
+ * place, without a new record: in the cluster's opened column blocks when
+ * the object is unchanged in the cluster as stored (a block that borrows
+ * LMDB's map is copied once, then changed value by value; the commit
+ * encodes the cluster from these blocks), or in its new record when this
+ * transaction wrote one. Only a value of the same encoded size as the one
+ * it replaces fits in place, or a null in a column block. The cluster is
+ * made changeable first (cf_clusters_change). COFFER_DONE (no message),
+ * with nothing changed, when some value does not fit: the caller writes
+ * the object whole instead. */
+coffer_status cf_clusters_patch(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint16_t *cols,
+                                const coffer_value *vals, size_t n);
 
 /* The smallest cid at least `from` of a changed cluster of class `cls` (1),
  * or 0 when there is none. */
