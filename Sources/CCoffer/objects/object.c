@@ -759,12 +759,19 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
             changed = graph_changed = 1;
             continue;
         }
+        int is_pk = (int)fields[i].property == c->pk;
+        if (!is_pk && !only_modified) { /* written whatever it holds now */
+            todo[i] = 1;
+            changed = 1;
+            graph_changed |= is_graph_prop(p);
+            continue;
+        }
         coffer_value now;
         st = obj_read(obj, p, &now);
         if (st != COFFER_OK)
             break;
         int same = coffer_value_equal(&now, &fields[i].value);
-        if ((int)fields[i].property == c->pk && !txn->db->in_migration) { /* a migration may assign keys */
+        if (is_pk && !txn->db->in_migration) { /* a migration may assign keys */
             if (!same) {
                 char a[96], b[96];
                 st = cf_error(COFFER_ERR_IMMUTABLE, "class '%s': primary key '%s' cannot be changed (from %s to %s)", c->name, p->name,

@@ -362,28 +362,23 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
     }
     coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
-    /* Every block opened (its checksum or seal checked) and every value
-     * found in it now, so that the commit encodes the unchanged objects
-     * again from these blocks without a failure. */
+    /* Every block opened (its checksum or seal checked) and checked whole
+     * now, so that the commit encodes the unchanged objects again from
+     * these blocks without a failure. */
     for (uint16_t col = 0; st == COFFER_OK && col < e->view.ncols; col++) {
         const uint8_t *b;
         size_t blen;
-        st = cf_cluster_block_of(&e->view, col, &b, &blen);
+        st = cf_cluster_block_of(&e->view, col, &b, &blen); /* names the objects when it fails */
+        if (st == COFFER_OK && cf_cluster_block_check(&e->view, b, blen) < 0) {
+            cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
+            st = name_objects(txn, e);
+        }
     }
     for (uint16_t i = 0; st == COFFER_OK && i < e->view.n; i++) {
         cf_cluster_slot *slot = &e->slots[e->view.lows[i]];
         if (cf_cluster_is_external(&e->view, i)) {
             slot->kept = 1;
             continue;
-        }
-        for (uint16_t col = 0; col < e->view.ncols; col++) {
-            const uint8_t *p = NULL;
-            size_t n = 0;
-            if (cf_cluster_raw(&e->view, i, col, &p, &n) < 0) {
-                st = cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': the block of cluster column %u is damaged",
-                              e->cid << CF_CLUSTER_BITS | e->view.lows[i], class_name(txn, e->cls), col);
-                break;
-            }
         }
         slot->stored = 1;
         slot->at = i;
@@ -451,6 +446,8 @@ static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t co
     int present = cf_cluster_raw(v, at, col, &p, &len);
     if (present < 0 || (size != NULL_SIZE && (present == 0 || len != size)))
         return -1; /* a value of another size, or one in place of a null */
+    if (size == NULL_SIZE && present && len)
+        return -1; /* a null would leave the old bytes in the block */
     return present ? (ptrdiff_t)(p - b) : 0;
 }
 
@@ -604,11 +601,59 @@ static coffer_status write_external(coffer_txn *txn, cf_cluster_entry *e, uint64
                                     : COFFER_OK;
 }
 
+/* Whether changed cluster `e` holds the objects it was read with, each
+ * where it was stored, none added, removed or written as a record: only
+ * values changed in place in its blocks (cf_clusters_patch). */
+static int only_patched(const cf_cluster_entry *e)
+{
+    if (!e->view.n || !e->view.opened || e->view.external)
+        return 0;
+    uint16_t i = 0;
+    for (int low = 0; low < CF_CLUSTER_MAX; low++) {
+        const cf_cluster_slot *slot = &e->slots[low];
+        if (slot->rec || slot->kept || slot->drop)
+            return 0;
+        if (!slot->stored)
+            continue;
+        if (i >= e->view.n || slot->at != i || e->view.lows[i] != low)
+            return 0;
+        i++;
+    }
+    for (uint16_t col = 0; i == e->view.n && col < e->view.ncols; col++)
+        if (!e->view.opened[col].data)
+            return 0;
+    return i == e->view.n;
+}
+
+/* Writes cluster `e` as it was read, with the values changed in its
+ * blocks: its blocks copied whole, nothing planned value by value. */
+static coffer_status write_patched(coffer_txn *txn, cf_cluster_entry *e)
+{
+    const cf_class *cl = &txn->db->schema->classes[e->cls];
+    size_t size = cf_cluster_copy_size(&e->view);
+    uint8_t *buf;
+    coffer_status st = cf_txn_scratch(txn, size, &buf);
+    if (st != COFFER_OK)
+        return st;
+    cf_cluster_copy(&e->view, buf);
+    return cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
+}
+
 /* Writes changed cluster `e`, or deletes it when it holds no object, and
  * the changed objects it stores outside. */
 static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf_cluster_entry *e)
 {
     const cf_class *cl = &txn->db->schema->classes[e->cls];
+    if (only_patched(e)) {
+        coffer_status st = write_patched(txn, e);
+        if (st == COFFER_OK) {
+            e->written = 1;
+            e->written_at = e->changes;
+            return st;
+        }
+        return cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
+                               (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), cl->name);
+    }
     cf_cluster_member *m = c->members;
     uint16_t n = 0;
     coffer_status st = COFFER_OK;
