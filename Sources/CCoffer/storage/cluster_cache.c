@@ -191,7 +191,9 @@ static void entry_clear(cf_cluster_entry *e)
         for (uint16_t col = 0; col < e->view.ncols; col++)
             free(e->own_blocks[col]);
     free(e->own_blocks);
+    free(e->patched);
     e->own_blocks = NULL;
+    e->patched = NULL;
     if (e->external)
         for (int i = 0; i < CF_CLUSTER_MAX; i++)
             free(e->external[i].buf);
@@ -276,6 +278,8 @@ static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB
         memcpy(e->copy, v->mv_data, v->mv_size);
         own.mv_data = e->copy;
     }
+    e->stored = own.mv_data;
+    e->stored_len = own.mv_size;
     coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, &own, &e->buf, &e->cap, &e->view);
     if (st == COFFER_OK && e->view.ncols && !(e->view.opened = calloc(e->view.ncols, sizeof *e->view.opened)))
         st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
@@ -362,18 +366,6 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
     }
     coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
-    /* Every block opened (its checksum or seal checked) and checked whole
-     * now, so that the commit encodes the unchanged objects again from
-     * these blocks without a failure. */
-    for (uint16_t col = 0; st == COFFER_OK && col < e->view.ncols; col++) {
-        const uint8_t *b;
-        size_t blen;
-        st = cf_cluster_block_of(&e->view, col, &b, &blen); /* names the objects when it fails */
-        if (st == COFFER_OK && cf_cluster_block_check(&e->view, b, blen) < 0) {
-            cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
-            st = name_objects(txn, e);
-        }
-    }
     for (uint16_t i = 0; st == COFFER_OK && i < e->view.n; i++) {
         cf_cluster_slot *slot = &e->slots[e->view.lows[i]];
         if (cf_cluster_is_external(&e->view, i)) {
@@ -390,6 +382,33 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     return st;
 }
 
+/* Opens (its checksum or seal checked) and checks the block of column
+ * `col` of changed cluster `e` once. */
+static coffer_status check_block(coffer_txn *txn, cf_cluster_entry *e, uint16_t col)
+{
+    const uint8_t *b;
+    size_t blen;
+    coffer_status st = cf_cluster_block_of(&e->view, col, &b, &blen); /* names the objects when it fails */
+    if (st == COFFER_OK && cf_cluster_block_check(&e->view, b, blen) < 0) {
+        cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
+        st = name_objects(txn, e);
+    }
+    return st;
+}
+
+/* Every block of changed cluster `e` opened and checked whole, so that
+ * the commit encodes the unchanged objects again from these blocks
+ * without a failure. */
+static coffer_status open_all(coffer_txn *txn, cf_cluster_entry *e)
+{
+    coffer_status st = COFFER_OK;
+    for (uint16_t col = 0; !e->all_open && st == COFFER_OK && col < e->view.ncols; col++)
+        st = check_block(txn, e, col);
+    if (st == COFFER_OK)
+        e->all_open = 1;
+    return st;
+}
+
 static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e);
 
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len)
@@ -397,6 +416,9 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
     changed_list *l = &txn->clusters->classes[e->cls];
     cf_cluster_slot *slot = &e->slots[low];
     uint8_t *copy = NULL;
+    coffer_status st = open_all(txn, e);
+    if (st != COFFER_OK)
+        return st;
     if (rec) {
         /* The object's former record is overwritten when the new one fits. */
         copy = slot->rec && slot->cap >= len ? slot->rec : arena_alloc(e, len ? len : 1);
@@ -474,14 +496,25 @@ static uint8_t *block_writable(cf_cluster_entry *e, uint16_t col)
 }
 
 /* Writes the values into the blocks of the unchanged object at `at`. */
-static coffer_status patch_blocks(cf_cluster_entry *e, uint16_t at, const uint16_t *cols, const coffer_value *vals, size_t n)
+static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t at, const uint16_t *cols,
+                                  const coffer_value *vals, size_t n)
 {
+    if (!e->patched && !(e->patched = calloc(e->view.ncols ? e->view.ncols : 1, 1)))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
     for (size_t i = 0; i < n; i++) {
+        if (cols[i] >= e->view.ncols)
+            return COFFER_DONE;
+        if (!e->patched[cols[i]] && !e->all_open) {
+            coffer_status st = check_block(txn, e, cols[i]);
+            if (st != COFFER_OK)
+                return st;
+        }
         size_t size = vals[i].type == COFFER_TYPE_NULL ? NULL_SIZE : cf_scalar_size(&vals[i]);
         if (block_place(e, at, cols[i], size) < 0)
             return COFFER_DONE;
     }
     for (size_t i = 0; i < n; i++) {
+        e->patched[cols[i]] = 1;
         int null = vals[i].type == COFFER_TYPE_NULL;
         ptrdiff_t off = block_place(e, at, cols[i], null ? NULL_SIZE : cf_scalar_size(&vals[i]));
         uint8_t *b = block_writable(e, cols[i]);
@@ -530,7 +563,7 @@ coffer_status cf_clusters_patch(coffer_txn *txn, cf_cluster_entry *e, unsigned l
         return st;
     cf_cluster_slot *slot = &e->slots[low];
     if (slot->stored)
-        st = patch_blocks(e, slot->at, cols, vals, n);
+        st = patch_blocks(txn, e, slot->at, cols, vals, n);
     else if (slot->rec && slot->len <= CF_CLUSTER_INLINE_MAX)
         st = patch_record(slot, cols, vals, n);
     else
@@ -619,24 +652,25 @@ static int only_patched(const cf_cluster_entry *e)
             return 0;
         i++;
     }
-    for (uint16_t col = 0; i == e->view.n && col < e->view.ncols; col++)
-        if (!e->view.opened[col].data)
-            return 0;
-    return i == e->view.n;
+    return i == e->view.n && e->stored;
 }
 
 /* Writes cluster `e` as it was read, with the values changed in its
- * blocks: its blocks copied whole, nothing planned value by value. */
+ * blocks: the blocks changed checksummed or sealed again, the rest of the
+ * stored value copied as it is, nothing planned value by value. */
 static coffer_status write_patched(coffer_txn *txn, cf_cluster_entry *e)
 {
     const cf_class *cl = &txn->db->schema->classes[e->cls];
-    size_t size = cf_cluster_copy_size(&e->view);
-    uint8_t *buf;
-    coffer_status st = cf_txn_scratch(txn, size, &buf);
-    if (st != COFFER_OK)
-        return st;
-    cf_cluster_copy(&e->view, buf);
-    return cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
+    const uint8_t *stack[64] = {0}, **changed = e->view.ncols <= 64 ? stack : malloc(e->view.ncols * sizeof *changed);
+    if (!changed)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a cluster");
+    for (uint16_t col = 0; col < e->view.ncols; col++)
+        changed[col] = e->patched && e->patched[col] ? e->view.opened[col].data : NULL;
+    coffer_status st = cf_cluster_store_changed(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, e->stored,
+                                                e->stored_len, &e->view, changed);
+    if (changed != stack)
+        free(changed);
+    return st;
 }
 
 /* Writes changed cluster `e`, or deletes it when it holds no object, and
@@ -656,7 +690,7 @@ static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf
     }
     cf_cluster_member *m = c->members;
     uint16_t n = 0;
-    coffer_status st = COFFER_OK;
+    coffer_status st = e->view.n ? open_all(txn, e) : COFFER_OK;
     for (int low = 0; low < CF_CLUSTER_MAX && st == COFFER_OK; low++) {
         cf_cluster_slot *slot = &e->slots[low];
         uint64_t key = e->cid << CF_CLUSTER_BITS | (unsigned)low;

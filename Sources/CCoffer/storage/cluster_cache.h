@@ -53,7 +53,11 @@ typedef struct cf_cluster_entry {
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
     cf_arena_chunk *arena;  /* the new records of `slots` */
     cf_external *external;  /* per low byte, made when one is first read */
+    const uint8_t *stored;  /* the stored value (view.n > 0), as read */
+    size_t stored_len;
     uint8_t **own_blocks;   /* per column: a block copied out of LMDB's map to take changed values, or NULL */
+    uint8_t *patched;       /* per column: 1 when values changed in place in its block; NULL when none did */
+    uint8_t all_open;       /* every block opened and checked (cf_clusters_set needs them) */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
     uint32_t written_at;    /* `changes` when it was written, once appends filled it */
     uint8_t written;        /* written to LMDB before the commit (as of written_at) */
@@ -72,8 +76,11 @@ coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t ci
                                cf_cluster_entry **out);
 
 /* Makes cluster `e` changeable: each object stays where it is stored (in
- * the cluster or outside) until changed, its blocks opened and checked
- * once; then it is written at the commit. */
+ * the cluster or outside) until changed; then it is written at the commit.
+ * Its blocks are opened and checked when an object is first set or
+ * removed (all of them, which the commit encodes the cluster from) or a
+ * value changed in place (that column's): a cluster whose values only
+ * changed in place is written with its other parts copied as stored. */
 coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
 
 /* Sets (rec != NULL) or removes the object of low byte `low` in changed

@@ -179,42 +179,6 @@ void cf_cluster_encode(const cf_cluster_encoder *enc, uint8_t *out)
     }
 }
 
-/* The head's size: header, keys, outside bitmap, block ends. */
-static size_t copy_head_size(const cf_cluster *c)
-{
-    return CF_CLUSTER_HEADER_SIZE + c->n + (c->external ? cf_cluster_bitmap_size(c->n) : 0) + (size_t)c->ncols * 4;
-}
-
-size_t cf_cluster_copy_size(const cf_cluster *c)
-{
-    size_t size = copy_head_size(c);
-    for (uint16_t col = 0; col < c->ncols; col++)
-        size += c->opened[col].len;
-    return size;
-}
-
-void cf_cluster_copy(const cf_cluster *c, uint8_t *out)
-{
-    out[0] = CF_CLUSTER_VERSION;
-    out[1] = c->external ? CF_CLUSTER_FLAG_EXTERNAL : 0;
-    cf_put_le(out + 2, c->n, 2);
-    cf_put_le(out + 4, c->ncols, 2);
-    uint8_t *p = out + CF_CLUSTER_HEADER_SIZE;
-    memcpy(p, c->lows, c->n);
-    p += c->n;
-    if (c->external) {
-        memcpy(p, c->external, cf_cluster_bitmap_size(c->n));
-        p += cf_cluster_bitmap_size(c->n);
-    }
-    uint8_t *blocks = out + copy_head_size(c);
-    size_t off = 0;
-    for (uint16_t col = 0; col < c->ncols; col++) {
-        memcpy(blocks + off, c->opened[col].data, c->opened[col].len);
-        off += c->opened[col].len;
-        cf_put_le(p + (size_t)col * 4, off, 4);
-    }
-}
-
 void cf_cluster_encoder_free(cf_cluster_encoder *enc)
 {
     free(enc->values);

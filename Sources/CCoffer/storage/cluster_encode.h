@@ -46,14 +46,6 @@ coffer_status cf_cluster_plan(cf_cluster_encoder *enc, const cf_cluster_member *
 /* Writes the planned cluster into out[0 .. size). */
 void cf_cluster_encode(const cf_cluster_encoder *enc, uint8_t *out);
 
-/* The size of parsed cluster `c` written again as it is: the same
- * objects, each column block (opened, as every one must be) copied whole.
- * For a cluster whose values changed in place, none added or removed. */
-size_t cf_cluster_copy_size(const cf_cluster *c);
-
-/* Writes that cluster into out[0 .. cf_cluster_copy_size(c)). */
-void cf_cluster_copy(const cf_cluster *c, uint8_t *out);
-
 /* Frees the plan's memory (the encoder can be used again). */
 void cf_cluster_encoder_free(cf_cluster_encoder *enc);
 
