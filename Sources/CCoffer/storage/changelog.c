@@ -118,7 +118,18 @@ void cf_log_discard(coffer_txn *txn)
 
 static void put_varint(cf_buf *b, uint64_t v)
 {
-    cf_buf_varint(b, v);
+    if (b->failed || b->cap - b->len <= 10) {
+        cf_buf_varint(b, v); /* grows the buffer */
+        return;
+    }
+    uint8_t *p = b->p + b->len;
+    while (v >= 0x80) { /* cf_buf_varint's bytes, written in place */
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    *p = 0; /* as cf_buf_put leaves it */
+    b->len = (size_t)(p - b->p);
 }
 
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
