@@ -185,6 +185,38 @@ static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint
     return 1;
 }
 
+int cf_cluster_block_check(const cf_cluster *c, const uint8_t *b, size_t blen)
+{
+    if (blen < BLOCK_HEADER)
+        return -1;
+    if (b[0] == BLOCK_NULL)
+        return 0;
+    size_t bm = bitmap_size(c->n);
+    if (blen < BLOCK_HEADER + bm)
+        return -1;
+    size_t body_len = blen - BLOCK_HEADER - bm;
+    if (b[0] == BLOCK_FIXED)
+        return (size_t)c->n * b[1] <= body_len ? 0 : -1;
+    if (b[0] == BLOCK_NARROW) /* what raw_in_block checks of a narrowed value */
+        return cf_narrow_width_ok(b[1]) && body_len >= CF_NARROW_BASE &&
+                       (size_t)c->n * b[1] <= body_len - CF_NARROW_BASE
+                   ? 0
+                   : -1;
+    int ew = b[0] == BLOCK_ENDS16 ? 2 : b[0] == BLOCK_ENDS32 ? 4 : 0;
+    if (!ew || body_len < (size_t)c->n * ew)
+        return -1;
+    /* what raw_in_block checks of each value: ends in order, within the values */
+    const uint8_t *ends = b + BLOCK_HEADER + bm;
+    size_t values_len = body_len - (size_t)c->n * ew, prev = 0;
+    for (uint16_t i = 0; i < c->n; i++) {
+        size_t end = (size_t)cf_get_le(ends + (size_t)i * ew, ew);
+        if (end < prev || end > values_len)
+            return -1;
+        prev = end;
+    }
+    return 0;
+}
+
 int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n, uint8_t wide[8])
 {
     if (col >= c->ncols || at >= c->n)

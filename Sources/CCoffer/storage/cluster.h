@@ -118,6 +118,12 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
  * there. */
 int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n, uint8_t wide[8]);
 
+/* Checks a column block of cluster `c`, b[0 .. blen) as opened, whole:
+ * 0 when cf_cluster_raw will find every object's value in it, -1 (no
+ * message) when it is damaged. One pass over its ends, instead of a
+ * check per value. */
+int cf_cluster_block_check(const cf_cluster *c, const uint8_t *b, size_t blen);
+
 /* Asks the processor to load the bytes of every opened column block that
  * reading the object at `at` whole will touch, all at once, so that their
  * cache misses overlap instead of following one another. Reads nothing. */

@@ -64,6 +64,21 @@ coffer_status cf_cstore_put(coffer_txn *txn, coffer_class_id cls, coffer_object_
     return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
 }
 
+coffer_status cf_cstore_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                              const coffer_value *vals, size_t n)
+{
+    cf_cluster_entry *e;
+    int pos;
+    coffer_status st = locate(txn, cls, key, 0, &e, &pos);
+    if (st == COFFER_OK && pos < 0)
+        return COFFER_DONE; /* the whole write says what is missing */
+    if (st == COFFER_OK)
+        st = cf_clusters_patch(txn, e, (unsigned)(key & LOW_MASK), cols, vals, n);
+    return st == COFFER_OK || st == COFFER_DONE
+               ? st
+               : cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
+}
+
 coffer_status cf_cstore_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
     cf_cluster_entry *e;

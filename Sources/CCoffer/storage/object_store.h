@@ -45,6 +45,20 @@ void cf_row_free(cf_row *row);
 coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
                              uint16_t ncols, int append);
 
+/* Changes columns cols[0..n) (distinct) of existing object `key` of class
+ * `cls` to vals[0..n) (type NULL = null) in place, without writing the
+ * object whole: file format 5 keeps an unchanged object's other values
+ * where they are stored and changes only these in the transaction's
+ * cluster, when each new value has the encoded size of the one it
+ * replaces (docs/FORMAT.md, "Clusters"). COFFER_DONE (no message), with
+ * nothing changed, when that cannot be done (format 4, a value of another
+ * size, an object stored outside its cluster): the caller writes the
+ * object whole with cf_objects_put. Strings and binaries the object's
+ * rows borrowed may hold the new bytes afterwards, so a caller reads what
+ * it needs of the old values (index entries) first. */
+coffer_status cf_objects_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                               const coffer_value *vals, size_t n);
+
 /* Removes object `key` of class `cls` (its index entries are the caller's). */
 coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key);
 
