@@ -1,6 +1,7 @@
 /* plan — chooses how to find the objects a predicate matches: through the
- * primary-key or a secondary index for ==, IN (and, in plain files, ranges
- * and BEGINSWITH, whose index keys keep the values' order), picking the
+ * primary-key or a secondary index for ==, IN (and, where the index keeps
+ * the values' order — plain files, and encrypted files of format 6 with
+ * their sealed index trees — ranges and BEGINSWITH), picking the
  * conjunct whose index gives the fewest candidates; otherwise a scan. */
 #include <stddef.h>
 #include <stdlib.h>
@@ -153,7 +154,9 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
     for (size_t i = 0; i < p->right.nconsts; i++)
         if (!exact_type(prop, &p->right.consts[i]))
             return 0;
-    int plain = txn->db->keys == NULL;
+    /* Plain files and sealed index trees hold values in order; the keyed
+     * hashes of older encrypted files do not. */
+    int plain = txn->db->keys == NULL || txn->db->sealed_index;
     w->pred = p;
     w->cls = c;
     w->prop = prop;
