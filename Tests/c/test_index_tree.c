@@ -219,7 +219,8 @@ TS_ENV_TEST(test_random_operations_match_the_model)
         model saved = m;
         saved.e = malloc((m.n ? m.n : 1) * sizeof *saved.e);
         assert_non_null(saved.e);
-        memcpy(saved.e, m.e, m.n * sizeof *m.e);
+        if (m.n)
+            memcpy(saved.e, m.e, m.n * sizeof *m.e);
         coffer_txn *txn;
         assert_ok(coffer_txn_begin(env->db, COFFER_TXN_WRITE, &txn));
         uint64_t n = 1 + rnd() % 3000;
