@@ -8,7 +8,9 @@
  * counts. coffer_query_explain() says the encrypted file uses the index
  * for prefixes and ranges; an encrypted file of format 4 (hashed index
  * keys) still scans for them and answers the same. Primary-key uniqueness
- * and lookups go through the tree; a wrong key is refused at open.
+ * and lookups go through the tree; a wrong key is refused at open. An
+ * older encrypted file (the format-4 fixture, upgraded to format 5) keeps
+ * its hashed keys, and its write-copy is of format 6 and answers alike.
  */
 #define COFFER_EXPERIMENTAL_API
 #include <stdio.h>
@@ -269,10 +271,73 @@ TS_ENV_TEST(test_encrypted_answers_match_plain)
     coffer_close(db);
 }
 
+/* Copies file `from` to `to`. */
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* Counts `text` (one string argument) on the class Item of `db`. */
+static uint64_t count_items(coffer_db *db, const char *text, const char *arg)
+{
+    coffer_query *q;
+    coffer_value v = coffer_value_string(arg, strlen(arg));
+    assert_ok(coffer_query_compile(db, ts_class(db, "Item"), text, SIZE_MAX, &v, 1, &q));
+    coffer_txn *txn;
+    assert_ok(coffer_txn_begin(db, COFFER_TXN_READ, &txn));
+    uint64_t n;
+    assert_ok(coffer_query_count(txn, q, &n));
+    char plan[256];
+    assert_ok(coffer_query_explain(txn, q, plan, sizeof plan));
+    coffer_txn_free(txn);
+    coffer_query_free(q);
+    return n;
+}
+
+/* An encrypted file written before format 6 (the committed format-4 fixture,
+ * upgraded to format 5 by a read-write open) keeps its hashed index keys;
+ * a write-copy with its key is of format 6 and answers alike, now from
+ * the sealed tree, also after writes. */
+TS_ENV_TEST(test_older_encrypted_file_copied_to_format_6)
+{
+    uint8_t key[COFFER_ENCRYPTION_KEY_SIZE];
+    for (int i = 0; i < COFFER_ENCRYPTION_KEY_SIZE; i++)
+        key[i] = (uint8_t)i;
+    char old_path[TS_PATH_MAX + 32], new_path[TS_PATH_MAX + 32];
+    snprintf(old_path, sizeof old_path, "%s/old.coffer", env->dir);
+    snprintf(new_path, sizeof new_path, "%s/new.coffer", env->dir);
+    copy_file(COFFER_FIXTURES_DIR "/format4/encrypted.coffer", old_path);
+    coffer_db *old = NULL, *copy = NULL;
+    assert_ok(ts_open_path(old_path, key, 0, NULL, 0, 0, &old));
+    assert_ok(coffer_db_write_copy(old, new_path, key, COFFER_ENCRYPTION_KEY_SIZE));
+    assert_ok(ts_open_path(new_path, key, 0, NULL, 0, 0, &copy));
+    static const char *const prefixes[] = {"item 1", "renamed", "item", "x", "item 29"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        assert_int_equal(count_items(old, "name BEGINSWITH $0", prefixes[i]),
+                         count_items(copy, "name BEGINSWITH $0", prefixes[i]));
+        assert_int_equal(count_items(old, "name == $0", prefixes[i]), count_items(copy, "name == $0", prefixes[i]));
+        assert_int_equal(count_items(old, "name > $0", prefixes[i]), count_items(copy, "name > $0", prefixes[i]));
+    }
+    assert_true(count_items(copy, "name BEGINSWITH $0", "item 1") > 10);
+    coffer_close(old);
+    coffer_close(copy);
+    assert_int_equal(ts_raw_format(old_path), 5);
+    assert_int_equal(ts_raw_format(new_path), 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TS_TEST_MODE_SETUP(test_encrypted_answers_match_plain, ts_setup_empty, ts_mode_plain, "files"),
+        TS_TEST_MODE_SETUP(test_older_encrypted_file_copied_to_format_6, ts_setup_empty, ts_mode_plain, "fixture"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -658,7 +658,7 @@ TS_ENV_TEST(test_missing_index_entry)
     /* An encrypted file's index is a tree of sealed nodes (format 6): its
      * root (node 1, the first key) goes, and every entry with it. */
     const uint8_t root_node[8] = {0, 0, 0, 0, 0, 0, 0, 1};
-    if (env->mode == TS_ENCRYPTED)
+    if (ts_raw_format(env->path) == 6)
         delete_first(env->path, OWNER_INDEX, root_node, 8);
     else
         delete_first(env->path, OWNER_INDEX, score_column, 2);
