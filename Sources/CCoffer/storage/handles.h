@@ -68,6 +68,9 @@ struct coffer_db {
     /* The clusters' cache a write transaction left for the next one (file
      * format 5, storage/cluster_cache.h), or NULL. */
     _Atomic(struct cf_cluster_cache *) cluster_pool;
+    /* The index nodes a read transaction of an encrypted file left for the
+     * next one (storage/index_tree.h), or NULL. */
+    _Atomic(struct cf_itree_cache *) itree_pool;
 };
 
 /* The format number a header of `db` carries: 6 for an encrypted file with

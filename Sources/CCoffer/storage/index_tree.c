@@ -10,6 +10,7 @@
  * is encoded again). */
 #include "storage/index_tree.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ struct cf_itree_node {
     uint8_t *buf;
     size_t used, bufcap;
     size_t size; /* the encoding's length */
+    uint64_t epoch; /* the cache's epoch in which it was last known current */
+    uint8_t nonce[24]; /* of the sealed value it was opened from (encrypted files) */
     struct cf_itree_node *next_all;
 };
 
@@ -45,7 +48,11 @@ typedef struct cf_itree_cache {
     size_t nclasses;
     uint8_t *scratch;
     size_t scratch_cap;
+    uint64_t epoch; /* bumped when a transaction takes the cache over */
 } cf_itree_cache;
+
+/* A pooled cache holding more nodes than this is freed instead. */
+#define POOL_MAX_NODES 65536
 
 /* ---- the cache ----------------------------------------------------------- */
 
@@ -60,6 +67,11 @@ static size_t slot_of(uint64_t key, size_t nslots)
 
 static coffer_status cache_of(coffer_txn *txn, cf_itree_cache **out)
 {
+    if (!txn->itree && !txn->write && txn->db->keys) {
+        txn->itree = atomic_exchange(&txn->db->itree_pool, NULL);
+        if (txn->itree)
+            txn->itree->epoch++; /* every node is checked again before use */
+    }
     if (!txn->itree) {
         txn->itree = calloc(1, sizeof *txn->itree);
         if (!txn->itree)
@@ -118,11 +130,8 @@ static void node_free(cf_itree_node *n)
     free(n);
 }
 
-void cf_itree_free(coffer_txn *txn)
+static void cache_free(cf_itree_cache *c)
 {
-    cf_itree_cache *c = txn->itree;
-    if (!c)
-        return;
     for (cf_itree_node *n = c->all, *next; n; n = next) {
         next = n->next_all;
         node_free(n);
@@ -131,7 +140,27 @@ void cf_itree_free(coffer_txn *txn)
     free(c->next_id);
     free(c->scratch);
     free(c);
+}
+
+void cf_itree_free(coffer_txn *txn)
+{
+    cf_itree_cache *c = txn->itree;
+    if (!c)
+        return;
     txn->itree = NULL;
+    if (!txn->write && txn->db->keys && c->count <= POOL_MAX_NODES && txn->db->magic == CF_DB_MAGIC) {
+        cf_itree_cache *none = NULL;
+        if (atomic_compare_exchange_strong(&txn->db->itree_pool, &none, c))
+            return;
+    }
+    cache_free(c);
+}
+
+void cf_itree_pool_free(coffer_db *db)
+{
+    cf_itree_cache *c = atomic_exchange(&db->itree_pool, NULL);
+    if (c)
+        cache_free(c);
 }
 
 void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls)
@@ -282,6 +311,7 @@ static coffer_status node_new(coffer_txn *txn, coffer_class_id cls, uint64_t id,
     n->leaf = (uint8_t)leaf;
     n->size = NODE_HEAD + (leaf ? 0 : 8);
     n->dirty = 1;
+    n->epoch = c->epoch;
     if (!leaf && !(n->child = calloc(1, sizeof *n->child))) {
         free(n);
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing an index");
@@ -355,7 +385,10 @@ static coffer_status node_decode(coffer_txn *txn, cf_itree_node *n, uint8_t *p, 
 }
 
 /* Node `id` of class `cls`: the transaction's, else decoded from LMDB.
- * *out is NULL when LMDB has no such node (only the root may be absent). */
+ * A node an earlier read transaction left (an older epoch) is taken when
+ * its stored value still starts with the nonce it was opened from, else
+ * opened again. *out is NULL when LMDB has no such node (only the root may
+ * be absent). */
 static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id, cf_itree_node **out)
 {
     cf_itree_cache *c = NULL;
@@ -363,46 +396,83 @@ static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id,
     if (st != COFFER_OK)
         return st;
     cf_itree_node *n = cache_find(c, mapkey_of(cls, id));
-    if (n) {
+    if (n && n->epoch == c->epoch) {
         *out = n->gone ? NULL : n;
         return COFFER_OK;
     }
     *out = NULL;
     uint8_t key[8];
     cf_put_be64(key, id);
+    MDB_val k = {8, key}, v;
+    int rc = mdb_get(txn->mdb, txn->db->index_dbis[cls], &k, &v);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return cf_error_mdb(rc, "cannot read an index node");
+    if (rc == MDB_NOTFOUND) {
+        if (n) {
+            n->gone = 1;
+            n->epoch = c->epoch;
+        }
+        return COFFER_OK;
+    }
+    int sealed = txn->db->keys != NULL;
+    if (n && !n->gone && sealed && v.mv_size >= sizeof n->nonce && memcmp(n->nonce, v.mv_data, sizeof n->nonce) == 0) {
+        n->epoch = c->epoch; /* the very value it was opened from */
+        *out = n;
+        return COFFER_OK;
+    }
     const uint8_t *data;
     size_t len, cap = 0;
     uint8_t *buf = NULL;
-    st = cf_store_get(txn, txn->db->index_dbis[cls], index_number(txn, cls), key, 8, &data, &len, &buf, &cap,
-                      "an index node");
-    if (st == COFFER_ERR_NOT_FOUND)
-        return COFFER_OK;
+    st = cf_store_open(txn, index_number(txn, cls), &k, &v, &data, &len, &buf, &cap, "an index node");
     if (st != COFFER_OK) {
         free(buf);
         return cf_error_prefix("class '%s', index node %llu", txn->db->schema->classes[cls].name, (unsigned long long)id);
     }
     if (data != buf) { /* a plain file's bytes, in LMDB's map */
         uint8_t *copy = malloc(len ? len : 1);
-        if (!copy)
+        if (!copy) {
+            free(buf);
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening an index");
+        }
         memcpy(copy, data, len);
         free(buf);
         buf = copy;
         cap = len;
     }
-    n = calloc(1, sizeof *n);
-    if (!n) {
+    int fresh = n == NULL;
+    if (fresh && !(n = calloc(1, sizeof *n))) {
         free(buf);
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening an index");
+    }
+    if (!fresh) { /* opened again in place: its old contents go */
+        free(n->buf);
+        free(n->off);
+        free(n->len);
+        free(n->child);
+        n->buf = NULL;
+        n->off = NULL;
+        n->len = NULL;
+        n->child = NULL;
+        n->cap = 0;
+        n->n = 0;
+        n->gone = n->dirty = 0;
     }
     n->id = id;
     n->cls = cls;
     n->mapkey = mapkey_of(cls, id);
+    n->epoch = c->epoch;
+    if (sealed)
+        memcpy(n->nonce, v.mv_data, sizeof n->nonce);
     st = node_decode(txn, n, buf, len, cap);
-    if (st == COFFER_OK)
+    if (st == COFFER_OK && fresh)
         st = cache_add(c, n);
     if (st != COFFER_OK) {
-        node_free(n);
+        if (fresh) {
+            node_free(n);
+        } else {
+            n->gone = 1; /* never taken as it was */
+            n->n = 0;
+        }
         return st;
     }
     *out = n;

@@ -8,7 +8,8 @@
  * place). The root is node 1; an absent root is an empty tree.
  *
  * A transaction keeps the nodes it has opened, decoded, until it ends (a
- * read transaction opens each node once). A write transaction changes
+ * read transaction opens each node once, and in an encrypted file passes
+ * them on to the next read transaction, see cf_itree_free). A write transaction changes
  * nodes in memory, splitting and merging them as they grow and shrink, and
  * seals and writes the changed ones when it commits (cf_itree_flush); a
  * node merged away is deleted from LMDB at once. An abort drops them with
@@ -62,8 +63,15 @@ coffer_status cf_itree_flush(coffer_txn *txn);
  * emptied (mdb_drop) in `txn`. */
 void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls);
 
-/* Frees the transaction's nodes (at its end). */
+/* Frees the transaction's nodes (at its end). A read transaction of an
+ * encrypted file leaves them to the next read transaction of its handle,
+ * which takes a node again when its stored value still has the nonce the
+ * node was opened from (every seal draws a fresh random nonce, so a node
+ * written since has another), else opens it again. */
 void cf_itree_free(coffer_txn *txn);
+
+/* Frees the nodes a read transaction left for the next (at close). */
+void cf_itree_pool_free(coffer_db *db);
 
 /* Checks the tree of class `cls` throughout: entries in order in every
  * node, separators bounding their children, every leaf at one depth, no

@@ -537,6 +537,7 @@ void cf_db_destroy(coffer_db *db)
 {
     db->magic = CF_DEAD_MAGIC;
     cf_clusters_pool_free(db);
+    cf_itree_pool_free(db);
     cf_keys_free(db->keys);
     cf_schema_free(db->schema);
     free(db->object_dbis);
