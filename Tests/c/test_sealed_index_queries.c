@@ -316,7 +316,12 @@ TS_ENV_TEST(test_older_encrypted_file_copied_to_format_6)
     snprintf(new_path, sizeof new_path, "%s/new.coffer", env->dir);
     copy_file(COFFER_FIXTURES_DIR "/format4/encrypted.coffer", old_path);
     coffer_db *old = NULL, *copy = NULL;
-    assert_ok(ts_open_path(old_path, key, 0, NULL, 0, 0, &old));
+    /* A handle that wants format 5, whatever the run's default. */
+    coffer_config *config = ts_config_at(old_path);
+    assert_ok(coffer_config_set_encryption_key(config, key, COFFER_ENCRYPTION_KEY_SIZE));
+    assert_ok(coffer_config_set_storage_format(config, COFFER_STORAGE_FORMAT_CLUSTERS));
+    assert_ok(coffer_open(config, &old));
+    coffer_config_free(config);
     assert_ok(coffer_db_write_copy(old, new_path, key, COFFER_ENCRYPTION_KEY_SIZE));
     assert_ok(ts_open_path(new_path, key, 0, NULL, 0, 0, &copy));
     static const char *const prefixes[] = {"item 1", "renamed", "item", "x", "item 29"};
