@@ -1624,6 +1624,24 @@ COFFER_API const char *coffer_query_description(const coffer_query *query);
 /** The class the query was compiled for; UINT32_MAX for an invalid handle. */
 COFFER_API coffer_class_id coffer_query_class(const coffer_query *query);
 
+/** Writes how `query` would find its matches in `txn` into buf[0 .. size),
+ *  as a NUL-terminated sentence: "index of 'Class.property' (equality)",
+ *  "(range)" or "(prefix)" when an index answers a conjunct (", then a
+ *  filter" when the other conjuncts are checked on the objects it yields),
+ *  "scan of 'Class'" when every object is read, "all objects of 'Class'"
+ *  for TRUEPREDICATE. SORT, DISTINCT and LIMIT are not described. Encrypted
+ *  files of format 6 answer BEGINSWITH and ranges from their sealed index
+ *  trees, as plain files do (docs/ENCRYPTION.md).
+ *  txn    an active transaction of the query's database; the choice may
+ *         count index entries in it
+ *  buf    receives the text; owned by the caller (64 bytes plus the class
+ *         and property names are enough)
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL or invalid handles, buf NULL,
+ *  size 0 or too small: buf then holds ""), COFFER_ERR_MISUSE (the
+ *  transaction ended, or belongs to another database), those of reading the
+ *  index. */
+COFFER_API coffer_status coffer_query_explain(coffer_txn *txn, const coffer_query *query, char *buf, size_t size);
+
 /** Bounds how long each run of `query` may take: a run (coffer_query_run(),
  *  coffer_results_filter() with it, coffer_results_rerun() of results it
  *  made, the deferred count or keys of such results, and the runs an

@@ -85,6 +85,7 @@ static coffer_status old_view_open(coffer_migration *m, const cf_schema *stored)
     old->keys = db->keys;
     old->checksums = db->checksums;
     old->clustered = db->clustered;
+    old->sealed_index = db->sealed_index;
     memcpy(old->file_id, db->file_id, CF_FILE_ID_SIZE);
     old->read_only = 1;
     old->in_migration = 1;

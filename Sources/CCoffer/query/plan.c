@@ -1,8 +1,10 @@
 /* plan — chooses how to find the objects a predicate matches: through the
- * primary-key or a secondary index for ==, IN (and, in plain files, ranges
- * and BEGINSWITH, whose index keys keep the values' order), picking the
+ * primary-key or a secondary index for ==, IN (and, where the index keeps
+ * the values' order — plain files, and encrypted files of format 6 with
+ * their sealed index trees — ranges and BEGINSWITH), picking the
  * conjunct whose index gives the fewest candidates; otherwise a scan. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,7 +155,9 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
     for (size_t i = 0; i < p->right.nconsts; i++)
         if (!exact_type(prop, &p->right.consts[i]))
             return 0;
-    int plain = txn->db->keys == NULL;
+    /* Plain files and sealed index trees hold values in order; the keyed
+     * hashes of older encrypted files do not. */
+    int plain = txn->db->keys == NULL || txn->db->sealed_index;
     w->pred = p;
     w->cls = c;
     w->prop = prop;
@@ -431,4 +435,50 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *g
     cf_qrun_free(run);
     free(cand.k);
     return st;
+}
+
+coffer_status cf_query_explain(coffer_txn *txn, const cf_bquery *bq, char *buf, size_t size)
+{
+    const cf_bpred *where = bq->where;
+    const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
+    size_t n = where->kind == CF_BP_AND ? where->count : 1;
+    /* The conjunct cf_query_select() walks: the only indexable one, or the
+     * one whose index yields the fewest candidates. */
+    index_walk walks[2], *best_walk = NULL, *w = &walks[0];
+    size_t best_count = SIZE_MAX, nindexable = 0;
+    status st = COFFER_OK;
+    for (size_t i = 0; i < n && where->kind != CF_BP_TRUE; i++)
+        if (indexable(txn, bq, conj[i], w) && nindexable++ == 0) {
+            best_walk = w;
+            w = &walks[1];
+        }
+    for (size_t i = 0; i < n && st == COFFER_OK && nindexable > 1; i++) {
+        if (!indexable(txn, bq, conj[i], w))
+            continue;
+        size_t count = 0;
+        st = walk(txn, bq->cls, w, NULL, best_count, &count);
+        if (st == COFFER_OK && count < best_count) {
+            index_walk *was = best_walk;
+            best_walk = w;
+            w = was;
+            best_count = count;
+        }
+    }
+    if (st != COFFER_OK)
+        return st;
+    const cf_class *c = &txn->db->schema->classes[bq->cls];
+    int len;
+    if (where->kind == CF_BP_TRUE)
+        len = snprintf(buf, size, "all objects of '%s'", c->name);
+    else if (!best_walk)
+        len = snprintf(buf, size, "scan of '%s'", c->name);
+    else
+        len = snprintf(buf, size, "index of '%s.%s' (%s)%s", c->name, best_walk->prop->name,
+                       best_walk->range ? "range" : best_walk->starts_with ? "prefix" : "equality",
+                       n > 1 || best_walk->recheck ? ", then a filter" : "");
+    if (len < 0 || (size_t)len >= size) {
+        buf[0] = 0;
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_query_explain: the buffer of %zu bytes is too small for the plan", size);
+    }
+    return COFFER_OK;
 }

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "storage/cluster_cache.h"
+#include "storage/index_tree.h"
 #include "storage/txn.h"
 #include "util/error.h"
 
@@ -99,6 +100,7 @@ coffer_status cf_cstore_clear(coffer_txn *txn, coffer_class_id cls)
     if (rc != 0)
         return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
     cf_clusters_drop_class(txn, cls);
+    cf_itree_forget_class(txn, cls);
     return cf_clusters_write_count(txn, class_of(txn, cls)->table, 0);
 }
 

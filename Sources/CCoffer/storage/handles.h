@@ -27,6 +27,9 @@
 
 #define CF_FORMAT_VERSION 4u  /* one record per object: the format older files are upgraded to first */
 #define CF_FORMAT_CLUSTERS 5u /* objects in clusters: the newest format read, the default */
+/* Format 5 whose encrypted files keep each class's index as a tree of sealed
+ * nodes (storage/index_tree.h); only encrypted files are of format 6. */
+#define CF_FORMAT_SEALED_INDEX 6u
 /* The format of a new file whose configuration chose none, and the one a
  * read-write open upgrades a format-4 file to; a build may choose format 4
  * instead (CMake's COFFER_DEFAULT_STORAGE_FORMAT), to run the tests on it. */
@@ -40,6 +43,7 @@ struct coffer_db {
     cf_keys *keys; /* NULL for a plain file */
     int checksums; /* a plain file of format 4 or later: every value ends with its checksum */
     int clustered; /* file format 5: objects stored in clusters (storage/cluster_cache.h) */
+    int sealed_index; /* file format 6 (encrypted): indexes are trees of sealed nodes (storage/index_tree.h) */
     uint8_t file_id[CF_FILE_ID_SIZE];
     cf_schema *schema; /* the classes this handle sees */
     MDB_dbi meta_dbi;
@@ -64,7 +68,17 @@ struct coffer_db {
     /* The clusters' cache a write transaction left for the next one (file
      * format 5, storage/cluster_cache.h), or NULL. */
     _Atomic(struct cf_cluster_cache *) cluster_pool;
+    /* The index nodes a read transaction of an encrypted file left for the
+     * next one (storage/index_tree.h), or NULL. */
+    _Atomic(struct cf_itree_cache *) itree_pool;
 };
+
+/* The format number a header of `db` carries: 6 for an encrypted file with
+ * sealed index trees, 5 for clusters, else 4. */
+static inline uint32_t cf_format_of(const struct coffer_db *db)
+{
+    return db->sealed_index ? CF_FORMAT_SEALED_INDEX : db->clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION;
+}
 
 /* The first member of every object and collection handle. A transaction
  * keeps all its handles of a sort in one list (freed with it) and the
@@ -126,6 +140,7 @@ struct coffer_txn {
     int nesting;         /* depth of nested object descriptions being checked or created */
     cf_class_state *state;
     MDB_cursor **index_cursors; /* per class, opened on first use */
+    struct cf_itree_cache *itree; /* the index nodes it opened (storage/index_tree.h), or NULL */
     cf_pool objects; /* its object handles */
     struct coffer_iter *iters;
     struct coffer_results *results; /* computed in this transaction; detached at its end */
