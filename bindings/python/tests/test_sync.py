@@ -8,6 +8,7 @@ a service does; the real service is tested against the same document on its
 own."""
 
 import struct
+import sys
 import threading
 import time
 from typing import Dict, List, Optional, Tuple
@@ -287,6 +288,92 @@ def test_pause_resume_and_timeouts(tmp_path, relay):
             db.sync.wait_for_upload(timeout=-1)
     finally:
         db.close()
+
+
+class StateLog:
+    """What a state callback saw, and on which threads."""
+
+    def __init__(self) -> None:
+        self.changes: List[Tuple[str, str]] = []
+        self.threads: List[int] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, old: str, new: str) -> None:
+        with self.cond:
+            self.changes.append((old, new))
+            self.threads.append(threading.get_ident())
+            self.cond.notify_all()
+
+    def wait_for(self, state: str, after: int = 0, timeout: float = 20) -> int:
+        with self.cond:
+            found = self.cond.wait_for(
+                lambda: any(new == state for _, new in self.changes[after:]), timeout)
+            assert found, f"never told of {state!r}: {self.changes}"
+            return next(i for i in range(after, len(self.changes)) if self.changes[i][1] == state)
+
+
+@pytest.mark.parametrize("transport", ["websockets", "builtin"])
+def test_state_changes_are_told(tmp_path, relay, transport):
+    db = open_synced(tmp_path / "a.coffer", relay.url, transport)
+    log = StateLog()
+    token = db.sync.on_state_change(log)
+    try:
+        log.wait_for("connected")
+        assert db.sync.state == "connected"
+        before = len(log.changes)
+        db.sync.pause()
+        # Paused as soon as pause() returns, and told before it returned.
+        assert db.sync.state == "paused"
+        assert log.changes[before] == ("connected", "paused")
+        db.sync.resume()
+        at = log.wait_for("connecting", before + 1)
+        assert log.changes[at] == ("paused", "connecting")
+        log.wait_for("connected", at)
+        assert threading.get_ident() not in log.threads[at:]  # told on the session's thread
+        # Every change starts where the one before ended.
+        for (_, new), (old, _) in zip(log.changes, log.changes[1:]):
+            assert new == old
+        # Once cancelled, nothing more is told.
+        token.cancel()
+        token.cancel()
+        told = len(log.changes)
+        db.sync.pause()
+        db.sync.resume()
+        db.sync.wait_for_download(timeout=20)
+        assert len(log.changes) == told
+    finally:
+        db.close()
+
+
+def test_the_last_state_change_is_to_off_and_bad_callbacks(tmp_path, relay, monkeypatch):
+    reported: List[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda args: reported.append(args.exc_value))
+    db = open_synced(tmp_path / "a.coffer", relay.url)
+    log = StateLog()
+    failing_calls = []
+
+    def failing(old: str, new: str) -> None:
+        failing_calls.append(new)
+        raise RuntimeError("a broken callback")
+
+    with pytest.raises(TypeError, match="callable"):
+        db.sync.on_state_change("not a function")  # type: ignore[arg-type]
+    with db.sync.on_state_change(failing):
+        db.sync.on_state_change(log)
+        db.sync.wait_for_download(timeout=20)
+        # A callback that raises does not stop the session nor the others.
+        log.wait_for("connected")
+        db.sync.pause()
+        assert log.changes[-1] == ("connected", "paused")
+        assert failing_calls[-1] == "paused"
+    assert any(isinstance(exc, RuntimeError) and "a broken callback" in str(exc) for exc in reported)
+    db.sync.resume()
+    db.sync.wait_for_download(timeout=20)
+    db.close()
+    # Closing ends the connection, then the session.
+    assert log.changes[-1][1] == "off"
+    assert log.threads[-1] == threading.get_ident()
+    assert failing_calls[-1] == "paused"
 
 
 def test_no_service_is_a_timeout_never_a_hang(tmp_path):
