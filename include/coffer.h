@@ -2323,6 +2323,15 @@ typedef struct coffer_sync_transport {
     void (*close)(void *ctx, void *connection);
 } coffer_sync_transport;
 
+/** For transports: records `message` (copied, truncated to the size of
+ *  coffer_last_error()'s buffer) as the calling thread's last error and
+ *  returns `status`, so that a callback can end with
+ *  `return coffer_sync_transport_fail(COFFER_ERR_IO, "certificate ...");`
+ *  and the session's error (coffer_sync_error()) says why the connection
+ *  failed. A failing callback that sets no message gets a generic one.
+ *  NULL `message` records "". */
+COFFER_API coffer_status coffer_sync_transport_fail(coffer_status status, const char *message);
+
 /** Makes every handle opened with `config` sync with the service at `url`
  *  (`ws://HOST:PORT/sync/v1`) as a client of `partition` (docs/SYNC.md). The
  *  first synced open of a file gives it a client id and records the objects

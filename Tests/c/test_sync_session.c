@@ -918,6 +918,39 @@ static void test_a_refusal_and_a_pause_from_the_callback(void **state)
     assert_error_contains("config is NULL");
 }
 
+static coffer_status failing_open(void *ctx, const char *url, void **out)
+{
+    (void)ctx;
+    (void)out;
+    if (strncmp(url, "wss://", 6) == 0)
+        return coffer_sync_transport_fail(COFFER_ERR_IO, "TLS handshake: certificate verify failed (unknown CA)");
+    return COFFER_ERR_IO; /* no message: the session says which URL failed */
+}
+
+static void test_a_transport_says_why_it_failed(void **state)
+{
+    fixture *f = *state;
+    coffer_sync_transport t = f->base.transport;
+    t.open = failing_open;
+    const char *urls[] = {"wss://tls.test/sync/v1", "ws://plain.test/sync/v1"};
+    const char *want[] = {"certificate verify failed (unknown CA)", "could not connect to ws://plain.test/sync/v1"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d.coffer", i);
+        coffer_config *cfg = sync_fixture_config(&f->base, name, schema, 1, urls[i]);
+        assert_ok(coffer_config_set_sync_transport(cfg, &t));
+        coffer_db *db = sync_fixture_open(cfg);
+        assert_status(coffer_sync_wait_for_download(db, 300), COFFER_ERR_TIMEOUT);
+        char msg[256];
+        assert_ok(coffer_sync_error(db, msg, sizeof msg));
+        if (!strstr(msg, want[i]))
+            fail_msg("the session's error is '%s', not naming '%s'", msg, want[i]);
+        coffer_close(db);
+    }
+    assert_status(coffer_sync_transport_fail(COFFER_ERR_TIMEOUT, NULL), COFFER_ERR_TIMEOUT);
+    assert_string_equal(coffer_last_error(), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +966,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_the_state_callback_tells_every_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_pause_undone_at_once_still_reconnects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refusal_and_a_pause_from_the_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_transport_says_why_it_failed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

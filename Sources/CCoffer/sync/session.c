@@ -107,6 +107,11 @@ COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config,
     return COFFER_OK;
 }
 
+COFFER_API coffer_status coffer_sync_transport_fail(coffer_status status, const char *message)
+{
+    return cf_error(status, "%s", message ? message : "");
+}
+
 COFFER_API coffer_status coffer_config_set_sync_token(coffer_config *config, const char *token)
 {
     CHECK_CONFIG(config, "coffer_config_set_sync_token");
@@ -614,6 +619,8 @@ static coffer_status connection(session *s, int *connected)
     coffer_status st = s->transport.open(s->transport.ctx, s->url, &s->conn);
     if (st != COFFER_OK) {
         s->conn = NULL;
+        if (!coffer_last_error()[0])
+            cf_error(st, "the sync transport could not connect to %s (status %d)", s->url, st);
         return st;
     }
     s->sent_through = 0;

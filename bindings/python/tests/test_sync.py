@@ -388,6 +388,7 @@ def test_no_service_is_a_timeout_never_a_hang(tmp_path):
             db.sync.wait_for_download(timeout=0.1)
         assert time.monotonic() - started < 30
         assert db.sync.state in ("connecting", "disconnected")
+        assert "websockets:" in db.sync.error  # the transport's own failure, by name
     finally:
         db.close()
 

@@ -446,6 +446,7 @@ coffer_config_set_sync_token_callback = _status(
     "coffer_config_set_sync_token_callback", ConfigP, SYNC_TOKEN_FN, c_void_p
 )
 coffer_sync_state = _declare("coffer_sync_state", c_int, [DbP])
+coffer_sync_transport_fail = _declare("coffer_sync_transport_fail", c_int, [c_int, c_char_p])
 SYNC_STATE_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_int)
 coffer_config_set_sync_state_callback = _status(
     "coffer_config_set_sync_state_callback", ConfigP, SYNC_STATE_FN, c_void_p

@@ -93,7 +93,9 @@ class WebSocketTransport:
 
     def _failed(self, exc: BaseException) -> int:
         self.last_exception = exc
-        return int(Status.IO)
+        # The session's error (db.sync.error) names the failure.
+        message = f"websockets: {type(exc).__name__}: {exc}"
+        return int(_capi.coffer_sync_transport_fail(int(Status.IO), message.encode("utf-8", "replace")))
 
     def _open(self, _ctx: Any, url: bytes, out: Any) -> int:
         try:
