@@ -667,13 +667,13 @@ static void *run(void *arg)
         while (s->paused && !s->stop) {
             change_state_locked(s, COFFER_SYNC_PAUSED);
             s->caught_up = 0;
+            backoff = BACKOFF_FIRST_MS;
             pthread_mutex_unlock(&s->lock);
             tell_state_changes(s);
             pthread_mutex_lock(&s->lock);
             if (!s->paused || s->stop)
                 break;
             pthread_cond_wait(&s->cond, &s->lock);
-            backoff = BACKOFF_FIRST_MS;
         }
         int stop = s->stop, failed = s->state == COFFER_SYNC_FAILED;
         pthread_mutex_unlock(&s->lock);
