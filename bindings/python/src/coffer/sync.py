@@ -8,6 +8,7 @@ imports database.py."""
 from __future__ import annotations
 
 import ctypes
+import ssl
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
@@ -42,6 +43,10 @@ class SyncConfig:
         by itself when the service says it expired. None for a service in
         development mode.
     token: a fixed access token instead of `user` (it is not refreshed).
+    ssl_context: the ssl.SSLContext of wss:// connections made by the
+        websockets transport; None uses the system's trust roots. To trust
+        a self-hosted service's own CA:
+        `ssl.create_default_context(cafile="ca.pem")`.
     """
 
     url: str
@@ -49,6 +54,7 @@ class SyncConfig:
     transport: str = "websockets"
     user: Optional[User] = None
     token: Optional[str] = None
+    ssl_context: Optional[ssl.SSLContext] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
@@ -63,6 +69,12 @@ class SyncConfig:
             raise InvalidArgumentError(
                 f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
             )
+        if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
+            raise InvalidArgumentError(
+                f"SyncConfig: ssl_context must be an ssl.SSLContext, got {type(self.ssl_context).__name__}"
+            )
+        if self.ssl_context is not None and self.transport == "builtin":
+            raise InvalidArgumentError("SyncConfig: the builtin transport has no TLS; ssl_context needs 'websockets'")
 
 
 class WebSocketTransport:
@@ -71,13 +83,14 @@ class WebSocketTransport:
     database's sync thread; an exception in one closes the connection (the
     session reconnects) and is kept in `last_exception`."""
 
-    def __init__(self, open_timeout: float = 10.0) -> None:
+    def __init__(self, open_timeout: float = 10.0, ssl_context: Optional[ssl.SSLContext] = None) -> None:
         try:
             from websockets.sync.client import connect  # an optional dependency, loaded when used
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MisuseError('sync needs the websockets package: pip install "coffer[sync]"') from exc
         self._connect = connect
         self._open_timeout = open_timeout
+        self._ssl_context = ssl_context
         self._connections: Dict[int, Any] = {}
         self._last_frames: Dict[int, Any] = {}
         self._next_id = 1
@@ -100,8 +113,10 @@ class WebSocketTransport:
     def _open(self, _ctx: Any, url: bytes, out: Any) -> int:
         try:
             # Entered as a context manager: how every version of the package connects.
-            ws = self._connect(url.decode("utf-8"), open_timeout=self._open_timeout, max_size=None,
-                               compression=None).__enter__()
+            text = url.decode("utf-8")
+            tls = {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            ws = self._connect(text, open_timeout=self._open_timeout, max_size=None,
+                               compression=None, **tls).__enter__()
         except BaseException as exc:  # every failure is a failed connection
             return self._failed(exc)
         with self._lock:
@@ -260,7 +275,7 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
     _capi.coffer_config_set_sync_state_callback(config, states.fn, None)
     if sync.transport == "builtin":
         return SyncKeepAlive(None, tokens, states)
-    transport = WebSocketTransport()
+    transport = WebSocketTransport(ssl_context=sync.ssl_context)
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
     return SyncKeepAlive(transport, tokens, states)
 
