@@ -2341,6 +2341,15 @@ typedef struct coffer_sync_transport {
     void (*close)(void *ctx, void *connection);
 } coffer_sync_transport;
 
+/** For transports: records `message` (copied, truncated to the size of
+ *  coffer_last_error()'s buffer) as the calling thread's last error and
+ *  returns `status`, so that a callback can end with
+ *  `return coffer_sync_transport_fail(COFFER_ERR_IO, "certificate ...");`
+ *  and the session's error (coffer_sync_error()) says why the connection
+ *  failed. A failing callback that sets no message gets a generic one.
+ *  NULL `message` records "". */
+COFFER_API coffer_status coffer_sync_transport_fail(coffer_status status, const char *message);
+
 /** Makes every handle opened with `config` sync with the service at `url`
  *  (`ws://HOST:PORT/sync/v1`) as a client of `partition` (docs/SYNC.md). The
  *  first synced open of a file gives it a client id and records the objects
@@ -2360,7 +2369,11 @@ COFFER_API coffer_status coffer_config_set_sync(coffer_config *config, const cha
  *  with the config are open) instead of the built-in `ws://` transport.
  *  NULL restores the built-in one. The built-in transport is a small RFC 6455
  *  client over a TCP socket, without TLS: `wss://` URLs need a transport of
- *  their own. */
+ *  their own, and coffer_open() of a `wss://` configuration without one fails
+ *  with COFFER_ERR_INVALID_ARGUMENT naming the URL. A transport should keep
+ *  the built-in one's limits: messages up to 64 MiB (larger ones fail the
+ *  connection with COFFER_ERR_IO), a connect and upgrade that give up after
+ *  10 s, and a close handshake on close. */
 COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config, const coffer_sync_transport *transport);
 
 /** The longest access token a sync session sends, in bytes, its NUL
@@ -2408,8 +2421,46 @@ typedef enum coffer_sync_state_kind {
     COFFER_SYNC_FAILED = 5        /**< the service refused the session for good (coffer_sync_error()) */
 } coffer_sync_state_kind;
 
-/** The handle's session state, a COFFER_SYNC_* value. */
+/** The handle's session state, a COFFER_SYNC_* value. It is
+ *  COFFER_SYNC_PAUSED as soon as coffer_sync_pause() returns, and stays so
+ *  until coffer_sync_resume(). */
 COFFER_API int coffer_sync_state(coffer_db *db);
+
+/** Told of a change of a sync session's state (coffer_sync_state()): from
+ *  `old_state` to `new_state`, both COFFER_SYNC_* values and never equal.
+ *  The session state (running, COFFER_SYNC_PAUSED, COFFER_SYNC_FAILED) and
+ *  the connection state (COFFER_SYNC_DISCONNECTED, COFFER_SYNC_CONNECTING,
+ *  COFFER_SYNC_CONNECTED) are the one value, so one callback tells both.
+ *
+ *  Threads: it runs on the database's sync thread, or on a thread calling
+ *  coffer_sync_pause() or coffer_sync_resume() (the change such a call makes
+ *  has been told when it returns), or on the thread calling coffer_close(),
+ *  which tells the last change, to COFFER_SYNC_OFF. Calls never overlap and
+ *  come in the order of the changes: when one thread is in the callback,
+ *  another that has a change to tell waits for it to return, and whichever
+ *  tells next tells every change waiting; a change made from inside the
+ *  callback is told by the same thread after the callback returns. Up to 16
+ *  changes wait their turn; beyond that the newest replaces the last one
+ *  waiting, so the last call always ends at the current state. The first state, COFFER_SYNC_CONNECTING when
+ *  coffer_open() returns, is not told: read it with coffer_sync_state().
+ *
+ *  The callback may call coffer_sync_state(), coffer_sync_error(),
+ *  coffer_sync_pause() and coffer_sync_resume() (the change that makes is
+ *  told after the current call returns), and read the file in its own read
+ *  transactions. It may not close the handle, wait for sync
+ *  (coffer_sync_wait_for_upload(), coffer_sync_wait_for_download()), begin a
+ *  write transaction, wait for a lock that a thread calling
+ *  coffer_sync_pause(), coffer_sync_resume() or coffer_close() may hold, or
+ *  block for long: the session makes no progress while it runs. */
+typedef void (*coffer_sync_state_fn)(void *ctx, int old_state, int new_state);
+
+/** Calls `fn(ctx, old, new)` on every change of the sync state of handles
+ *  opened with `config` (coffer_sync_state_fn says on which thread and what
+ *  it may do). `ctx` must stay valid until such handles are closed; NULL
+ *  `fn` removes the callback. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL
+ *  config). */
+COFFER_API coffer_status coffer_config_set_sync_state_callback(coffer_config *config, coffer_sync_state_fn fn,
+                                                               void *ctx);
 
 /** Copies the session's last error (the service's ERROR frame or a failed
  *  connection, "" when none) into `buf` of `size` bytes, NUL-terminated and
@@ -2434,12 +2485,17 @@ COFFER_API coffer_status coffer_sync_wait_for_download(coffer_db *db, uint64_t t
  *  coffer_sync_resume(); local writes go on and are uploaded after. It
  *  returns at once: the session thread closes the connection after the
  *  frame it is handling, if any, so a download that had arrived may still
- *  be integrated; coffer_sync_state() gives COFFER_SYNC_PAUSED from then
- *  on, and nothing more is integrated until coffer_sync_resume(). */
+ *  be integrated; coffer_sync_state() gives COFFER_SYNC_PAUSED as soon as
+ *  this returns, and nothing more is integrated until coffer_sync_resume().
+ *  A pause followed at once by a resume still closes the connection and
+ *  connects again. */
 COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
 
 /** Connects again after coffer_sync_pause() (at once, without backoff), or
- *  tries again after the service refused the session (COFFER_SYNC_FAILED). */
+ *  tries again after the service refused the session (COFFER_SYNC_FAILED).
+ *  The state stays COFFER_SYNC_PAUSED until the session thread starts
+ *  connecting (COFFER_SYNC_CONNECTING); a refused session is
+ *  COFFER_SYNC_DISCONNECTED when this returns. */
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
 
 /* ------------------------------------------------------------------------ */

@@ -655,18 +655,17 @@ static void test_misuse_and_bad_configuration(void **state)
     assert_null(db);
     coffer_config_free(cfg);
 
-    /* The built-in transport speaks ws:// only: a wss:// session says so. */
+    /* The built-in transport speaks ws:// only: opening a wss:// session
+     * without a transport of its own says so, naming the URL. */
     cfg = ts_config_at(ts_join(path, f->base.dir, "tls.coffer"));
     assert_ok(coffer_config_set_schema(cfg, schema, 1, 1));
     assert_ok(coffer_config_set_sync(cfg, "wss://127.0.0.1:1/sync/v1", "p"));
-    assert_ok(coffer_open(cfg, &db));
+    db = NULL;
+    assert_status(coffer_open(cfg, &db), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("wss://127.0.0.1:1/sync/v1");
+    assert_error_contains("no TLS");
+    assert_null(db);
     coffer_config_free(cfg);
-    assert_status(coffer_sync_wait_for_download(db, 300), COFFER_ERR_TIMEOUT);
-    assert_ok(coffer_sync_error(db, buf, sizeof buf));
-    char msg[256];
-    assert_ok(coffer_sync_error(db, msg, sizeof msg));
-    assert_non_null(strstr(msg, "no TLS"));
-    coffer_close(db);
 }
 
 static void test_unacknowledged_uploads_stay_within_the_window(void **state)
@@ -696,6 +695,262 @@ static void test_unacknowledged_uploads_stay_within_the_window(void **state)
     coffer_close(a);
 }
 
+/* ------------------------------------------------------------------------ */
+/* State changes (coffer_config_set_sync_state_callback)                     */
+/* ------------------------------------------------------------------------ */
+
+/* What a state callback saw: every change, the thread it ran on, and
+ * whether two calls ever overlapped. */
+typedef struct state_log {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int from[256], to[256];
+    pthread_t thread[256];
+    size_t n;
+    int inside, overlapped;
+    coffer_db *db;      /* set after coffer_open: the callback may use it */
+    int pause_when_connected;
+} state_log;
+
+static void log_state(void *ctx, int from, int to)
+{
+    state_log *l = ctx;
+    pthread_mutex_lock(&l->lock);
+    if (l->inside++)
+        l->overlapped = 1;
+    if (l->n < 256) {
+        l->from[l->n] = from;
+        l->to[l->n] = to;
+        l->thread[l->n] = pthread_self();
+        l->n++;
+    }
+    coffer_db *db = l->pause_when_connected && to == COFFER_SYNC_CONNECTED ? l->db : NULL;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    /* From inside the callback: the change it makes is told after this call. */
+    if (db)
+        coffer_sync_pause(db);
+    pthread_mutex_lock(&l->lock);
+    l->inside--;
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void state_log_init(state_log *l)
+{
+    memset(l, 0, sizeof *l);
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->cond, NULL);
+}
+
+static void state_log_destroy(state_log *l)
+{
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->cond);
+}
+
+/* Waits until the callback has told a change to `to` after the first
+ * `after` changes; returns the index of that change, or -1 after WAIT_MS. */
+static int state_log_wait(state_log *l, size_t after, int to)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&l->lock);
+    int found = -1;
+    for (;;) {
+        for (size_t i = after; i < l->n && found < 0; i++)
+            if (l->to[i] == to)
+                found = (int)i;
+        if (found >= 0 || pthread_cond_timedwait(&l->cond, &l->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return found;
+}
+
+static size_t state_log_count(state_log *l)
+{
+    pthread_mutex_lock(&l->lock);
+    size_t n = l->n;
+    pthread_mutex_unlock(&l->lock);
+    return n;
+}
+
+/* Every change starts where the one before ended, and changes something. */
+static void assert_state_chain(state_log *l, int first)
+{
+    pthread_mutex_lock(&l->lock);
+    int at = first;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->from[i] != at || l->from[i] == l->to[i])
+            fail_msg("state change %zu is %d -> %d after one ending at %d", i, l->from[i], l->to[i], at);
+        at = l->to[i];
+    }
+    assert_false(l->overlapped);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static coffer_db *open_observed(fixture *f, const char *name, state_log *l)
+{
+    coffer_config *cfg = sync_fixture_config(&f->base, name, schema, 1, "ws://relay.test/sync/v1");
+    assert_ok(coffer_config_set_sync_state_callback(cfg, log_state, l));
+    coffer_db *db = sync_fixture_open(cfg);
+    pthread_mutex_lock(&l->lock);
+    l->db = db;
+    pthread_mutex_unlock(&l->lock);
+    return db;
+}
+
+static void test_the_state_callback_tells_every_change(void **state)
+{
+    fixture *f = *state;
+    state_log l;
+    state_log_init(&l);
+    coffer_db *a = open_observed(f, "a.coffer", &l);
+    assert_true(state_log_wait(&l, 0, COFFER_SYNC_CONNECTED) >= 0);
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_CONNECTED);
+    assert_int_equal(l.from[0], COFFER_SYNC_CONNECTING);
+    assert_false(pthread_equal(l.thread[0], pthread_self()));
+
+    /* Paused as soon as pause returns, told on this thread before it returns. */
+    size_t before = state_log_count(&l);
+    assert_ok(coffer_sync_pause(a));
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_PAUSED);
+    assert_int_equal(state_log_count(&l), before + 1);
+    assert_int_equal(l.to[before], COFFER_SYNC_PAUSED);
+    /* A second pause changes nothing, and the closed connection neither. */
+    assert_ok(coffer_sync_pause(a));
+    put_note(a, 1, "written while paused");
+    assert_status(coffer_sync_wait_for_upload(a, 200), COFFER_ERR_TIMEOUT);
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_PAUSED);
+    assert_int_equal(state_log_count(&l), before + 1);
+
+    /* Resumed: connecting, then connected, on the sync thread. */
+    assert_ok(coffer_sync_resume(a));
+    int connecting = state_log_wait(&l, before + 1, COFFER_SYNC_CONNECTING);
+    assert_int_equal(connecting, (int)before + 1);
+    assert_int_equal(state_log_wait(&l, before + 2, COFFER_SYNC_CONNECTED), (int)before + 2);
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+
+    /* The service goes away: disconnected (and connecting again, and
+     * disconnected, while it stays away), then connected when it is back. */
+    before = state_log_count(&l);
+    relay_set(&f->r, &f->r.down, 1);
+    relay_cut_all(&f->r);
+    int down = state_log_wait(&l, before, COFFER_SYNC_DISCONNECTED);
+    assert_true(down >= 0);
+    assert_true(state_log_wait(&l, (size_t)down + 1, COFFER_SYNC_CONNECTING) >= 0);
+    relay_set(&f->r, &f->r.down, 0);
+    assert_true(state_log_wait(&l, (size_t)down + 1, COFFER_SYNC_CONNECTED) >= 0);
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+
+    /* Closing tells the last change, to OFF, on the closing thread. */
+    coffer_close(a);
+    size_t n = state_log_count(&l);
+    assert_int_equal(l.to[n - 1], COFFER_SYNC_OFF);
+    assert_true(pthread_equal(l.thread[n - 1], pthread_self()));
+    assert_state_chain(&l, COFFER_SYNC_CONNECTING);
+    state_log_destroy(&l);
+}
+
+static void test_a_pause_undone_at_once_still_reconnects(void **state)
+{
+    fixture *f = *state;
+    state_log l;
+    state_log_init(&l);
+    coffer_db *a = open_observed(f, "a.coffer", &l);
+    /* Before the session connected: paused at once all the same. */
+    assert_ok(coffer_sync_pause(a));
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_PAUSED);
+    put_note(a, 1, "x");
+    assert_ok(coffer_sync_resume(a));
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_true(state_log_wait(&l, 0, COFFER_SYNC_CONNECTED) >= 0);
+    /* Connected, then paused and resumed back to back: the connection is
+     * closed and made again, and every change told. */
+    size_t before = state_log_count(&l);
+    assert_ok(coffer_sync_pause(a));
+    assert_ok(coffer_sync_resume(a));
+    int paused = state_log_wait(&l, before, COFFER_SYNC_PAUSED);
+    assert_int_equal(paused, (int)before);
+    assert_true(state_log_wait(&l, before + 1, COFFER_SYNC_CONNECTED) >= 0);
+    put_note(a, 2, "y");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_int_equal(f->r.n, 2);
+    coffer_close(a);
+    assert_state_chain(&l, COFFER_SYNC_CONNECTING);
+    state_log_destroy(&l);
+}
+
+static void test_a_refusal_and_a_pause_from_the_callback(void **state)
+{
+    fixture *f = *state;
+    state_log l;
+    state_log_init(&l);
+    relay_set(&f->r, &f->r.refuse, 1);
+    coffer_db *a = open_observed(f, "a.coffer", &l);
+    assert_true(state_log_wait(&l, 0, COFFER_SYNC_FAILED) >= 0);
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_FAILED);
+    /* Resumed: disconnected when resume returns, then connecting; the
+     * callback pauses the session as soon as it is connected. */
+    pthread_mutex_lock(&l.lock);
+    l.pause_when_connected = 1;
+    pthread_mutex_unlock(&l.lock);
+    relay_set(&f->r, &f->r.refuse, 0);
+    size_t before = state_log_count(&l);
+    assert_ok(coffer_sync_resume(a));
+    /* (The sync thread may have moved on already, told by this thread too.) */
+    assert_true(state_log_count(&l) >= before + 1);
+    assert_int_equal(l.from[before], COFFER_SYNC_FAILED);
+    assert_int_equal(l.to[before], COFFER_SYNC_DISCONNECTED);
+    int connected = state_log_wait(&l, before, COFFER_SYNC_CONNECTED);
+    assert_true(connected >= 0);
+    assert_int_equal(state_log_wait(&l, (size_t)connected, COFFER_SYNC_PAUSED), connected + 1);
+    assert_int_equal(coffer_sync_state(a), COFFER_SYNC_PAUSED);
+    coffer_close(a);
+    assert_state_chain(&l, COFFER_SYNC_CONNECTING);
+    pthread_mutex_lock(&l.lock);
+    assert_int_equal(l.to[l.n - 1], COFFER_SYNC_OFF);
+    pthread_mutex_unlock(&l.lock);
+    state_log_destroy(&l);
+
+    assert_status(coffer_config_set_sync_state_callback(NULL, log_state, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("config is NULL");
+}
+
+static coffer_status failing_open(void *ctx, const char *url, void **out)
+{
+    (void)ctx;
+    (void)out;
+    if (strncmp(url, "wss://", 6) == 0)
+        return coffer_sync_transport_fail(COFFER_ERR_IO, "TLS handshake: certificate verify failed (unknown CA)");
+    return COFFER_ERR_IO; /* no message: the session says which URL failed */
+}
+
+static void test_a_transport_says_why_it_failed(void **state)
+{
+    fixture *f = *state;
+    coffer_sync_transport t = f->base.transport;
+    t.open = failing_open;
+    const char *urls[] = {"wss://tls.test/sync/v1", "ws://plain.test/sync/v1"};
+    const char *want[] = {"certificate verify failed (unknown CA)", "could not connect to ws://plain.test/sync/v1"};
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d.coffer", i);
+        coffer_config *cfg = sync_fixture_config(&f->base, name, schema, 1, urls[i]);
+        assert_ok(coffer_config_set_sync_transport(cfg, &t));
+        coffer_db *db = sync_fixture_open(cfg);
+        assert_status(coffer_sync_wait_for_download(db, 300), COFFER_ERR_TIMEOUT);
+        char msg[256];
+        assert_ok(coffer_sync_error(db, msg, sizeof msg));
+        if (!strstr(msg, want[i]))
+            fail_msg("the session's error is '%s', not naming '%s'", msg, want[i]);
+        coffer_close(db);
+    }
+    assert_status(coffer_sync_transport_fail(COFFER_ERR_TIMEOUT, NULL), COFFER_ERR_TIMEOUT);
+    assert_string_equal(coffer_last_error(), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +963,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unacknowledged_uploads_stay_within_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refused_session_fails_the_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misuse_and_bad_configuration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_state_callback_tells_every_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_pause_undone_at_once_still_reconnects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_refusal_and_a_pause_from_the_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_transport_says_why_it_failed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

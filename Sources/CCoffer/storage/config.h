@@ -33,6 +33,8 @@ struct coffer_config {
     char *sync_token;                     /* sync/session.c: the HELLO token, or NULL */
     coffer_sync_token_fn sync_token_fn;   /* when set, asked for the token before every HELLO */
     void *sync_token_ctx;
+    coffer_sync_state_fn sync_state_fn;   /* sync/session.c: told of every state change, or NULL */
+    void *sync_state_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */

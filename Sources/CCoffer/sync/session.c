@@ -25,6 +25,12 @@
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 30000
 
+#define STATE_QUEUE 16 /* state changes waiting to be told to the callback */
+
+typedef struct state_change {
+    int from, to;
+} state_change;
+
 typedef struct in_flight {
     uint64_t version;
     size_t bytes;
@@ -41,7 +47,15 @@ struct cf_sync_session {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
     int stop, paused, wake;
+    uint64_t pause_gen;         /* counts coffer_sync_pause() calls */
+    uint64_t conn_gen;          /* pause_gen when the current connection began */
     int state;
+    coffer_sync_state_fn state_fn; /* told of every state change, or NULL */
+    void *state_ctx;
+    state_change changes[STATE_QUEUE]; /* changes not told yet, oldest first */
+    size_t nchanges;
+    int telling;                /* `teller` is calling state_fn */
+    pthread_t teller;
     int caught_up;              /* connected and every server changeset integrated */
     uint64_t idle;              /* receives that found nothing waiting while caught up */
     uint64_t acked;             /* the service has every outbox changeset up to this */
@@ -93,6 +107,11 @@ COFFER_API coffer_status coffer_config_set_sync_transport(coffer_config *config,
     return COFFER_OK;
 }
 
+COFFER_API coffer_status coffer_sync_transport_fail(coffer_status status, const char *message)
+{
+    return cf_error(status, "%s", message ? message : "");
+}
+
 COFFER_API coffer_status coffer_config_set_sync_token(coffer_config *config, const char *token)
 {
     CHECK_CONFIG(config, "coffer_config_set_sync_token");
@@ -109,6 +128,15 @@ COFFER_API coffer_status coffer_config_set_sync_token(coffer_config *config, con
     return COFFER_OK;
 }
 
+COFFER_API coffer_status coffer_config_set_sync_state_callback(coffer_config *config, coffer_sync_state_fn fn,
+                                                               void *ctx)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync_state_callback");
+    config->sync_state_fn = fn;
+    config->sync_state_ctx = fn ? ctx : NULL;
+    return COFFER_OK;
+}
+
 COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *config, coffer_sync_token_fn fn,
                                                                void *ctx)
 {
@@ -122,14 +150,66 @@ COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *co
 /* Shared state                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void set_state(session *s, int state)
+/* Under s->lock: moves to `state`, and queues the change for the state
+ * callback (a full queue folds the change into its last entry). */
+static void change_state_locked(session *s, int state)
 {
-    pthread_mutex_lock(&s->lock);
+    if (s->state == state)
+        return;
+    if (s->state_fn) {
+        if (s->nchanges < STATE_QUEUE)
+            s->changes[s->nchanges++] = (state_change){s->state, state};
+        else
+            s->changes[STATE_QUEUE - 1].to = state;
+    }
     s->state = state;
     if (state != COFFER_SYNC_CONNECTED)
         s->caught_up = 0;
     pthread_cond_broadcast(&s->cond);
+}
+
+/* Tells the state callback of the queued changes, in order. When this
+ * thread is in the callback already (further up its stack), that call
+ * tells the rest after it returns; when another thread is, this waits for
+ * it to finish, so that the changes this thread made have been told when
+ * this returns. Never called with s->lock held. */
+static void tell_state_changes(session *s)
+{
+    if (!s->state_fn)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (s->telling && pthread_equal(s->teller, pthread_self())) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    while (s->telling)
+        pthread_cond_wait(&s->cond, &s->lock);
+    s->telling = 1;
+    s->teller = pthread_self();
+    while (s->nchanges) {
+        state_change c = s->changes[0];
+        memmove(s->changes, s->changes + 1, --s->nchanges * sizeof *s->changes);
+        if (c.from == c.to)
+            continue;
+        pthread_mutex_unlock(&s->lock);
+        s->state_fn(s->state_ctx, c.from, c.to);
+        pthread_mutex_lock(&s->lock);
+    }
+    s->telling = 0;
+    pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
+}
+
+/* The sync thread's own state changes. A paused session stays
+ * COFFER_SYNC_PAUSED whatever its connection does until it notices the
+ * pause, and a connection begun before the last pause changes nothing. */
+static void set_state(session *s, int state)
+{
+    pthread_mutex_lock(&s->lock);
+    if ((!s->paused || state == COFFER_SYNC_PAUSED) && s->conn_gen == s->pause_gen)
+        change_state_locked(s, state);
+    pthread_mutex_unlock(&s->lock);
+    tell_state_changes(s);
 }
 
 static void set_error(session *s, const char *fmt, const char *detail)
@@ -170,7 +250,7 @@ static int pause_for(session *s, uint64_t ms)
 static int should_leave(session *s)
 {
     pthread_mutex_lock(&s->lock);
-    int leave = s->stop || s->paused;
+    int leave = s->stop || s->paused || s->conn_gen != s->pause_gen;
     pthread_mutex_unlock(&s->lock);
     return leave;
 }
@@ -531,11 +611,16 @@ static coffer_status welcome(session *s)
 /* One connection, from open to close. */
 static coffer_status connection(session *s, int *connected)
 {
+    pthread_mutex_lock(&s->lock);
+    s->conn_gen = s->pause_gen;
+    pthread_mutex_unlock(&s->lock);
     set_state(s, COFFER_SYNC_CONNECTING);
     coffer_clear_error();
     coffer_status st = s->transport.open(s->transport.ctx, s->url, &s->conn);
     if (st != COFFER_OK) {
         s->conn = NULL;
+        if (!coffer_last_error()[0])
+            cf_error(st, "the sync transport could not connect to %s (status %d)", s->url, st);
         return st;
     }
     s->sent_through = 0;
@@ -580,11 +665,15 @@ static void *run(void *arg)
     for (;;) {
         pthread_mutex_lock(&s->lock);
         while (s->paused && !s->stop) {
-            s->state = COFFER_SYNC_PAUSED;
+            change_state_locked(s, COFFER_SYNC_PAUSED);
             s->caught_up = 0;
-            pthread_cond_broadcast(&s->cond);
-            pthread_cond_wait(&s->cond, &s->lock);
             backoff = BACKOFF_FIRST_MS;
+            pthread_mutex_unlock(&s->lock);
+            tell_state_changes(s);
+            pthread_mutex_lock(&s->lock);
+            if (!s->paused || s->stop)
+                break;
+            pthread_cond_wait(&s->cond, &s->lock);
         }
         int stop = s->stop, failed = s->state == COFFER_SYNC_FAILED;
         pthread_mutex_unlock(&s->lock);
@@ -595,9 +684,10 @@ static void *run(void *arg)
             while (!s->stop && !s->wake)
                 pthread_cond_wait(&s->cond, &s->lock);
             s->wake = 0;
-            if (!s->stop)
-                s->state = COFFER_SYNC_DISCONNECTED;
+            if (!s->stop && !s->paused)
+                change_state_locked(s, COFFER_SYNC_DISCONNECTED);
             pthread_mutex_unlock(&s->lock);
+            tell_state_changes(s);
             continue;
         }
         int connected = 0;
@@ -608,12 +698,15 @@ static void *run(void *arg)
             set_error(s, "%s", coffer_last_error());
         pthread_mutex_lock(&s->lock);
         int refused = s->state == COFFER_SYNC_FAILED;
-        if (!refused && !s->paused)
-            s->state = COFFER_SYNC_DISCONNECTED;
+        /* Left for a pause that a resume has undone already: connect again at once. */
+        int repaused = s->conn_gen != s->pause_gen;
+        if (!refused && !s->paused && !repaused)
+            change_state_locked(s, COFFER_SYNC_DISCONNECTED);
         s->caught_up = 0;
         pthread_cond_broadcast(&s->cond);
-        int again = s->paused || refused;
+        int again = s->paused || refused || repaused;
         pthread_mutex_unlock(&s->lock);
+        tell_state_changes(s);
         if (!again && pause_for(s, backoff))
             break;
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
@@ -641,6 +734,11 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
 {
     if (db->read_only)
         return cf_error(COFFER_ERR_READ_ONLY, "a read-only handle cannot sync");
+    if (!config->sync_transport.open && strncmp(config->sync_url, "wss://", 6) == 0)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT,
+                        "sync URL '%s': the built-in transport has no TLS; a wss:// URL needs a transport that "
+                        "speaks TLS (coffer_config_set_sync_transport)",
+                        config->sync_url);
     coffer_status st = cf_sync_enable(db, config->sync_partition);
     if (st != COFFER_OK)
         return st;
@@ -658,6 +756,8 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     }
     s->token_fn = config->sync_token_fn;
     s->token_ctx = config->sync_token_ctx;
+    s->state_fn = config->sync_state_fn;
+    s->state_ctx = config->sync_state_ctx;
     s->db = db;
     s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
     s->state = COFFER_SYNC_CONNECTING;
@@ -690,6 +790,10 @@ void cf_sync_session_stop(coffer_db *db)
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&s->lock);
+    change_state_locked(s, COFFER_SYNC_OFF);
+    pthread_mutex_unlock(&s->lock);
+    tell_state_changes(s);
     db->sync = NULL;
     free_session(s);
 }
@@ -810,14 +914,20 @@ static coffer_status set_paused(coffer_db *db, const char *fn, int paused)
     if (st != COFFER_OK)
         return st;
     pthread_mutex_lock(&s->lock);
-    s->paused = paused;
-    if (!paused) {
+    if (paused) {
+        if (!s->paused)
+            s->pause_gen++;
+        s->paused = 1;
+        change_state_locked(s, COFFER_SYNC_PAUSED);
+    } else {
+        s->paused = 0;
         s->wake = 1;
         if (s->state == COFFER_SYNC_FAILED) /* try again: the service may have been fixed */
-            s->state = COFFER_SYNC_DISCONNECTED;
+            change_state_locked(s, COFFER_SYNC_DISCONNECTED);
     }
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
+    tell_state_changes(s);
     return COFFER_OK;
 }
 

@@ -125,8 +125,9 @@ public final class Database {
 
     init(configuration: Configuration, confinement: Confinement, progress: OpenProgressHandler? = nil) throws {
         let path = try configuration.filePath()
-        sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress), path: path,
-                                    syncUser: configuration.syncConfiguration?.user)
+        let syncStates = configuration.syncConfiguration == nil ? nil : SyncStateHub()
+        sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress, syncStates: syncStates),
+                                    path: path, sync: configuration.syncConfiguration, syncStates: syncStates)
         handle = sharedHandle.pointer
         self.configuration = configuration
         self.confinement = confinement
@@ -177,7 +178,8 @@ public final class Database {
         coffer_txn_free(readTransaction)
     }
 
-    private static func open(_ configuration: Configuration, path: String?, progress: OpenProgressHandler?) throws -> OpaquePointer {
+    private static func open(_ configuration: Configuration, path: String?, progress: OpenProgressHandler?,
+                             syncStates: SyncStateHub? = nil) throws -> OpaquePointer {
         if configuration.readOnly && configuration.deleteDatabaseIfMigrationNeeded {
             throw CofferError(.invalidArgument, "readOnly and deleteDatabaseIfMigrationNeeded cannot both be set")
         }
@@ -188,6 +190,7 @@ public final class Database {
         defer { coffer_config_free(config) }
         let callbacks = OpenCallbacks(configuration, progress: progress)
         try callbacks.install(on: config)
+        try syncStates?.install(on: config)
         var db: OpaquePointer?
         let status = withExtendedLifetime(callbacks) { coffer_open(config, &db) }
         if status != COFFER_OK {

@@ -14,14 +14,18 @@ internal import CCoffer
 final class SharedHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     private let openFilePath: String?
-    /// The sync user whose token callback the handle's session calls: kept
-    /// until the handle is closed, which stops the session.
-    private let syncUser: User?
+    /// The sync configuration whose user (token callback) and transport the
+    /// handle's session calls: kept until the handle is closed, which stops
+    /// the session.
+    private let syncConfiguration: SyncConfiguration?
+    /// The observers of the session's state (its state callback's context).
+    let syncStates: SyncStateHub?
 
-    init(_ pointer: OpaquePointer, path: String?, syncUser: User? = nil) {
+    init(_ pointer: OpaquePointer, path: String?, sync: SyncConfiguration? = nil, syncStates: SyncStateHub? = nil) {
         self.pointer = pointer
         self.openFilePath = path.map(OpenFiles.register)
-        self.syncUser = syncUser
+        self.syncConfiguration = sync
+        self.syncStates = syncStates
     }
 
     deinit {

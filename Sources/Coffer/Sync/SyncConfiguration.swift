@@ -27,10 +27,12 @@ internal import CCoffer
 /// throws `.schema` naming the class otherwise), and a file syncs one partition
 /// for good: opening it with another throws `.invalidArgument` naming both.
 public struct SyncConfiguration: Sendable {
-    /// The service's sync endpoint, `ws://HOST:PORT/sync/v1`. The connection
-    /// is the C core's built-in WebSocket client, which has no TLS: opening a
-    /// database with a `wss://` URL, or any URL that is not `ws://` with a host,
-    /// throws ``CofferError`` `.invalidArgument` naming it.
+    /// The service's sync endpoint, `ws://HOST:PORT/sync/v1` or
+    /// `wss://HOST/sync/v1`. Without a ``transport`` the connection is the C
+    /// core's built-in WebSocket client, which has no TLS: opening a database
+    /// with a `wss://` URL and no transport, or with any URL that is not
+    /// `ws://` or `wss://` with a host, throws ``CofferError``
+    /// `.invalidArgument` naming it.
     public var url: URL
 
     /// The partition whose objects the file holds; not empty.
@@ -41,12 +43,34 @@ public struct SyncConfiguration: Sendable {
     /// development mode, which needs no token.
     public var user: User?
 
+    /// How the session reaches the service; nil for the C core's built-in
+    /// `ws://` client. `wss://` URLs need one that speaks TLS, such as
+    /// `NIOWebSocketTransport` of the `CofferSyncNIO` library:
+    ///
+    /// ```swift
+    /// import CofferSyncNIO
+    ///
+    /// let sync = SyncConfiguration(url: URL(string: "wss://sync.example.com/sync/v1")!,
+    ///                              partitionValue: "team-1",
+    ///                              transport: NIOWebSocketTransport())
+    /// ```
+    public var transport: (any SyncTransport)? {
+        get { transportBridge?.transport }
+        set { transportBridge = newValue.map(SyncTransportBridge.init) }
+    }
+
+    /// The C transport over ``transport``, kept by the configuration so that
+    /// every handle opened with it keeps it.
+    private(set) var transportBridge: SyncTransportBridge?
+
     /// A configuration syncing `partitionValue` with the service at `url`, as
-    /// `user` when the service authenticates its clients.
-    public init(url: URL, partitionValue: String, user: User? = nil) {
+    /// `user` when the service authenticates its clients, through `transport`
+    /// (nil: the built-in `ws://` client).
+    public init(url: URL, partitionValue: String, user: User? = nil, transport: (any SyncTransport)? = nil) {
         self.url = url
         self.partitionValue = partitionValue
         self.user = user
+        self.transport = transport
     }
 
     /// Sets sync on the C configuration `config`. The user, the token
@@ -54,16 +78,21 @@ public struct SyncConfiguration: Sendable {
     /// ``SharedHandle`` keeps it.
     func install(on config: OpaquePointer) throws(CofferError) {
         let text = url.absoluteString
-        if url.scheme?.lowercased() == "wss" {
-            throw CofferError(.invalidArgument, "sync url '\(text)': the built-in transport has no TLS, use a ws:// URL")
+        if url.scheme?.lowercased() == "wss" && transportBridge == nil {
+            throw CofferError(.invalidArgument, "sync url '\(text)': the built-in transport has no TLS; "
+                + "give a transport that speaks TLS (NIOWebSocketTransport of CofferSyncNIO) or use a ws:// URL")
         }
-        guard url.scheme?.lowercased() == "ws", url.host != nil else {
-            throw CofferError(.invalidArgument, "sync url '\(text)' is not a ws:// URL with a host")
+        guard ["ws", "wss"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw CofferError(.invalidArgument, "sync url '\(text)' is not a ws:// or wss:// URL with a host")
         }
         guard !partitionValue.isEmpty else {
             throw CofferError(.invalidArgument, "sync partitionValue is empty")
         }
         try CofferError.check(coffer_config_set_sync(config, text, partitionValue))
+        if let transportBridge {
+            var cTransport = transportBridge.cTransport
+            try CofferError.check(coffer_config_set_sync_transport(config, &cTransport))
+        }
         if let user {
             let context = Unmanaged.passUnretained(user).toOpaque()
             try CofferError.check(coffer_config_set_sync_token_callback(config, { ctx, refresh, buf, size in

@@ -14,9 +14,9 @@ internal import CCoffer
 /// it. A `SyncSession` is `Sendable`: it may be used from any thread or task,
 /// and it keeps the file open while it is held.
 ///
-/// The C core tells the session's state when asked and does not announce
-/// changes, so there is no state observation: read ``state`` and
-/// ``connectionState`` when needed, or use ``wait(for:timeout:)``.
+/// Observe ``state`` and ``connectionState`` with
+/// ``observe(_:options:_:)`` (a ``NotificationToken``, as Realm's key-value
+/// observation) or as async sequences (``connectionStates``, ``states``).
 public final class SyncSession: Sendable {
     /// Whether the session is running, as Realm's `SyncSession.State`.
     ///
@@ -24,7 +24,8 @@ public final class SyncSession: Sendable {
     /// `COFFER_SYNC_CONNECTED` and `COFFER_SYNC_DISCONNECTED` (waiting out the
     /// backoff before connecting again) are ``active``; `COFFER_SYNC_PAUSED` is
     /// ``paused``; `COFFER_SYNC_FAILED` (the service refused the session for
-    /// good, see ``SyncSession/lastError``) is ``inactive``.
+    /// good, see ``SyncSession/lastError``) and `COFFER_SYNC_OFF` (the
+    /// database was closed) are ``inactive``.
     public enum State: Sendable, Equatable {
         /// Connecting, connected, or waiting to connect again.
         case active
@@ -33,6 +34,7 @@ public final class SyncSession: Sendable {
         /// The service refused the session for good (a refused token, a schema
         /// the service's does not accept, ...): nothing is uploaded or downloaded
         /// until ``SyncSession/resume()``. ``SyncSession/lastError`` says why.
+        /// Also the state a session ends in when its database is closed.
         case inactive
     }
 
@@ -55,22 +57,30 @@ public final class SyncSession: Sendable {
         self.sharedHandle = sharedHandle
     }
 
-    private var cState: Int32 {
+    var cState: Int32 {
         coffer_sync_state(sharedHandle.pointer)
     }
 
     /// Whether the session is running; see ``State`` for how the C core's
     /// states map to it.
     public var state: State {
-        switch UInt32(bitPattern: cState) {
-        case COFFER_SYNC_PAUSED.rawValue: .paused
-        case COFFER_SYNC_FAILED.rawValue: .inactive
-        default: .active
-        }
+        Self.state(of: cState)
     }
 
     /// Whether the session is connected to the service.
     public var connectionState: ConnectionState {
+        Self.connectionState(of: cState)
+    }
+
+    static func state(of cState: Int32) -> State {
+        switch UInt32(bitPattern: cState) {
+        case COFFER_SYNC_PAUSED.rawValue: .paused
+        case COFFER_SYNC_FAILED.rawValue, COFFER_SYNC_OFF.rawValue: .inactive
+        default: .active
+        }
+    }
+
+    static func connectionState(of cState: Int32) -> ConnectionState {
         switch UInt32(bitPattern: cState) {
         case COFFER_SYNC_CONNECTED.rawValue: .connected
         case COFFER_SYNC_CONNECTING.rawValue: .connecting
@@ -91,8 +101,8 @@ public final class SyncSession: Sendable {
     /// Closes the connection and keeps it closed until ``resume()``. Local writes
     /// go on and are uploaded after. It returns at once; the session thread
     /// closes the connection after the frame it is handling, if any (so a
-    /// download that had arrived may still be integrated), and ``state`` is
-    /// ``State/paused`` from then on.
+    /// download that had arrived may still be integrated). ``state`` is
+    /// ``State/paused`` as soon as this returns, and observers have been told.
     public func pause() {
         _ = coffer_sync_pause(sharedHandle.pointer)
     }

@@ -7,7 +7,11 @@ frames and changesets), and keeps a history and each client's progress as
 a service does; the real service is tested against the same document on its
 own."""
 
+import shutil
+import ssl
 import struct
+import subprocess
+import sys
 import threading
 import time
 from typing import Dict, List, Optional, Tuple
@@ -143,20 +147,21 @@ class Reader:
 class Relay:
     """One partition's history and its clients' progress, served over WebSocket."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Optional[ssl.SSLContext] = None) -> None:
         self.lock = threading.Lock()
         self.history: List[Tuple[int, bytes, bytes]] = []  # server version, origin, changeset
         self.last: Dict[bytes, int] = {}
         self.queues: Dict[bytes, List[bytes]] = {}
         self.upload_frames = 0
-        self.server = websockets_server.serve(self.handle, "127.0.0.1", 0, compression=None, max_size=None)
+        self.server = websockets_server.serve(self.handle, "127.0.0.1", 0, compression=None, max_size=None, ssl=tls)
         self.port = self.server.socket.getsockname()[1]
+        self.scheme = "wss" if tls is not None else "ws"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/sync/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/sync/v1"
 
     def download(self, entries: List[Tuple[int, bytes, bytes]]) -> bytes:
         latest = self.history[-1][0] if self.history else 0
@@ -289,6 +294,159 @@ def test_pause_resume_and_timeouts(tmp_path, relay):
         db.close()
 
 
+class StateLog:
+    """What a state callback saw, and on which threads."""
+
+    def __init__(self) -> None:
+        self.changes: List[Tuple[str, str]] = []
+        self.threads: List[int] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, old: str, new: str) -> None:
+        with self.cond:
+            self.changes.append((old, new))
+            self.threads.append(threading.get_ident())
+            self.cond.notify_all()
+
+    def wait_for(self, state: str, after: int = 0, timeout: float = 20) -> int:
+        with self.cond:
+            found = self.cond.wait_for(
+                lambda: any(new == state for _, new in self.changes[after:]), timeout)
+            assert found, f"never told of {state!r}: {self.changes}"
+            return next(i for i in range(after, len(self.changes)) if self.changes[i][1] == state)
+
+
+@pytest.mark.parametrize("transport", ["websockets", "builtin"])
+def test_state_changes_are_told(tmp_path, relay, transport):
+    db = open_synced(tmp_path / "a.coffer", relay.url, transport)
+    log = StateLog()
+    token = db.sync.on_state_change(log)
+    try:
+        log.wait_for("connected")
+        assert db.sync.state == "connected"
+        before = len(log.changes)
+        db.sync.pause()
+        # Paused as soon as pause() returns, and told before it returned.
+        assert db.sync.state == "paused"
+        assert log.changes[before] == ("connected", "paused")
+        db.sync.resume()
+        at = log.wait_for("connecting", before + 1)
+        assert log.changes[at] == ("paused", "connecting")
+        log.wait_for("connected", at)
+        assert threading.get_ident() not in log.threads[at:]  # told on the session's thread
+        # Every change starts where the one before ended.
+        for (_, new), (old, _) in zip(log.changes, log.changes[1:]):
+            assert new == old
+        # Once cancelled, nothing more is told.
+        token.cancel()
+        token.cancel()
+        told = len(log.changes)
+        db.sync.pause()
+        db.sync.resume()
+        db.sync.wait_for_download(timeout=20)
+        assert len(log.changes) == told
+    finally:
+        db.close()
+
+
+def test_the_last_state_change_is_to_off_and_bad_callbacks(tmp_path, relay, monkeypatch):
+    reported: List[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda args: reported.append(args.exc_value))
+    db = open_synced(tmp_path / "a.coffer", relay.url)
+    log = StateLog()
+    failing_calls = []
+
+    def failing(old: str, new: str) -> None:
+        failing_calls.append(new)
+        raise RuntimeError("a broken callback")
+
+    with pytest.raises(TypeError, match="callable"):
+        db.sync.on_state_change("not a function")  # type: ignore[arg-type]
+    with db.sync.on_state_change(failing):
+        db.sync.on_state_change(log)
+        db.sync.wait_for_download(timeout=20)
+        # A callback that raises does not stop the session nor the others.
+        log.wait_for("connected")
+        db.sync.pause()
+        assert log.changes[-1] == ("connected", "paused")
+        assert failing_calls[-1] == "paused"
+    assert any(isinstance(exc, RuntimeError) and "a broken callback" in str(exc) for exc in reported)
+    db.sync.resume()
+    db.sync.wait_for_download(timeout=20)
+    db.close()
+    # Closing ends the connection, then the session.
+    assert log.changes[-1][1] == "off"
+    assert log.threads[-1] == threading.get_ident()
+    assert failing_calls[-1] == "paused"
+
+
+def throwaway_certificates(folder) -> Dict[str, str]:
+    """A CA and a server certificate for 127.0.0.1 signed by it, and another
+    CA that signed nothing, made by openssl in `folder`."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (scripts/setup installs it)")
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    for ca in ("ca", "other-ca"):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN=Coffer test {ca}",
+                "-keyout", f"{ca}.key", "-out", f"{ca}.pem")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
+            "-out", "server.csr")
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
+    return {name: str(folder / name) for name in ("ca.pem", "other-ca.pem", "server.pem", "server.key")}
+
+
+def test_wss_with_a_ca_of_its_own_and_a_wrong_ca_named(tmp_path):
+    files = throwaway_certificates(tmp_path)
+    server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_tls.load_cert_chain(files["server.pem"], files["server.key"])
+    tls_relay = Relay(tls=server_tls)
+    try:
+        assert tls_relay.url.startswith("wss://")
+        trusted = ssl.create_default_context(cafile=files["ca.pem"])
+        a = coffer.open(str(tmp_path / "a.coffer"), schema=[Note],
+                        sync=coffer.SyncConfig(url=tls_relay.url, partition="team-1", ssl_context=trusted))
+        b = coffer.open(str(tmp_path / "b.coffer"), schema=[Note],
+                        sync=coffer.SyncConfig(url=tls_relay.url, partition="team-1", ssl_context=trusted))
+        try:
+            with a.write():
+                a.create(Note, {"id": 1, "text": "over TLS"})
+            a.sync.wait_for_upload(timeout=20)
+            arrives(b, lambda: b.object_for_primary_key(Note, 1) is not None)
+            assert b.object_for_primary_key(Note, 1).text == "over TLS"
+        finally:
+            a.close()
+            b.close()
+
+        # Another CA: refused, and the session's error names the certificate problem.
+        wrong = ssl.create_default_context(cafile=files["other-ca.pem"])
+        c = coffer.open(str(tmp_path / "c.coffer"), schema=[Note],
+                        sync=coffer.SyncConfig(url=tls_relay.url, partition="team-1", ssl_context=wrong))
+        try:
+            with c.write():
+                c.create(Note, {"id": 2})
+            with pytest.raises(coffer.SyncTimeoutError):
+                c.sync.wait_for_upload(timeout=1)
+            assert "CERTIFICATE_VERIFY_FAILED" in c.sync.error or "certificate verify failed" in c.sync.error
+            assert c.sync.state in ("connecting", "disconnected")
+        finally:
+            c.close()
+        assert len(tls_relay.history) == 1  # nothing came through the refused connection
+
+        # The builtin transport has no TLS: refused at open, naming the URL.
+        with pytest.raises(coffer.InvalidArgumentError, match="no TLS"):
+            coffer.open(str(tmp_path / "d.coffer"), schema=[Note],
+                        sync=coffer.SyncConfig(url=tls_relay.url, partition="team-1", transport="builtin"))
+        with pytest.raises(coffer.InvalidArgumentError, match="ssl_context"):
+            coffer.SyncConfig(url=tls_relay.url, partition="p", transport="builtin", ssl_context=trusted)
+    finally:
+        tls_relay.stop()
+
+
 def test_no_service_is_a_timeout_never_a_hang(tmp_path):
     db = open_synced(tmp_path / "a.coffer", "ws://127.0.0.1:9/sync/v1")
     try:
@@ -301,6 +459,7 @@ def test_no_service_is_a_timeout_never_a_hang(tmp_path):
             db.sync.wait_for_download(timeout=0.1)
         assert time.monotonic() - started < 30
         assert db.sync.state in ("connecting", "disconnected")
+        assert "websockets:" in db.sync.error  # the transport's own failure, by name
     finally:
         db.close()
 

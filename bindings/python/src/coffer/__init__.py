@@ -104,7 +104,7 @@ from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
 from .auth import App, AuthError, Credentials, User
-from .sync import SyncConfig, SyncSession
+from .sync import SyncConfig, SyncSession, SyncStateToken
 from .verification import Finding, FindingKind
 
 __version__ = "0.1.0"
@@ -194,6 +194,7 @@ __all__ = [
     "Credentials",
     "User",
     "SyncSession",
+    "SyncStateToken",
     "SyncTimeoutError",
     "ReadOnlyError",
     "Results",

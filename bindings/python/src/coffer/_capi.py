@@ -446,6 +446,11 @@ coffer_config_set_sync_token_callback = _status(
     "coffer_config_set_sync_token_callback", ConfigP, SYNC_TOKEN_FN, c_void_p
 )
 coffer_sync_state = _declare("coffer_sync_state", c_int, [DbP])
+coffer_sync_transport_fail = _declare("coffer_sync_transport_fail", c_int, [c_int, c_char_p])
+SYNC_STATE_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_int)
+coffer_config_set_sync_state_callback = _status(
+    "coffer_config_set_sync_state_callback", ConfigP, SYNC_STATE_FN, c_void_p
+)
 coffer_sync_error = _status("coffer_sync_error", DbP, c_char_p, c_size_t)
 coffer_sync_wait_for_upload = _status("coffer_sync_wait_for_upload", DbP, c_uint64)
 coffer_sync_wait_for_download = _status("coffer_sync_wait_for_download", DbP, c_uint64)

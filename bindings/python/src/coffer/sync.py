@@ -8,6 +8,7 @@ imports database.py."""
 from __future__ import annotations
 
 import ctypes
+import ssl
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
@@ -42,6 +43,10 @@ class SyncConfig:
         by itself when the service says it expired. None for a service in
         development mode.
     token: a fixed access token instead of `user` (it is not refreshed).
+    ssl_context: the ssl.SSLContext of wss:// connections made by the
+        websockets transport; None uses the system's trust roots. To trust
+        a self-hosted service's own CA:
+        `ssl.create_default_context(cafile="ca.pem")`.
     """
 
     url: str
@@ -49,6 +54,7 @@ class SyncConfig:
     transport: str = "websockets"
     user: Optional[User] = None
     token: Optional[str] = None
+    ssl_context: Optional[ssl.SSLContext] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
@@ -63,6 +69,12 @@ class SyncConfig:
             raise InvalidArgumentError(
                 f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
             )
+        if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
+            raise InvalidArgumentError(
+                f"SyncConfig: ssl_context must be an ssl.SSLContext, got {type(self.ssl_context).__name__}"
+            )
+        if self.ssl_context is not None and self.transport == "builtin":
+            raise InvalidArgumentError("SyncConfig: the builtin transport has no TLS; ssl_context needs 'websockets'")
 
 
 class WebSocketTransport:
@@ -71,13 +83,14 @@ class WebSocketTransport:
     database's sync thread; an exception in one closes the connection (the
     session reconnects) and is kept in `last_exception`."""
 
-    def __init__(self, open_timeout: float = 10.0) -> None:
+    def __init__(self, open_timeout: float = 10.0, ssl_context: Optional[ssl.SSLContext] = None) -> None:
         try:
             from websockets.sync.client import connect  # an optional dependency, loaded when used
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MisuseError('sync needs the websockets package: pip install "coffer[sync]"') from exc
         self._connect = connect
         self._open_timeout = open_timeout
+        self._ssl_context = ssl_context
         self._connections: Dict[int, Any] = {}
         self._last_frames: Dict[int, Any] = {}
         self._next_id = 1
@@ -93,13 +106,17 @@ class WebSocketTransport:
 
     def _failed(self, exc: BaseException) -> int:
         self.last_exception = exc
-        return int(Status.IO)
+        # The session's error (db.sync.error) names the failure.
+        message = f"websockets: {type(exc).__name__}: {exc}"
+        return int(_capi.coffer_sync_transport_fail(int(Status.IO), message.encode("utf-8", "replace")))
 
     def _open(self, _ctx: Any, url: bytes, out: Any) -> int:
         try:
             # Entered as a context manager: how every version of the package connects.
-            ws = self._connect(url.decode("utf-8"), open_timeout=self._open_timeout, max_size=None,
-                               compression=None).__enter__()
+            text = url.decode("utf-8")
+            tls = {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            ws = self._connect(text, open_timeout=self._open_timeout, max_size=None,
+                               compression=None, **tls).__enter__()
         except BaseException as exc:  # every failure is a failed connection
             return self._failed(exc)
         with self._lock:
@@ -170,13 +187,77 @@ class TokenSource:
         return int(Status.OK)
 
 
+StateCallback = Callable[[str, str], None]
+"""A sync state callback: called with the old and the new state, each one of
+the names of SyncSession.state."""
+
+
+class StateListeners:
+    """The core's state callback (coffer_sync_state_fn) of one synced
+    handle, passing every change on to the callables of
+    SyncSession.on_state_change(). The core calls it on the session's
+    thread, or on a thread calling pause(), resume() or close(), one change
+    at a time and in order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._callbacks: Dict[int, StateCallback] = {}
+        self._next = 0
+        self.fn = _capi.SYNC_STATE_FN(self._told)
+
+    def add(self, callback: StateCallback) -> "SyncStateToken":
+        with self._lock:
+            self._next += 1
+            key = self._next
+            self._callbacks[key] = callback
+        return SyncStateToken(self, key)
+
+    def remove(self, key: int) -> None:
+        with self._lock:
+            self._callbacks.pop(key, None)
+
+    def _told(self, _ctx: Any, old: int, new: int) -> None:
+        with self._lock:
+            callbacks = list(self._callbacks.values())
+        failure: Optional[BaseException] = None
+        for callback in callbacks:
+            try:
+                callback(STATES.get(old, "off"), STATES.get(new, "off"))
+            except BaseException as exc:  # the others still hear of the change
+                failure = failure or exc
+        if failure is not None:
+            raise failure  # reported by ctypes as an unraisable exception
+
+
+class SyncStateToken:
+    """Returned by SyncSession.on_state_change(): cancel() stops the calls."""
+
+    def __init__(self, listeners: StateListeners, key: int) -> None:
+        self._listeners = listeners
+        self._key = key
+
+    def cancel(self) -> None:
+        """Stops calling the callback. A call already running on another
+        thread finishes; none starts after this returns. Cancelling twice
+        does nothing."""
+        self._listeners.remove(self._key)
+
+    def __enter__(self) -> "SyncStateToken":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.cancel()
+
+
 class SyncKeepAlive:
     """What a synced handle keeps alive for the core: its transport and its
-    token source (each None when not used)."""
+    token source (each None when not used), and its state listeners."""
 
-    def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource]) -> None:
+    def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource],
+                 states: Optional[StateListeners] = None) -> None:
         self.transport = transport
         self.tokens = tokens
+        self.states = states if states is not None else StateListeners()
 
 
 def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
@@ -190,11 +271,13 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
         _capi.coffer_config_set_sync_token_callback(config, tokens.fn, None)
     elif sync.token is not None:
         _capi.coffer_config_set_sync_token(config, sync.token.encode("utf-8"))
+    states = StateListeners()
+    _capi.coffer_config_set_sync_state_callback(config, states.fn, None)
     if sync.transport == "builtin":
-        return SyncKeepAlive(None, tokens)
-    transport = WebSocketTransport()
+        return SyncKeepAlive(None, tokens, states)
+    transport = WebSocketTransport(ssl_context=sync.ssl_context)
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
-    return SyncKeepAlive(transport, tokens)
+    return SyncKeepAlive(transport, tokens, states)
 
 
 def _millis(timeout: Optional[float]) -> int:
@@ -211,8 +294,9 @@ class SyncSession:
     the background; these calls wait for it, pause it, resume it and tell its
     state. They may be called from any thread."""
 
-    def __init__(self, handle: Callable[[], _capi.DbP]) -> None:
+    def __init__(self, handle: Callable[[], _capi.DbP], states: Optional[StateListeners] = None) -> None:
         self._handle = handle
+        self._states = states if states is not None else StateListeners()
 
     def wait_for_upload(self, timeout: Optional[float] = None) -> None:
         """Returns once the service has every local commit made before the
@@ -229,7 +313,8 @@ class SyncSession:
         """Closes the connection until resume(); local writes go on.
 
         Returns at once: the session closes its connection after the frame it
-        is handling, if any, and `state` is "paused" from then on."""
+        is handling, if any. `state` is "paused" as soon as this returns, and
+        the state callbacks have been told."""
         _capi.coffer_sync_pause(self._handle())
 
     def resume(self) -> None:
@@ -241,6 +326,26 @@ class SyncSession:
         """"connecting", "connected", "disconnected" (waiting to retry),
         "paused" or "failed" (refused for good; see `error`)."""
         return STATES.get(_capi.coffer_sync_state(self._handle()), "off")
+
+    def on_state_change(self, callback: StateCallback) -> SyncStateToken:
+        """Calls `callback(old, new)` on every change of `state` from now on,
+        until the returned token's cancel() (or the token used as a context
+        manager ends). The states are the names `state` gives; closing the
+        database tells a last change, to "off".
+
+        The callback runs on the session's own thread, or on the thread that
+        calls pause(), resume() or close() (the change such a call makes has
+        been told when it returns). Calls never overlap and come in the order
+        of the changes. It may read `state` and `error` and call pause() and
+        resume(); it must not close the database, wait for sync
+        (wait_for_upload(), wait_for_download()), write, or block for long:
+        the session makes no progress while it runs. An exception it raises
+        is reported as unraisable (sys.unraisablehook) and the session goes
+        on. Thread-safe code only: hand the change to your own thread or
+        event loop (loop.call_soon_threadsafe) for anything more."""
+        if not callable(callback):
+            raise TypeError(f"on_state_change needs a callable, got {type(callback).__name__}")
+        return self._states.add(callback)
 
     @property
     def error(self) -> str:
