@@ -515,6 +515,11 @@ void cf_hub_close(coffer_db *db)
         if (o->stopped) {
             observer_free(o);
         } else {
+            /* A first callback that never came: its transaction ends with
+             * the handle, not with the token. */
+            if (o->base)
+                coffer_txn_free(o->base);
+            o->base = NULL;
             o->stopped = 1;
             o->orphaned = 1;
             o->next = NULL;
