@@ -2060,10 +2060,13 @@ typedef void (*coffer_post_fn)(void *scheduler_ctx, coffer_work_fn work, void *a
  *  `new_version` (versions as coffer_txn_version()). */
 typedef void (*coffer_db_callback)(void *ctx, coffer_txn *txn, uint64_t old_version, uint64_t new_version);
 /** Called with the changes of an observed collection; `changes` is NULL for
- *  the first call, which reports the initial state. */
+ *  the first call, which reports the initial state: the state at the newest
+ *  version when the observer was registered (`txn` is at that version), a
+ *  commit made after registering being told as a change after it. */
 typedef void (*coffer_collection_callback)(void *ctx, coffer_txn *txn, const coffer_collection_changes *changes);
 /** Called with the changes of an observed object; `changes` is NULL for the
- *  first call. */
+ *  first call, made at the version of registration as for
+ *  coffer_collection_callback. */
 typedef void (*coffer_object_callback)(void *ctx, coffer_txn *txn, const coffer_object_changes *changes);
 
 /** Moves `db` to the newest version of its file and runs, on the calling
