@@ -555,7 +555,9 @@ COFFER_API coffer_status coffer_config_set_max_file_size(coffer_config *config, 
 COFFER_API coffer_status coffer_set_default_path(const char *path);
 
 /** The process-wide default path. The string is owned by the library and
- *  stays valid until the next coffer_set_default_path(). */
+ *  stays valid for the life of the process: every path set is kept, so a
+ *  string read here is not freed by a later coffer_set_default_path() in
+ *  another thread (which returns a new one from then on). */
 COFFER_API const char *coffer_default_path(void);
 
 /* ------------------------------------------------------------------------ */
