@@ -197,7 +197,7 @@ TS_ENV_TEST(test_default_path)
 static void *set_default_paths(void *arg)
 {
     const char *base = arg;
-    char path[TS_PATH_MAX];
+    char path[TS_PATH_MAX + 32];
     for (int i = 0; i < 2000; i++) {
         snprintf(path, sizeof path, "%s/set-%d.coffer", base, i);
         if (coffer_set_default_path(path) != COFFER_OK)
@@ -226,7 +226,7 @@ TS_ENV_TEST(test_default_path_read_while_set)
     assert_null(failed);
     assert_true(seen > 0);
     assert_string_equal(held, first); /* not freed or changed by the later sets */
-    char last[TS_PATH_MAX];
+    char last[TS_PATH_MAX + 32];
     snprintf(last, sizeof last, "%s/set-1999.coffer", env->dir);
     assert_string_equal(coffer_default_path(), last);
     assert_ok(coffer_set_default_path(NULL));
