@@ -740,6 +740,34 @@ typedef coffer_status (*coffer_migration_enumerate_fn)(coffer_migration *migrati
 COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *migration, const char *class_name,
                                                     coffer_migration_enumerate_fn fn, void *ctx);
 
+/** Flags of coffer_migration_enumerate_v2(). */
+typedef enum coffer_migration_enumerate_flags {
+    /** The visits are not counted in the migration's progress
+     *  (COFFER_PROGRESS_MIGRATION): the caller counts each object when it
+     *  has done its work on it, with coffer_migration_count_visited(). For
+     *  callers that collect the objects first and process them after the
+     *  enumeration returns, whose progress would otherwise reach the end
+     *  before the work began. */
+    COFFER_MIGRATION_COUNT_LATER = 1
+} coffer_migration_enumerate_flags;
+
+/** As coffer_migration_enumerate(), with `flags` (0, or
+ *  COFFER_MIGRATION_COUNT_LATER). COFFER_ERR_INVALID_ARGUMENT names any
+ *  other flag. */
+COFFER_API coffer_status coffer_migration_enumerate_v2(coffer_migration *migration, const char *class_name,
+                                                       coffer_migration_enumerate_fn fn, void *ctx, unsigned flags);
+
+/** Counts `count` more objects of the file before the migration as done,
+ *  for the progress of the migration (coffer_config_set_progress(),
+ *  COFFER_PROGRESS_MIGRATION), after an enumeration with
+ *  COFFER_MIGRATION_COUNT_LATER. Returns COFFER_ERR_CANCELLED if the
+ *  progress callback cancels (stop and return it from the migration
+ *  callback); COFFER_ERR_INVALID_ARGUMENT if the migration has ended.
+ *  Counts past the number of objects the file had (a class enumerated
+ *  twice) are not an error: the progress stays below its total until the
+ *  migration callback returns. */
+COFFER_API coffer_status coffer_migration_count_visited(coffer_migration *migration, uint64_t count);
+
 /** Renames property `from` of class `class_name` (in the old schema) to
  *  `to` (in the new schema), keeping its values, links, collections and
  *  index: the new property takes over the old one's storage. `from` must
