@@ -555,7 +555,9 @@ COFFER_API coffer_status coffer_config_set_max_file_size(coffer_config *config, 
 COFFER_API coffer_status coffer_set_default_path(const char *path);
 
 /** The process-wide default path. The string is owned by the library and
- *  stays valid until the next coffer_set_default_path(). */
+ *  stays valid for the life of the process: every path set is kept, so a
+ *  string read here is not freed by a later coffer_set_default_path() in
+ *  another thread (which returns a new one from then on). */
 COFFER_API const char *coffer_default_path(void);
 
 /* ------------------------------------------------------------------------ */
@@ -737,6 +739,34 @@ typedef coffer_status (*coffer_migration_enumerate_fn)(coffer_migration *migrati
  *  the class; a class only the new schema has visits nothing. */
 COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *migration, const char *class_name,
                                                     coffer_migration_enumerate_fn fn, void *ctx);
+
+/** Flags of coffer_migration_enumerate_v2(). */
+typedef enum coffer_migration_enumerate_flags {
+    /** The visits are not counted in the migration's progress
+     *  (COFFER_PROGRESS_MIGRATION): the caller counts each object when it
+     *  has done its work on it, with coffer_migration_count_visited(). For
+     *  callers that collect the objects first and process them after the
+     *  enumeration returns, whose progress would otherwise reach the end
+     *  before the work began. */
+    COFFER_MIGRATION_COUNT_LATER = 1
+} coffer_migration_enumerate_flags;
+
+/** As coffer_migration_enumerate(), with `flags` (0, or
+ *  COFFER_MIGRATION_COUNT_LATER). COFFER_ERR_INVALID_ARGUMENT names any
+ *  other flag. */
+COFFER_API coffer_status coffer_migration_enumerate_v2(coffer_migration *migration, const char *class_name,
+                                                       coffer_migration_enumerate_fn fn, void *ctx, unsigned flags);
+
+/** Counts `count` more objects of the file before the migration as done,
+ *  for the progress of the migration (coffer_config_set_progress(),
+ *  COFFER_PROGRESS_MIGRATION), after an enumeration with
+ *  COFFER_MIGRATION_COUNT_LATER. Returns COFFER_ERR_CANCELLED if the
+ *  progress callback cancels (stop and return it from the migration
+ *  callback); COFFER_ERR_INVALID_ARGUMENT if the migration has ended.
+ *  Counts past the number of objects the file had (a class enumerated
+ *  twice) are not an error: the progress stays below its total until the
+ *  migration callback returns. */
+COFFER_API coffer_status coffer_migration_count_visited(coffer_migration *migration, uint64_t count);
 
 /** Renames property `from` of class `class_name` (in the old schema) to
  *  `to` (in the new schema), keeping its values, links, collections and

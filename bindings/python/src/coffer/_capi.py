@@ -471,6 +471,12 @@ coffer_migration_old_txn = _declare("coffer_migration_old_txn", TxnP, [Migration
 coffer_migration_enumerate = _status(
     "coffer_migration_enumerate", MigrationP, c_char_p, MIGRATION_ENUMERATE_FN, c_void_p
 )
+# coffer_migration_enumerate_v2's flag: the caller counts each object done.
+MIGRATION_COUNT_LATER = 1
+coffer_migration_enumerate_v2 = _status(
+    "coffer_migration_enumerate_v2", MigrationP, c_char_p, MIGRATION_ENUMERATE_FN, c_void_p, c_uint32
+)
+coffer_migration_count_visited = _status("coffer_migration_count_visited", MigrationP, c_uint64)
 coffer_migration_rename_property = _status(
     "coffer_migration_rename_property", MigrationP, c_char_p, c_char_p, c_char_p
 )
