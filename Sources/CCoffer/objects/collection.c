@@ -172,7 +172,11 @@ static coffer_status coll_load(cf_coll *c)
 /* After a write by this handle its cache is current again. */
 static void coll_wrote(cf_coll *c)
 {
+    /* A chunk this handle wrote last, with nothing written since, stays. */
+    int keep = c->cached_valid && c->cached_generation == c->txn->generation;
     c->txn->generation++;
+    if (keep)
+        c->cached_generation = c->txn->generation;
     c->generation = c->txn->generation;
     c->cursor_valid = 0;
 }
@@ -229,6 +233,7 @@ static void coll_tmp_free(cf_coll *c)
     free(c->chunk_no);
     free(c->ends);
     free(c->buf);
+    free(c->cached);
     if (c->cursor)
         mdb_cursor_close(c->cursor);
 }
@@ -275,9 +280,68 @@ bad:
     return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is damaged", id);
 }
 
+/* A chunk was written or deleted: every handle's cached chunk (and
+ * cached record) of this transaction expires. */
+static void chunk_changed(cf_coll *c)
+{
+    c->txn->generation++;
+    c->cached_valid = 0;
+}
+
+/* Chunk number `no`, borrowed from the handle's cache until its next chunk
+ * read or write: opened (decrypted, in an encrypted file) once while the
+ * transaction writes nothing. */
+static coffer_status chunk_view(cf_coll *c, uint32_t no, chunk *out)
+{
+    if (c->cached_valid && c->cached_no == no && c->cached_id == c->id && c->cached_generation == c->txn->generation) {
+        *out = (chunk){c->cached, c->cached_len, c->cached_n};
+        return COFFER_OK;
+    }
+    c->cached_valid = 0;
+    uint8_t key[14];
+    chunk_key(c->id, no, key);
+    const uint8_t *data;
+    size_t len;
+    coffer_status st = cf_graph_get(c->txn, key, sizeof key, &data, &len, &c->cached, &c->cached_cap, "a list chunk");
+    if (st == COFFER_ERR_NOT_FOUND)
+        return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is missing", c->id);
+    if (st != COFFER_OK)
+        return st;
+    if (data != c->cached) { /* borrowed from the map: keep a copy */
+        if (len > c->cached_cap || !c->cached) {
+            uint8_t *b = realloc(c->cached, len ? len : 1);
+            if (!b)
+                return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
+            c->cached = b;
+            c->cached_cap = len ? len : 1;
+        }
+        memcpy(c->cached, data, len);
+    }
+    chunk k = {c->cached, len, 0};
+    st = chunk_parse(&k, c->id);
+    if (st != COFFER_OK)
+        return st;
+    c->cached_len = len;
+    c->cached_n = k.n;
+    c->cached_no = no;
+    c->cached_id = c->id;
+    c->cached_generation = c->txn->generation;
+    c->cached_valid = 1;
+    *out = k;
+    return COFFER_OK;
+}
+
 /* Reads chunk number `no` into a fresh copy owned by the caller. */
 static coffer_status chunk_read(cf_coll *c, uint32_t no, chunk *out)
 {
+    if (c->cached_valid && c->cached_no == no && c->cached_id == c->id && c->cached_generation == c->txn->generation) {
+        uint8_t *copy = malloc(c->cached_len ? c->cached_len : 1);
+        if (!copy)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
+        memcpy(copy, c->cached, c->cached_len);
+        *out = (chunk){copy, c->cached_len, c->cached_n};
+        return COFFER_OK;
+    }
     uint8_t key[14];
     chunk_key(c->id, no, key);
     const uint8_t *data;
@@ -333,8 +397,21 @@ static coffer_status chunk_write(cf_coll *c, uint32_t no, const slice *cells, ui
     uint8_t key[14];
     chunk_key(c->id, no, key);
     coffer_status st = cf_graph_put(c->txn, key, sizeof key, p, len);
-    free(p);
-    return st;
+    chunk_changed(c);
+    if (st != COFFER_OK) {
+        free(p);
+        return st;
+    }
+    /* What was written is the chunk read next (appends go to the last one). */
+    free(c->cached);
+    c->cached = p;
+    c->cached_cap = c->cached_len = len;
+    c->cached_n = n;
+    c->cached_no = no;
+    c->cached_id = c->id;
+    c->cached_generation = c->txn->generation;
+    c->cached_valid = 1;
+    return COFFER_OK;
 }
 
 static uint32_t chunk_of(const cf_coll *c, uint64_t index)
@@ -404,6 +481,7 @@ static coffer_status list_splice(cf_coll *c, uint64_t index, int remove, const u
         uint8_t key[14];
         chunk_key(c->id, c->chunk_no[j], key);
         st = cf_graph_del(c->txn, key, sizeof key);
+        chunk_changed(c);
         memmove(c->chunk_no + j, c->chunk_no + j + 1, (c->nchunks - j - 1) * sizeof *c->chunk_no);
         memmove(c->ends + j, c->ends + j + 1, (c->nchunks - j - 1) * sizeof *c->ends);
         c->nchunks--;
@@ -447,8 +525,8 @@ static coffer_status list_splice(cf_coll *c, uint64_t index, int remove, const u
 static coffer_status list_read(cf_coll *c, uint64_t index, coffer_value *out)
 {
     uint32_t j = chunk_of(c, index);
-    chunk k;
-    coffer_status st = chunk_read(c, c->chunk_no[j], &k);
+    chunk k = {0};
+    coffer_status st = chunk_view(c, c->chunk_no[j], &k);
     if (st != COFFER_OK)
         return st;
     size_t len;
@@ -456,15 +534,12 @@ static coffer_status list_read(cf_coll *c, uint64_t index, coffer_value *out)
     /* Keep only the cell: values borrow the handle's buffer. */
     if (len + 1 > c->buf_cap) {
         uint8_t *b = realloc(c->buf, len + 1);
-        if (!b) {
-            free(k.data);
+        if (!b)
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
-        }
         c->buf = b;
         c->buf_cap = len + 1;
     }
     memcpy(c->buf, cell, len);
-    free(k.data);
     return cf_cell_read(c->buf, len, out);
 }
 
@@ -830,6 +905,7 @@ static coffer_status release_chunk(cf_coll *c, const cf_slot *e, uint32_t no, in
         uint8_t key[14];
         chunk_key(c->id, no, key);
         st = cf_graph_del(c->txn, key, sizeof key);
+        chunk_changed(c);
     }
     return st;
 }
@@ -1132,7 +1208,7 @@ static cf_coll *coll_alloc(coffer_txn *txn, int kind)
         return NULL;
     /* A reused handle starts as a new one, keeping its pool links and buffers
      * (its cursor was closed on release). */
-    *c = (cf_coll){.pool = c->pool, .buf = c->buf, .buf_cap = c->buf_cap,
+    *c = (cf_coll){.pool = c->pool, .buf = c->buf, .buf_cap = c->buf_cap, .cached = c->cached, .cached_cap = c->cached_cap,
                    .chunk_no = c->chunk_no, .ends = c->ends, .chunk_cap = c->chunk_cap,
                    .magic = CF_COLL_MAGIC, .txn = txn, .kind = kind, .in_use = 1, .policy = COFFER_UPDATE_ERROR};
     return c;

@@ -225,6 +225,13 @@ typedef struct cf_coll {
     uint64_t cursor_pos;
     uint64_t cursor_generation;
     int cursor_valid;
+    /* Lists: the last chunk read or written, opened (decrypted) once and
+     * kept while the transaction's generation is `cached_generation`. */
+    uint8_t *cached;
+    size_t cached_len, cached_cap;
+    uint64_t cached_id, cached_generation;
+    uint32_t cached_no, cached_n;
+    int cached_valid;
 } cf_coll;
 
 /* A query result: the keys of the matching objects, computed in `txn`, and

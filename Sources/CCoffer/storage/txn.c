@@ -484,6 +484,7 @@ void cf_txn_free_handles(coffer_txn *txn)
         free(c->chunk_no);
         free(c->ends);
         free(c->buf);
+        free(c->cached);
         free(c);
     }
     txn->colls = (cf_pool){0};
