@@ -241,6 +241,119 @@ TS_ENV_TEST(test_updates_of_every_type)
     free(m.o);
 }
 
+/* Object i of test_updates_of_narrowed_ints: its int and optional int. */
+typedef struct narrow_pair {
+    int64_t n;
+    int null;
+    int64_t opt;
+} narrow_pair;
+
+static void set_pair(coffer_txn *w, coffer_class_id at, coffer_object_key key, narrow_pair p)
+{
+    coffer_object *o = NULL;
+    assert_ok(coffer_object_get(w, at, key, &o));
+    coffer_field f[] = {ts_field(AT_INT, coffer_value_int(p.n)),
+                        ts_field(AT_OPT_INT, p.null ? coffer_value_null() : coffer_value_int(p.opt))};
+    assert_ok(coffer_object_set_fields(o, f, 2));
+    coffer_object_release(o);
+}
+
+static void check_pairs(coffer_txn *txn, coffer_class_id at, const coffer_object_key *keys, const narrow_pair *pairs,
+                        size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        coffer_object *o = NULL;
+        assert_ok(coffer_object_get(txn, at, keys[i], &o));
+        assert_int_equal(ts_get_int(o, AT_INT), pairs[i].n);
+        if (pairs[i].null) {
+            assert_true(ts_get_is_null(o, AT_OPT_INT));
+        } else {
+            assert_false(ts_get_is_null(o, AT_OPT_INT));
+            assert_int_equal(ts_get_int(o, AT_OPT_INT), pairs[i].opt);
+        }
+        coffer_object_release(o);
+    }
+}
+
+/* Int columns stored narrowed (a cluster's values within 2^32 of its
+ * smallest one, in 1, 2 or 4 bytes each): updates that fit their range,
+ * nulls set and cleared, values below the smallest and far outside the
+ * range (the object then written whole), read back in the transaction,
+ * after the commit and after an abort. */
+TS_ENV_TEST(test_updates_of_narrowed_ints)
+{
+    enum { N = 256 };
+    coffer_class_id at = env->all_types;
+    coffer_object_key keys[N];
+    narrow_pair pairs[N], saved[N];
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 0; i < N; i++) {
+        pairs[i] = (narrow_pair){.n = 1000 + i, .null = i % 3 == 0, .opt = (int64_t)i * 100 - 5000};
+        coffer_field f[] = {ts_field(AT_INT, coffer_value_int(pairs[i].n)),
+                            ts_field(AT_OPT_INT, pairs[i].null ? coffer_value_null() : coffer_value_int(pairs[i].opt)),
+                            ts_field(AT_STRING, ts_str("narrow"))};
+        coffer_object *o = ts_create(w, at, f, 3);
+        keys[i] = coffer_object_key_of(o);
+        coffer_object_release(o);
+    }
+    ts_commit(w);
+
+    /* In range: 1000..1255 (one byte), -5000..20500 (two bytes). */
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 0; i < N; i++) {
+        pairs[i] = (narrow_pair){.n = 1000 + (i * 7) % N, .null = i % 3 == 1, .opt = 20500 - (int64_t)i * 3};
+        set_pair(w, at, keys[i], pairs[i]);
+    }
+    check_pairs(w, at, keys, pairs, N);
+    ts_commit(w);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    check_pairs(r, at, keys, pairs, N);
+    coffer_txn_free(r);
+
+    /* An abort leaves the committed values. */
+    memcpy(saved, pairs, sizeof saved);
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 0; i < N; i += 2)
+        set_pair(w, at, keys[i], (narrow_pair){.n = 1001, .null = 0, .opt = -5000});
+    assert_ok(coffer_txn_abort(w));
+    coffer_txn_free(w);
+    r = ts_begin(env->db, COFFER_TXN_READ);
+    check_pairs(r, at, keys, saved, N);
+    coffer_txn_free(r);
+
+    /* Out of range: below the smallest, past what the width holds, the
+     * extremes; then in-range updates of the same cluster again. */
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    pairs[5] = (narrow_pair){.n = 999, .null = 0, .opt = -5001};
+    pairs[6] = (narrow_pair){.n = 1256, .null = 0, .opt = 70000};
+    pairs[7] = (narrow_pair){.n = INT64_MIN, .null = 0, .opt = INT64_MAX};
+    for (int i = 5; i <= 7; i++)
+        set_pair(w, at, keys[i], pairs[i]);
+    for (int i = 100; i < 110; i++) {
+        pairs[i] = (narrow_pair){.n = 1200 + i % 7, .null = 0, .opt = i};
+        set_pair(w, at, keys[i], pairs[i]);
+    }
+    check_pairs(w, at, keys, pairs, N);
+    ts_commit(w);
+    r = ts_begin(env->db, COFFER_TXN_READ);
+    check_pairs(r, at, keys, pairs, N);
+    coffer_txn_free(r);
+
+    /* The cluster written again holds the wide values: updates still read right. */
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 200; i < N; i++) {
+        pairs[i] = (narrow_pair){.n = -(int64_t)i, .null = i % 2 == 0, .opt = (int64_t)i << 40};
+        set_pair(w, at, keys[i], pairs[i]);
+    }
+    ts_commit(w);
+    if (env->mode != TS_MEMORY)
+        ts_env_reopen(env, ts_std_schema, TS_STD_SCHEMA_COUNT, 1);
+    r = ts_begin(env->db, COFFER_TXN_READ);
+    check_pairs(r, at, keys, pairs, N);
+    coffer_txn_free(r);
+    assert_int_equal(verify_findings(env->db), 0);
+}
+
 /* Sets AllTypes object `key`'s int and double (in place in format 5). */
 static void set_numbers(coffer_txn *w, coffer_class_id at, coffer_object_key key, int64_t n)
 {
@@ -537,6 +650,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES(test_updates_of_every_type),
         TS_TEST_ALL_MODES(test_updates_after_a_cluster_was_written),
+        TS_TEST_ALL_MODES(test_updates_of_narrowed_ints),
         TS_TEST_ALL_MODES(test_indexed_updates),
         TS_TEST_ALL_MODES(test_change_log_names_the_changed_properties),
         TS_TEST_FILE_MODES_SETUP(test_killed_updater, ts_setup_empty),

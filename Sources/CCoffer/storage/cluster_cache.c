@@ -461,10 +461,17 @@ static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t co
             return -1;
         return (ptrdiff_t)(body + (size_t)at * w);
     }
+    if (b[0] == CF_BLOCK_NARROW) { /* the value's fit in the column's range is narrow_fits' */
+        size_t w = b[1];
+        if ((size != NULL_SIZE && size != 8) || !cf_narrow_width_ok((unsigned)w) ||
+            body + CF_NARROW_BASE + ((size_t)at + 1) * w > blen)
+            return -1;
+        return (ptrdiff_t)(body + CF_NARROW_BASE + (size_t)at * w);
+    }
     if (b[0] != CF_BLOCK_ENDS16 && b[0] != CF_BLOCK_ENDS32)
         return -1;
     const uint8_t *p = NULL;
-    uint8_t wide[8]; /* not used: only narrowed int blocks widen, and they are not written in place */
+    uint8_t wide[8]; /* not used: only narrowed blocks widen, and they are placed above */
     size_t len = 0;
     int present = cf_cluster_raw(v, at, col, &p, &len, wide);
     if (present < 0 || (size != NULL_SIZE && (present == 0 || len != size)))
@@ -472,6 +479,27 @@ static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t co
     if (size == NULL_SIZE && present && len)
         return -1; /* a null would leave the old bytes in the block */
     return present ? (ptrdiff_t)(p - b) : 0;
+}
+
+/* Whether int `v` (a null always does) fits the range of column `col`'s
+ * block when it is a narrowed one: its base plus what `width` bytes hold.
+ * Other blocks: 1. */
+static int narrow_fits(const cf_cluster_entry *e, uint16_t col, const coffer_value *v)
+{
+    const uint8_t *b;
+    size_t blen;
+    if (cf_cluster_block_of(&e->view, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER || b[0] != CF_BLOCK_NARROW)
+        return 1;
+    if (v->type == COFFER_TYPE_NULL)
+        return 1;
+    if (v->type != COFFER_TYPE_INT)
+        return 0;
+    size_t body = CF_BLOCK_HEADER + cf_cluster_bitmap_size(e->view.n);
+    if (blen < body + CF_NARROW_BASE)
+        return 0;
+    uint64_t base = cf_get_le(b + body, 8), off = (uint64_t)v->u.integer - base; /* mod 2^64, as cf_narrow_value adds */
+    unsigned w = b[1];
+    return w < 8 && off < ((uint64_t)1 << (8 * w));
 }
 
 /* Column `col`'s opened block of `e`, made writable: an encrypted file's
@@ -511,7 +539,7 @@ static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t
                 return st;
         }
         size_t size = vals[i].type == COFFER_TYPE_NULL ? NULL_SIZE : cf_scalar_size(&vals[i]);
-        if (block_place(e, at, cols[i], size) < 0)
+        if (block_place(e, at, cols[i], size) < 0 || !narrow_fits(e, cols[i], &vals[i]))
             return COFFER_DONE;
     }
     for (size_t i = 0; i < n; i++) {
@@ -524,8 +552,12 @@ static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t
         uint8_t *bit = b + CF_BLOCK_HEADER + at / 8, mask = (uint8_t)(1u << (at % 8));
         if (null) {
             *bit |= mask;
-            if (b[0] == CF_BLOCK_FIXED)
+            if (b[0] == CF_BLOCK_FIXED || b[0] == CF_BLOCK_NARROW)
                 memset(b + off, 0, b[1]);
+        } else if (b[0] == CF_BLOCK_NARROW) {
+            *bit &= (uint8_t)~mask;
+            uint64_t base = cf_get_le(b + CF_BLOCK_HEADER + cf_cluster_bitmap_size(e->view.n), 8);
+            cf_put_le(b + off, (uint64_t)vals[i].u.integer - base, b[1]);
         } else {
             *bit &= (uint8_t)~mask;
             cf_scalar_write(b + off, &vals[i]);
