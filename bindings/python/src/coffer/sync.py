@@ -114,7 +114,9 @@ class WebSocketTransport:
         try:
             # Entered as a context manager: how every version of the package connects.
             text = url.decode("utf-8")
-            tls = {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            tls: Dict[str, Any] = (
+                {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            )
             ws = self._connect(text, open_timeout=self._open_timeout, max_size=None,
                                compression=None, **tls).__enter__()
         except BaseException as exc:  # every failure is a failed connection
