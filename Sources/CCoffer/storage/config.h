@@ -33,6 +33,8 @@ struct coffer_config {
     char *sync_token;                     /* sync/session.c: the HELLO token, or NULL */
     coffer_sync_token_fn sync_token_fn;   /* when set, asked for the token before every HELLO */
     void *sync_token_ctx;
+    coffer_sync_error_fn sync_error_fn; /* sync/error_report.c: told of every ERROR frame */
+    void *sync_error_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */
