@@ -1,6 +1,7 @@
 """Sync (docs/SYNC.md): SyncConfig, which coffer.open(..., sync=...) takes;
 the session a synced Database offers as db.sync (waits, pause, resume,
-state); and the WebSocket transport Python supplies to the core, made with
+state); SyncError, what SyncConfig(on_error=...) is told of the service's
+errors (a compensating write among them); and the WebSocket transport Python supplies to the core, made with
 the `websockets` package (pip install "coffer[sync]"). It sits above
 _capi and errors and below database.py, which holds a session; it never
 imports database.py."""
@@ -12,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
-from . import _capi
+from . import _capi, values
 from .auth import AuthError, User
 from .errors import InvalidArgumentError, MisuseError, Status
 
@@ -24,6 +25,37 @@ STATES = {
     _capi.SYNC_PAUSED: "paused",
     _capi.SYNC_FAILED: "failed",
 }
+
+
+class SyncError(Exception):
+    """An ERROR frame of the sync service (docs/SYNC.md, "Errors"), as
+    SyncConfig(on_error=...) receives it.
+
+    code: the service's error code (COMPENSATING_WRITE is 10).
+    code_name: its name ("COMPENSATING_WRITE", "AUTH", ...).
+    message: the service's message.
+    fatal: whether the service closed the session with it.
+    class_name, primary_key: for a compensating write, the object whose
+        write the permission rules refused (the session reverts it to the
+        service's state); None for other errors.
+    """
+
+    COMPENSATING_WRITE = _capi.SYNC_ERROR_COMPENSATING_WRITE
+
+    def __init__(self, code: int, code_name: str, message: str, fatal: bool,
+                 class_name: Optional[str] = None, primary_key: Any = None) -> None:
+        super().__init__(f"{code_name}: {message}")
+        self.code = code
+        self.code_name = code_name
+        self.message = message
+        self.fatal = fatal
+        self.class_name = class_name
+        self.primary_key = primary_key
+
+    @property
+    def is_compensating_write(self) -> bool:
+        """Whether a write was refused by the service's permission rules."""
+        return self.code == self.COMPENSATING_WRITE
 
 
 @dataclass(frozen=True)
@@ -42,6 +74,12 @@ class SyncConfig:
         by itself when the service says it expired. None for a service in
         development mode.
     token: a fixed access token instead of `user` (it is not refreshed).
+    on_error: called with a SyncError for every ERROR the service sends
+        (a compensating write, or an error that stops the session). It runs
+        on the database's sync thread, which waits for it: it must return
+        soon, and must not close the database nor wait for sync. An
+        exception it raises is kept in the session's `callback_exception`
+        and otherwise ignored.
     """
 
     url: str
@@ -49,6 +87,7 @@ class SyncConfig:
     transport: str = "websockets"
     user: Optional[User] = None
     token: Optional[str] = None
+    on_error: Optional[Callable[[SyncError], None]] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
@@ -59,6 +98,8 @@ class SyncConfig:
             raise InvalidArgumentError(f"SyncConfig: user must be a coffer.User, got {type(self.user).__name__}")
         if self.token is not None and not isinstance(self.token, str):
             raise InvalidArgumentError(f"SyncConfig: token must be a str, got {type(self.token).__name__}")
+        if self.on_error is not None and not callable(self.on_error):
+            raise InvalidArgumentError(f"SyncConfig: on_error must be callable, got {type(self.on_error).__name__}")
         if self.transport not in ("websockets", "builtin"):
             raise InvalidArgumentError(
                 f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
@@ -170,13 +211,44 @@ class TokenSource:
         return int(Status.OK)
 
 
-class SyncKeepAlive:
-    """What a synced handle keeps alive for the core: its transport and its
-    token source (each None when not used)."""
+class ErrorSink:
+    """The core's sync error callback (coffer_sync_error_fn) over a Python
+    callable: turns each event into a SyncError on the database's sync
+    thread. An exception of the callable is kept in `last_exception`."""
 
-    def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource]) -> None:
+    def __init__(self, on_error: Callable[[SyncError], None]) -> None:
+        self.on_error = on_error
+        self.last_exception: Optional[BaseException] = None
+        self.fn = _capi.SYNC_ERROR_FN(self._report)
+
+    def _report(self, _ctx: Any, event_p: Any) -> None:
+        try:
+            event = event_p.contents
+            primary_key = None
+            if event.class_name is not None and event.primary_key:
+                primary_key = values.from_c(event.primary_key.contents, "the refused object's primary key")
+            error = SyncError(
+                int(event.code),
+                (event.code_name or b"unknown").decode("utf-8", "replace"),
+                (event.message or b"").decode("utf-8", "replace"),
+                bool(event.fatal),
+                event.class_name.decode("utf-8", "replace") if event.class_name is not None else None,
+                primary_key,
+            )
+            self.on_error(error)
+        except BaseException as exc:  # a callback must not unwind into C
+            self.last_exception = exc
+
+
+class SyncKeepAlive:
+    """What a synced handle keeps alive for the core: its transport, its
+    token source and its error sink (each None when not used)."""
+
+    def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource],
+                 errors: Optional[ErrorSink] = None) -> None:
         self.transport = transport
         self.tokens = tokens
+        self.errors = errors
 
 
 def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
@@ -190,11 +262,15 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
         _capi.coffer_config_set_sync_token_callback(config, tokens.fn, None)
     elif sync.token is not None:
         _capi.coffer_config_set_sync_token(config, sync.token.encode("utf-8"))
+    errors = None
+    if sync.on_error is not None:
+        errors = ErrorSink(sync.on_error)
+        _capi.coffer_config_set_sync_error_callback(config, errors.fn, None)
     if sync.transport == "builtin":
-        return SyncKeepAlive(None, tokens)
+        return SyncKeepAlive(None, tokens, errors)
     transport = WebSocketTransport()
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
-    return SyncKeepAlive(transport, tokens)
+    return SyncKeepAlive(transport, tokens, errors)
 
 
 def _millis(timeout: Optional[float]) -> int:
@@ -211,8 +287,14 @@ class SyncSession:
     the background; these calls wait for it, pause it, resume it and tell its
     state. They may be called from any thread."""
 
-    def __init__(self, handle: Callable[[], _capi.DbP]) -> None:
+    def __init__(self, handle: Callable[[], _capi.DbP], errors: Optional[ErrorSink] = None) -> None:
         self._handle = handle
+        self._errors = errors
+
+    @property
+    def callback_exception(self) -> Optional[BaseException]:
+        """The last exception SyncConfig(on_error=...) raised (None when none)."""
+        return self._errors.last_exception if self._errors is not None else None
 
     def wait_for_upload(self, timeout: Optional[float] = None) -> None:
         """Returns once the service has every local commit made before the
