@@ -126,7 +126,8 @@ public final class Database {
     init(configuration: Configuration, confinement: Confinement, progress: OpenProgressHandler? = nil) throws {
         let path = try configuration.filePath()
         sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress), path: path,
-                                    syncUser: configuration.syncConfiguration?.user)
+                                    syncUser: configuration.syncConfiguration?.user,
+                                    syncErrorBox: configuration.syncConfiguration?.errorBox)
         handle = sharedHandle.pointer
         self.configuration = configuration
         self.confinement = confinement

@@ -17,11 +17,14 @@ final class SharedHandle: @unchecked Sendable {
     /// The sync user whose token callback the handle's session calls: kept
     /// until the handle is closed, which stops the session.
     private let syncUser: User?
+    /// The sync error handler's box, which the session's error callback reaches.
+    private let syncErrorBox: SyncErrorBox?
 
-    init(_ pointer: OpaquePointer, path: String?, syncUser: User? = nil) {
+    init(_ pointer: OpaquePointer, path: String?, syncUser: User? = nil, syncErrorBox: SyncErrorBox? = nil) {
         self.pointer = pointer
         self.openFilePath = path.map(OpenFiles.register)
         self.syncUser = syncUser
+        self.syncErrorBox = syncErrorBox
     }
 
     deinit {
