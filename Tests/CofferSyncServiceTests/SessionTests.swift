@@ -51,7 +51,7 @@ struct SessionTests {
             Changeset(clientVersion: UInt64($0), clock: UInt64($0) << 16, changes: [TestSchema.createTask(Int64($0), title: "t\($0)")])
         }
         let first = try await client.upload(batch)
-        #expect(first.0 == 3)
+        #expect(first.0 == 4)
         // The same batch again, and a batch overlapping it by one.
         let second = try await client.upload(batch)
         #expect(second == first)
@@ -162,9 +162,9 @@ struct SessionTests {
         try await expectError(garbage, .protocol, containing: "truncated client id")
 
         let future = TestClient(url: service.url)
-        future.send(.hello(protocolVersion: 2, client: .random(), partition: partition, token: "",
+        future.send(.hello(protocolVersion: 3, client: .random(), partition: partition, token: "",
                            lastServerVersion: 0, schema: TestSchema.schema))
-        try await expectError(future, .version, containing: "protocol version 2")
+        try await expectError(future, .version, containing: "protocol version 3")
 
         let reversed = TestClient(url: service.url)
         try await reversed.hello(partition: partition)
@@ -310,7 +310,7 @@ struct SessionTests {
         #expect(migrated.status == 0, "\(migrated.stderr)")
         #expect(migrated.stdout.contains("from version 0 to 3"))
         let again = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(again.stdout.contains("version 3; nothing to do"))
+        #expect(again.stdout.contains("version 4; nothing to do"))
 
         // A version 1 database (before users and authentication) upgrades in
         // place and keeps its clients.
@@ -346,7 +346,7 @@ struct SessionTests {
         for command in [["migrate"], ["serve", "--listen", "127.0.0.1:0"], ["dump", "--partition", "p"]] {
             let newer = try await ServiceProcess.command(command, environment: env)
             #expect(newer.status != 0)
-            #expect(newer.stderr.contains("version 7, newer than version 3"), "\(command): \(newer.stderr)")
+            #expect(newer.stderr.contains("version 7, newer than version 4"), "\(command): \(newer.stderr)")
         }
     }
 }
