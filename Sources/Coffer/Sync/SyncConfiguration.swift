@@ -50,7 +50,7 @@ public struct SyncConfiguration: Sendable {
     /// database or wait for sync from it; hop to your own actor for UI work.
     public var errorHandler: (@Sendable (SyncError) -> Void)? {
         get { errorBox?.handler }
-        set { errorBox = newValue.map(SyncErrorBox.init) }
+        set { errorBox = newValue.map { SyncErrorBox($0) } }
     }
 
     /// The handler's box, which the handle keeps while the session runs.
