@@ -2444,6 +2444,62 @@ typedef coffer_status (*coffer_sync_token_fn)(void *ctx, int refresh, char *buf,
 COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *config, coffer_sync_token_fn fn,
                                                                void *ctx);
 
+/** The codes of the sync service's ERROR frames (docs/SYNC.md, "Errors"). */
+typedef enum coffer_sync_error_code {
+    COFFER_SYNC_ERROR_PROTOCOL = 1,        /**< a frame that does not decode; fatal */
+    COFFER_SYNC_ERROR_VERSION = 2,         /**< an unsupported protocol version; fatal */
+    COFFER_SYNC_ERROR_AUTH = 3,            /**< the token was refused; fatal */
+    COFFER_SYNC_ERROR_SCHEMA_MISMATCH = 4, /**< a breaking schema difference; fatal */
+    COFFER_SYNC_ERROR_BAD_CHANGESET = 5,   /**< an upload that does not apply to the schema; fatal */
+    COFFER_SYNC_ERROR_OVERLOADED = 6,      /**< the service shed the session; it reconnects */
+    COFFER_SYNC_ERROR_INTERNAL = 7,        /**< the service failed; it reconnects */
+    COFFER_SYNC_ERROR_CLIENT_RESET = 8,    /**< the file is behind its client's record; it syncs as a new client */
+    COFFER_SYNC_ERROR_TOKEN_EXPIRED = 9,   /**< the access token expired */
+    /** A write the service's permission rules refuse: it was not integrated,
+     *  and the service's state of the object comes back in a download,
+     *  reverting it in this file. Not fatal: the session goes on. */
+    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10
+} coffer_sync_error_code;
+
+/** One ERROR frame of the sync service, as a coffer_sync_error_fn sees it.
+ *  Every pointer is borrowed for the call only: copy what must outlive it. */
+typedef struct coffer_sync_error_event {
+    /** A coffer_sync_error_code (a newer service may send codes this header
+     *  does not name). */
+    uint64_t code;
+    /** The code's name ("COMPENSATING_WRITE"; "unknown" for a code this
+     *  library does not know). */
+    const char *code_name;
+    /** The service's message (UTF-8, NUL-terminated). */
+    const char *message;
+    /** 1 when the service closes the session with it, else 0. */
+    int fatal;
+    /** For COFFER_SYNC_ERROR_COMPENSATING_WRITE, the class of the refused
+     *  object; NULL for other codes. */
+    const char *class_name;
+    /** For COFFER_SYNC_ERROR_COMPENSATING_WRITE, the refused object's
+     *  primary key (an int, string, objectId or uuid value; a string
+     *  borrows the frame's bytes); NULL for other codes. */
+    const coffer_value *primary_key;
+} coffer_sync_error_event;
+
+/** Told of every ERROR frame the sync service sends (docs/SYNC.md,
+ *  "Errors"), fatal or not, before the session acts on it. It runs on the
+ *  database's sync thread, which waits for it: it must return soon and must
+ *  not close the database nor wait for sync (coffer_sync_wait_for_upload()
+ *  and coffer_sync_wait_for_download() would wait for themselves); it may
+ *  read the database and start write transactions of its own. */
+typedef void (*coffer_sync_error_fn)(void *ctx, const coffer_sync_error_event *event);
+
+/** Calls `fn(ctx, event)` for every ERROR frame the service sends to handles
+ *  opened with `config`; with it an app learns of compensating writes (a
+ *  write the service's permission rules refused, which the session reverts)
+ *  and of errors that stop the session. `ctx` must stay valid while such
+ *  handles are open. NULL `fn` removes it. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL config). */
+COFFER_API coffer_status coffer_config_set_sync_error_callback(coffer_config *config, coffer_sync_error_fn fn,
+                                                               void *ctx);
+
 /** Sync session states (coffer_sync_state()). */
 typedef enum coffer_sync_state_kind {
     COFFER_SYNC_OFF = 0,          /**< the handle does not sync */

@@ -10,7 +10,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\" and \"auth\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
     var config: String?
 }
 
@@ -25,6 +25,8 @@ struct ServiceConfiguration: Equatable {
     var maxSessions: Int
     /// Users and authentication; nil: development mode (any client, tokens not checked).
     var auth: AuthSettings?
+    /// Per-class read and write rules; nil: every client may read and write everything.
+    var rules: PermissionRules?
 
     /// Resolves the settings; `environment` is the process environment in use.
     static func resolve(options: ConnectionOptions, listen: String?,
@@ -36,10 +38,18 @@ struct ServiceConfiguration: Equatable {
         }
         let address = listen ?? environment["COFFER_SYNC_LISTEN"] ?? file.listen ?? defaultListen
         let (host, port) = try parseListen(address)
+        if let rules = file.rules {
+            guard let auth = file.auth else {
+                throw ConfigurationError("'rules' needs an 'auth' section: without authentication clients have no user to check rules for")
+            }
+            if rules.rolesClaim != nil && auth.jwt == nil {
+                throw ConfigurationError("'rules.rolesClaim' names a claim of custom JWTs, but 'auth.jwt' is not configured")
+            }
+        }
         let maxSessions = file.maxSessions ?? defaultMaxSessions
         guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
-                                    maxSessions: maxSessions, auth: file.auth)
+                                    maxSessions: maxSessions, auth: file.auth, rules: file.rules)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -68,8 +78,9 @@ struct ConfigFile {
     var listen: String?
     var maxSessions: Int?
     var auth: AuthSettings?
+    var rules: PermissionRules?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "rules"]
 
     static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
@@ -95,6 +106,12 @@ struct ConfigFile {
                 if key == "postgres" { file.postgres = text } else { file.listen = text }
             case "auth":
                 file.auth = try AuthSettings.parse(value, path: path, secretFromEnvironment: signingSecret)
+            case "rules":
+                do {
+                    file.rules = try PermissionRules.parse(value)
+                } catch let error as ConfigurationError {
+                    throw ConfigurationError("configuration file \(path): \(error.description)")
+                }
             default:
                 guard let number = value as? Int else {
                     throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")

@@ -320,7 +320,8 @@ class Database:
 
     def _attach_sync(self, transport: Optional[SyncKeepAlive]) -> None:
         self._handles.sync_transport = transport
-        self._sync = SyncSession(self._sync_handle, transport.states if transport is not None else None)
+        self._sync = SyncSession(self._sync_handle, transport.states if transport is not None else None,
+                                 transport.errors if transport is not None else None)
 
     def _sync_handle(self) -> _capi.DbP:
         db = self._handles.db
