@@ -3,37 +3,16 @@ they write and read what the general paths write and read, step aside for
 every value they do not handle, and the general path then gives its own
 result or error."""
 
-from typing import Optional
-
 import pytest
+from models_rows import Loose, Row, rows
 
 import coffer
 from coffer import rowcode
 
 
-class Row(coffer.Object):
-    id: int = coffer.primary_key()
-    flag: bool = False
-    small: coffer.Float32 = coffer.Float32(0)
-    d: float = 0.0
-    text: str = ""
-    blob: bytes = b""
-
-
-class Loose(coffer.Object):
-    id: int = coffer.primary_key()
-    note: Optional[str] = None
-
-
 @pytest.fixture
-def db(db_path):
-    with coffer.open(db_path, schema=[Row, Loose]) as database:
-        yield database
-
-
-def rows(n, start=0):
-    return [{"id": i, "flag": i % 2 == 0, "small": 0.5 * i, "d": i / 3, "text": f"é{i}" * (i % 7),
-             "blob": bytes(range(i % 50))} for i in range(start, start + n)]
+def db(rows_db):
+    return rows_db
 
 
 def test_packed_objects_read_back_equal(db):

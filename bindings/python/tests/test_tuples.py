@@ -3,40 +3,19 @@ to_dict() in schema order, decoded from a packed row where the generated
 code handles every value, read through the object otherwise, with the same
 values and errors either way."""
 
-from typing import Optional
-
 import pytest
 from models import Everything
 from models_links import Address, Owner, Pet
+from models_rows import Loose, Row, rows
 from test_whole_objects import everything
 
 import coffer
 from coffer import rowcode
 
 
-class Row(coffer.Object):
-    id: int = coffer.primary_key()
-    flag: bool = False
-    small: coffer.Float32 = coffer.Float32(0)
-    d: float = 0.0
-    text: str = ""
-    blob: bytes = b""
-
-
-class Loose(coffer.Object):
-    id: int = coffer.primary_key()
-    note: Optional[str] = None
-
-
 @pytest.fixture
-def db(db_path):
-    with coffer.open(db_path, schema=[Row, Loose]) as database:
-        yield database
-
-
-def rows(n):
-    return [{"id": i, "flag": i % 2 == 0, "small": 0.5 * i, "d": i / 3, "text": f"é{i}" * (i % 7),
-             "blob": bytes(range(i % 50))} for i in range(n)]
+def db(rows_db):
+    return rows_db
 
 
 @pytest.mark.parametrize("encrypted", [False, True])
