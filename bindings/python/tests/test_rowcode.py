@@ -51,6 +51,8 @@ def test_values_the_general_path_converts(db, field, value):
     ("text", "\ud800", coffer.InvalidArgumentError),
     ("small", 1e300, coffer.InvalidArgumentError),
     ("flag", 1, TypeError),
+    ("id", 2**63, coffer.InvalidArgumentError),  # beyond int64: struct gives it to the general path
+    ("id", -2**63 - 1, coffer.InvalidArgumentError),
 ])
 def test_values_the_general_path_rejects(db, field, value, error):
     given = rows(3)
@@ -118,6 +120,7 @@ def test_positional_rows_the_packer_leaves_to_the_general_path(db, chunk):
     ((1, False, 0.0, 0.5, "a\0b", b""), coffer.InvalidArgumentError, "text"),
     ((1, False, 1e300, 0.5, "a", b""), coffer.InvalidArgumentError, "small"),
     ((1, 1, 0.0, 0.5, "a", b""), TypeError, "flag"),
+    ((2**63, False, 0.0, 0.5, "a", b""), coffer.InvalidArgumentError, "id"),
     ((1, False, 0.0, 0.5, "a", b"", "extra"), coffer.InvalidArgumentError, "6 properties, got 7 values"),
 ])
 def test_positional_rows_with_bad_values_fail_as_before(db, bad, error, named):

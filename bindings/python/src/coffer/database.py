@@ -10,6 +10,7 @@ import asyncio
 import collections.abc
 import contextlib
 import ctypes
+import itertools
 import math
 import os
 import re
@@ -826,15 +827,12 @@ class Database:
         policy = _update_policy(update)
         txn = self._write_txn(what)
         written = 0
-        chunk: List[Dict[str, Any]] = []
-        for given in rows:
-            chunk.append(given)
-            if len(chunk) == _CHUNK:
-                written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
-                chunk = []
-        if chunk:
+        given = iter(rows)
+        while True:
+            chunk: List[Any] = list(itertools.islice(given, _CHUNK))
+            if not chunk:
+                return written
             written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
-        return written
 
     def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Any], policy: int,
                      objects: Optional[List[Object]], first: int, what: str, as_given: bool = False) -> int:
