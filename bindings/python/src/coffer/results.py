@@ -149,6 +149,21 @@ def _keys_of(handle: _capi.ResultsP) -> List[int]:
     return keys[: n.value]
 
 
+def _current_txn(db: "Database") -> _capi.TxnP:
+    """db._txn(), which checks that the database is open and on its thread
+    and may start a new snapshot, with its common case inlined: counts run
+    it once per query."""
+    handles = db._handles
+    if handles.db is None or threading.get_ident() != db._thread:
+        db._open_handles()  # raises what it raises
+    txn = handles.write_txn
+    if txn is None:
+        txn = handles.read_txn
+        if txn is None:
+            txn = db._txn()
+    return txn
+
+
 def _filtered(handle: _capi.ResultsP, query: CompiledQuery) -> _capi.ResultsP:
     """New C results: `handle` filtered by `query`. Frees `handle`."""
     try:
@@ -215,17 +230,7 @@ class Results(Sequence[T]):
         db = self._db
         if not self._queries and len(args) == 1 and type(args[0]) is int and type(query) is str \
                 and INT64_MIN <= args[0] <= INT64_MAX and isinstance(self._source, ClassSource):
-            # len()'s checks of the database, its thread and its
-            # transaction, inlined as there.
-            handles = db._handles
-            if handles.db is None or threading.get_ident() != db._thread:
-                db._open_handles()  # raises what it raises
-            txn = handles.write_txn
-            if txn is None:
-                txn = handles.read_txn
-                if txn is None:
-                    txn = db._txn()
-            counted = count_prepared_one_int(db, self._info, query, args[0], txn)
+            counted = count_prepared_one_int(db, self._info, query, args[0], _current_txn(db))
             if counted is not None:
                 return counted
         return len(self.filter(query, *args))
@@ -371,16 +376,7 @@ class Results(Sequence[T]):
         is an `==`, range or prefix on an indexed property; no object is
         read and no key copied out."""
         db = self._db
-        # db._txn(), which checks that the database is open and may start a
-        # new snapshot, with its common case inlined.
-        handles = db._handles
-        if handles.db is None or threading.get_ident() != db._thread:
-            db._open_handles()  # raises what it raises
-        txn = handles.write_txn
-        if txn is None:
-            txn = handles.read_txn
-            if txn is None:
-                txn = db._txn()
+        txn = _current_txn(db)
         keys = self._keys
         if keys is not None and self._generation == db._generation:
             return len(keys)
