@@ -67,3 +67,12 @@ def _new_files_in_storage_format(storage_format: int) -> None:
 
 if os.environ.get("COFFER_TEST_STORAGE_FORMAT"):
     _new_files_in_storage_format(int(os.environ["COFFER_TEST_STORAGE_FORMAT"]))
+
+
+@pytest.fixture
+def rows_db(db_path):
+    """An open database of models_rows' classes, Row and Loose."""
+    from models_rows import Loose, Row
+
+    with coffer.open(db_path, schema=[Row, Loose]) as database:
+        yield database

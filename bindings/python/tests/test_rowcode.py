@@ -3,37 +3,16 @@ they write and read what the general paths write and read, step aside for
 every value they do not handle, and the general path then gives its own
 result or error."""
 
-from typing import Optional
-
 import pytest
+from models_rows import Loose, Row, rows
 
 import coffer
 from coffer import rowcode
 
 
-class Row(coffer.Object):
-    id: int = coffer.primary_key()
-    flag: bool = False
-    small: coffer.Float32 = coffer.Float32(0)
-    d: float = 0.0
-    text: str = ""
-    blob: bytes = b""
-
-
-class Loose(coffer.Object):
-    id: int = coffer.primary_key()
-    note: Optional[str] = None
-
-
 @pytest.fixture
-def db(db_path):
-    with coffer.open(db_path, schema=[Row, Loose]) as database:
-        yield database
-
-
-def rows(n, start=0):
-    return [{"id": i, "flag": i % 2 == 0, "small": 0.5 * i, "d": i / 3, "text": f"é{i}" * (i % 7),
-             "blob": bytes(range(i % 50))} for i in range(start, start + n)]
+def db(rows_db):
+    return rows_db
 
 
 def test_packed_objects_read_back_equal(db):
@@ -72,6 +51,8 @@ def test_values_the_general_path_converts(db, field, value):
     ("text", "\ud800", coffer.InvalidArgumentError),
     ("small", 1e300, coffer.InvalidArgumentError),
     ("flag", 1, TypeError),
+    ("id", 2**63, coffer.InvalidArgumentError),  # beyond int64: struct gives it to the general path
+    ("id", -2**63 - 1, coffer.InvalidArgumentError),
 ])
 def test_values_the_general_path_rejects(db, field, value, error):
     given = rows(3)
@@ -139,6 +120,7 @@ def test_positional_rows_the_packer_leaves_to_the_general_path(db, chunk):
     ((1, False, 0.0, 0.5, "a\0b", b""), coffer.InvalidArgumentError, "text"),
     ((1, False, 1e300, 0.5, "a", b""), coffer.InvalidArgumentError, "small"),
     ((1, 1, 0.0, 0.5, "a", b""), TypeError, "flag"),
+    ((2**63, False, 0.0, 0.5, "a", b""), coffer.InvalidArgumentError, "id"),
     ((1, False, 0.0, 0.5, "a", b"", "extra"), coffer.InvalidArgumentError, "6 properties, got 7 values"),
 ])
 def test_positional_rows_with_bad_values_fail_as_before(db, bad, error, named):

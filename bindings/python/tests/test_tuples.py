@@ -3,40 +3,19 @@ to_dict() in schema order, decoded from a packed row where the generated
 code handles every value, read through the object otherwise, with the same
 values and errors either way."""
 
-from typing import Optional
-
 import pytest
 from models import Everything
 from models_links import Address, Owner, Pet
+from models_rows import Loose, Row, rows
 from test_whole_objects import everything
 
 import coffer
 from coffer import rowcode
 
 
-class Row(coffer.Object):
-    id: int = coffer.primary_key()
-    flag: bool = False
-    small: coffer.Float32 = coffer.Float32(0)
-    d: float = 0.0
-    text: str = ""
-    blob: bytes = b""
-
-
-class Loose(coffer.Object):
-    id: int = coffer.primary_key()
-    note: Optional[str] = None
-
-
 @pytest.fixture
-def db(db_path):
-    with coffer.open(db_path, schema=[Row, Loose]) as database:
-        yield database
-
-
-def rows(n):
-    return [{"id": i, "flag": i % 2 == 0, "small": 0.5 * i, "d": i / 3, "text": f"é{i}" * (i % 7),
-             "blob": bytes(range(i % 50))} for i in range(n)]
+def db(rows_db):
+    return rows_db
 
 
 @pytest.mark.parametrize("encrypted", [False, True])
@@ -132,3 +111,27 @@ def test_tuple_decoder_steps_aside_for_nulls_and_damaged_text():
     assert single is not None and single((1, 0, tag_int, 7), b"") == (7,)
     assert rowcode.tuple_decoder([("id", 2, coffer._capi.TYPE_INT), ("when", 4, 0)]) is None
     assert rowcode.tuple_decoder([]) is None
+
+
+def test_page_decoder_gives_every_row_or_steps_aside_for_the_page():
+    tag_int, tag_text = coffer._capi.TYPE_INT, coffer._capi.TYPE_STRING
+    decode = rowcode.page_decoder([("id", 2, tag_int), ("note", 4, tag_text)])
+    assert decode is not None
+    page = [(1, 0, tag_int, 7, tag_text, 0, 2), (2, 0, tag_int, 8, tag_text, 2, 3)]
+    assert decode(page, b"hiyou") == [(7, "hi"), (8, "you")]
+    assert decode([], b"") == []
+    assert decode([page[0], (3, 0, tag_int, 9, coffer._capi.TYPE_NULL, 0, 0)], b"hi") is None  # a null
+    assert decode([page[0], (3, 0, tag_int, 9, tag_text, 2, 1)], b"hi\xff") is None  # damaged text
+    assert decode([(4, coffer._capi.PACK_ROW_DELETED, 0, 0, 0, 0, 0)], b"") is None  # a deleted object
+    single = rowcode.page_decoder([("id", 2, tag_int)])
+    assert single is not None and single([(1, 0, tag_int, 7), (2, 0, tag_int, 8)], b"") == [(7,), (8,)]
+    assert single([(1, 0, coffer._capi.TYPE_NULL, 0)], b"") is None
+    assert rowcode.page_decoder([("id", 2, tag_int), ("when", 4, 0)]) is None
+    assert rowcode.page_decoder([]) is None
+
+
+def test_a_page_with_a_null_is_read_row_by_row(db):
+    with db.write():
+        db.create_all(Loose, [{"id": i, "note": None if i == 300 else f"n{i}"} for i in range(600)])
+    got = list(db.objects(Loose).tuples())
+    assert got == [(i, None if i == 300 else f"n{i}") for i in range(600)]

@@ -10,6 +10,7 @@ import asyncio
 import collections.abc
 import contextlib
 import ctypes
+import itertools
 import math
 import os
 import re
@@ -826,15 +827,12 @@ class Database:
         policy = _update_policy(update)
         txn = self._write_txn(what)
         written = 0
-        chunk: List[Dict[str, Any]] = []
-        for given in rows:
-            chunk.append(given)
-            if len(chunk) == _CHUNK:
-                written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
-                chunk = []
-        if chunk:
+        given = iter(rows)
+        while True:
+            chunk: List[Any] = list(itertools.islice(given, _CHUNK))
+            if not chunk:
+                return written
             written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
-        return written
 
     def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Any], policy: int,
                      objects: Optional[List[Object]], first: int, what: str, as_given: bool = False) -> int:
@@ -915,6 +913,48 @@ class Database:
         InvalidArgumentError for a class without a primary key and the
         error of the C library (PropertyTypeError naming the property) for
         a key of the wrong type."""
+        found = self._packed_by_primary_key(cls, primary_key)
+        if found is None:
+            return None
+        info, layout, data, values = found
+        row = pages.PackedRow(data, values, self._generation, threading.get_ident(), layout)
+        return (info.model or Object)._managed(self, info, values[0], row)
+
+    @overload
+    def tuple_for_primary_key(self, cls: Type[T], primary_key: Any) -> Optional[Tuple[Any, ...]]: ...
+
+    @overload
+    def tuple_for_primary_key(self, cls: str, primary_key: Any) -> Optional[Tuple[Any, ...]]: ...
+
+    def tuple_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Tuple[Any, ...]]:
+        """Every property value of the object of `cls` whose primary key
+        equals `primary_key`, as a tuple in schema order (what
+        `object_for_primary_key(cls, primary_key).to_tuple()` gives, as a
+        sqlite3 cursor gives a row), or None when no object has that key.
+
+        The same one C call as object_for_primary_key() finds and packs the
+        object, and one generated expression decodes the tuple from the
+        packed bytes; no object is made unless a value needs the library
+        (a null, a link, a collection), which then reads it as to_tuple()
+        does. Raises what object_for_primary_key() raises."""
+        found = self._packed_by_primary_key(cls, primary_key)
+        if found is None:
+            return None
+        info, layout, data, values = found
+        decode = layout.decode_tuple
+        if decode is not None:
+            whole: Optional[Tuple[Any, ...]] = decode(values, data)
+            if whole is not None:
+                return whole
+        row = pages.PackedRow(data, values, self._generation, threading.get_ident(), layout)
+        obj: Object = (info.model or Object)._managed(self, info, values[0], row)
+        return obj.to_tuple()
+
+    def _packed_by_primary_key(self, cls: Union[str, Type[Any]], primary_key: Any
+                               ) -> "Optional[Tuple[_ClassInfo, pages.Layout, bytes, Tuple[Any, ...]]]":
+        """The class, its layout and the packed row (bytes and unpacked
+        values) of the object of `cls` whose primary key is `primary_key`,
+        found and packed by one C call; None if there is none."""
         # _class_info() and _txn() with their common case inlined: this runs
         # once per lookup.
         handles = self._handles
@@ -949,9 +989,7 @@ class Database:
         found = layout.pack_by_primary_key(txn, ref)
         if found is None:
             return None
-        data, values = found
-        row = pages.PackedRow(data, values, self._generation, thread, layout)
-        return (info.model or Object)._managed(self, info, values[0], row)
+        return info, layout, found[0], found[1]
 
     def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
         """Deletes an object, every object of a Results, or each object of

@@ -78,6 +78,8 @@ class Layout:
         self.decode = rowcode.decoder(self.order)
         # The same as a tuple in schema order (Object.to_tuple, Results.tuples).
         self.decode_tuple = rowcode.tuple_decoder(self.order)
+        # A page of them in one expression (Results.tuples).
+        self.decode_page = rowcode.page_decoder(self.order)
         self._class_id = ctypes.c_uint32(info.class_id)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)

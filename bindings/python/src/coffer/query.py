@@ -188,6 +188,27 @@ class CompiledQuery:
         return raw.decode("utf-8") if raw is not None else ""
 
 
+def count_prepared_one_int(db: "Database", info: "_ClassInfo", text: str, arg: int,
+                            txn: _capi.TxnP) -> Optional[int]:
+    """The count of `text` with its one argument `arg` (an int in int64's
+    range) over every object of class `info` in `txn`, when `text` was
+    prepared for this class with one int argument and no timeout: one C
+    call (coffer_query_count_rebound) and no Python object but the count.
+    None when the text is not prepared that way; the caller then compiles
+    it as filter() does."""
+    seen: "Optional[CompiledQuery]" = db._prepared_queries.get((info.class_id, text))
+    if seen is None or seen.timeout_ms != 0 or seen.arg_types != _ONE_INT or not packing.ENABLED:
+        return None
+    owned = seen._owned
+    assert owned is not None  # a prepared query is bound when made
+    n = _Count()
+    status = _count_rebound(txn, owned.handle, _ONE_VALUE.from_buffer_copy(_INT_VALUE.pack(_capi.TYPE_INT, arg)),
+                            _SIZES[1], _byref(n))
+    if status:
+        raise error_for(status, _capi.last_error_message())
+    return n.value
+
+
 def timeout_milliseconds(timeout: Optional[float]) -> int:
     """A query timeout in seconds as whole milliseconds for the C library
     (rounded up, so that a short timeout never becomes none); 0 for None."""

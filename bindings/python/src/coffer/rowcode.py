@@ -17,12 +17,12 @@ on the property type at run time."""
 from __future__ import annotations
 
 import ctypes
+import operator
 import struct
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _capi
 from .packing import ENABLED, FIELD_SIZE, PAYLOADS
-from .values import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
     from .codec import Writer
@@ -32,7 +32,8 @@ _T = _capi
 # The test each packed kind's value passes, as packing.objects_fields makes it.
 _CHECKS = {
     _T.TYPE_BOOL: "type({v}) is bool",
-    _T.TYPE_INT: f"type({{v}}) is int and {INT64_MIN} <= {{v}} <= {INT64_MAX}",
+    # An int beyond int64 makes struct raise, which gives the general path.
+    _T.TYPE_INT: "type({v}) is int",
     _T.TYPE_FLOAT: "isinstance({v}, float)",
     _T.TYPE_DOUBLE: "isinstance({v}, float)",
     _T.TYPE_STRING: "isinstance({v}, str)",
@@ -46,6 +47,7 @@ _TEXT_GUESS = 128
 RowPacker = Callable[[Sequence[Dict[str, Any]], bytearray, bytearray, int], Optional[int]]
 RowDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Dict[str, Any]]]
 TupleDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Tuple[Any, ...]]]
+PageDecoder = Callable[[List[Tuple[Any, ...]], bytes], Optional[List[Tuple[Any, ...]]]]
 
 
 def _compile(source: str, name: str, namespace: Dict[str, Any]) -> Any:
@@ -241,4 +243,39 @@ def tuple_decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[TupleDecode
     kinds = tuple(fast for _, _, fast in order)
     source = _decoder_source(order, "decode_tuple", "(", ")", "{value},")
     decode: TupleDecoder = _compile(source, "decode_tuple", {"kinds": kinds})
+    return decode
+
+
+def page_decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[PageDecoder]:
+    """As tuple_decoder(), for a whole page: a function decode_page(rows,
+    data) giving the tuple of every unpacked row of `rows` in one list
+    comprehension (no Python call per row), or None when any row is one
+    tuple_decoder() gives None for (the caller then decodes that page row by
+    row). None for the same classes as tuple_decoder()."""
+    if not _decodable(order):
+        return None
+    kinds = tuple(fast for _, _, fast in order)
+    values = []
+    for _, at, fast in order:
+        if fast == _T.TYPE_STRING:
+            values.append(f"str(data[v[{at + 1}]:v[{at + 1}] + v[{at + 2}]], 'utf-8')")
+        elif fast == _T.TYPE_BINARY:
+            values.append(f"data[v[{at + 1}]:v[{at + 1}] + v[{at + 2}]]")
+        else:
+            values.append(f"v[{at + 1}]")
+    source = "\n".join([
+        # kinds, tags and str as default arguments: locals, faster than globals.
+        "def decode_page(rows, data, kinds=kinds, tags=tags, str=str, len=len):",
+        "    try:",
+        f"        out = [({', '.join(values)},) for v in rows if tags(v) == kinds]",
+        "    except UnicodeDecodeError:",
+        "        return None",
+        "    return out if len(out) == len(rows) else None",
+    ]) + "\n"
+    # One C call gives every tag of a row, as a tuple (itemgetter of one
+    # position gives the value alone: compared with a one-element tuple).
+    tag_positions = [at for _, at, _ in order]
+    tags = operator.itemgetter(*tag_positions)
+    decode: PageDecoder = _compile(source, "decode_page", {"kinds": kinds if len(kinds) > 1 else kinds[0],
+                                                           "tags": tags})
     return decode
