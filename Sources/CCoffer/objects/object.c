@@ -14,6 +14,7 @@
 #include "storage/changelog.h"
 #include "storage/index.h"
 #include "storage/object_store.h"
+#include "storage/pk_map.h"
 #include "storage/txn.h"
 
 #define SLOTS_ON_STACK 32
@@ -298,12 +299,20 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
     coffer_status st;
     *found = 0;
     coffer_object_key from = 0;
+    const cf_class *c = class_of(txn, cls);
+    int primary = c->pk >= 0 && p == &c->props[c->pk];
     for (;;) {
         coffer_object_key k;
-        st = cf_index_seek(txn, cls, prefix, plen, from, &k);
+        /* Many lookups by primary key in one transaction go through its map
+         * of the primary-key entries (storage/pk_map.h), whose candidates
+         * are confirmed by value like hashed entries unless exact. */
+        int mapped = 0;
+        st = primary ? cf_pk_map_find(txn, cls, p->column, prefix, plen, from, &k, &mapped) : COFFER_OK;
+        if (st == COFFER_OK && !mapped)
+            st = cf_index_seek(txn, cls, prefix, plen, from, &k);
         if (st != COFFER_OK)
             break;
-        if (!hashed) {
+        if (!hashed && mapped != 1) {
             *key = k;
             *found = 1;
             break;
@@ -805,7 +814,8 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
         if (st != COFFER_OK)
             txn->failed = 1;
     }
-    slots s = {0};
+    slots s;
+    s.v = NULL; /* set by slots_init only when the record is written whole */
     if (st == COFFER_OK && changed) {
         for (size_t i = 0; i < count; i++)
             if (todo[i])
