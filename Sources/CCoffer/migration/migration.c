@@ -15,6 +15,7 @@
 #include "objects/graph.h"
 #include "storage/index.h"
 #include "storage/object_store.h"
+#include "storage/pk_map.h"
 #include "objects/object.h"
 #include "storage/txn.h"
 
@@ -278,6 +279,7 @@ static coffer_status delete_old_class(coffer_migration *m, int oc)
     cf_txn_close_cursors(&w);
     cf_txn_free_handles(&w);
     m->txn->generation++; /* records moved under the migration's handles */
+    cf_pk_map_free(m->txn); /* its maps of primary keys did not see that transaction's writes */
     if (st != COFFER_OK)
         return st;
     /* Forget the class: a later schema may bring a new one by that name. */

@@ -14,6 +14,7 @@
 #include "storage/changelog.h"
 #include "storage/index.h"
 #include "storage/object_store.h"
+#include "storage/pk_map.h"
 #include "storage/txn.h"
 
 #define SLOTS_ON_STACK 32
@@ -298,12 +299,20 @@ static coffer_status find_indexed(coffer_txn *txn, coffer_class_id cls, const cf
     coffer_status st;
     *found = 0;
     coffer_object_key from = 0;
+    const cf_class *c = class_of(txn, cls);
+    int primary = c->pk >= 0 && p == &c->props[c->pk];
     for (;;) {
         coffer_object_key k;
-        st = cf_index_seek(txn, cls, prefix, plen, from, &k);
+        /* Many lookups by primary key in one transaction go through its map
+         * of the primary-key entries (storage/pk_map.h), whose candidates
+         * are confirmed by value like hashed entries unless exact. */
+        int mapped = 0;
+        st = primary ? cf_pk_map_find(txn, cls, p->column, prefix, plen, from, &k, &mapped) : COFFER_OK;
+        if (st == COFFER_OK && !mapped)
+            st = cf_index_seek(txn, cls, prefix, plen, from, &k);
         if (st != COFFER_OK)
             break;
-        if (!hashed) {
+        if (!hashed && mapped != 1) {
             *key = k;
             *found = 1;
             break;
@@ -805,20 +814,22 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
         if (st != COFFER_OK)
             txn->failed = 1;
     }
-    slots s = {0};
+    slots s;
+    s.v = NULL; /* set by slots_init only when the record is written whole */
     if (st == COFFER_OK && changed) {
         for (size_t i = 0; i < count; i++)
             if (todo[i])
                 seen[fields[i].property] = 2; /* written */
         /* Old index entries go first, while the old bytes that the old
          * values borrow are still in place. */
-        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++) {
-            if (seen[i] != 2 || !cf_prop_indexed(&c->props[i]))
+        for (size_t i = 0; st == COFFER_OK && i < count; i++) {
+            const cf_prop *p = &c->props[fields[i].property];
+            if (!todo[i] || !cf_prop_indexed(p))
                 continue;
             coffer_value was;
-            st = obj_read_raw(obj, &c->props[i], &was);
+            st = obj_read_raw(obj, p, &was);
             if (st == COFFER_OK)
-                st = cf_index_remove(txn, obj->cls, &c->props[i], &was, obj->key);
+                st = cf_index_remove(txn, obj->cls, p, &was, obj->key);
         }
         int patched = 0;
         if (st == COFFER_OK && !graph_changed)
@@ -840,7 +851,22 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
                 st = cf_index_add(txn, obj->cls, p, &v, obj->key);
             }
         }
-        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+        /* One report of the changed columns when all are below 64 (the
+         * change log keeps those as a mask), else one per property. */
+        uint64_t mask = 0;
+        int wide = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (!todo[i])
+                continue;
+            uint16_t col = c->props[fields[i].property].column;
+            if (col >= 64)
+                wide = 1;
+            else
+                mask |= UINT64_C(1) << col;
+        }
+        if (st == COFFER_OK && !wide)
+            st = cf_log_object_modified(txn, c->table, obj->key, mask);
+        for (size_t i = 0; st == COFFER_OK && wide && i < c->nprops; i++)
             if (seen[i] == 2)
                 st = cf_log_object_change(txn, c->table, obj->key, CF_LOG_MODIFY, c->props[i].column);
         if (st == COFFER_OK)

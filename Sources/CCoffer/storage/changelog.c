@@ -88,6 +88,20 @@ coffer_status cf_log_object_change(coffer_txn *txn, uint32_t table, uint64_t key
     return COFFER_OK;
 }
 
+coffer_status cf_log_object_modified(coffer_txn *txn, uint32_t table, uint64_t key, uint64_t mask)
+{
+    if (!mask)
+        return COFFER_OK;
+    unsigned first = (unsigned)__builtin_ctzll(mask);
+    coffer_status st = cf_log_object_change(txn, table, key, CF_LOG_MODIFY, first);
+    if (st != COFFER_OK || !(mask &= mask - 1))
+        return st;
+    /* The report the call above folded into or made is the last one. */
+    cf_changelog *log = changelog_of(txn);
+    log->events[log->nevents - 1].mask |= mask;
+    return COFFER_OK;
+}
+
 coffer_status cf_log_collection_op(coffer_txn *txn, uint32_t table, uint32_t column, uint64_t key, uint64_t coll_id,
                                    uint32_t op, uint64_t a, uint64_t b)
 {

@@ -81,6 +81,11 @@ typedef struct cf_changelog cf_changelog;
  * remains), so that no commit goes without its entry. */
 coffer_status cf_log_object_change(struct coffer_txn *txn, uint32_t table, uint64_t key, uint32_t kind, uint32_t column);
 
+/* Reports a modification of the columns in `mask` (bit c: column c, each
+ * below 64) of object `key` of `table`: the same as one
+ * cf_log_object_change(CF_LOG_MODIFY) per column, in one call. */
+coffer_status cf_log_object_modified(struct coffer_txn *txn, uint32_t table, uint64_t key, uint64_t mask);
+
 /* Reports an operation on a collection (fields as in cf_log_coll_op). */
 coffer_status cf_log_collection_op(struct coffer_txn *txn, uint32_t table, uint32_t column, uint64_t key, uint64_t coll_id,
                                    uint32_t op, uint64_t a, uint64_t b);

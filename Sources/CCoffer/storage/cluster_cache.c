@@ -444,15 +444,14 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
 
 #define NULL_SIZE SIZE_MAX
 
-/* Where value `at` of column `col` of `e`'s view takes a value of `size`
- * bytes (NULL_SIZE: a null) in place: its offset in the block, or -1 when
- * it does not fit there. */
-static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t col, size_t size)
+/* Where value `at` of column `col` of `e`'s view, whose opened block is
+ * b[0..blen), takes a value of `size` bytes (NULL_SIZE: a null) in place:
+ * its offset in the block, or -1 when it does not fit there. */
+static ptrdiff_t block_place_in(const cf_cluster_entry *e, const uint8_t *b, size_t blen, uint16_t at, uint16_t col,
+                                size_t size)
 {
     const cf_cluster *v = &e->view;
-    const uint8_t *b;
-    size_t blen;
-    if (col >= v->ncols || !v->opened || cf_cluster_block_of(v, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER)
+    if (blen < CF_BLOCK_HEADER)
         return -1;
     size_t body = CF_BLOCK_HEADER + cf_cluster_bitmap_size(v->n);
     if (b[0] == CF_BLOCK_FIXED) {
@@ -481,14 +480,12 @@ static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t co
     return present ? (ptrdiff_t)(p - b) : 0;
 }
 
-/* Whether int `v` (a null always does) fits the range of column `col`'s
- * block when it is a narrowed one: its base plus what `width` bytes hold.
+/* Whether int `v` (a null always does) fits the range of block b[0..blen)
+ * when it is a narrowed one: its base plus what `width` bytes hold.
  * Other blocks: 1. */
-static int narrow_fits(const cf_cluster_entry *e, uint16_t col, const coffer_value *v)
+static int narrow_fits(const cf_cluster_entry *e, const uint8_t *b, size_t blen, const coffer_value *v)
 {
-    const uint8_t *b;
-    size_t blen;
-    if (cf_cluster_block_of(&e->view, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER || b[0] != CF_BLOCK_NARROW)
+    if (blen < CF_BLOCK_HEADER || b[0] != CF_BLOCK_NARROW)
         return 1;
     if (v->type == COFFER_TYPE_NULL)
         return 1;
@@ -530,6 +527,9 @@ static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t
 {
     if (!e->patched && !(e->patched = calloc(e->view.ncols ? e->view.ncols : 1, 1)))
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
+    ptrdiff_t offs[16]; /* each value's place in its block, found once */
+    if (n > sizeof offs / sizeof *offs || !e->view.opened)
+        return COFFER_DONE;
     for (size_t i = 0; i < n; i++) {
         if (cols[i] >= e->view.ncols)
             return COFFER_DONE;
@@ -538,14 +538,19 @@ static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t
             if (st != COFFER_OK)
                 return st;
         }
+        const uint8_t *blk;
+        size_t blen;
+        if (cf_cluster_block_of(&e->view, cols[i], &blk, &blen) != COFFER_OK)
+            return COFFER_DONE;
         size_t size = vals[i].type == COFFER_TYPE_NULL ? NULL_SIZE : cf_scalar_size(&vals[i]);
-        if (block_place(e, at, cols[i], size) < 0 || !narrow_fits(e, cols[i], &vals[i]))
+        offs[i] = block_place_in(e, blk, blen, at, cols[i], size);
+        if (offs[i] < 0 || !narrow_fits(e, blk, blen, &vals[i]))
             return COFFER_DONE;
     }
     for (size_t i = 0; i < n; i++) {
         e->patched[cols[i]] = 1;
         int null = vals[i].type == COFFER_TYPE_NULL;
-        ptrdiff_t off = block_place(e, at, cols[i], null ? NULL_SIZE : cf_scalar_size(&vals[i]));
+        ptrdiff_t off = offs[i];
         uint8_t *b = block_writable(e, cols[i]);
         if (!b)
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");

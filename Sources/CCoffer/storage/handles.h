@@ -141,6 +141,7 @@ struct coffer_txn {
     cf_class_state *state;
     MDB_cursor **index_cursors; /* per class, opened on first use */
     struct cf_itree_cache *itree; /* the index nodes it opened (storage/index_tree.h), or NULL */
+    struct cf_pk_maps *pk_maps;   /* its maps of primary-key entries (storage/pk_map.h), or NULL */
     cf_pool objects; /* its object handles */
     struct coffer_iter *iters;
     struct coffer_results *results; /* computed in this transaction; detached at its end */

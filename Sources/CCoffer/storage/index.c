@@ -8,6 +8,7 @@
 #include "util/error.h"
 #include "storage/index_tree.h"
 #include "storage/object_store.h"
+#include "storage/pk_map.h"
 #include "storage/txn.h"
 
 /* Plain encoding of a non-null value, order-preserving for fixed widths.
@@ -96,24 +97,38 @@ coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *
                            coffer_object_key key)
 {
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    if (txn->db->sealed_index)
-        return cf_itree_insert(txn, cls, k, entry_key(txn, cls, p, v, key, k));
-    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k}, mv = {0, (void *)""};
-    int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
-    return rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
+    size_t len = entry_key(txn, cls, p, v, key, k);
+    coffer_status st;
+    if (txn->db->sealed_index) {
+        st = cf_itree_insert(txn, cls, k, len);
+    } else {
+        MDB_val mk = {len, k}, mv = {0, (void *)""};
+        int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
+        st = rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
+    }
+    if (st == COFFER_OK)
+        cf_pk_map_note(txn, cls, k, len, 1);
+    return st;
 }
 
 coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_prop *p, const coffer_value *v,
                               coffer_object_key key)
 {
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    if (txn->db->sealed_index)
-        return cf_itree_delete(txn, cls, k, entry_key(txn, cls, p, v, key, k), NULL);
-    MDB_val mk = {entry_key(txn, cls, p, v, key, k), k};
-    int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
-    if (rc == MDB_NOTFOUND)
-        return COFFER_OK; /* an index built after the object was written */
-    return rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
+    size_t len = entry_key(txn, cls, p, v, key, k);
+    coffer_status st;
+    if (txn->db->sealed_index) {
+        st = cf_itree_delete(txn, cls, k, len, NULL);
+    } else {
+        MDB_val mk = {len, k};
+        int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
+        if (rc == MDB_NOTFOUND)
+            rc = 0; /* an index built after the object was written */
+        st = rc ? cf_txn_write_error(txn, rc, "cannot remove an index entry") : COFFER_OK;
+    }
+    if (st == COFFER_OK)
+        cf_pk_map_note(txn, cls, k, len, 0);
+    return st;
 }
 
 coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, coffer_object_key from,
@@ -292,6 +307,38 @@ coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf
     return walk_end(st, rc);
 }
 
+coffer_status cf_index_walk_entries(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen,
+                                    cf_index_bytes_fn fn, void *ctx)
+{
+    coffer_status st = COFFER_OK;
+    if (txn->db->sealed_index) {
+        cf_itree_cursor tc;
+        const uint8_t *e;
+        size_t len;
+        st = cf_itree_seek(&tc, txn, cls, prefix, plen, &e, &len);
+        while (st == COFFER_OK && len >= plen && memcmp(e, prefix, plen) == 0) {
+            st = fn(ctx, e, len);
+            if (st == COFFER_OK)
+                st = cf_itree_next(&tc, &e, &len);
+        }
+        return st == COFFER_DONE ? COFFER_OK : st;
+    }
+    MDB_cursor *cur;
+    st = cf_txn_index_cursor(txn, cls, &cur);
+    if (st != COFFER_OK)
+        return st;
+    MDB_val k = {plen, (void *)prefix}, v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (rc == 0 && st == COFFER_OK) {
+        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        st = fn(ctx, k.mv_data, k.mv_size);
+        if (st == COFFER_OK)
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    return walk_end(st, rc);
+}
+
 coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry_fn fn, void *ctx)
 {
     if (txn->db->sealed_index) {
@@ -357,6 +404,7 @@ static coffer_status tree_drop_column(coffer_txn *txn, coffer_class_id cls, uint
 
 coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column)
 {
+    cf_pk_map_forget(txn, cls);
     if (txn->db->sealed_index)
         return tree_drop_column(txn, cls, column);
     MDB_cursor *cur;

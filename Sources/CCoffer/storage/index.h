@@ -35,6 +35,15 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
 coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found);
 
+/* Called once per entry of cf_index_walk_entries with its bytes (prefix ‖
+ * object key), valid until the transaction writes; anything but COFFER_OK
+ * stops the walk (COFFER_DONE as a success). */
+typedef coffer_status (*cf_index_bytes_fn)(void *ctx, const uint8_t *entry, size_t len);
+
+/* Walks the entries of class `cls` that begin with `prefix`, in order. */
+coffer_status cf_index_walk_entries(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen,
+                                    cf_index_bytes_fn fn, void *ctx);
+
 /* Removes every entry of `column` from the index of class `cls`. */
 coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column);
 

@@ -14,6 +14,7 @@
 #include "storage/cluster_cache.h"
 #include "storage/cluster_store.h"
 #include "storage/env.h"
+#include "storage/pk_map.h"
 #include "storage/txn.h"
 #include "util/error.h"
 
@@ -120,6 +121,7 @@ coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_obj
 
 coffer_status cf_objects_clear(coffer_txn *txn, coffer_class_id cls)
 {
+    cf_pk_map_forget(txn, cls);
     if (txn->db->clustered)
         return cf_cstore_clear(txn, cls);
     int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);

@@ -12,6 +12,7 @@
 #include "storage/cluster_store.h"
 #include "storage/index_tree.h"
 #include "storage/object_store.h"
+#include "storage/pk_map.h"
 #include "storage/reserve.h"
 #include "util/error.h"
 
@@ -396,6 +397,7 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
         mdb_txn_abort(txn->mdb);
     cf_clusters_free(txn); /* after LMDB's end: plain clusters borrowed its map until then */
     cf_itree_free(txn);
+    cf_pk_map_free(txn);
     txn->mdb = NULL;
     txn->active = 0;
     cf_log_discard(txn);
@@ -484,6 +486,7 @@ void cf_txn_free_handles(coffer_txn *txn)
     drop_deferred(txn);
     cf_clusters_free(txn);
     cf_itree_free(txn);
+    cf_pk_map_free(txn);
     free_iters(txn);
     /* Results outlive their transaction, unusable but safe to free. */
     for (struct coffer_results *r = txn->results, *next; r; r = next) {
