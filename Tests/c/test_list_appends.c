@@ -115,9 +115,12 @@ static void append_link(coffer_list *l, coffer_object_key k)
     assert_ok(coffer_list_append(l, &x));
 }
 
-/* The list of ints equals model[0 .. n), read in order. */
-#define assert_ints(l, model, n) check_ints((l), (model), (n), __FILE__, __LINE__)
-static void check_ints(coffer_list *l, const int64_t *model, size_t n, const char *file, int line)
+/* Whether element `v` matches model element `i`; when not, says what
+ * differs in msg[0 .. size). */
+typedef int (*element_match)(const coffer_value *v, const void *model, size_t i, char *msg, size_t size);
+
+/* The list equals model[0 .. n) element by element, read in order. */
+static void check_elements(coffer_list *l, const void *model, size_t n, element_match match, const char *file, int line)
 {
     uint64_t count = lcount(l);
     if (count != n) {
@@ -126,34 +129,32 @@ static void check_ints(coffer_list *l, const int64_t *model, size_t n, const cha
     }
     for (size_t i = 0; i < n; i++) {
         coffer_value v;
+        char msg[160];
         assert_ok(coffer_list_get(l, i, &v));
-        if (v.type != COFFER_TYPE_INT || v.u.integer != model[i]) {
-            print_error("%s:%d: element %zu is %" PRId64 " (type %d), the model has %" PRId64 "\n", file, line, i,
-                        v.u.integer, (int)v.type, model[i]);
+        if (!match(&v, model, i, msg, sizeof msg)) {
+            print_error("%s:%d: element %zu %s\n", file, line, i, msg);
             fail();
         }
     }
 }
 
-/* The list of links equals model[0 .. n), read in order. */
-#define assert_links(l, model, n) check_links((l), (model), (n), __FILE__, __LINE__)
-static void check_links(coffer_list *l, const coffer_object_key *model, size_t n, const char *file, int line)
+static int int_matches(const coffer_value *v, const void *model, size_t i, char *msg, size_t size)
 {
-    uint64_t count = lcount(l);
-    if (count != n) {
-        print_error("%s:%d: the list has %" PRIu64 " elements, the model %zu\n", file, line, count, n);
-        fail();
-    }
-    for (size_t i = 0; i < n; i++) {
-        coffer_value v;
-        assert_ok(coffer_list_get(l, i, &v));
-        if (v.type != COFFER_TYPE_LINK || v.u.link.class_id != C.item || v.u.link.key != model[i]) {
-            print_error("%s:%d: element %zu links to %" PRIu64 ", the model to %" PRIu64 "\n", file, line, i, v.u.link.key,
-                        model[i]);
-            fail();
-        }
-    }
+    int64_t want = ((const int64_t *)model)[i];
+    snprintf(msg, size, "is %" PRId64 " (type %d), the model has %" PRId64, v->u.integer, (int)v->type, want);
+    return v->type == COFFER_TYPE_INT && v->u.integer == want;
 }
+
+static int link_matches(const coffer_value *v, const void *model, size_t i, char *msg, size_t size)
+{
+    coffer_object_key want = ((const coffer_object_key *)model)[i];
+    snprintf(msg, size, "links to %" PRIu64 ", the model to %" PRIu64, v->u.link.key, want);
+    return v->type == COFFER_TYPE_LINK && v->u.link.class_id == C.item && v->u.link.key == want;
+}
+
+/* The list of ints (links) equals model[0 .. n), read in order. */
+#define assert_ints(l, model, n) check_elements((l), (model), (n), int_matches, __FILE__, __LINE__)
+#define assert_links(l, model, n) check_elements((l), (model), (n), link_matches, __FILE__, __LINE__)
 
 /* coffer_db_verify finds nothing wrong: chunk and header agree, and every
  * backlink count matches the links stored. */
