@@ -179,6 +179,21 @@ static uint64_t backlinks_of(coffer_txn *txn, coffer_object_key item)
     return n;
 }
 
+/* A new holder whose ints list holds 0 .. n - 1 (also written into
+ * model[0 .. n)), committed. */
+static coffer_object_key holder_with_ints(coffer_db *db, int64_t *model, int n)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object_key hk = new_holder(w);
+    coffer_list *l = open_list(w, hk, H_INTS);
+    for (int i = 0; i < n; i++) {
+        model[i] = i;
+        append_int(l, i);
+    }
+    ts_commit(w);
+    return hk;
+}
+
 /* ---- tests --------------------------------------------------------------- */
 
 /* Appends across many chunk boundaries (by count and, with long strings, by
@@ -505,17 +520,10 @@ TS_ENV_TEST(test_abort_and_snapshots)
 {
     enum { N = 500 };
     int64_t model[2 * N];
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key hk = new_holder(w);
-    coffer_list *l = open_list(w, hk, H_INTS);
-    for (int i = 0; i < N; i++) {
-        model[i] = i;
-        append_int(l, i);
-    }
-    ts_commit(w);
+    coffer_object_key hk = holder_with_ints(env->db, model, N);
 
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    l = open_list(w, hk, H_INTS);
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_list *l = open_list(w, hk, H_INTS);
     for (int i = 0; i < N; i++)
         append_int(l, 1000 + i);
     assert_int_equal(lcount(l), 2 * N);
@@ -626,14 +634,7 @@ TS_ENV_TEST(test_appends_in_migration)
 {
     enum { FIRST = 5, MORE = 300 };
     int64_t model[FIRST + MORE];
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key hk = new_holder(w);
-    coffer_list *l = open_list(w, hk, H_INTS);
-    for (int i = 0; i < FIRST; i++) {
-        model[i] = i;
-        append_int(l, i);
-    }
-    ts_commit(w);
+    coffer_object_key hk = holder_with_ints(env->db, model, FIRST);
     for (int i = 0; i < MORE; i++)
         model[FIRST + i] = 100 + i;
 
