@@ -904,6 +904,38 @@ TS_ENV_TEST(test_encrypted_format5_seals_its_indexes)
     text_free(&kept);
 }
 
+/* While another handle of this process has the encrypted format-5 file
+ * open (reading hashed index keys), a read-write open leaves it of format
+ * 5 and both answer as before; the next read-write open, alone, upgrades. */
+TS_ENV_TEST(test_format5_open_elsewhere_is_not_sealed)
+{
+    char path[TS_PATH_MAX], plan[256];
+    copy_fixture_from(env, "format5", "shared.coffer", path);
+    text want = {0};
+    dump_queries_read_only(env, path, &want, plan, sizeof plan);
+    coffer_db *first = NULL, *second = NULL;
+    assert_ok(open_file(env, path, 1, 0, &first));
+    assert_ok(open_file(env, path, 0, 0, &second));
+    assert_int_equal(ts_raw_format(path), 5);
+    text a = {0}, b = {0};
+    dump_queries(first, &a, plan, sizeof plan);
+    dump_queries(second, &b, plan, sizeof plan);
+    assert_same_text(&want, &a);
+    assert_same_text(&want, &b);
+    coffer_close(second);
+    coffer_close(first);
+    assert_ok(open_file(env, path, 0, 0, &second));
+    coffer_close(second);
+    assert_int_equal(ts_raw_format(path), upgraded_format(env));
+    text_free(&b);
+    b = (text){0};
+    dump_queries_read_only(env, path, &b, plan, sizeof plan);
+    assert_same_text(&want, &b);
+    text_free(&want);
+    text_free(&a);
+    text_free(&b);
+}
+
 int main(void)
 {
     /* Handles of this suite want format 5, so that a read-write open
@@ -919,6 +951,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_killed_upgrade_leaves_the_file_whole, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_version2_clusters_read_and_rewrite, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_encrypted_format5_seals_its_indexes, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_format5_open_elsewhere_is_not_sealed, ts_setup_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
