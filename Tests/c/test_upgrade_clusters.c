@@ -924,6 +924,7 @@ TS_ENV_TEST(test_format5_open_elsewhere_is_not_sealed)
     assert_same_text(&want, &b);
     coffer_close(second);
     coffer_close(first);
+    assert_int_equal(ts_raw_format(path), 5);
     assert_ok(open_file(env, path, 0, 0, &second));
     coffer_close(second);
     assert_int_equal(ts_raw_format(path), upgraded_format(env));

@@ -480,12 +480,12 @@ static coffer_status open_passes(const coffer_config *config, coffer_db *db, con
  * says 6. A failure, or a process killed before the commit, leaves the file
  * of format 5 as it was, which the next such open upgrades. Not done while
  * another handle of this process has the file open (it reads hashed index
- * keys). */
+ * keys), nor by a handle that sees only some of the file's classes. */
 static coffer_status seal_index_pass(const coffer_config *config, coffer_db *db, const char *label)
 {
     if (!db->keys || !db->clustered || db->sealed_index || config->read_only || db->read_only ||
-        wanted_format(config) != CF_FORMAT_CLUSTERS || cf_env_is_shared(db->env))
-        return COFFER_OK;
+        wanted_format(config) != CF_FORMAT_CLUSTERS || cf_env_is_shared(db->env) || config->nsubset)
+        return COFFER_OK; /* a handle of some classes only would leave the others' hashed keys */
     coffer_txn *txn = NULL;
     coffer_status st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn);
     if (st != COFFER_OK)
