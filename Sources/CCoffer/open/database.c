@@ -491,17 +491,18 @@ static coffer_status seal_index_pass(const coffer_config *config, coffer_db *db,
     if (st != COFFER_OK)
         return cf_error_prefix("upgrading '%s' from file format 5 to 6", label);
     uint32_t format = 0;
+    uint8_t h[HEADER_SIZE]; /* copied: the writes below may move LMDB's pages */
     MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
     int rc = mdb_get(txn->mdb, db->meta_dbi, &k, &v);
-    if (rc == 0 && v.mv_size == HEADER_SIZE)
-        format = get_le32((const uint8_t *)v.mv_data + 8);
-    else
+    if (rc == 0 && v.mv_size == HEADER_SIZE) {
+        memcpy(h, v.mv_data, HEADER_SIZE);
+        format = get_le32(h + 8);
+    } else {
         st = rc ? cf_error_mdb(rc, "cannot read the file header") : cf_error(COFFER_ERR_CORRUPTED, "the file header is damaged");
+    }
     if (st == COFFER_OK && format == CF_FORMAT_CLUSTERS) {
         st = cf_index_seal_all(txn);
         if (st == COFFER_OK) {
-            uint8_t h[HEADER_SIZE];
-            memcpy(h, v.mv_data, HEADER_SIZE);
             put_le32(h + 8, CF_FORMAT_SEALED_INDEX);
             MDB_val hv = {HEADER_SIZE, h};
             if ((rc = mdb_put(txn->mdb, db->meta_dbi, &k, &hv, 0)) != 0)
