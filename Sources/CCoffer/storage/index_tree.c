@@ -11,7 +11,6 @@
 #include "storage/index_tree.h"
 
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "util/error.h"
 
 #define NODE_HEAD 8
+#define NODE_MIN (CF_ITREE_NODE_MAX / 4)
 #define ROOT_ID 1
 
 struct cf_itree_node {
@@ -198,13 +198,6 @@ coffer_status cf_itree_empty_class(coffer_txn *txn, coffer_class_id cls)
 }
 
 /* ---- nodes in memory ----------------------------------------------------- */
-
-/* The size past which a node splits: a leaf's is smaller, so that a lookup
- * opens (in an encrypted file, authenticates and decrypts) fewer bytes. */
-static size_t node_max(const cf_itree_node *n) { return n->leaf ? CF_ITREE_LEAF_MAX : CF_ITREE_NODE_MAX; }
-
-/* Below this size a node joins a neighbour after a delete. */
-static size_t node_min(const cf_itree_node *n) { return node_max(n) / 4; }
 
 static const uint8_t *entry_at(const cf_itree_node *n, uint32_t i) { return n->buf + n->off[i]; }
 
@@ -719,26 +712,10 @@ static coffer_status move_upper(cf_itree_node *n, uint32_t mid, cf_itree_node *r
     return COFFER_OK;
 }
 
-/* The index where an oversized node splits (at least 1, at most n - 1).
- * A leaf splits where its two halves differ least in bytes, so that each
- * keeps at least a quarter of CF_ITREE_LEAF_MAX whatever the sizes of its
- * entries (at most CF_ITREE_NODE_MAX / 8 each); an inner node at the first
- * entry at which the bytes before it pass half its size. */
+/* The index where an oversized node splits: the first at which the bytes
+ * before it pass half its size (at least 1, at most n - 1). */
 static uint32_t split_point(const cf_itree_node *n)
 {
-    if (n->leaf) {
-        size_t total = n->size - NODE_HEAD, acc = 0, best_diff = SIZE_MAX;
-        uint32_t best = 1;
-        for (uint32_t i = 0; i + 1 < n->n; i++) {
-            acc += item_size(n, n->len[i]);
-            size_t diff = acc > total - acc ? acc - (total - acc) : total - acc - acc;
-            if (diff < best_diff) {
-                best_diff = diff;
-                best = i + 1;
-            }
-        }
-        return best;
-    }
     size_t half = (n->size - NODE_HEAD) / 2, acc = 0;
     uint32_t i = 0;
     while (i < n->n && acc < half)
@@ -754,7 +731,7 @@ static uint32_t split_point(const cf_itree_node *n)
 static coffer_status split_up(cf_itree_cursor *cur, int d)
 {
     coffer_txn *txn = cur->txn;
-    while (d >= 0 && cur->path[d].node->size > node_max(cur->path[d].node) && cur->path[d].node->n >= 3) {
+    while (d >= 0 && cur->path[d].node->size > CF_ITREE_NODE_MAX && cur->path[d].node->n >= 3) {
         cf_itree_node *n = cur->path[d].node, *r;
         uint64_t rid;
         coffer_status st = next_id(txn, cur->cls, &rid);
@@ -857,7 +834,7 @@ static coffer_status join_children(coffer_txn *txn, cf_itree_node *parent, uint3
     if (st != COFFER_OK)
         return st;
     (void)base;
-    if (l->size <= node_max(l)) {
+    if (l->size <= CF_ITREE_NODE_MAX) {
         node_remove(parent, i);
         return node_drop(txn, r);
     }
@@ -897,7 +874,7 @@ coffer_status cf_itree_delete(coffer_txn *txn, coffer_class_id cls, const uint8_
     /* Rebalance up the path while a node is under a quarter full. */
     for (int d = cur.depth - 1; d > 0; d--) {
         cf_itree_node *n = cur.path[d].node, *parent = cur.path[d - 1].node;
-        if (n->size >= node_min(n))
+        if (n->size >= NODE_MIN)
             break;
         if (parent->n == 0)
             break; /* only one child: nothing to join with */
@@ -945,7 +922,7 @@ static coffer_status check_node(coffer_txn *txn, coffer_class_id cls, uint64_t i
         return damaged(txn, cls, id, "its parent names it, but it is not stored");
     if (depth >= CF_ITREE_MAX_DEPTH)
         return damaged(txn, cls, id, "the tree is too deep");
-    if (id != ROOT_ID && n->size < node_min(n))
+    if (id != ROOT_ID && n->size < NODE_MIN)
         return damaged(txn, cls, id, "it is less than a quarter full");
     if (n->size > CF_ITREE_NODE_MAX && n->n >= 3)
         return damaged(txn, cls, id, "it is over full");

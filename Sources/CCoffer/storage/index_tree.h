@@ -19,14 +19,9 @@
 
 #include "storage/handles.h"
 
-/* An inner node holds entries until its encoding exceeds this many bytes,
- * when it splits; below a quarter of it, it merges with a neighbour. No
- * node is larger, but for one of fewer than three entries. */
+/* A node holds entries until its encoding exceeds this many bytes, when it
+ * splits; below a quarter of it, it merges with a neighbour. */
 #define CF_ITREE_NODE_MAX 4096
-/* The same for a leaf (files written before leaves were this small hold
- * leaves of up to CF_ITREE_NODE_MAX bytes, which read and change as well;
- * they split when they next grow). */
-#define CF_ITREE_LEAF_MAX 1024
 #define CF_ITREE_MAX_DEPTH 16
 
 typedef struct cf_itree_node cf_itree_node;
