@@ -377,7 +377,9 @@ static void upgrade_fixture(ts_env *env, const char *name, const uint8_t *key)
     assert_ok(ts_open_path(path, key, 0, NULL, 0, 0, &db));
     check_fixture_items(db);
     coffer_close(db);
-    assert_int_equal(ts_raw_format(path), ts_storage_format());
+    /* An encrypted file brought to format 5 gets sealed index trees too:
+     * format 6. */
+    assert_int_equal(ts_raw_format(path), key && ts_storage_format() == 5 ? 6 : ts_storage_format());
     if (!key) {
         assert_true(all_checksummed(path, "0"));
         assert_true(all_checksummed(path, "1"));

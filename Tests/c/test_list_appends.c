@@ -115,9 +115,12 @@ static void append_link(coffer_list *l, coffer_object_key k)
     assert_ok(coffer_list_append(l, &x));
 }
 
-/* The list of ints equals model[0 .. n), read in order. */
-#define assert_ints(l, model, n) check_ints((l), (model), (n), __FILE__, __LINE__)
-static void check_ints(coffer_list *l, const int64_t *model, size_t n, const char *file, int line)
+/* Whether element `v` matches model element `i`; when not, says what
+ * differs in msg[0 .. size). */
+typedef int (*element_match)(const coffer_value *v, const void *model, size_t i, char *msg, size_t size);
+
+/* The list equals model[0 .. n) element by element, read in order. */
+static void check_elements(coffer_list *l, const void *model, size_t n, element_match match, const char *file, int line)
 {
     uint64_t count = lcount(l);
     if (count != n) {
@@ -126,34 +129,32 @@ static void check_ints(coffer_list *l, const int64_t *model, size_t n, const cha
     }
     for (size_t i = 0; i < n; i++) {
         coffer_value v;
+        char msg[160];
         assert_ok(coffer_list_get(l, i, &v));
-        if (v.type != COFFER_TYPE_INT || v.u.integer != model[i]) {
-            print_error("%s:%d: element %zu is %" PRId64 " (type %d), the model has %" PRId64 "\n", file, line, i,
-                        v.u.integer, (int)v.type, model[i]);
+        if (!match(&v, model, i, msg, sizeof msg)) {
+            print_error("%s:%d: element %zu %s\n", file, line, i, msg);
             fail();
         }
     }
 }
 
-/* The list of links equals model[0 .. n), read in order. */
-#define assert_links(l, model, n) check_links((l), (model), (n), __FILE__, __LINE__)
-static void check_links(coffer_list *l, const coffer_object_key *model, size_t n, const char *file, int line)
+static int int_matches(const coffer_value *v, const void *model, size_t i, char *msg, size_t size)
 {
-    uint64_t count = lcount(l);
-    if (count != n) {
-        print_error("%s:%d: the list has %" PRIu64 " elements, the model %zu\n", file, line, count, n);
-        fail();
-    }
-    for (size_t i = 0; i < n; i++) {
-        coffer_value v;
-        assert_ok(coffer_list_get(l, i, &v));
-        if (v.type != COFFER_TYPE_LINK || v.u.link.class_id != C.item || v.u.link.key != model[i]) {
-            print_error("%s:%d: element %zu links to %" PRIu64 ", the model to %" PRIu64 "\n", file, line, i, v.u.link.key,
-                        model[i]);
-            fail();
-        }
-    }
+    int64_t want = ((const int64_t *)model)[i];
+    snprintf(msg, size, "is %" PRId64 " (type %d), the model has %" PRId64, v->u.integer, (int)v->type, want);
+    return v->type == COFFER_TYPE_INT && v->u.integer == want;
 }
+
+static int link_matches(const coffer_value *v, const void *model, size_t i, char *msg, size_t size)
+{
+    coffer_object_key want = ((const coffer_object_key *)model)[i];
+    snprintf(msg, size, "links to %" PRIu64 ", the model to %" PRIu64, v->u.link.key, want);
+    return v->type == COFFER_TYPE_LINK && v->u.link.class_id == C.item && v->u.link.key == want;
+}
+
+/* The list of ints (links) equals model[0 .. n), read in order. */
+#define assert_ints(l, model, n) check_elements((l), (model), (n), int_matches, __FILE__, __LINE__)
+#define assert_links(l, model, n) check_elements((l), (model), (n), link_matches, __FILE__, __LINE__)
 
 /* coffer_db_verify finds nothing wrong: chunk and header agree, and every
  * backlink count matches the links stored. */
@@ -176,6 +177,21 @@ static uint64_t backlinks_of(coffer_txn *txn, coffer_object_key item)
     assert_ok(coffer_object_backlink_count_from(o, C.holder, H_ITEMS, &n));
     coffer_object_release(o);
     return n;
+}
+
+/* A new holder whose ints list holds 0 .. n - 1 (also written into
+ * model[0 .. n)), committed. */
+static coffer_object_key holder_with_ints(coffer_db *db, int64_t *model, int n)
+{
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object_key hk = new_holder(w);
+    coffer_list *l = open_list(w, hk, H_INTS);
+    for (int i = 0; i < n; i++) {
+        model[i] = i;
+        append_int(l, i);
+    }
+    ts_commit(w);
+    return hk;
 }
 
 /* ---- tests --------------------------------------------------------------- */
@@ -504,17 +520,10 @@ TS_ENV_TEST(test_abort_and_snapshots)
 {
     enum { N = 500 };
     int64_t model[2 * N];
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key hk = new_holder(w);
-    coffer_list *l = open_list(w, hk, H_INTS);
-    for (int i = 0; i < N; i++) {
-        model[i] = i;
-        append_int(l, i);
-    }
-    ts_commit(w);
+    coffer_object_key hk = holder_with_ints(env->db, model, N);
 
-    w = ts_begin(env->db, COFFER_TXN_WRITE);
-    l = open_list(w, hk, H_INTS);
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_list *l = open_list(w, hk, H_INTS);
     for (int i = 0; i < N; i++)
         append_int(l, 1000 + i);
     assert_int_equal(lcount(l), 2 * N);
@@ -625,14 +634,7 @@ TS_ENV_TEST(test_appends_in_migration)
 {
     enum { FIRST = 5, MORE = 300 };
     int64_t model[FIRST + MORE];
-    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
-    coffer_object_key hk = new_holder(w);
-    coffer_list *l = open_list(w, hk, H_INTS);
-    for (int i = 0; i < FIRST; i++) {
-        model[i] = i;
-        append_int(l, i);
-    }
-    ts_commit(w);
+    coffer_object_key hk = holder_with_ints(env->db, model, FIRST);
     for (int i = 0; i < MORE; i++)
         model[FIRST + i] = 100 + i;
 

@@ -302,10 +302,10 @@ static uint64_t count_items(coffer_db *db, const char *text, const char *arg)
     return n;
 }
 
-/* An encrypted file written before format 6 (the committed format-4 fixture,
- * upgraded to format 5 by a read-write open) keeps its hashed index keys;
+/* An encrypted file written before format 6 (the committed format-5
+ * fixture, opened read-only, so not upgraded) keeps its hashed index keys;
  * a write-copy with its key is of format 6 and answers alike, now from
- * the sealed tree, also after writes. */
+ * the sealed tree. (test_upgrade_clusters upgrades the fixture in place.) */
 TS_ENV_TEST(test_older_encrypted_file_copied_to_format_6)
 {
     uint8_t key[COFFER_ENCRYPTION_KEY_SIZE];
@@ -314,12 +314,11 @@ TS_ENV_TEST(test_older_encrypted_file_copied_to_format_6)
     char old_path[TS_PATH_MAX + 32], new_path[TS_PATH_MAX + 32];
     snprintf(old_path, sizeof old_path, "%s/old.coffer", env->dir);
     snprintf(new_path, sizeof new_path, "%s/new.coffer", env->dir);
-    copy_file(COFFER_FIXTURES_DIR "/format4/encrypted.coffer", old_path);
+    copy_file(COFFER_FIXTURES_DIR "/format5/encrypted.coffer", old_path);
     coffer_db *old = NULL, *copy = NULL;
-    /* A handle that wants format 5, whatever the run's default. */
     coffer_config *config = ts_config_at(old_path);
     assert_ok(coffer_config_set_encryption_key(config, key, COFFER_ENCRYPTION_KEY_SIZE));
-    assert_ok(coffer_config_set_storage_format(config, COFFER_STORAGE_FORMAT_CLUSTERS));
+    assert_ok(coffer_config_set_read_only(config, 1));
     assert_ok(coffer_open(config, &old));
     coffer_config_free(config);
     assert_ok(coffer_db_write_copy(old, new_path, key, COFFER_ENCRYPTION_KEY_SIZE));

@@ -270,6 +270,15 @@ static int is_object_table(const char *name, size_t len)
     return n >= 2 && n % 2 == 0;
 }
 
+/* Index sub-databases are 2t + 1 (t >= 1): odd numbers from 3. */
+static int is_index_table(const char *name, size_t len)
+{
+    if (len == 0 || len > 9 || strspn(name, "0123456789") != len)
+        return 0;
+    unsigned long n = strtoul(name, NULL, 10);
+    return n >= 3 && n % 2 == 1;
+}
+
 /* Metadata that differs between the formats: the header (its format) and
  * the object counts format 5 keeps ("n" ‖ table, 5 bytes). */
 static int is_layout_meta(const MDB_val *k)
@@ -279,7 +288,9 @@ static int is_layout_meta(const MDB_val *k)
 }
 
 /* Every key and value of every sub-database of the closed file, in order;
- * with `but_layout`, the object tables and the layout metadata left out.
+ * with `but_layout`, the object tables and the layout metadata left out,
+ * and with `but_layout` 2 the index sub-databases too (format 6 builds
+ * them anew).
  * *log_entries counts the change log's entries ("L" ‖ version). */
 static void dump_raw(const char *path, int but_layout, text *t, size_t *log_entries)
 {
@@ -301,7 +312,7 @@ static void dump_raw(const char *path, int but_layout, text *t, size_t *log_entr
         assert_true(nk.mv_size < sizeof name);
         memcpy(name, nk.mv_data, nk.mv_size);
         name[nk.mv_size] = 0;
-        if (but_layout && is_object_table(name, nk.mv_size))
+        if ((but_layout && is_object_table(name, nk.mv_size)) || (but_layout == 2 && is_index_table(name, nk.mv_size)))
             continue;
         addf(t, "[%s]\n", name);
         MDB_dbi dbi;
@@ -392,7 +403,7 @@ static void assert_verifies(const ts_env *env, const char *path)
 /* What the fixture holds before its upgrade: its objects (read-only), its
  * sub-databases but the layout's, and all of its bytes as LMDB sees them. */
 typedef struct before {
-    text objects, kept, whole;
+    text objects, kept, kept_but_indexes, whole;
     size_t log_entries;
 } before;
 
@@ -401,6 +412,7 @@ static void read_before(const ts_env *env, const char *path, before *b)
     *b = (before){0};
     dump_read_only(env, path, &b->objects);
     dump_raw(path, 1, &b->kept, &b->log_entries);
+    dump_raw(path, 2, &b->kept_but_indexes, NULL);
     dump_raw(path, 0, &b->whole, NULL);
     assert_true(b->log_entries > 0); /* the change log is compared too */
 }
@@ -409,6 +421,7 @@ static void before_free(before *b)
 {
     text_free(&b->objects);
     text_free(&b->kept);
+    text_free(&b->kept_but_indexes);
     text_free(&b->whole);
 }
 
@@ -422,21 +435,44 @@ static void assert_as_before(const char *path, const before *b)
     text_free(&whole);
 }
 
-/* The file is the fixture upgraded: format 5, the same objects, indexes,
- * collections, backlinks and change log, and nothing damaged. */
-static void assert_upgraded(const ts_env *env, const char *path, const before *b)
+/* The format a read-write open brings the fixture to: 5, or 6 for the
+ * encrypted one (its indexes then sealed trees). */
+static uint32_t upgraded_format(const ts_env *env) { return env->mode == TS_ENCRYPTED ? 6 : 5; }
+
+/* The file is the fixture upgraded to `format` (5, or 6 when encrypted):
+ * the same objects, indexes (found through the API), collections,
+ * backlinks and change log, and nothing damaged. */
+static void assert_upgraded_to(const ts_env *env, const char *path, const before *b, uint32_t format)
 {
-    assert_int_equal(ts_raw_format(path), 5);
+    assert_int_equal(ts_raw_format(path), format);
     text kept = {0}, objects = {0};
     size_t log_entries;
-    dump_raw(path, 1, &kept, &log_entries);
-    assert_same_text(&b->kept, &kept);
+    dump_raw(path, format == 6 ? 2 : 1, &kept, &log_entries);
+    assert_same_text(format == 6 ? &b->kept_but_indexes : &b->kept, &kept);
     assert_int_equal(log_entries, b->log_entries);
     dump_read_only(env, path, &objects);
     assert_same_text(&b->objects, &objects);
     text_free(&kept);
     text_free(&objects);
     assert_verifies(env, path);
+}
+
+static void assert_upgraded(const ts_env *env, const char *path, const before *b)
+{
+    assert_upgraded_to(env, path, b, upgraded_format(env));
+}
+
+/* After a failed or killed upgrade: the file is as the fixture was, or (an
+ * encrypted one) of format 5 when only the sealing of its indexes did not
+ * commit, which reads as the fixture did. */
+static void assert_as_before_or_clustered(const ts_env *env, const char *path, const before *b)
+{
+    if (ts_raw_format(path) == 4) {
+        assert_as_before(path, b);
+        return;
+    }
+    assert_int_equal(env->mode, TS_ENCRYPTED);
+    assert_upgraded_to(env, path, b, 5);
 }
 
 /* ---- tests --------------------------------------------------------------------- */
@@ -477,7 +513,7 @@ TS_ENV_TEST(test_upgrade_keeps_everything)
     assert_ok(coffer_object_delete(o));
     ts_commit(w);
     coffer_close(db);
-    assert_int_equal(ts_raw_format(path), 5);
+    assert_int_equal(ts_raw_format(path), upgraded_format(env));
     assert_ok(open_file(env, path, 1, 0, &db));
     coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
     assert_int_equal(ts_count(txn, item), LIVE_ITEMS);
@@ -565,10 +601,10 @@ TS_ENV_TEST(test_size_limit_stops_the_upgrade)
     coffer_status st;
     for (uint64_t limit = (uint64_t)size + 8192; (st = open_file(env, path, 0, limit, &db)) != COFFER_OK; limit += 16384) {
         assert_status(st, COFFER_ERR_FILE_TOO_LARGE);
-        assert_error_contains("from file format 4 to 5");
+        assert_error_contains(ts_raw_format(path) == 4 ? "from file format 4 to 5" : "from file format 5 to 6");
         past_the_first |= strstr(coffer_last_error(), "object 1 of class") == NULL;
         assert_null(db);
-        assert_as_before(path, &b);
+        assert_as_before_or_clustered(env, path, &b);
         failures++;
     }
     coffer_close(db);
@@ -622,9 +658,9 @@ TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
             upgrading_child(env, path, child.send);
         int32_t reported = ts_kill_writer(&child, 1, 0, 2 * span_us + 1, 200);
         assert_true(reported >= 1);
-        if (ts_raw_format(path) == 4) {
+        if (ts_raw_format(path) != upgraded_format(env)) {
             assert_int_equal(reported, 1); /* an open that returned had committed its upgrade */
-            assert_as_before(path, &b);
+            assert_as_before_or_clustered(env, path, &b);
             kept++;
         } else {
             assert_upgraded(env, path, &b);
@@ -741,6 +777,166 @@ TS_ENV_TEST(test_version2_clusters_read_and_rewrite)
     text_free(&got);
 }
 
+/* ---- encrypted format 5 to format 6 ---------------------------------------------- */
+
+static const char *const fixture_queries[] = {
+    "name == 'item 12'",          "name == 'renamed 50'",      "name BEGINSWITH 'item 1'", "name BEGINSWITH 'renamed'",
+    "name BEGINSWITH 'nothing'", "name > 'item 95'",           "name < 'item 100'",        "id BETWEEN {10, 40}",
+    "id > 250",                  "id <= 4",                    "id IN {3, 19, 77, 299}",   "name == 'item 12' OR id == 7",
+};
+enum { QUERY_COUNT = sizeof fixture_queries / sizeof fixture_queries[0] };
+
+/* The keys each query of Item finds, in order, and how the encrypted file
+ * plans the prefix query (in `plan`). */
+static void dump_queries(coffer_db *db, text *t, char *plan, size_t plan_size)
+{
+    coffer_class_id item = ts_class(db, "Item");
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
+    for (size_t i = 0; i < QUERY_COUNT; i++) {
+        coffer_query *q;
+        assert_ok(coffer_query_compile(db, item, fixture_queries[i], strlen(fixture_queries[i]), NULL, 0, &q));
+        if (i == 2)
+            assert_ok(coffer_query_explain(txn, q, plan, plan_size));
+        coffer_results *r;
+        assert_ok(coffer_query_run(txn, q, &r));
+        uint64_t n;
+        assert_ok(coffer_results_count(r, &n));
+        addf(t, "%s: %" PRIu64 ":", fixture_queries[i], n);
+        for (uint64_t j = 0; j < n; j++) {
+            coffer_object_key k;
+            assert_ok(coffer_results_key(r, j, &k));
+            addf(t, " %" PRIu64, k);
+        }
+        add(t, "\n", 1);
+        coffer_results_free(r);
+        coffer_query_free(q);
+    }
+    coffer_txn_free(txn);
+}
+
+static void dump_queries_read_only(const ts_env *env, const char *path, text *t, char *plan, size_t plan_size)
+{
+    coffer_db *db = NULL;
+    assert_ok(open_file(env, path, 1, 0, &db));
+    dump_queries(db, t, plan, plan_size);
+    coffer_close(db);
+}
+
+/* An encrypted file of format 5 (the committed fixture, whose indexes are
+ * keyed hashes) is brought to format 6 by its first read-write open: its
+ * objects, index lookups and the answers of equality, prefix, range and
+ * IN queries are those of before, its prefix query now walks the index,
+ * and it takes writes. A size limit that stops the sealing leaves a file of
+ * format 5 that still reads as before and upgrades once there is room. A
+ * plain file of format 5 stays format 5. */
+TS_ENV_TEST(test_encrypted_format5_seals_its_indexes)
+{
+    char path[TS_PATH_MAX], plan[256];
+    copy_fixture_from(env, "format5", "sealed.coffer", path);
+    assert_int_equal(ts_raw_format(path), 5);
+    text objects = {0}, queries = {0}, kept = {0};
+    dump_read_only(env, path, &objects);
+    dump_queries_read_only(env, path, &queries, plan, sizeof plan);
+    dump_raw(path, 2, &kept, NULL);
+    if (env->mode == TS_ENCRYPTED)
+        assert_null(strstr(plan, "(prefix)")); /* hashed keys: no prefix walk */
+
+    coffer_db *db = NULL;
+    coffer_status st;
+    int failures = 0;
+    long long size = ts_file_size(path);
+    for (uint64_t limit = (uint64_t)size; (st = open_file(env, path, 0, limit, &db)) != COFFER_OK; limit += 8192) {
+        assert_int_equal(env->mode, TS_ENCRYPTED);
+        assert_status(st, COFFER_ERR_FILE_TOO_LARGE);
+        assert_error_contains("from file format 5 to 6");
+        assert_null(db);
+        assert_int_equal(ts_raw_format(path), 5);
+        text again = {0};
+        dump_queries_read_only(env, path, &again, plan, sizeof plan);
+        assert_same_text(&queries, &again);
+        text_free(&again);
+        failures++;
+    }
+    coffer_close(db);
+    if (env->mode == TS_PLAIN) {
+        assert_int_equal(ts_raw_format(path), 5);
+    } else {
+        assert_true(failures > 0);
+        assert_int_equal(ts_raw_format(path), 6);
+    }
+    text after = {0};
+    dump_read_only(env, path, &after);
+    assert_same_text(&objects, &after);
+    text_free(&after);
+    after = (text){0};
+    dump_queries_read_only(env, path, &after, plan, sizeof plan);
+    assert_same_text(&queries, &after);
+    text_free(&after);
+    after = (text){0};
+    dump_raw(path, 2, &after, NULL);
+    if (env->mode == TS_ENCRYPTED) {
+        assert_non_null(strstr(plan, "(prefix)"));
+        /* Only the header and the indexes changed. */
+        assert_same_text(&kept, &after);
+    }
+    text_free(&after);
+    assert_verifies(env, path);
+
+    /* It takes writes, which its indexes follow. */
+    assert_ok(open_file(env, path, 0, 0, &db));
+    coffer_class_id item = ts_class(db, "Item");
+    coffer_txn *w = ts_begin(db, COFFER_TXN_WRITE);
+    coffer_object *o;
+    assert_ok(coffer_object_get(w, item, 13, &o)); /* id 12 */
+    coffer_field f = ts_field(ts_prop(db, item, "name"), ts_str("item 12 again"));
+    assert_ok(coffer_object_set_fields(o, &f, 1));
+    coffer_object_release(o);
+    ts_commit(w);
+    coffer_close(db);
+    after = (text){0};
+    dump_queries_read_only(env, path, &after, plan, sizeof plan);
+    assert_non_null(strstr(after.data, "name == 'item 12': 0:"));
+    assert_non_null(strstr(after.data, "name == 'item 12' OR id == 7: 1: 8\n"));
+    text_free(&after);
+    assert_verifies(env, path);
+    text_free(&objects);
+    text_free(&queries);
+    text_free(&kept);
+}
+
+/* While another handle of this process has the encrypted format-5 file
+ * open (reading hashed index keys), a read-write open leaves it of format
+ * 5 and both answer as before; the next read-write open, alone, upgrades. */
+TS_ENV_TEST(test_format5_open_elsewhere_is_not_sealed)
+{
+    char path[TS_PATH_MAX], plan[256];
+    copy_fixture_from(env, "format5", "shared.coffer", path);
+    text want = {0};
+    dump_queries_read_only(env, path, &want, plan, sizeof plan);
+    coffer_db *first = NULL, *second = NULL;
+    assert_ok(open_file(env, path, 1, 0, &first));
+    assert_ok(open_file(env, path, 0, 0, &second));
+    assert_int_equal(ts_raw_format(path), 5);
+    text a = {0}, b = {0};
+    dump_queries(first, &a, plan, sizeof plan);
+    dump_queries(second, &b, plan, sizeof plan);
+    assert_same_text(&want, &a);
+    assert_same_text(&want, &b);
+    coffer_close(second);
+    coffer_close(first);
+    assert_int_equal(ts_raw_format(path), 5);
+    assert_ok(open_file(env, path, 0, 0, &second));
+    coffer_close(second);
+    assert_int_equal(ts_raw_format(path), upgraded_format(env));
+    text_free(&b);
+    b = (text){0};
+    dump_queries_read_only(env, path, &b, plan, sizeof plan);
+    assert_same_text(&want, &b);
+    text_free(&want);
+    text_free(&a);
+    text_free(&b);
+}
+
 int main(void)
 {
     /* Handles of this suite want format 5, so that a read-write open
@@ -755,6 +951,8 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_size_limit_stops_the_upgrade, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_killed_upgrade_leaves_the_file_whole, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_version2_clusters_read_and_rewrite, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_encrypted_format5_seals_its_indexes, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_format5_open_elsewhere_is_not_sealed, ts_setup_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

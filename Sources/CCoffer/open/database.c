@@ -25,6 +25,7 @@
 #include "objects/object.h"
 #include "storage/txn.h"
 #include "verify/verify.h"
+#include "open/index_seal.h"
 #include "open/open_gate.h"
 
 /* The header, stored unsealed under "header" in sub-database 0. */
@@ -472,6 +473,54 @@ static coffer_status open_passes(const coffer_config *config, coffer_db *db, con
     return st;
 }
 
+/* Brings an encrypted file of format 5, opened read-write by a handle that
+ * wants format 5's layout (the default), to format 6 in one write
+ * transaction: every class's index is emptied and built again from its
+ * objects as a tree of sealed nodes (open/index_seal.h), then the header
+ * says 6. A failure, or a process killed before the commit, leaves the file
+ * of format 5 as it was, which the next such open upgrades. Not done while
+ * another handle of this process has the file open (it reads hashed index
+ * keys), nor by a handle that sees only some of the file's classes. */
+static coffer_status seal_index_pass(const coffer_config *config, coffer_db *db, const char *label)
+{
+    if (!db->keys || !db->clustered || db->sealed_index || config->read_only || db->read_only ||
+        wanted_format(config) != CF_FORMAT_CLUSTERS || cf_env_is_shared(db->env) || config->nsubset)
+        return COFFER_OK; /* a handle of some classes only would leave the others' hashed keys */
+    coffer_txn *txn = NULL;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn);
+    if (st != COFFER_OK)
+        return cf_error_prefix("upgrading '%s' from file format 5 to 6", label);
+    uint32_t format = 0;
+    uint8_t h[HEADER_SIZE]; /* copied: the writes below may move LMDB's pages */
+    MDB_val k = {sizeof META_HEADER - 1, (void *)META_HEADER}, v;
+    int rc = mdb_get(txn->mdb, db->meta_dbi, &k, &v);
+    if (rc == 0 && v.mv_size == HEADER_SIZE) {
+        memcpy(h, v.mv_data, HEADER_SIZE);
+        format = get_le32(h + 8);
+    } else {
+        st = rc ? cf_error_mdb(rc, "cannot read the file header") : cf_error(COFFER_ERR_CORRUPTED, "the file header is damaged");
+    }
+    if (st == COFFER_OK && format == CF_FORMAT_CLUSTERS) {
+        st = cf_index_seal_all(txn);
+        if (st == COFFER_OK) {
+            put_le32(h + 8, CF_FORMAT_SEALED_INDEX);
+            MDB_val hv = {HEADER_SIZE, h};
+            if ((rc = mdb_put(txn->mdb, db->meta_dbi, &k, &hv, 0)) != 0)
+                st = cf_txn_write_error(txn, rc, "cannot write the upgraded file header");
+        }
+        if (st == COFFER_OK)
+            st = coffer_txn_commit(txn); /* else coffer_txn_free aborts it */
+    } else if (st == COFFER_OK && format == CF_FORMAT_SEALED_INDEX) {
+        db->sealed_index = 1; /* another process upgraded it meanwhile */
+    }
+    coffer_txn_free(txn);
+    if (st != COFFER_OK) {
+        db->sealed_index = 0;
+        cf_error_prefix("upgrading '%s' from file format 5 to 6", label);
+    }
+    return st;
+}
+
 /* Opens `path` (NULL for an in-memory store) with its open gate held: no
  * other open of the file in this process runs meanwhile, so the seed copy,
  * the compaction, the reset and the migration happen once. */
@@ -500,6 +549,8 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db, con
         cf_env_dbi_lock(db->env); /* another name of the file (a hard link) has a gate of its own */
         st = open_passes(config, db, label, &needs_reset, reason, sizeof reason);
         cf_env_dbi_unlock(db->env);
+        if (st == COFFER_OK && !needs_reset)
+            st = seal_index_pass(config, db, label);
         if (st != COFFER_OK || !needs_reset)
             return st;
         /* A migration is needed and the configuration says to start afresh. */

@@ -63,6 +63,10 @@ coffer_status cf_itree_flush(coffer_txn *txn);
  * emptied (mdb_drop) in `txn`. */
 void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls);
 
+/* Empties the index sub-database of class `cls` in write transaction `txn`
+ * (whatever it holds: hashed keys of format 5, or a tree) and forgets the
+ * transaction's nodes of the class. Errors: those of an LMDB write. */
+coffer_status cf_itree_empty_class(coffer_txn *txn, coffer_class_id cls);
 /* Frees the transaction's nodes (at its end). A read transaction of an
  * encrypted file leaves them to the next read transaction of its handle,
  * which takes a node again when its stored value still has the nonce the
