@@ -6,9 +6,11 @@ import ArgumentParser
 import CofferSyncProtocol
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 
 struct ServeCommand: AsyncParsableCommand {
@@ -21,8 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "HOST:PORT to listen on (port 0 picks a free one); or COFFER_SYNC_LISTEN. Default 127.0.0.1:7800.")
     var listen: String?
 
+    @OptionGroup var tls: TLSOptions
+
     func run() async throws {
-        let settings = try ServiceConfiguration.resolve(options: connection, listen: listen)
+        let settings = try ServiceConfiguration.resolve(options: connection, listen: listen, tls: tls)
+        let tlsConfiguration = try settings.tls.map(Self.serverTLS)
         let logger: Logger = {
             var logger = Logger(label: "coffer-sync")
             logger.logLevel = ProcessInfoLogLevel.level ?? .info
@@ -54,19 +59,20 @@ struct ServeCommand: AsyncParsableCommand {
             router.get("/health") { _, _ in "ok" }
             AuthRoutes.add(to: router, authenticator: authenticator, logger: logger)
             let sessionLogger = logger
+            let webSocket = HTTPServerBuilder.http1WebSocketUpgrade(
+                configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
+                                               autoPing: .enabled(timePeriod: .seconds(30))))
+            ) { request, _, _ in
+                guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
+                                logger: sessionLogger)
+                        .run(inbound: inbound, outbound: outbound)
+                }
+            }
             let app = Application(
                 router: router,
-                server: .http1WebSocketUpgrade(
-                    configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
-                                                   autoPing: .enabled(timePeriod: .seconds(30))))
-                ) { request, _, _ in
-                    guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
-                    return .upgrade([:]) { inbound, outbound, _ in
-                        await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
-                                    logger: sessionLogger)
-                            .run(inbound: inbound, outbound: outbound)
-                    }
-                },
+                server: try tlsConfiguration.map { try .tls(webSocket, tlsConfiguration: $0) } ?? webSocket,
                 configuration: .init(address: .hostname(settings.listenHost, port: settings.listenPort),
                                      serverName: "coffer-sync"),
                 onServerRunning: { channel in
@@ -81,6 +87,28 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.next()
             group.cancelAll()
         }
+    }
+}
+
+extension ServeCommand {
+    /// The server's TLS configuration from its PEM files; the error names the
+    /// file that does not load.
+    static func serverTLS(_ files: ServiceConfiguration.TLSFiles) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(files.certificate)
+        } catch {
+            throw ConfigurationError("cannot load the TLS certificate file \(files.certificate): \(error)")
+        }
+        guard !chain.isEmpty else { throw ConfigurationError("the TLS certificate file \(files.certificate) holds no certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: files.key, format: .pem)
+        } catch {
+            throw ConfigurationError("cannot load the TLS key file \(files.key): \(error)")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                        privateKey: .privateKey(key))
     }
 }
 
