@@ -555,7 +555,9 @@ COFFER_API coffer_status coffer_config_set_max_file_size(coffer_config *config, 
 COFFER_API coffer_status coffer_set_default_path(const char *path);
 
 /** The process-wide default path. The string is owned by the library and
- *  stays valid until the next coffer_set_default_path(). */
+ *  stays valid for the life of the process: every path set is kept, so a
+ *  string read here is not freed by a later coffer_set_default_path() in
+ *  another thread (which returns a new one from then on). */
 COFFER_API const char *coffer_default_path(void);
 
 /* ------------------------------------------------------------------------ */
@@ -737,6 +739,34 @@ typedef coffer_status (*coffer_migration_enumerate_fn)(coffer_migration *migrati
  *  the class; a class only the new schema has visits nothing. */
 COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *migration, const char *class_name,
                                                     coffer_migration_enumerate_fn fn, void *ctx);
+
+/** Flags of coffer_migration_enumerate_v2(). */
+typedef enum coffer_migration_enumerate_flags {
+    /** The visits are not counted in the migration's progress
+     *  (COFFER_PROGRESS_MIGRATION): the caller counts each object when it
+     *  has done its work on it, with coffer_migration_count_visited(). For
+     *  callers that collect the objects first and process them after the
+     *  enumeration returns, whose progress would otherwise reach the end
+     *  before the work began. */
+    COFFER_MIGRATION_COUNT_LATER = 1
+} coffer_migration_enumerate_flags;
+
+/** As coffer_migration_enumerate(), with `flags` (0, or
+ *  COFFER_MIGRATION_COUNT_LATER). COFFER_ERR_INVALID_ARGUMENT names any
+ *  other flag. */
+COFFER_API coffer_status coffer_migration_enumerate_v2(coffer_migration *migration, const char *class_name,
+                                                       coffer_migration_enumerate_fn fn, void *ctx, unsigned flags);
+
+/** Counts `count` more objects of the file before the migration as done,
+ *  for the progress of the migration (coffer_config_set_progress(),
+ *  COFFER_PROGRESS_MIGRATION), after an enumeration with
+ *  COFFER_MIGRATION_COUNT_LATER. Returns COFFER_ERR_CANCELLED if the
+ *  progress callback cancels (stop and return it from the migration
+ *  callback); COFFER_ERR_INVALID_ARGUMENT if the migration has ended.
+ *  Counts past the number of objects the file had (a class enumerated
+ *  twice) are not an error: the progress stays below its total until the
+ *  migration callback returns. */
+COFFER_API coffer_status coffer_migration_count_visited(coffer_migration *migration, uint64_t count);
 
 /** Renames property `from` of class `class_name` (in the old schema) to
  *  `to` (in the new schema), keeping its values, links, collections and
@@ -1624,6 +1654,24 @@ COFFER_API const char *coffer_query_description(const coffer_query *query);
 /** The class the query was compiled for; UINT32_MAX for an invalid handle. */
 COFFER_API coffer_class_id coffer_query_class(const coffer_query *query);
 
+/** Writes how `query` would find its matches in `txn` into buf[0 .. size),
+ *  as a NUL-terminated sentence: "index of 'Class.property' (equality)",
+ *  "(range)" or "(prefix)" when an index answers a conjunct (", then a
+ *  filter" when the other conjuncts are checked on the objects it yields),
+ *  "scan of 'Class'" when every object is read, "all objects of 'Class'"
+ *  for TRUEPREDICATE. SORT, DISTINCT and LIMIT are not described. Encrypted
+ *  files of format 6 answer BEGINSWITH and ranges from their sealed index
+ *  trees, as plain files do (docs/ENCRYPTION.md).
+ *  txn    an active transaction of the query's database; the choice may
+ *         count index entries in it
+ *  buf    receives the text; owned by the caller (64 bytes plus the class
+ *         and property names are enough)
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL or invalid handles, buf NULL,
+ *  size 0 or too small: buf then holds ""), COFFER_ERR_MISUSE (the
+ *  transaction ended, or belongs to another database), those of reading the
+ *  index. */
+COFFER_API coffer_status coffer_query_explain(coffer_txn *txn, const coffer_query *query, char *buf, size_t size);
+
 /** Bounds how long each run of `query` may take: a run (coffer_query_run(),
  *  coffer_results_filter() with it, coffer_results_rerun() of results it
  *  made, the deferred count or keys of such results, and the runs an
@@ -2042,10 +2090,13 @@ typedef void (*coffer_post_fn)(void *scheduler_ctx, coffer_work_fn work, void *a
  *  `new_version` (versions as coffer_txn_version()). */
 typedef void (*coffer_db_callback)(void *ctx, coffer_txn *txn, uint64_t old_version, uint64_t new_version);
 /** Called with the changes of an observed collection; `changes` is NULL for
- *  the first call, which reports the initial state. */
+ *  the first call, which reports the initial state: the state at the newest
+ *  version when the observer was registered (`txn` is at that version), a
+ *  commit made after registering being told as a change after it. */
 typedef void (*coffer_collection_callback)(void *ctx, coffer_txn *txn, const coffer_collection_changes *changes);
 /** Called with the changes of an observed object; `changes` is NULL for the
- *  first call. */
+ *  first call, made at the version of registration as for
+ *  coffer_collection_callback. */
 typedef void (*coffer_object_callback)(void *ctx, coffer_txn *txn, const coffer_object_changes *changes);
 
 /** Moves `db` to the newest version of its file and runs, on the calling
@@ -2391,6 +2442,62 @@ typedef coffer_status (*coffer_sync_token_fn)(void *ctx, int refresh, char *buf,
  *  coffer_config_set_sync_token(); NULL `fn` removes it. Errors:
  *  COFFER_ERR_INVALID_ARGUMENT (NULL config). */
 COFFER_API coffer_status coffer_config_set_sync_token_callback(coffer_config *config, coffer_sync_token_fn fn,
+                                                               void *ctx);
+
+/** The codes of the sync service's ERROR frames (docs/SYNC.md, "Errors"). */
+typedef enum coffer_sync_error_code {
+    COFFER_SYNC_ERROR_PROTOCOL = 1,        /**< a frame that does not decode; fatal */
+    COFFER_SYNC_ERROR_VERSION = 2,         /**< an unsupported protocol version; fatal */
+    COFFER_SYNC_ERROR_AUTH = 3,            /**< the token was refused; fatal */
+    COFFER_SYNC_ERROR_SCHEMA_MISMATCH = 4, /**< a breaking schema difference; fatal */
+    COFFER_SYNC_ERROR_BAD_CHANGESET = 5,   /**< an upload that does not apply to the schema; fatal */
+    COFFER_SYNC_ERROR_OVERLOADED = 6,      /**< the service shed the session; it reconnects */
+    COFFER_SYNC_ERROR_INTERNAL = 7,        /**< the service failed; it reconnects */
+    COFFER_SYNC_ERROR_CLIENT_RESET = 8,    /**< the file is behind its client's record; it syncs as a new client */
+    COFFER_SYNC_ERROR_TOKEN_EXPIRED = 9,   /**< the access token expired */
+    /** A write the service's permission rules refuse: it was not integrated,
+     *  and the service's state of the object comes back in a download,
+     *  reverting it in this file. Not fatal: the session goes on. */
+    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10
+} coffer_sync_error_code;
+
+/** One ERROR frame of the sync service, as a coffer_sync_error_fn sees it.
+ *  Every pointer is borrowed for the call only: copy what must outlive it. */
+typedef struct coffer_sync_error_event {
+    /** A coffer_sync_error_code (a newer service may send codes this header
+     *  does not name). */
+    uint64_t code;
+    /** The code's name ("COMPENSATING_WRITE"; "unknown" for a code this
+     *  library does not know). */
+    const char *code_name;
+    /** The service's message (UTF-8, NUL-terminated). */
+    const char *message;
+    /** 1 when the service closes the session with it, else 0. */
+    int fatal;
+    /** For COFFER_SYNC_ERROR_COMPENSATING_WRITE, the class of the refused
+     *  object; NULL for other codes. */
+    const char *class_name;
+    /** For COFFER_SYNC_ERROR_COMPENSATING_WRITE, the refused object's
+     *  primary key (an int, string, objectId or uuid value; a string
+     *  borrows the frame's bytes); NULL for other codes. */
+    const coffer_value *primary_key;
+} coffer_sync_error_event;
+
+/** Told of every ERROR frame the sync service sends (docs/SYNC.md,
+ *  "Errors"), fatal or not, before the session acts on it. It runs on the
+ *  database's sync thread, which waits for it: it must return soon and must
+ *  not close the database nor wait for sync (coffer_sync_wait_for_upload()
+ *  and coffer_sync_wait_for_download() would wait for themselves); it may
+ *  read the database and start write transactions of its own. */
+typedef void (*coffer_sync_error_fn)(void *ctx, const coffer_sync_error_event *event);
+
+/** Calls `fn(ctx, event)` for every ERROR frame the service sends to handles
+ *  opened with `config`; with it an app learns of compensating writes (a
+ *  write the service's permission rules refused, which the session reverts)
+ *  and of errors that stop the session. `ctx` must stay valid while such
+ *  handles are open. NULL `fn` removes it. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL config). */
+COFFER_API coffer_status coffer_config_set_sync_error_callback(coffer_config *config, coffer_sync_error_fn fn,
                                                                void *ctx);
 
 /** Sync session states (coffer_sync_state()). */

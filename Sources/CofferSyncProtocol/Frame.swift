@@ -1,9 +1,11 @@
-// The frames of protocol version 1 (docs/SYNC.md, "Frames"): one binary
-// WebSocket message each, a type byte then the body.
+// The frames of protocol version 2 (docs/SYNC.md, "Frames"): one binary
+// WebSocket message each, a type byte then the body. Version 2 added the
+// ERROR code COMPENSATING_WRITE, which names the refused object.
 
 /// An error code of an ERROR frame.
 public enum ErrorCode: UInt64, Sendable, CaseIterable {
-    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset, tokenExpired
+    case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset, tokenExpired,
+         compensatingWrite
 
     public var name: String {
         switch self {
@@ -16,6 +18,7 @@ public enum ErrorCode: UInt64, Sendable, CaseIterable {
         case .internal: "INTERNAL"
         case .clientReset: "CLIENT_RESET"
         case .tokenExpired: "TOKEN_EXPIRED"
+        case .compensatingWrite: "COMPENSATING_WRITE"
         }
     }
 }
@@ -44,6 +47,9 @@ public enum Frame: Hashable, Sendable {
     case download(latestServerVersion: UInt64, changesets: [ServerChangeset])
     case downloadAck(lastServerVersion: UInt64)
     case error(code: UInt64, message: String, fatal: Bool)
+    /// ERROR COMPENSATING_WRITE (protocol 2; not fatal): a write to the
+    /// object `className`/`pk` was refused by the permission rules.
+    case compensatingWrite(message: String, className: String, pk: SyncValue)
 
     public var typeByte: UInt8 {
         switch self {
@@ -53,7 +59,7 @@ public enum Frame: Hashable, Sendable {
         case .uploadAck: 4
         case .download: 5
         case .downloadAck: 6
-        case .error: 7
+        case .error, .compensatingWrite: 7
         }
     }
 
@@ -100,6 +106,12 @@ public enum Frame: Hashable, Sendable {
             w.varint(code)
             w.string(message)
             w.byte(fatal ? 1 : 0)
+        case .compensatingWrite(let message, let className, let pk):
+            w.varint(ErrorCode.compensatingWrite.rawValue)
+            w.string(message)
+            w.byte(0)
+            w.string(className)
+            pk.encode(to: &w)
         }
         return w.bytes
     }
@@ -152,7 +164,14 @@ public enum Frame: Hashable, Sendable {
             let at = r.offset
             let fatal = try r.byte("fatal flag")
             guard fatal <= 1 else { throw WireError("fatal flag \(fatal) at byte \(at) is neither 0 nor 1") }
-            self = .error(code: code, message: message, fatal: fatal == 1)
+            if code == ErrorCode.compensatingWrite.rawValue {
+                guard fatal == 0 else { throw WireError("a COMPENSATING_WRITE error is never fatal") }
+                let className = try r.string("refused object's class")
+                self = .compensatingWrite(message: message, className: className,
+                                          pk: try SyncValue.decode(from: &r))
+            } else {
+                self = .error(code: code, message: message, fatal: fatal == 1)
+            }
         default:
             throw WireError("unknown frame type \(type)")
         }

@@ -5,7 +5,10 @@
 /// Limits of protocol version 1.
 public enum WireLimits {
     /// The protocol version this codec speaks.
-    public static let protocolVersion: UInt64 = 1
+    public static let protocolVersion: UInt64 = 2
+    /// The oldest protocol version a service still serves (version 1 lacks
+    /// COMPENSATING_WRITE: such a client is not told which write was refused).
+    public static let oldestProtocolVersion: UInt64 = 1
     /// A batch (UPLOAD or DOWNLOAD) holds changesets up to this many bytes; a
     /// single changeset larger than this travels alone in its own frame.
     public static let batchBytes = 1 << 20

@@ -56,7 +56,22 @@ struct CodecTests {
         .downloadAck(lastServerVersion: 9),
         .error(.badChangeset, "changeset 3: unknown class 'X'", fatal: true),
         .error(.overloaded, "", fatal: false),
+        .compensatingWrite(message: "write to Task 7 refused", className: "Task", pk: .int(7)),
+        .compensatingWrite(message: "", className: "Person", pk: .string("ada")),
     ]
+
+    @Test("a COMPENSATING_WRITE is never fatal and always names its object")
+    func compensatingWriteFrames() throws {
+        #expect(throws: WireError.self) {
+            try Frame(decoding: Frame.error(code: ErrorCode.compensatingWrite.rawValue, message: "x", fatal: true).encoded)
+        }
+        #expect(throws: WireError.self) {
+            try Frame(decoding: Frame.error(code: ErrorCode.compensatingWrite.rawValue, message: "x", fatal: false).encoded)
+        }
+        #expect(ErrorCode.compensatingWrite.rawValue == 10)
+        #expect(ErrorCode.compensatingWrite.name == "COMPENSATING_WRITE")
+        #expect(Frame.compensatingWrite(message: "m", className: "Task", pk: .int(1)).name == "ERROR")
+    }
 
     @Test("every value round-trips", arguments: values)
     func valueRoundTrip(_ value: SyncValue) throws {

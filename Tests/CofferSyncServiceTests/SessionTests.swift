@@ -162,9 +162,9 @@ struct SessionTests {
         try await expectError(garbage, .protocol, containing: "truncated client id")
 
         let future = TestClient(url: service.url)
-        future.send(.hello(protocolVersion: 2, client: .random(), partition: partition, token: "",
+        future.send(.hello(protocolVersion: 3, client: .random(), partition: partition, token: "",
                            lastServerVersion: 0, schema: TestSchema.schema))
-        try await expectError(future, .version, containing: "protocol version 2")
+        try await expectError(future, .version, containing: "protocol version 3")
 
         let reversed = TestClient(url: service.url)
         try await reversed.hello(partition: partition)
@@ -308,9 +308,9 @@ struct SessionTests {
         try Data("{\"postgres\": \"\(postgres)\"}".utf8).write(to: config)
         let migrated = try await ServiceProcess.command(["migrate"], environment: env)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout.contains("from version 0 to 3"))
+        #expect(migrated.stdout.contains("from version 0 to 4"))
         let again = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(again.stdout.contains("version 3; nothing to do"))
+        #expect(again.stdout.contains("version 4; nothing to do"))
 
         // A version 1 database (before users and authentication) upgrades in
         // place and keeps its clients.
@@ -328,7 +328,7 @@ struct SessionTests {
             UPDATE coffer_sync_meta SET version = 1
             """)
         let upgraded = try await ServiceProcess.command(["migrate"], environment: env)
-        #expect(upgraded.stdout.contains("from version 1 to 3"), "\(upgraded.stderr)")
+        #expect(upgraded.stdout.contains("from version 1 to 4"), "\(upgraded.stderr)")
         // Version 3 fills the typed columns of the rows stored before it:
         // the int 10 (zigzag 20) gets a number, the string "ab" a text, a bool neither.
         let typed = try await PrivatePostgres.shared.sql(postgres, """
@@ -346,7 +346,7 @@ struct SessionTests {
         for command in [["migrate"], ["serve", "--listen", "127.0.0.1:0"], ["dump", "--partition", "p"]] {
             let newer = try await ServiceProcess.command(command, environment: env)
             #expect(newer.status != 0)
-            #expect(newer.stderr.contains("version 7, newer than version 3"), "\(command): \(newer.stderr)")
+            #expect(newer.stderr.contains("version 7, newer than version 4"), "\(command): \(newer.stderr)")
         }
     }
 }

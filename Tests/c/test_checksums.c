@@ -445,12 +445,12 @@ TS_ENV_TEST(test_format3_encrypted_is_upgraded)
 TS_ENV_TEST(test_newer_format_is_refused)
 {
     ts_env_close(env);
-    set_raw_format(env->path, 6);
+    set_raw_format(env->path, 7);
     coffer_db *db = NULL;
     assert_status(ts_open_path(env->path, NULL, 0, text_schema, 1, 1, &db), COFFER_ERR_FORMAT_VERSION);
-    assert_error_contains("file format 6");
-    assert_error_contains("reads up to format 5");
-    assert_int_equal(ts_raw_format(env->path), 6);
+    assert_error_contains("file format 7");
+    assert_error_contains("reads up to format 6");
+    assert_int_equal(ts_raw_format(env->path), 7);
 }
 
 int main(void)

@@ -8,8 +8,10 @@
  * damaged object stored outside, are errors naming the objects and
  * coffer_verify findings, never other values; each column block carries its
  * own checksum or seal: a damaged block (fixed-width, offsets, all-null)
- * fails alone, and a block moved to another cluster or opened as another
- * column or as the head does not open; random operations agree with
+ * fails alone (an update in place of another column commits and leaves
+ * it as it was; one of its column fails), and a block moved to another
+ * cluster or opened as another column or as the head does not open;
+ * random operations agree with
  * a model; the format is chosen for new files only, and an unknown one is
  * refused by the setter.
  */
@@ -25,45 +27,6 @@
 #include "storage/handles.h"
 
 #define ITEM_OBJECTS "2" /* the first class's object table */
-
-/* The contents of item n: its name, and a blob of `blob` bytes (none: 0). */
-static void name_of(int64_t n, char *out, size_t size) { snprintf(out, size, "item %lld", (long long)n); }
-
-static coffer_object_key add_item(coffer_txn *w, coffer_class_id cls, int64_t n, size_t blob)
-{
-    char name[32];
-    name_of(n, name, sizeof name);
-    uint8_t *bytes = malloc(blob + 1);
-    memset(bytes, (int)(n & 0xFF), blob + 1);
-    coffer_field f[3] = {ts_field(I_N, coffer_value_int(n)), ts_field(I_NAME, ts_str(name)),
-                         ts_field(I_BLOB, blob ? coffer_value_binary(bytes, blob) : coffer_value_null())};
-    coffer_object *o = ts_create(w, cls, f, 3);
-    coffer_object_key key = coffer_object_key_of(o);
-    coffer_object_release(o);
-    free(bytes);
-    return key;
-}
-
-/* Asserts object `key` holds item n with a blob of `blob` bytes. */
-static void check_item(coffer_txn *r, coffer_class_id cls, coffer_object_key key, int64_t n, size_t blob)
-{
-    coffer_object *o = NULL;
-    assert_ok(coffer_object_get(r, cls, key, &o));
-    assert_int_equal(ts_get_int(o, I_N), n);
-    char name[32];
-    name_of(n, name, sizeof name);
-    assert_string_equal(ts_get_string(o, I_NAME, NULL), name);
-    if (!blob) {
-        assert_true(ts_get_is_null(o, I_BLOB));
-    } else {
-        size_t size;
-        const uint8_t *b = ts_get_binary(o, I_BLOB, &size);
-        assert_int_equal(size, blob);
-        assert_int_equal(b[0], n & 0xFF);
-        assert_int_equal(b[blob - 1], n & 0xFF);
-    }
-    coffer_object_release(o);
-}
 
 /* Commits items 1..count (keys 1..count) with no blobs. */
 static void fill(ts_env *env, int count)
@@ -456,6 +419,65 @@ TS_ENV_TEST(test_damaged_block_fails_alone)
     }
 }
 
+/* Updates in place (docs/FORMAT.md, "Updates in place") open and check only
+ * the blocks of the columns they change, and the commit copies the other
+ * blocks as stored: an update of a sound column of a cluster with a
+ * damaged block commits, and the damage stays where it was, still
+ * detected; an update of the damaged column fails, naming the objects,
+ * and leaves the file as it was. */
+TS_ENV_TEST(test_damaged_block_and_updates_in_place)
+{
+    fill(env, 300);
+    size_t at, len;
+    block_place(env, 1, I_NAME, &at, &len);
+    coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
+    uint8_t kb[8];
+    cluster_key(kb, 1);
+    ts_env_close(env);
+    flip(env->path, kb, 8, (long)(at + len / 2));
+    ts_env_reopen(env, schema, 1, 1);
+
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    coffer_object *o = NULL;
+    assert_ok(coffer_object_get(w, item(env), 260, &o));
+    coffer_value n = coffer_value_int(460); /* within the range of the narrowed column (256..511): in place */
+    assert_ok(coffer_object_set_value(o, I_N, &n));
+    coffer_object_release(o);
+    ts_commit(w);
+
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    assert_status(read_prop(r, item(env), 261, I_NAME), want);
+    assert_error_contains("objects 256 to 511 of class 'Item'");
+    assert_ok(coffer_object_get(r, item(env), 260, &o));
+    assert_int_equal(ts_get_int(o, I_N), 460);
+    coffer_object_release(o);
+    coffer_txn_free(r);
+    assert_true(verify_findings(env, COFFER_VERIFY_RECORD, "objects 256 to 511") >= 1);
+
+    w = ts_begin(env->db, COFFER_TXN_WRITE);
+    assert_ok(coffer_object_get(w, item(env), 261, &o));
+    coffer_value name = ts_str("itex 261"); /* the size of "item 261": in place */
+    assert_status(coffer_object_set_value(o, I_NAME, &name), want);
+    assert_error_contains("objects 256 to 511 of class 'Item'");
+    coffer_object_release(o);
+    assert_ok(coffer_txn_abort(w));
+    coffer_txn_free(w);
+
+    ts_env_close(env);
+    flip(env->path, kb, 8, (long)(at + len / 2)); /* repaired where it was */
+    ts_env_reopen(env, schema, 1, 1);
+    r = ts_begin(env->db, COFFER_TXN_READ);
+    assert_ok(coffer_object_get(r, item(env), 260, &o));
+    assert_int_equal(ts_get_int(o, I_N), 460);
+    assert_string_equal(ts_get_string(o, I_NAME, NULL), "item 260");
+    coffer_object_release(o);
+    for (coffer_object_key k = 1; k <= 300; k++)
+        if (k != 260)
+            check_item(r, item(env), k, (int64_t)k, 0);
+    coffer_txn_free(r);
+    assert_int_equal(verify_findings(env, COFFER_VERIFY_RECORD, ""), 0);
+}
+
 /* An unindexed query tests a cluster's column block as a whole: a damaged
  * block of the compared column fails the query with the cluster's objects
  * named; a query on another column still runs. */
@@ -767,6 +789,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_damaged_object_stored_outside_is_detected, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_block_fails_alone, setup),
         TS_TEST_FILE_MODES_SETUP(test_damaged_block_fails_a_scan, setup),
+        TS_TEST_FILE_MODES_SETUP(test_damaged_block_and_updates_in_place, setup),
         TS_TEST_FILE_MODES_SETUP(test_block_swapped_between_clusters_fails, setup),
         TS_TEST_FILE_MODES_SETUP(test_block_opens_only_in_its_place, setup),
         TS_TEST_ALL_MODES_SETUP(test_random_operations_match_a_model, setup),

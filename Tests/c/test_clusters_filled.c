@@ -26,39 +26,6 @@
 
 #define BIG (3 * CF_CLUSTER_INLINE_MAX)
 
-static coffer_object_key add_item(coffer_txn *w, coffer_class_id cls, int64_t n, size_t blob)
-{
-    char name[32];
-    snprintf(name, sizeof name, "item %lld", (long long)n);
-    uint8_t *bytes = malloc(blob + 1);
-    memset(bytes, (int)(n & 0xFF), blob + 1);
-    coffer_field f[3] = {ts_field(I_N, coffer_value_int(n)), ts_field(I_NAME, ts_str(name)),
-                         ts_field(I_BLOB, blob ? coffer_value_binary(bytes, blob) : coffer_value_null())};
-    coffer_object *o = ts_create(w, cls, f, 3);
-    coffer_object_key key = coffer_object_key_of(o);
-    coffer_object_release(o);
-    free(bytes);
-    return key;
-}
-
-/* Asserts object `key` holds n and a blob of `blob` bytes of n's low byte. */
-static void check_item(coffer_txn *r, coffer_class_id cls, coffer_object_key key, int64_t n, size_t blob)
-{
-    coffer_object *o = NULL;
-    assert_ok(coffer_object_get(r, cls, key, &o));
-    assert_int_equal(ts_get_int(o, I_N), n);
-    if (!blob) {
-        assert_true(ts_get_is_null(o, I_BLOB));
-    } else {
-        size_t size;
-        const uint8_t *b = ts_get_binary(o, I_BLOB, &size);
-        assert_int_equal(size, blob);
-        assert_int_equal(b[0], n & 0xFF);
-        assert_int_equal(b[blob - 1], n & 0xFF);
-    }
-    coffer_object_release(o);
-}
-
 static void set_blob(coffer_txn *w, coffer_class_id cls, coffer_object_key key, size_t blob)
 {
     coffer_object *o = NULL;
@@ -113,6 +80,19 @@ static size_t verify_findings(const ts_env *env)
         print_message("    finding: %s\n", coffer_verify_report_message(r, i));
     coffer_verify_report_free(r);
     return total;
+}
+
+/* Makes object `key` item n: its n and its name. */
+static void update_n(coffer_txn *w, coffer_class_id cls, coffer_object_key key, int64_t n)
+{
+    coffer_object *o = NULL;
+    assert_ok(coffer_object_get(w, cls, key, &o));
+    char name[32];
+    name_of(n, name, sizeof name);
+    coffer_value v = coffer_value_int(n), s = ts_str(name);
+    assert_ok(coffer_object_set_value(o, I_N, &v));
+    assert_ok(coffer_object_set_value(o, I_NAME, &s));
+    coffer_object_release(o);
 }
 
 TS_ENV_TEST(test_filled_cluster_is_written_before_the_commit)
@@ -173,11 +153,7 @@ TS_ENV_TEST(test_objects_of_a_filled_cluster_change_before_the_commit)
     for (int i = 1; i <= 700; i++)
         add_item(w, item(env), i, i == 10 || i == 20 || i == 300 ? BIG : 0);
     /* Clusters 0 and 1 are written; now change them. */
-    coffer_object *o = NULL;
-    assert_ok(coffer_object_get(w, item(env), 5, &o));
-    coffer_value v = coffer_value_int(-5);
-    assert_ok(coffer_object_set_value(o, I_N, &v));
-    coffer_object_release(o);
+    update_n(w, item(env), 5, -5);
     delete_item(w, item(env), 7);
     set_blob(w, item(env), 10, 3);    /* back into its cluster: its record outside goes */
     delete_item(w, item(env), 20);    /* its record outside goes */
@@ -188,6 +164,7 @@ TS_ENV_TEST(test_objects_of_a_filled_cluster_change_before_the_commit)
     check_item(w, item(env), 10, 10, 3);
     check_item(w, item(env), 30, 30, BIG);
     check_item(w, item(env), 5, -5, 0);
+    coffer_object *o = NULL;
     assert_status(coffer_object_get(w, item(env), 20, &o), COFFER_ERR_NOT_FOUND);
     ts_commit(w);
 
@@ -293,15 +270,6 @@ TS_ENV_TEST(test_clusters_read_between_filled_ones)
 }
 
 /* ---- the cache reused by the next write transaction ----------------------- */
-
-static void update_n(coffer_txn *w, coffer_class_id cls, coffer_object_key key, int64_t n)
-{
-    coffer_object *o = NULL;
-    assert_ok(coffer_object_get(w, cls, key, &o));
-    coffer_value v = coffer_value_int(n);
-    assert_ok(coffer_object_set_value(o, I_N, &v));
-    coffer_object_release(o);
-}
 
 TS_ENV_TEST(test_write_transactions_reuse_a_bounded_cache)
 {

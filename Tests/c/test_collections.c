@@ -2369,6 +2369,70 @@ TS_ENV_TEST(test_read_txn_rejects_writes)
     coffer_txn_free(r);
 }
 
+/* A list handle keeps the chunk it read last (opened once, decrypted once
+ * in an encrypted file) only while the transaction writes nothing: another
+ * handle's append, set and remove, and a delete that unlinks an element,
+ * are each seen by a handle that read the same chunk before. */
+TS_ENV_TEST(test_list_handles_see_each_others_writes)
+{
+    enum { N = 300 };
+    coffer_object_key items[N], model[N + 1];
+    coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int i = 0; i < N; i++) {
+        coffer_object *it = new_item(w, i);
+        items[i] = coffer_object_key_of(it);
+        coffer_object_release(it);
+    }
+    coffer_object *h = new_holder(w, "two handles");
+    coffer_list *a = open_list(h, H_ITEMS), *b = open_list(h, H_ITEMS);
+    size_t n = 0;
+    for (int i = 0; i < N - 1; i++) {
+        coffer_value v = coffer_value_link(C.item, items[i]);
+        assert_ok(coffer_list_append(a, &v));
+        model[n++] = items[i];
+    }
+    long_check_all(b, model, n); /* b now holds the last chunk */
+
+    coffer_value v = coffer_value_link(C.item, items[N - 1]);
+    assert_ok(coffer_list_append(a, &v));
+    model[n++] = items[N - 1];
+    long_check_all(b, model, n);
+
+    v = coffer_value_link(C.item, items[0]);
+    assert_ok(coffer_list_set(a, n - 2, &v));
+    model[n - 2] = items[0];
+    coffer_value got;
+    assert_ok(coffer_list_get(b, n - 2, &got));
+    assert_int_equal(got.u.link.key, items[0]);
+    assert_ok(coffer_list_remove(b, 1));
+    memmove(&model[1], &model[2], (n - 2) * sizeof *model);
+    n--;
+    long_check_all(a, model, n);
+
+    /* The delete removes the item from the list through a handle of its own. */
+    coffer_object_key victim = model[n - 1];
+    long_check_all(a, model, n);
+    coffer_object *vo = NULL;
+    assert_ok(coffer_object_get(w, C.item, victim, &vo));
+    assert_ok(coffer_object_delete(vo));
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (model[i] != victim)
+            model[out++] = model[i];
+    n = out;
+    long_check_all(a, model, n);
+    long_check_all(b, model, n);
+    ts_commit(w);
+
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    h = first_holder(r);
+    a = open_list(h, H_ITEMS);
+    b = open_list(h, H_ITEMS);
+    long_check_all(a, model, n);
+    long_check_all(b, model, n);
+    coffer_txn_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2376,6 +2440,7 @@ int main(void)
         COLL_TEST(test_list_index_errors),
         COLL_TEST(test_list_types),
         COLL_TEST(test_list_long_links),
+        COLL_TEST(test_list_handles_see_each_others_writes),
         COLL_TEST(test_list_random_ints),
         COLL_TEST(test_set_every_type),
         COLL_TEST(test_set_equality_rules),

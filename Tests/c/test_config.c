@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "test_support.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,48 @@ TS_ENV_TEST(test_default_path)
 
     coffer_config_free(cfg);
     coffer_config_free(early);
+}
+
+/* A string coffer_default_path() returned stays readable while other
+ * threads set new default paths (each value set is kept). */
+static void *set_default_paths(void *arg)
+{
+    const char *base = arg;
+    char path[TS_PATH_MAX + 32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(path, sizeof path, "%s/set-%d.coffer", base, i);
+        if (coffer_set_default_path(path) != COFFER_OK)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+TS_ENV_TEST(test_default_path_read_while_set)
+{
+    char first[TS_PATH_MAX];
+    ts_join(first, env->dir, "first.coffer");
+    assert_ok(coffer_set_default_path(first));
+    const char *held = coffer_default_path();
+    pthread_t setter;
+    assert_int_equal(pthread_create(&setter, NULL, set_default_paths, env->dir), 0);
+    size_t seen = 0;
+    for (int i = 0; i < 2000; i++) {
+        const char *now = coffer_default_path();
+        assert_non_null(now);
+        assert_non_null(strstr(now, ".coffer"));
+        seen += strlen(now);
+    }
+    void *failed = NULL;
+    assert_int_equal(pthread_join(setter, &failed), 0);
+    assert_null(failed);
+    assert_true(seen > 0);
+    assert_string_equal(held, first); /* not freed or changed by the later sets */
+    char last[TS_PATH_MAX + 32];
+    snprintf(last, sizeof last, "%s/set-1999.coffer", env->dir);
+    assert_string_equal(coffer_default_path(), last);
+    assert_ok(coffer_set_default_path(NULL));
+    assert_true(str_ends_with(coffer_default_path(), "default.coffer"));
+    assert_string_equal(held, first);
 }
 
 /* The default "default.coffer" is relative to the current directory. */
@@ -420,6 +463,7 @@ int main(void)
         TS_TEST_EMPTY(test_key_removed_gives_plain_file),
         TS_TEST_EMPTY(test_default_path),
         TS_TEST_EMPTY(test_default_path_in_cwd),
+        TS_TEST_EMPTY(test_default_path_read_while_set),
         TS_TEST_EMPTY(test_path_and_identifier_exclusive),
         TS_TEST_EMPTY(test_config_independent_of_db),
         TS_TEST_EMPTY(test_paths_are_copied),

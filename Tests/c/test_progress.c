@@ -76,6 +76,56 @@ static coffer_status migrate_stubbornly(coffer_migration *m, uint64_t old_versio
     return COFFER_OK;
 }
 
+/* The way the bindings migrate: collect the keys with
+ * COFFER_MIGRATION_COUNT_LATER, then set each age and count it. The
+ * recorder passed as the migration's context must show only the first
+ * report when the enumeration returns. */
+typedef struct collected {
+    coffer_object_key keys[PEOPLE];
+    size_t n;
+} collected;
+
+static coffer_status collect_key(coffer_migration *m, coffer_object *old_obj, coffer_object *new_obj, void *ctx)
+{
+    (void)m, (void)new_obj;
+    collected *c = ctx;
+    c->keys[c->n++] = coffer_object_key_of(old_obj);
+    return COFFER_OK;
+}
+
+static const recorder *counting_later_seen; /* the recorder of the open running migrate_later */
+static int calls_in(const recorder *r, coffer_progress_phase phase);
+
+static coffer_status migrate_later(coffer_migration *m, uint64_t old_version, uint64_t new_version, void *ctx)
+{
+    (void)old_version, (void)new_version, (void)ctx;
+    assert_status(coffer_migration_enumerate_v2(m, "Person", collect_key, NULL, 2), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("unknown flags 0x2");
+    collected *c = calloc(1, sizeof *c);
+    coffer_status st = coffer_migration_enumerate_v2(m, "Person", collect_key, c, COFFER_MIGRATION_COUNT_LATER);
+    assert_int_equal(c->n, PEOPLE);
+    assert_int_equal(calls_in(counting_later_seen, COFFER_PROGRESS_MIGRATION), 1); /* 0 of PEOPLE, nothing more */
+    coffer_class_id person;
+    coffer_property_id age;
+    assert_ok(coffer_db_find_class(coffer_migration_db(m), "Person", &person));
+    assert_ok(coffer_db_find_property(coffer_migration_db(m), person, "age", &age));
+    coffer_value seven = coffer_value_int(7);
+    for (size_t i = 0; st == COFFER_OK && i < c->n; i++) {
+        coffer_object *o = NULL;
+        st = coffer_object_get(coffer_migration_txn(m), person, c->keys[i], &o);
+        if (st == COFFER_OK)
+            st = coffer_object_set_value(o, age, &seven);
+        coffer_object_release(o);
+        if (st == COFFER_OK)
+            st = coffer_migration_count_visited(m, 1);
+        /* the reports follow the work: never ahead of the objects done */
+        if (st == COFFER_OK && counting_later_seen->n > 0)
+            assert_true(counting_later_seen->calls[counting_later_seen->n - 1].done <= i + 1);
+    }
+    free(c);
+    return st;
+}
+
 /* A seed of PEOPLE persons at schema version 1 beside env->path. */
 static void make_seed(const ts_env *env, char *seed)
 {
@@ -259,6 +309,40 @@ TS_ENV_TEST(test_cancel_seed_copy)
     check_people(env, 1, -1);
 }
 
+/* Progress counted by the caller after the enumeration
+ * (COFFER_MIGRATION_COUNT_LATER): reported as the work is done, in order,
+ * and cancelled from coffer_migration_count_visited(). */
+TS_ENV_TEST(test_migration_counted_later)
+{
+    ts_make_person_file(env->path, ts_mode_key(env->mode), PEOPLE);
+    recorder *r = calloc(1, sizeof *r);
+    counting_later_seen = r;
+    coffer_db *db = NULL;
+    assert_ok(open_reporting(env, NULL, 0, 2, migrate_later, r, &db));
+    coffer_close(db);
+    static const coffer_progress_phase order[] = {COFFER_PROGRESS_MIGRATION};
+    check_reports(r, order, 1);
+    assert_int_equal(total_of(r, COFFER_PROGRESS_MIGRATION), PEOPLE);
+    assert_true(calls_in(r, COFFER_PROGRESS_MIGRATION) > 10);
+    assert_true(calls_in(r, COFFER_PROGRESS_MIGRATION) <= 102);
+    check_people(env, 2, 7);
+    free(r);
+}
+
+TS_ENV_TEST(test_migration_counted_later_cancelled)
+{
+    ts_make_person_file(env->path, ts_mode_key(env->mode), PEOPLE);
+    recorder *r = calloc(1, sizeof *r);
+    r->cancel_phase = COFFER_PROGRESS_MIGRATION;
+    r->cancel_at = 5;
+    counting_later_seen = r;
+    coffer_db *db = NULL;
+    assert_status(open_reporting(env, NULL, 0, 2, migrate_later, r, &db), COFFER_ERR_CANCELLED);
+    assert_error_contains("migration");
+    check_people(env, 1, -1);
+    free(r);
+}
+
 TS_ENV_TEST(test_cancel_compaction)
 {
     cancel_everywhere(env, COFFER_PROGRESS_SHOULD_COMPACT);
@@ -367,6 +451,8 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_cancel_seed_copy, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_cancel_compaction, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_cancel_migration, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_migration_counted_later, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_migration_counted_later_cancelled, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_write_copy_reports_and_cancels, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_null_callback_clears_it, ts_setup_empty),
         TS_TEST_EMPTY(test_bad_arguments),

@@ -204,7 +204,7 @@ static void test_every_frame_round_trips(void **state)
     cf_frame_hello_encode(&b, CLIENT_A, "team-1", "", 77, schema.p, schema.len);
     assert_ok(cf_frame_decode(b.p, b.len, &f));
     assert_int_equal(f.type, CF_FRAME_HELLO);
-    assert_int_equal(f.u.hello.protocol, 1);
+    assert_int_equal(f.u.hello.protocol, 2);
     assert_memory_equal(f.u.hello.client, CLIENT_A, 16);
     assert_true(cf_slice_eq_str(f.u.hello.partition, "team-1"));
     assert_int_equal(f.u.hello.token.n, 0);

@@ -10,6 +10,9 @@
  * every sub-database but the object tables byte for byte. A read-only open
  * does not upgrade; an upgrade that fails half-way (a damaged record, the
  * file's size limit) or is killed with SIGKILL leaves the file as it was.
+ * The fixtures of Tests/fixtures/format5/ (the same contents, in clusters of
+ * version 2, written before int columns were narrowed) read as the
+ * format-4 ones do, and a write rewrites their clusters in version 3.
  */
 #define _GNU_SOURCE
 #define COFFER_EXPERIMENTAL_API
@@ -338,13 +341,18 @@ static void assert_same_text(const text *a, const text *b)
 
 /* ---- fixtures ------------------------------------------------------------------ */
 
-static void copy_fixture(const ts_env *env, const char *as, char *out)
+static void copy_fixture_from(const ts_env *env, const char *folder, const char *as, char *out)
 {
     char from[TS_PATH_MAX];
     const char *name = env->mode == TS_ENCRYPTED ? "encrypted.coffer" : "plain.coffer";
-    assert_true((size_t)snprintf(from, sizeof from, "%s/format4/%s", COFFER_FIXTURES_DIR, name) < sizeof from);
+    assert_true((size_t)snprintf(from, sizeof from, "%s/%s/%s", COFFER_FIXTURES_DIR, folder, name) < sizeof from);
     ts_join(out, env->dir, as);
     assert_int_equal(ts_copy_file(from, out), 0);
+}
+
+static void copy_fixture(const ts_env *env, const char *as, char *out)
+{
+    copy_fixture_from(env, "format4", as, out);
 }
 
 static coffer_status open_file(const ts_env *env, const char *path, int read_only, uint64_t max_size, coffer_db **out)
@@ -631,6 +639,108 @@ TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
     before_free(&b);
 }
 
+/* How many clusters of each version (0 to 3) the object tables of the
+ * closed plain file hold: a stored cluster starts with its head's size
+ * (u32), then the head, whose first byte is its version. */
+static void count_cluster_versions(const char *path, unsigned counts[4])
+{
+    MDB_env *e;
+    MDB_txn *txn;
+    MDB_dbi main_dbi;
+    memset(counts, 0, 4 * sizeof *counts);
+    assert_int_equal(mdb_env_create(&e), 0);
+    assert_int_equal(mdb_env_set_maxdbs(e, 64), 0);
+    assert_int_equal(mdb_env_open(e, path, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0644), 0);
+    assert_int_equal(mdb_txn_begin(e, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, NULL, 0, &main_dbi), 0);
+    MDB_cursor *names, *cur;
+    MDB_val nk, nv, k, v;
+    assert_int_equal(mdb_cursor_open(txn, main_dbi, &names), 0);
+    for (int rc = mdb_cursor_get(names, &nk, &nv, MDB_FIRST); rc == 0; rc = mdb_cursor_get(names, &nk, &nv, MDB_NEXT)) {
+        char name[64];
+        if (nk.mv_size >= sizeof name || !is_object_table(nk.mv_data, nk.mv_size))
+            continue;
+        memcpy(name, nk.mv_data, nk.mv_size);
+        name[nk.mv_size] = 0;
+        MDB_dbi dbi;
+        assert_int_equal(mdb_dbi_open(txn, name, 0, &dbi), 0);
+        assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+        for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0; r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != 8)
+                continue; /* an object stored outside its cluster */
+            assert_true(v.mv_size > 4);
+            counts[((const uint8_t *)v.mv_data)[4] & 3]++;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_cursor_close(names);
+    mdb_txn_abort(txn);
+    mdb_env_close(e);
+}
+
+/* Halves the score of every Item, in one write transaction: every cluster
+ * of Item is written again. */
+static void halve_scores(const ts_env *env, const char *path)
+{
+    coffer_db *db = NULL;
+    assert_ok(open_file(env, path, 0, 0, &db));
+    check_contents(db);
+    coffer_class_id item = ts_class(db, "Item");
+    coffer_property_id score = ts_prop(db, item, "score");
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_WRITE);
+    for (coffer_object_key key = 1; key <= ITEMS; key++) {
+        coffer_object *o = NULL;
+        if (coffer_object_get(txn, item, key, &o) != COFFER_OK)
+            continue;
+        coffer_value v;
+        assert_ok(coffer_object_get_value(o, score, &v));
+        coffer_field f = ts_field(score, coffer_value_double(v.u.double_value / 2));
+        assert_ok(coffer_object_set_fields(o, &f, 1));
+        coffer_object_release(o);
+    }
+    ts_commit(txn);
+    coffer_close(db);
+}
+
+TS_ENV_TEST(test_version2_clusters_read_and_rewrite)
+{
+    char records[TS_PATH_MAX], clusters[TS_PATH_MAX];
+    copy_fixture_from(env, "format4", "records.coffer", records);
+    copy_fixture_from(env, "format5", "clusters.coffer", clusters);
+    assert_int_equal(ts_raw_format(clusters), 5);
+    unsigned versions[4];
+    if (env->mode == TS_PLAIN) {
+        count_cluster_versions(clusters, versions);
+        assert_true(versions[2] >= 3); /* two of Item, one of Box */
+        assert_int_equal(versions[3], 0);
+    }
+    /* As written: the same objects, indexes and collections as the
+     * format-4 fixture, read-only and read-write, and nothing damaged. */
+    text want = {0}, got = {0};
+    dump_read_only(env, records, &want);
+    dump_read_only(env, clusters, &got);
+    assert_same_text(&want, &got);
+    assert_verifies(env, clusters);
+    /* Rewritten (the format-4 file upgraded on the way): still alike. */
+    halve_scores(env, records);
+    halve_scores(env, clusters);
+    text_free(&want);
+    text_free(&got);
+    want = (text){0};
+    got = (text){0};
+    dump_read_only(env, records, &want);
+    dump_read_only(env, clusters, &got);
+    assert_same_text(&want, &got);
+    assert_verifies(env, clusters);
+    if (env->mode == TS_PLAIN) {
+        count_cluster_versions(clusters, versions);
+        assert_true(versions[3] >= 2); /* Item's, rewritten */
+        assert_int_equal(versions[2] + versions[3], 3);
+    }
+    text_free(&want);
+    text_free(&got);
+}
+
 int main(void)
 {
     /* Handles of this suite want format 5, so that a read-write open
@@ -644,6 +754,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_damaged_record_stops_the_upgrade, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_size_limit_stops_the_upgrade, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_killed_upgrade_leaves_the_file_whole, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_version2_clusters_read_and_rewrite, ts_setup_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,11 @@
  * as, the rest is taken as a stored cluster. Nothing may crash or read out
  * of bounds; a cluster either fails to parse or parses; every value of
  * every object reads as a value or as COFFER_ERR_CORRUPTED, never anything
- * else; and positions found by key stay inside the cluster.
+ * else; and positions found by key stay inside the cluster. A value's
+ * stored bytes (cf_cluster_raw) lie inside the input, or, for a narrowed
+ * int, in the 8 bytes it is widened into.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -38,6 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t col = 0; col <= c.ncols; col++) {
             coffer_value v;
             coffer_type type = column_types[(data[0] + col + i) % TYPE_COUNT];
+            const uint8_t *p = NULL;
+            size_t n = 0;
+            uint8_t wide[8];
+            int raw = cf_cluster_raw(&c, i, (uint16_t)col, &p, &n, wide);
+            if (raw == 1 && !(p == wide ? n == 8 : p >= data + 1 && n <= size - 1 && p - (data + 1) <= (ptrdiff_t)(size - 1 - n)))
+                abort();
             coffer_status st = cf_cluster_get(&c, i, (uint16_t)col, type, &v);
             if (st != COFFER_OK && st != COFFER_ERR_CORRUPTED)
                 abort();

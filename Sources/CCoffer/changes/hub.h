@@ -72,6 +72,11 @@ typedef struct cf_observer {
     size_t npaths;
     /* state */
     int initial_pending; /* the first callback is still due */
+    /* Until the first callback: a read transaction at the newest version of
+     * the file when the observer was registered, whose state the first
+     * callback reports; every commit after it is a change told after that. */
+    coffer_txn *base;
+    uint64_t base_version;
     int finished;        /* the object (or the list's owner) was deleted */
     int stopped;
     int orphaned; /* its handle closed while its token lived: the token frees it */

@@ -73,6 +73,8 @@ static void hub_unref(cf_hub *hub)
 
 static void observer_free(cf_observer *obs)
 {
+    if (obs->base)
+        coffer_txn_free(obs->base);
     if (obs->query)
         cf_query_unshare(obs->query);
     free(obs->tables);
@@ -234,44 +236,34 @@ static cf_observer **snapshot_observers(cf_hub *hub, size_t *n)
     return arr;
 }
 
-static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn,
-                                 uint64_t old_version, uint64_t new_version, const cf_changes_read *all)
+/* Computes and delivers what one observer is told of versions
+ * (old_version, new_version], `old_txn` at the first and `new_txn` at the
+ * second; `all` is the change log of that range read for every observer,
+ * or NULL when this observer's range is its own. */
+static coffer_status observe_changes(cf_hub *hub, cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn,
+                                     uint64_t old_version, uint64_t new_version, const cf_changes_read *all)
 {
-    /* The flags are shared with coffer_token_stop() and the notifier's
-     * cycle_due(), which read and write them under the hub's lock. */
-    pthread_mutex_lock(&hub->lock);
-    int idle = obs->stopped || obs->finished;
-    int initial = !idle && obs->initial_pending;
-    if (initial)
-        obs->initial_pending = 0;
-    pthread_mutex_unlock(&hub->lock);
-    if (idle)
+    if (new_version == old_version)
         return COFFER_OK;
-    if (initial) {
-        coffer_status st = cf_compute_initial(obs, new_txn);
-        if (st != COFFER_OK)
-            return st;
-        deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL, NULL);
-        return COFFER_OK;
-    }
-    if (new_version == old_version || (obs->kind != CF_OBS_DB && !touches(obs, all)))
-        return COFFER_OK; /* no commit changed a class it depends on: nothing to compute */
-    cf_changes_read own;
-    const cf_changes_read *c = all;
     pthread_mutex_lock(&hub->lock);
     uint64_t skip = obs->skip_version;
     pthread_mutex_unlock(&hub->lock);
-    if (skip > old_version && skip <= new_version) {
-        /* A commit this observer is not told of: read the range without its
-         * modifications. */
-        coffer_status st = cf_changes_gather(new_txn, old_version, new_version, skip, &own);
+    int skipped = skip > old_version && skip <= new_version;
+    cf_changes_read own;
+    const cf_changes_read *c = all;
+    if (!all || skipped) {
+        /* A range of its own, or a commit this observer is not told of: read
+         * the range (without that commit's modifications). */
+        coffer_status st = cf_changes_gather(new_txn, old_version, new_version, skipped ? skip : 0, &own);
         if (st != COFFER_OK)
             return st;
         c = &own;
     }
     coffer_status st = COFFER_OK;
     int tell = 0;
-    if (obs->kind == CF_OBS_DB) {
+    if (obs->kind != CF_OBS_DB && !touches(obs, c)) {
+        /* no commit changed a class it depends on: nothing to compute */
+    } else if (obs->kind == CF_OBS_DB) {
         deliver(hub, obs, new_txn, old_version, new_version, NULL, NULL, NULL);
     } else if (obs->kind == CF_OBS_OBJECT) {
         coffer_object_changes oc;
@@ -298,6 +290,49 @@ static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_
     if (c == &own)
         cf_changes_release(&own);
     return st;
+}
+
+/* The first callback: the state at the version of registration, then the
+ * commits made since, as a change. */
+static coffer_status observe_first(cf_hub *hub, cf_observer *obs, coffer_txn *new_txn, uint64_t new_version)
+{
+    coffer_txn *base = obs->base ? obs->base : new_txn;
+    uint64_t base_version = obs->base ? obs->base_version : new_version;
+    coffer_status st = cf_compute_initial(obs, base);
+    if (st == COFFER_OK) {
+        deliver(hub, obs, base, base_version, base_version, NULL, NULL, NULL);
+        pthread_mutex_lock(&hub->lock);
+        int go_on = !obs->stopped && !obs->finished;
+        pthread_mutex_unlock(&hub->lock);
+        if (go_on)
+            st = observe_changes(hub, obs, base, new_txn, base_version, new_version, NULL);
+    }
+    if (obs->base) {
+        coffer_txn_free(obs->base);
+        obs->base = NULL;
+    }
+    return st;
+}
+
+static coffer_status observe_one(cf_hub *hub, cf_observer *obs, coffer_txn *old_txn, coffer_txn *new_txn,
+                                 uint64_t old_version, uint64_t new_version, const cf_changes_read *all)
+{
+    /* The flags are shared with coffer_token_stop() and the notifier's
+     * cycle_due(), which read and write them under the hub's lock. An
+     * observer registered after this cycle's version was fixed waits for
+     * the next cycle. */
+    pthread_mutex_lock(&hub->lock);
+    int initial = !obs->stopped && obs->initial_pending;
+    int early = initial && obs->base && obs->base_version > new_version;
+    int idle = obs->stopped || early || (!initial && obs->finished);
+    if (initial && !early)
+        obs->initial_pending = 0;
+    pthread_mutex_unlock(&hub->lock);
+    if (idle)
+        return COFFER_OK;
+    if (initial)
+        return observe_first(hub, obs, new_txn, new_version);
+    return observe_changes(hub, obs, old_txn, new_txn, old_version, new_version, all);
 }
 
 /* With no observer left, the handle stops pinning its version (LMDB could
@@ -480,6 +515,11 @@ void cf_hub_close(coffer_db *db)
         if (o->stopped) {
             observer_free(o);
         } else {
+            /* A first callback that never came: its transaction ends with
+             * the handle, not with the token. */
+            if (o->base)
+                coffer_txn_free(o->base);
+            o->base = NULL;
             o->stopped = 1;
             o->orphaned = 1;
             o->next = NULL;
@@ -593,6 +633,16 @@ static coffer_status add_observer(coffer_db *db, cf_observer *obs, coffer_status
         else if (st != COFFER_OK)
             hub->snap = NULL;
         pthread_mutex_unlock(&hub->cycle_lock);
+    }
+    if (st == COFFER_OK && obs->kind != CF_OBS_DB) {
+        /* The first callback reports the state at this version, whenever
+         * the notifier gets to it: a commit made right after this call is
+         * a change, never part of that state. */
+        st = coffer_txn_begin(db, COFFER_TXN_READ, &obs->base);
+        if (st == COFFER_OK)
+            obs->base_version = (uint64_t)mdb_txn_id(obs->base->mdb);
+        else
+            obs->base = NULL;
     }
     if (st != COFFER_OK) {
         observer_free(obs);

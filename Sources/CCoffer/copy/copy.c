@@ -114,7 +114,7 @@ static coffer_status write_header(copier *c)
         return cf_error_mdb(rc, "cannot create the copy's metadata");
     uint8_t h[HEADER_SIZE] = {0};
     memcpy(h, "COFFERDB", 8);
-    cf_put_le(h + 8, c->db.clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION, 4);
+    cf_put_le(h + 8, cf_format_of(&c->db), 4);
     cf_put_le(h + 12, c->db.keys ? 1u : 0u, 4);
     memcpy(h + 16, c->db.file_id, CF_FILE_ID_SIZE);
     if (c->db.keys)
@@ -206,6 +206,7 @@ static coffer_status copy_entries(coffer_db *src_db, const char *tmp, const uint
     c.db.env = &c.shim;
     c.db.checksums = c.db.keys == NULL; /* the copy is of the current format */
     c.db.clustered = src_db->clustered; /* and of its source's layout: values are copied as they are */
+    c.db.sealed_index = c.db.keys && c.db.clustered; /* index entries are built again, below */
     c.txn = (coffer_txn){.magic = CF_TXN_MAGIC, .db = &c.db, .mdb = c.txn.mdb, .write = 1, .active = c.txn.mdb != NULL};
     cf_random(c.db.file_id, CF_FILE_ID_SIZE);
     if (st == COFFER_OK)

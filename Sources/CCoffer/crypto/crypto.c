@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -52,11 +53,48 @@ void cf_keys_free(cf_keys *keys)
         sodium_free(keys); /* sodium_free wipes before freeing */
 }
 
+/* Nonces: a random 16-byte prefix drawn once per process (and again in the
+ * child of every fork(), by an atfork handler) followed by a 64-bit counter,
+ * little-endian. Every nonce this process makes is distinct (the counter
+ * never wraps in practice); nonces of two processes, or of a parent and its
+ * child, differ in their prefixes except with probability about 2^-128 per
+ * pair. docs/ENCRYPTION.md gives the argument. One atomic increment per seal
+ * instead of a getrandom() system call. */
+_Static_assert(CF_NONCE_SIZE == crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, "XChaCha20 nonce size");
+_Static_assert(CF_NONCE_PREFIX_SIZE + 8 == CF_NONCE_SIZE, "prefix and counter fill the nonce");
+
+static uint8_t nonce_prefix[CF_NONCE_PREFIX_SIZE];
+static _Atomic uint64_t nonce_counter;
+static pthread_once_t nonce_once = PTHREAD_ONCE_INIT;
+
+/* Runs in the child of a fork(), which has one thread: nothing else reads
+ * the prefix while it changes. */
+static void nonce_redraw(void)
+{
+    randombytes_buf(nonce_prefix, sizeof nonce_prefix);
+    atomic_store_explicit(&nonce_counter, 0, memory_order_relaxed);
+}
+
+static void nonce_init(void)
+{
+    nonce_redraw();
+    pthread_atfork(NULL, NULL, nonce_redraw);
+}
+
+void cf_nonce_next(uint8_t out[CF_NONCE_SIZE])
+{
+    pthread_once(&nonce_once, nonce_init);
+    uint64_t c = atomic_fetch_add_explicit(&nonce_counter, 1, memory_order_relaxed);
+    memcpy(out, nonce_prefix, CF_NONCE_PREFIX_SIZE);
+    for (int i = 0; i < 8; i++)
+        out[CF_NONCE_PREFIX_SIZE + i] = (uint8_t)(c >> (8 * i));
+}
+
 void cf_seal(const cf_keys *keys, uint8_t *out, const uint8_t *plain, size_t n,
              const uint8_t *ad, size_t adlen)
 {
     uint8_t *nonce = out;
-    randombytes_buf(nonce, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+    cf_nonce_next(nonce);
     unsigned long long clen = 0;
     crypto_aead_xchacha20poly1305_ietf_encrypt(out + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &clen,
                                                plain, n, ad, adlen, NULL, nonce, keys->seal);

@@ -32,6 +32,15 @@ coffer_status cf_crypto_init(void);
 coffer_status cf_keys_derive(const uint8_t *key, size_t size, cf_keys **out);
 void cf_keys_free(cf_keys *keys);
 
+/* Size of a nonce (XChaCha20-Poly1305's 24 bytes) and of its random prefix. */
+#define CF_NONCE_SIZE 24
+#define CF_NONCE_PREFIX_SIZE 16
+
+/* Writes the next nonce of this process: its random 16-byte prefix (drawn
+ * on first use and again in the child of every fork()) then a 64-bit
+ * counter, little-endian. Never repeats within a process; thread-safe. */
+void cf_nonce_next(uint8_t out[CF_NONCE_SIZE]);
+
 /* Seals `n` bytes into out[0 .. n + CF_SEAL_OVERHEAD), bound to `ad`. */
 void cf_seal(const cf_keys *keys, uint8_t *out, const uint8_t *plain, size_t n,
              const uint8_t *ad, size_t adlen);

@@ -85,6 +85,7 @@ static coffer_status old_view_open(coffer_migration *m, const cf_schema *stored)
     old->keys = db->keys;
     old->checksums = db->checksums;
     old->clustered = db->clustered;
+    old->sealed_index = db->sealed_index;
     memcpy(old->file_id, db->file_id, CF_FILE_ID_SIZE);
     old->read_only = 1;
     old->in_migration = 1;
@@ -157,7 +158,23 @@ COFFER_API coffer_txn *coffer_migration_old_txn(coffer_migration *m) { return mi
 COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *m, const char *class_name, coffer_migration_enumerate_fn fn,
                                                     void *ctx)
 {
+    return coffer_migration_enumerate_v2(m, class_name, fn, ctx, 0);
+}
+
+COFFER_API coffer_status coffer_migration_count_visited(coffer_migration *m, uint64_t count)
+{
+    CHECK_MIGRATION(m, "coffer_migration_count_visited");
+    m->visited += count;
+    return cf_progress_step(&m->progress, m->visited);
+}
+
+COFFER_API coffer_status coffer_migration_enumerate_v2(coffer_migration *m, const char *class_name,
+                                                       coffer_migration_enumerate_fn fn, void *ctx, unsigned flags)
+{
     CHECK_MIGRATION(m, "coffer_migration_enumerate");
+    if (flags & ~(unsigned)COFFER_MIGRATION_COUNT_LATER)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_migration_enumerate_v2: unknown flags 0x%x",
+                        flags & ~(unsigned)COFFER_MIGRATION_COUNT_LATER);
     if (!class_name || !fn)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_migration_enumerate: %s is NULL", class_name ? "fn" : "class_name");
     int oc = cf_schema_find(m->old_db.schema, class_name), nc = cf_schema_find(m->db->schema, class_name);
@@ -181,7 +198,7 @@ COFFER_API coffer_status coffer_migration_enumerate(coffer_migration *m, const c
         if (st == COFFER_OK)
             st = fn(m, old_obj, new_obj, ctx);
         coffer_object_release(new_obj);
-        if (st == COFFER_OK)
+        if (st == COFFER_OK && !(flags & COFFER_MIGRATION_COUNT_LATER))
             st = cf_progress_step(&m->progress, ++m->visited);
     }
     coffer_iter_free(it);

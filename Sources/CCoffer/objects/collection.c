@@ -47,6 +47,11 @@ static size_t chunk_key(uint64_t id, uint32_t chunk, uint8_t *out)
     return n + 4;
 }
 
+/* The end of the list a write transaction appends to, kept in memory
+ * (below, "list tails"). */
+static coffer_status tail_flush_id(coffer_txn *txn, uint64_t id);
+static int tail_copy_header(cf_coll *c);
+
 /* ---- headers ------------------------------------------------------------- */
 
 /* Header: kind, depth, owner (table, column, key), count, next chunk
@@ -99,6 +104,9 @@ static coffer_status hdr_decode(cf_coll *c, const uint8_t *p, size_t len)
 
 static coffer_status hdr_store(cf_coll *c)
 {
+    coffer_status fst = tail_flush_id(c->txn, c->id);
+    if (fst != COFFER_OK)
+        return fst;
     size_t len = HEADER_FIXED + 4 + (size_t)c->nchunks * 8;
     uint8_t stackbuf[512], *p = len <= sizeof stackbuf ? stackbuf : malloc(len);
     if (!p)
@@ -135,6 +143,7 @@ static coffer_status coll_load(cf_coll *c)
         return COFFER_OK;
     c->loaded = 0;
     c->cursor_valid = 0;
+    c->rchunk_valid = 0;
     if (!c->nested) {
         int kind, depth;
         coffer_status st = cf_object_collection(txn, c->cls, c->okey, c->prop, 0, &c->id, &kind, &depth);
@@ -147,11 +156,14 @@ static coffer_status coll_load(cf_coll *c)
                             c->kind == COFFER_COLLECTION_MAP ? "map" : "list");
         }
     }
+    int tail = c->id && c->kind == COFFER_COLLECTION_LIST ? tail_copy_header(c) : 0;
+    if (tail < 0)
+        return COFFER_ERR_NO_MEMORY;
     if (c->id == 0) {
         c->count = 0;
         c->nchunks = 0;
         c->next_chunk = 0;
-    } else {
+    } else if (!tail) {
         uint8_t key[10];
         coll_key(c->id, PART_HEADER, key);
         const uint8_t *data;
@@ -175,6 +187,7 @@ static void coll_wrote(cf_coll *c)
     c->txn->generation++;
     c->generation = c->txn->generation;
     c->cursor_valid = 0;
+    c->rchunk_valid = 0;
 }
 
 /* Stores a property collection that does not exist yet. */
@@ -229,6 +242,7 @@ static void coll_tmp_free(cf_coll *c)
     free(c->chunk_no);
     free(c->ends);
     free(c->buf);
+    free(c->rchunk);
     if (c->cursor)
         mdb_cursor_close(c->cursor);
 }
@@ -275,31 +289,49 @@ bad:
     return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is damaged", id);
 }
 
+static coffer_status tail_chunk(cf_coll *c, uint32_t no, uint8_t **buf, size_t *cap, size_t *len, int *found);
+
+/* Reads chunk number `no` into *buf (grown as needed, *cap its size; the
+ * caller owns it) and parses it into *out, which borrows *buf. The chunk
+ * a write transaction keeps in memory (its list tail) is read from there. */
+static coffer_status chunk_load(cf_coll *c, uint32_t no, uint8_t **buf, size_t *cap, chunk *out)
+{
+    int in_tail;
+    size_t len;
+    coffer_status st = tail_chunk(c, no, buf, cap, &len, &in_tail);
+    if (st != COFFER_OK)
+        return st;
+    if (!in_tail) {
+        uint8_t key[14];
+        chunk_key(c->id, no, key);
+        const uint8_t *data;
+        st = cf_graph_get(c->txn, key, sizeof key, &data, &len, buf, cap, "a list chunk");
+        if (st == COFFER_ERR_NOT_FOUND)
+            return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is missing", c->id);
+        if (st != COFFER_OK)
+            return st;
+        if (data != *buf) { /* borrowed from the map: copy */
+            if (len + 1 > *cap) {
+                uint8_t *b = realloc(*buf, len + 1);
+                if (!b)
+                    return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
+                *buf = b;
+                *cap = len + 1;
+            }
+            memcpy(*buf, data, len);
+        }
+    }
+    out->data = *buf;
+    out->len = len;
+    return chunk_parse(out, c->id);
+}
+
 /* Reads chunk number `no` into a fresh copy owned by the caller. */
 static coffer_status chunk_read(cf_coll *c, uint32_t no, chunk *out)
 {
-    uint8_t key[14];
-    chunk_key(c->id, no, key);
-    const uint8_t *data;
-    size_t len;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    coffer_status st = cf_graph_get(c->txn, key, sizeof key, &data, &len, &buf, &cap, "a list chunk");
-    if (st == COFFER_ERR_NOT_FOUND)
-        return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " is missing", c->id);
-    if (st != COFFER_OK) {
-        free(buf);
-        return st;
-    }
-    if (!buf) {
-        buf = malloc(len ? len : 1);
-        if (!buf)
-            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
-        memcpy(buf, data, len);
-    }
-    out->data = buf;
-    out->len = len;
-    st = chunk_parse(out, c->id);
+    coffer_status st = chunk_load(c, no, &buf, &cap, out);
     if (st != COFFER_OK) {
         free(buf);
         out->data = NULL;
@@ -356,7 +388,9 @@ static uint64_t chunk_start(const cf_coll *c, uint32_t j) { return j ? c->ends[j
  * insert, remove and set in one place. The header must be loaded. */
 static coffer_status list_splice(cf_coll *c, uint64_t index, int remove, const uint8_t *cell, size_t cell_len)
 {
-    coffer_status st = coll_materialize(c);
+    coffer_status st = tail_flush_id(c->txn, c->id);
+    if (st == COFFER_OK)
+        st = coll_materialize(c);
     if (st != COFFER_OK)
         return st;
     if (c->nchunks == 0) {
@@ -448,24 +482,293 @@ static coffer_status list_read(cf_coll *c, uint64_t index, coffer_value *out)
 {
     uint32_t j = chunk_of(c, index);
     chunk k;
-    coffer_status st = chunk_read(c, c->chunk_no[j], &k);
-    if (st != COFFER_OK)
-        return st;
+    if (c->rchunk_valid && c->rchunk_no == c->chunk_no[j] && c->rchunk_generation == c->txn->generation) {
+        k = (chunk){c->rchunk, c->rchunk_len, c->rchunk_n};
+    } else {
+        /* Keep the opened chunk: the next element is most likely in it. */
+        c->rchunk_valid = 0;
+        coffer_status st = chunk_load(c, c->chunk_no[j], &c->rchunk, &c->rchunk_cap, &k);
+        if (st != COFFER_OK)
+            return st;
+        if (k.n != c->ends[j] - chunk_start(c, j))
+            return cf_error(COFFER_ERR_CORRUPTED, "a chunk of collection %" PRIu64 " holds %u elements where its directory says %" PRIu64,
+                            c->id, k.n, c->ends[j] - chunk_start(c, j));
+        c->rchunk_len = k.len;
+        c->rchunk_n = k.n;
+        c->rchunk_no = c->chunk_no[j];
+        c->rchunk_generation = c->txn->generation;
+        c->rchunk_valid = 1;
+    }
     size_t len;
     const uint8_t *cell = chunk_cell(&k, (uint32_t)(index - chunk_start(c, j)), &len);
-    /* Keep only the cell: values borrow the handle's buffer. */
-    if (len + 1 > c->buf_cap) {
-        uint8_t *b = realloc(c->buf, len + 1);
+    /* Values borrow the handle's chunk, until its next read. */
+    return cf_cell_read(cell, len, out);
+}
+
+/* ---- list tails ----------------------------------------------------------- */
+
+/* Appends are the common write to a list, and a list grows at its end: a
+ * write transaction keeps the end of the list it appends to (its header and
+ * last chunk) in memory and writes them once, when it commits or before
+ * anything else reads or changes that list (docs/FORMAT.md, "Appends").
+ * One list at a time: appending to another writes the first out. The
+ * transaction holds the tail (txn->deferred); writes of the list other
+ * than appends, and every read of its header, write it out first
+ * (tail_flush_id); reads of its elements through a handle read the last
+ * chunk from the tail (tail_chunk). The bytes written are those the
+ * appends one by one would have written. */
+typedef struct list_tail {
+    cf_coll c;        /* the header: a temporary handle (coll_tmp) */
+    uint32_t no;      /* the last chunk's number */
+    uint32_t n;       /* its cells */
+    uint32_t ends[CHUNK_ELEMS]; /* end offset of each cell */
+    uint8_t *cells;   /* the cells, concatenated */
+    size_t len, cap;
+    int dirty;        /* the chunk and the header differ from what is stored */
+} list_tail;
+
+static list_tail *tail_of(const coffer_txn *txn, uint64_t id)
+{
+    list_tail *t = txn->deferred;
+    return t && id && t->c.id == id ? t : NULL;
+}
+
+/* The last chunk of a tail, encoded as docs/FORMAT.md stores it, into *p
+ * (grown as needed). */
+static coffer_status tail_encode(const list_tail *t, uint8_t **p, size_t *cap, size_t *len)
+{
+    size_t head = 2 + 4 * (size_t)t->n;
+    *len = head + t->len;
+    if (*len + 1 > *cap) {
+        uint8_t *b = realloc(*p, *len + 1);
+        if (!b)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
+        *p = b;
+        *cap = *len + 1;
+    }
+    cf_put_le(*p, t->n, 2);
+    for (uint32_t i = 0; i < t->n; i++)
+        cf_put_le(*p + 2 + 4 * (size_t)i, t->ends[i], 4);
+    if (t->len)
+        memcpy(*p + head, t->cells, t->len);
+    return COFFER_OK;
+}
+
+/* Writes the tail's chunk and header (when changed) and forgets which list
+ * it holds. A failure leaves only abort. */
+static coffer_status tail_write(coffer_txn *txn, list_tail *t)
+{
+    coffer_status st = COFFER_OK;
+    uint64_t id = t->c.id;
+    t->c.id = 0; /* hdr_store must not flush it again */
+    if (t->dirty) {
+        uint8_t *p = NULL;
+        size_t cap = 0, len;
+        st = tail_encode(t, &p, &cap, &len);
+        if (st == COFFER_OK) {
+            uint8_t key[14];
+            chunk_key(id, t->no, key);
+            st = cf_graph_put(txn, key, sizeof key, p, len);
+        }
+        free(p);
+        t->c.id = id;
+        if (st == COFFER_OK) {
+            txn->deferred = NULL; /* hdr_store looks for a tail */
+            st = hdr_store(&t->c);
+            txn->deferred = t;
+        }
+        t->c.id = 0;
+    }
+    t->dirty = 0;
+    if (st != COFFER_OK)
+        txn->failed = 1;
+    return st;
+}
+
+static coffer_status tail_flush(coffer_txn *txn)
+{
+    list_tail *t = txn->deferred;
+    return t && t->c.id ? tail_write(txn, t) : COFFER_OK;
+}
+
+static void tail_drop(coffer_txn *txn)
+{
+    list_tail *t = txn->deferred;
+    if (!t)
+        return;
+    free(t->c.chunk_no);
+    free(t->c.ends);
+    free(t->cells);
+    free(t);
+}
+
+static coffer_status tail_flush_id(coffer_txn *txn, uint64_t id)
+{
+    list_tail *t = tail_of(txn, id);
+    return t ? tail_write(txn, t) : COFFER_OK;
+}
+
+/* Copies the directory of a list whose tail the transaction holds into
+ * handle `c`: 1 if it did, 0 if there is no tail of it, -1 (error set) if
+ * out of memory. */
+static int tail_copy_header(cf_coll *c)
+{
+    list_tail *t = tail_of(c->txn, c->id);
+    if (!t)
+        return 0;
+    if (hdr_reserve(c, t->c.nchunks + 1) != COFFER_OK)
+        return -1;
+    c->count = t->c.count;
+    c->next_chunk = t->c.next_chunk;
+    c->nchunks = t->c.nchunks;
+    memcpy(c->chunk_no, t->c.chunk_no, t->c.nchunks * sizeof *c->chunk_no);
+    memcpy(c->ends, t->c.ends, t->c.nchunks * sizeof *c->ends);
+    return 1;
+}
+
+static coffer_status tail_chunk(cf_coll *c, uint32_t no, uint8_t **buf, size_t *cap, size_t *len, int *found)
+{
+    list_tail *t = tail_of(c->txn, c->id);
+    *found = t && t->dirty && t->no == no;
+    return *found ? tail_encode(t, buf, cap, len) : COFFER_OK;
+}
+
+/* Makes the transaction's tail that of loaded list `c` (which has a
+ * chunk), writing out another list's. */
+static coffer_status tail_take(cf_coll *c, list_tail **out)
+{
+    coffer_txn *txn = c->txn;
+    list_tail *t = txn->deferred;
+    if (t && t->c.id == c->id) {
+        *out = t;
+        return COFFER_OK;
+    }
+    coffer_status st = t && t->c.id ? tail_write(txn, t) : COFFER_OK;
+    if (st != COFFER_OK)
+        return st;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
+        txn->deferred = t;
+        txn->deferred_flush = tail_flush;
+        txn->deferred_drop = tail_drop;
+    }
+    uint32_t last = c->nchunks - 1;
+    chunk k;
+    st = chunk_read(c, c->chunk_no[last], &k);
+    if (st != COFFER_OK)
+        return st;
+    if (k.n > CHUNK_ELEMS || k.n != c->ends[last] - chunk_start(c, last)) {
+        free(k.data);
+        return cf_error(COFFER_ERR_CORRUPTED, "the last chunk of collection %" PRIu64 " does not match its directory", c->id);
+    }
+    size_t head = 2 + 4 * (size_t)k.n, cells = k.len - head;
+    if (cells > t->cap) {
+        uint8_t *b = realloc(t->cells, cells);
         if (!b) {
             free(k.data);
-            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory reading a list");
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
         }
-        c->buf = b;
-        c->buf_cap = len + 1;
+        t->cells = b;
+        t->cap = cells;
     }
-    memcpy(c->buf, cell, len);
+    if (cells)
+        memcpy(t->cells, k.data + head, cells);
+    for (uint32_t i = 0; i < k.n; i++)
+        t->ends[i] = (uint32_t)cf_get_le(k.data + 2 + 4 * (size_t)i, 4);
+    t->n = k.n;
+    t->len = cells;
+    t->no = c->chunk_no[last];
     free(k.data);
-    return cf_cell_read(c->buf, len, out);
+    /* The header: the handle's, in a temporary handle of the tail's own. */
+    uint32_t *chunk_no = t->c.chunk_no, *ends = t->c.ends, chunk_cap = t->c.chunk_cap;
+    cf_slot s = {.cls = c->cls, .prop = c->prop, .key = c->okey, .policy = c->policy};
+    coll_tmp(&t->c, txn, &s, c->kind, c->depth, 0);
+    t->c.chunk_no = chunk_no;
+    t->c.ends = ends;
+    t->c.chunk_cap = chunk_cap;
+    st = hdr_reserve(&t->c, c->nchunks + 1);
+    if (st != COFFER_OK)
+        return st;
+    memcpy(t->c.chunk_no, c->chunk_no, c->nchunks * sizeof *c->chunk_no);
+    memcpy(t->c.ends, c->ends, c->nchunks * sizeof *c->ends);
+    t->c.nchunks = c->nchunks;
+    t->c.count = c->count;
+    t->c.next_chunk = c->next_chunk;
+    t->c.id = c->id;
+    t->dirty = 0;
+    *out = t;
+    return COFFER_OK;
+}
+
+/* Adds a directory entry for a new last chunk `no` of handle `c`. */
+static coffer_status dir_push(cf_coll *c, uint32_t no)
+{
+    coffer_status st = hdr_reserve(c, c->nchunks + 1);
+    if (st != COFFER_OK)
+        return st;
+    c->chunk_no[c->nchunks] = no;
+    c->ends[c->nchunks] = (uint32_t)c->count;
+    c->nchunks++;
+    if (no >= c->next_chunk)
+        c->next_chunk = no + 1;
+    return COFFER_OK;
+}
+
+/* Appends cell `cell` (`cl` bytes) to loaded list `c`, which has a chunk,
+ * through the transaction's tail: the cell goes into the last chunk, or
+ * starts a new one when it is full (as list_splice would). */
+static coffer_status tail_append(cf_coll *c, const uint8_t *cell, size_t cl)
+{
+    list_tail *t = NULL;
+    coffer_status st = tail_take(c, &t);
+    if (st != COFFER_OK)
+        return st;
+    uint32_t m = t->n + 1;
+    if (m > CHUNK_ELEMS || t->len + cl + 4 * (size_t)m > CHUNK_BYTES) {
+        if (t->dirty) { /* the full chunk: written now, the header later */
+            uint8_t *p = NULL;
+            size_t cap = 0, len;
+            st = tail_encode(t, &p, &cap, &len);
+            if (st == COFFER_OK) {
+                uint8_t key[14];
+                chunk_key(t->c.id, t->no, key);
+                st = cf_graph_put(c->txn, key, sizeof key, p, len);
+            }
+            free(p);
+            if (st != COFFER_OK)
+                return st;
+        }
+        uint32_t no = t->c.next_chunk;
+        st = dir_push(&t->c, no);
+        if (st == COFFER_OK)
+            st = dir_push(c, no);
+        if (st != COFFER_OK)
+            return st;
+        t->no = no;
+        t->n = 0;
+        t->len = 0;
+    }
+    if (t->len + cl > t->cap) {
+        size_t cap = t->cap ? t->cap : 2048;
+        while (cap < t->len + cl)
+            cap *= 2;
+        uint8_t *b = realloc(t->cells, cap);
+        if (!b)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
+        t->cells = b;
+        t->cap = cap;
+    }
+    memcpy(t->cells + t->len, cell, cl);
+    t->len += cl;
+    t->ends[t->n++] = (uint32_t)t->len;
+    t->dirty = 1;
+    t->c.count++;
+    t->c.ends[t->c.nchunks - 1]++;
+    c->count++;
+    c->ends[c->nchunks - 1]++;
+    return COFFER_OK;
 }
 
 /* ---- set elements and map entries ---------------------------------------- */
@@ -883,7 +1186,9 @@ static coffer_status hdr_read(coffer_txn *txn, uint64_t id, size_t min, const ui
     coll_key(id, PART_HEADER, key);
     size_t cap = 0;
     *buf = NULL;
-    coffer_status st = cf_graph_get(txn, key, sizeof key, data, len, buf, &cap, "a collection header");
+    coffer_status st = tail_flush_id(txn, id);
+    if (st == COFFER_OK)
+        st = cf_graph_get(txn, key, sizeof key, data, len, buf, &cap, "a collection header");
     if (st == COFFER_OK && *len < min)
         st = cf_error(COFFER_ERR_CORRUPTED, "collection %" PRIu64 " has a damaged header", id);
     return st;
@@ -1134,6 +1439,7 @@ static cf_coll *coll_alloc(coffer_txn *txn, int kind)
      * (its cursor was closed on release). */
     *c = (cf_coll){.pool = c->pool, .buf = c->buf, .buf_cap = c->buf_cap,
                    .chunk_no = c->chunk_no, .ends = c->ends, .chunk_cap = c->chunk_cap,
+                   .rchunk = c->rchunk, .rchunk_cap = c->rchunk_cap,
                    .magic = CF_COLL_MAGIC, .txn = txn, .kind = kind, .in_use = 1, .policy = COFFER_UPDATE_ERROR};
     return c;
 }
@@ -1397,9 +1703,31 @@ static coffer_status list_finish(cf_coll *c, coffer_status st, uint32_t op, uint
 }
 
 /* Stores checked value `value` and writes it at `index` of a loaded list,
- * in place of `remove` (0 or 1) elements. */
+ * in place of `remove` (0 or 1) elements. An append to a list that has a
+ * chunk goes through the transaction's tail. */
 static coffer_status list_put(cf_coll *c, uint64_t index, int remove, const coffer_value *value)
 {
+    if (!remove && index == c->count && c->id && c->nchunks) {
+        cf_slot e = elem_slot(c);
+        coffer_value stored;
+        uint8_t small[64], *cell = small;
+        size_t cl = 0;
+        coffer_status st = cf_graph_store(c->txn, &e, value, &stored);
+        if (st == COFFER_OK) {
+            cl = cf_cell_size(&stored);
+            if (cl > sizeof small && !(cell = malloc(cl)))
+                st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a list");
+        }
+        if (st == COFFER_OK) {
+            cf_cell_write(cell, &stored);
+            st = coll_load(c); /* storing may have written */
+        }
+        if (st == COFFER_OK)
+            st = c->id && c->nchunks ? tail_append(c, cell, cl) : list_splice(c, c->count, 0, cell, cl);
+        if (cell != small)
+            free(cell);
+        return st;
+    }
     cell_copy cell = {0};
     coffer_status st = store_cell(c, value, &cell);
     if (st == COFFER_OK)
@@ -1513,6 +1841,7 @@ COFFER_API coffer_status coffer_list_clear(coffer_list *list)
         return st;
     cf_slot e = elem_slot(c);
     uint64_t before = c->count;
+    st = tail_flush_id(c->txn, c->id);
     for (uint32_t j = 0; st == COFFER_OK && j < c->nchunks; j++)
         st = release_chunk(c, &e, c->chunk_no[j], 1);
     if (st == COFFER_OK) {

@@ -133,30 +133,54 @@ coffer_status cf_backlink_entry(coffer_txn *txn, const MDB_val *k, const MDB_val
     return st;
 }
 
+/* One cursor finds the entry and changes it where it lies: a count keeps
+ * its size, so it is rewritten in place (MDB_CURRENT) without a second
+ * search of the tree. */
 coffer_status cf_backlink_change(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey, uint32_t otable, uint16_t ocol,
                                  coffer_object_key okey, int delta)
 {
+    coffer_status st = COFFER_OK;
     uint8_t key[27];
     cf_backlink_prefix(ttable, tkey, 1, otable, ocol, key);
     cf_put_be64(key + 19, okey);
-    const uint8_t *data;
-    size_t len;
-    uint8_t small[64], *buf = NULL;
-    size_t cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->graph_dbi, &cur);
+    if (rc != 0)
+        return cf_error_mdb(rc, "cannot open a collection cursor");
+    MDB_val k = {sizeof key, key}, v;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    int found = rc == 0;
     uint32_t count = 0;
-    coffer_status st = cf_graph_get(txn, key, sizeof key, &data, &len, &buf, &cap, "a backlink");
-    if (st == COFFER_OK && len == 4)
-        count = (uint32_t)cf_get_le(data, 4);
-    free(buf);
-    if (st != COFFER_OK && st != COFFER_ERR_NOT_FOUND)
+    if (found) {
+        const uint8_t *data;
+        size_t len;
+        uint8_t *buf = NULL;
+        size_t cap = 0;
+        st = cf_store_open(txn, CF_GRAPH_DBI, &k, &v, &data, &len, &buf, &cap, "a backlink");
+        if (st == COFFER_OK && len == 4)
+            count = (uint32_t)cf_get_le(data, 4);
+        free(buf);
+    } else if (rc != MDB_NOTFOUND) {
+        st = cf_error_mdb(rc, "a backlink");
+    }
+    if (st != COFFER_OK || (delta < 0 && count == 0)) { /* nothing to drop */
+        mdb_cursor_close(cur);
         return st;
-    if (delta < 0 && count == 0)
-        return COFFER_OK; /* nothing to drop */
+    }
     count = delta < 0 ? count - 1 : count + 1;
-    if (count == 0)
-        return cf_graph_del(txn, key, sizeof key);
-    cf_put_le(small, count, 4);
-    return cf_graph_put(txn, key, sizeof key, small, 4);
+    if (count == 0) {
+        rc = mdb_cursor_del(cur, 0);
+    } else {
+        uint8_t plain[4];
+        cf_put_le(plain, count, 4);
+        k = (MDB_val){sizeof key, key};
+        v = (MDB_val){sizeof plain + cf_store_overhead(txn->db), NULL};
+        rc = mdb_cursor_put(cur, &k, &v, (found ? MDB_CURRENT : 0) | MDB_RESERVE);
+        if (rc == 0)
+            cf_store_wrap(txn->db, CF_GRAPH_DBI, key, sizeof key, v.mv_data, plain, sizeof plain);
+    }
+    mdb_cursor_close(cur);
+    return rc ? cf_txn_write_error(txn, rc, count ? "cannot write a collection" : "cannot delete from a collection") : COFFER_OK;
 }
 
 coffer_status cf_backlink_count(coffer_txn *txn, uint32_t ttable, coffer_object_key tkey, int with_origin, uint32_t otable,

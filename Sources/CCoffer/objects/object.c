@@ -17,6 +17,8 @@
 #include "storage/txn.h"
 
 #define SLOTS_ON_STACK 32
+/* Fields one update changes in place at most (more are written whole). */
+#define PATCH_MAX 16
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -697,6 +699,39 @@ coffer_status cf_object_create_nested(coffer_txn *txn, coffer_class_id cls, cons
     return st;
 }
 
+/* The stored form of field i's new value: a graph property's as
+ * store_graph_fields made it. */
+static coffer_value new_value(const cf_class *c, const coffer_field *fields, size_t i, const graph_values *g)
+{
+    return is_graph_prop(&c->props[fields[i].property]) ? g->stored[i] : fields[i].value;
+}
+
+/* Changes the fields marked in `todo` (none of them a graph property) in
+ * place where the object store can (cf_objects_patch): *patched says
+ * whether it did; when not, the caller writes the record whole. */
+static coffer_status patch_fields(coffer_object *obj, const coffer_field *fields, size_t count, const unsigned char *todo,
+                                  int *patched)
+{
+    const cf_class *c = class_of(obj->txn, obj->cls);
+    uint16_t cols[PATCH_MAX];
+    coffer_value vals[PATCH_MAX];
+    size_t n = 0;
+    *patched = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!todo[i])
+            continue;
+        if (n == PATCH_MAX)
+            return COFFER_OK;
+        cols[n] = c->props[fields[i].property].column;
+        vals[n++] = fields[i].value;
+    }
+    coffer_status st = cf_objects_patch(obj->txn, obj->cls, obj->key, cols, vals, n);
+    if (st == COFFER_DONE)
+        return COFFER_OK;
+    *patched = st == COFFER_OK;
+    return st;
+}
+
 /* Rewrites the object's record with `fields` applied. Values are checked
  * first, so a failure after that point can only come from storage. */
 static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, size_t count, int only_modified, int policy)
@@ -724,12 +759,19 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
             changed = graph_changed = 1;
             continue;
         }
+        int is_pk = (int)fields[i].property == c->pk;
+        if (!is_pk && !only_modified) { /* written whatever it holds now */
+            todo[i] = 1;
+            changed = 1;
+            graph_changed |= is_graph_prop(p);
+            continue;
+        }
         coffer_value now;
         st = obj_read(obj, p, &now);
         if (st != COFFER_OK)
             break;
         int same = coffer_value_equal(&now, &fields[i].value);
-        if ((int)fields[i].property == c->pk && !txn->db->in_migration) { /* a migration may assign keys */
+        if (is_pk && !txn->db->in_migration) { /* a migration may assign keys */
             if (!same) {
                 char a[96], b[96];
                 st = cf_error(COFFER_ERR_IMMUTABLE, "class '%s': primary key '%s' cannot be changed (from %s to %s)", c->name, p->name,
@@ -763,32 +805,41 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
         if (st != COFFER_OK)
             txn->failed = 1;
     }
-    slots s = {0}, old = {0};
-    if (st == COFFER_OK && changed)
-        st = slots_init(&s, c);
-    if (st == COFFER_OK && changed)
-        st = slots_init(&old, c);
-    for (size_t i = 0; st == COFFER_OK && changed && i < c->nprops; i++)
-        st = obj_read_raw(obj, &c->props[i], &old.v[c->props[i].column]);
+    slots s = {0};
     if (st == COFFER_OK && changed) {
-        memcpy(s.v, old.v, (size_t)s.n * sizeof *s.v);
-        for (size_t i = 0; i < count; i++) {
-            if (!todo[i])
+        for (size_t i = 0; i < count; i++)
+            if (todo[i])
+                seen[fields[i].property] = 2; /* written */
+        /* Old index entries go first, while the old bytes that the old
+         * values borrow are still in place. */
+        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++) {
+            if (seen[i] != 2 || !cf_prop_indexed(&c->props[i]))
                 continue;
-            const cf_prop *p = &c->props[fields[i].property];
-            s.v[p->column] = is_graph_prop(p) ? g.stored[i] : fields[i].value;
-            seen[fields[i].property] = 2; /* written */
+            coffer_value was;
+            st = obj_read_raw(obj, &c->props[i], &was);
+            if (st == COFFER_OK)
+                st = cf_index_remove(txn, obj->cls, &c->props[i], &was, obj->key);
         }
-        /* Old index entries go first, while the old record's bytes that the
-         * old values borrow are still in place. */
-        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
-            if (seen[i] == 2 && cf_prop_indexed(&c->props[i]))
-                st = cf_index_remove(txn, obj->cls, &c->props[i], &old.v[c->props[i].column], obj->key);
-        if (st == COFFER_OK)
-            st = put_record(txn, obj->cls, obj->key, &s, 0);
-        for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
-            if (seen[i] == 2 && cf_prop_indexed(&c->props[i]))
-                st = cf_index_add(txn, obj->cls, &c->props[i], &s.v[c->props[i].column], obj->key);
+        int patched = 0;
+        if (st == COFFER_OK && !graph_changed)
+            st = patch_fields(obj, fields, count, todo, &patched);
+        if (st == COFFER_OK && !patched) {
+            st = slots_init(&s, c);
+            for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
+                st = obj_read_raw(obj, &c->props[i], &s.v[c->props[i].column]);
+            for (size_t i = 0; st == COFFER_OK && i < count; i++)
+                if (todo[i])
+                    s.v[c->props[fields[i].property].column] = new_value(c, fields, i, &g);
+            if (st == COFFER_OK)
+                st = put_record(txn, obj->cls, obj->key, &s, 0);
+        }
+        for (size_t i = 0; st == COFFER_OK && i < count; i++) {
+            const cf_prop *p = &c->props[fields[i].property];
+            if (todo[i] && cf_prop_indexed(p)) {
+                coffer_value v = new_value(c, fields, i, &g);
+                st = cf_index_add(txn, obj->cls, p, &v, obj->key);
+            }
+        }
         for (size_t i = 0; st == COFFER_OK && i < c->nprops; i++)
             if (seen[i] == 2)
                 st = cf_log_object_change(txn, c->table, obj->key, CF_LOG_MODIFY, c->props[i].column);
@@ -808,7 +859,6 @@ static coffer_status set_fields(coffer_object *obj, const coffer_field *fields, 
             txn->failed = 1;
     }
     slots_free(&s);
-    slots_free(&old);
     graph_values_free(&g);
     free(old_graph);
     if (todo != todo_stack)

@@ -18,6 +18,7 @@
 #include "util/error.h"
 #include "objects/graph.h"
 #include "storage/index.h"
+#include "storage/index_tree.h"
 #include "storage/lifecycle.h"
 #include "storage/reserve.h"
 #include "migration/migration.h"
@@ -56,7 +57,8 @@ static coffer_status init_header(coffer_txn *txn, const char *label)
         return cf_error_mdb(rc, label);
     uint8_t h[HEADER_SIZE] = {0};
     memcpy(h, HEADER_MAGIC, 8);
-    put_le32(h + 8, db->clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION);
+    db->sealed_index = db->keys && db->clustered; /* a new encrypted file of format 5's layout is of format 6 */
+    put_le32(h + 8, cf_format_of(db));
     put_le32(h + 12, db->keys ? HEADER_ENCRYPTED : 0);
     cf_random(db->file_id, CF_FILE_ID_SIZE);
     memcpy(h + 16, db->file_id, CF_FILE_ID_SIZE);
@@ -96,9 +98,9 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
         return cf_error_mdb(rc, label);
     const uint8_t *h = v.mv_data;
     uint32_t format = get_le32(h + 8);
-    if (format > CF_FORMAT_CLUSTERS)
+    if (format > CF_FORMAT_SEALED_INDEX)
         return cf_error(COFFER_ERR_FORMAT_VERSION, "'%s' has file format %u; this library (%s) reads up to format %u", label,
-                        format, COFFER_VERSION_STRING, CF_FORMAT_CLUSTERS);
+                        format, COFFER_VERSION_STRING, CF_FORMAT_SEALED_INDEX);
     if (v.mv_size != HEADER_SIZE || format == 0)
         return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header", label);
     int encrypted = (get_le32(h + 12) & HEADER_ENCRYPTED) != 0;
@@ -122,7 +124,10 @@ static coffer_status read_header(coffer_txn *txn, const char *label, int *is_new
             return cf_error(COFFER_ERR_WRONG_KEY, "the encryption key given does not open '%s'", label);
     }
     db->checksums = !encrypted && format >= 4; /* plain files of format 3 and older have none */
-    db->clustered = format == CF_FORMAT_CLUSTERS;  /* the file's, whatever the configuration asked */
+    if (format == CF_FORMAT_SEALED_INDEX && !encrypted)
+        return cf_error(COFFER_ERR_CORRUPTED, "'%s' has a damaged header: it is plain, but of format 6, which only encrypted files have", label);
+    db->clustered = format >= CF_FORMAT_CLUSTERS;  /* the file's, whatever the configuration asked */
+    db->sealed_index = format == CF_FORMAT_SEALED_INDEX;
     *format_out = format;
     return COFFER_OK;
 }
@@ -400,7 +405,11 @@ static coffer_status open_pass(const coffer_config *config, coffer_db *db, const
     }
     int commit = st == COFFER_OK && !*needs_upgrade && (!*needs_write || prepared);
     if (commit && write)
+        st = cf_txn_flush_deferred(&txn); /* the lists a migration appended to */
+    if (commit && write && st == COFFER_OK)
         st = cf_clusters_flush(&txn); /* the objects a migration wrote */
+    if (commit && write && st == COFFER_OK)
+        st = cf_itree_flush(&txn); /* and the index nodes */
     if (txn.index_cursors)
         cf_txn_close_cursors(&txn);
     /* A read-only commit keeps the sub-database handles. */

@@ -1,8 +1,10 @@
 /* plan — chooses how to find the objects a predicate matches: through the
- * primary-key or a secondary index for ==, IN (and, in plain files, ranges
- * and BEGINSWITH, whose index keys keep the values' order), picking the
+ * primary-key or a secondary index for ==, IN (and, where the index keeps
+ * the values' order — plain files, and encrypted files of format 6 with
+ * their sealed index trees — ranges and BEGINSWITH), picking the
  * conjunct whose index gives the fewest candidates; otherwise a scan. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,7 +155,9 @@ static int indexable(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *p, in
     for (size_t i = 0; i < p->right.nconsts; i++)
         if (!exact_type(prop, &p->right.consts[i]))
             return 0;
-    int plain = txn->db->keys == NULL;
+    /* Plain files and sealed index trees hold values in order; the keyed
+     * hashes of older encrypted files do not. */
+    int plain = txn->db->keys == NULL || txn->db->sealed_index;
     w->pred = p;
     w->cls = c;
     w->prop = prop;
@@ -359,6 +363,41 @@ coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t 
     return walk(txn, bq->cls, &w, NULL, SIZE_MAX, count);
 }
 
+/* The conjunct of conj[0 .. n) that cf_query_select() walks: the only
+ * indexable one, or the one whose index yields the fewest candidates
+ * (counting them only when there is a choice). Its walk is in one of
+ * walks[0..1], *best_walk (NULL when none is indexable), its position in
+ * *best (SIZE_MAX when none). */
+static status choose_walk(coffer_txn *txn, const cf_bquery *bq, const cf_bpred *const *conj, size_t n,
+                          index_walk walks[2], index_walk **best_walk, size_t *best)
+{
+    size_t best_count = SIZE_MAX, nindexable = 0;
+    index_walk *w = &walks[0];
+    *best_walk = NULL;
+    *best = SIZE_MAX;
+    status st = COFFER_OK;
+    for (size_t i = 0; i < n; i++)
+        if (indexable(txn, bq, conj[i], w) && nindexable++ == 0) {
+            *best_walk = w;
+            *best = i;
+            w = &walks[1];
+        }
+    for (size_t i = 0; i < n && st == COFFER_OK && nindexable > 1; i++) {
+        if (!indexable(txn, bq, conj[i], w))
+            continue;
+        size_t count = 0;
+        st = walk(txn, bq->cls, w, NULL, best_count, &count);
+        if (st == COFFER_OK && count < best_count) {
+            index_walk *was = *best_walk;
+            *best_walk = w;
+            w = was;
+            *best = i;
+            best_count = count;
+        }
+    }
+    return st;
+}
+
 coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, const uint64_t *within,
                               size_t nwithin, cf_keylist *out)
 {
@@ -376,30 +415,9 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *g
         cf_qrun_free(run);
         return st;
     }
-    /* The conjunct whose index yields the fewest candidates (counting them
-     * is only needed when there is a choice). */
-    size_t best = SIZE_MAX, best_count = SIZE_MAX, nindexable = 0;
-    index_walk walks[2], *best_walk = NULL, *w = &walks[0];
-    st = COFFER_OK;
-    for (size_t i = 0; i < n; i++)
-        if (indexable(txn, bq, conj[i], w) && nindexable++ == 0) {
-            best_walk = w;
-            best = i;
-            w = &walks[1];
-        }
-    for (size_t i = 0; i < n && st == COFFER_OK && nindexable > 1; i++) {
-        if (!indexable(txn, bq, conj[i], w))
-            continue;
-        size_t count = 0;
-        st = walk(txn, bq->cls, w, NULL, best_count, &count);
-        if (st == COFFER_OK && count < best_count) {
-            index_walk *was = best_walk;
-            best_walk = w;
-            w = was;
-            best = i;
-            best_count = count;
-        }
-    }
+    size_t best;
+    index_walk walks[2], *best_walk;
+    st = choose_walk(txn, bq, conj, n, walks, &best_walk, &best);
     if (st != COFFER_OK)
         return st;
     if (best == SIZE_MAX) {
@@ -431,4 +449,32 @@ coffer_status cf_query_select(coffer_txn *txn, const cf_bquery *bq, cf_qguard *g
     cf_qrun_free(run);
     free(cand.k);
     return st;
+}
+
+coffer_status cf_query_explain(coffer_txn *txn, const cf_bquery *bq, char *buf, size_t size)
+{
+    const cf_bpred *where = bq->where;
+    const cf_bpred *const *conj = where->kind == CF_BP_AND ? where->items : &bq->where;
+    size_t n = where->kind == CF_BP_AND ? where->count : 1;
+    /* The conjunct cf_query_select() walks. */
+    index_walk walks[2], *best_walk = NULL;
+    size_t best;
+    status st = where->kind == CF_BP_TRUE ? COFFER_OK : choose_walk(txn, bq, conj, n, walks, &best_walk, &best);
+    if (st != COFFER_OK)
+        return st;
+    const cf_class *c = &txn->db->schema->classes[bq->cls];
+    int len;
+    if (where->kind == CF_BP_TRUE)
+        len = snprintf(buf, size, "all objects of '%s'", c->name);
+    else if (!best_walk)
+        len = snprintf(buf, size, "scan of '%s'", c->name);
+    else
+        len = snprintf(buf, size, "index of '%s.%s' (%s)%s", c->name, best_walk->prop->name,
+                       best_walk->range ? "range" : best_walk->starts_with ? "prefix" : "equality",
+                       n > 1 || best_walk->recheck ? ", then a filter" : "");
+    if (len < 0 || (size_t)len >= size) {
+        buf[0] = 0;
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_query_explain: the buffer of %zu bytes is too small for the plan", size);
+    }
+    return COFFER_OK;
 }

@@ -29,6 +29,13 @@ int cf_query_index_countable(coffer_txn *txn, const cf_bquery *bq);
  * read from the index; SORT/DISTINCT/LIMIT are not applied. */
 coffer_status cf_query_index_count(coffer_txn *txn, const cf_bquery *bq, size_t *count);
 
+/* Writes how cf_query_select() finds the matches of `bq` into buf[0..size):
+ * "index of 'Class.prop' (equality|range|prefix)" (with ", then a filter"
+ * when other conjuncts or a hashed value are checked after), "scan of
+ * 'Class'" or "all objects of 'Class'". COFFER_ERR_INVALID_ARGUMENT when it
+ * does not fit. */
+coffer_status cf_query_explain(coffer_txn *txn, const cf_bquery *bq, char *buf, size_t size);
+
 /* Applies the query's SORT, DISTINCT and LIMIT, in the order written, to
  * `keys` in place. */
 coffer_status cf_query_post(coffer_txn *txn, const cf_bquery *bq, cf_qguard *guard, cf_keylist *keys);

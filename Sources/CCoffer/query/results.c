@@ -324,6 +324,17 @@ COFFER_API coffer_status coffer_query_run(coffer_txn *txn, const coffer_query *q
     return st;
 }
 
+COFFER_API coffer_status coffer_query_explain(coffer_txn *txn, const coffer_query *query, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "coffer_query_explain: buf is NULL or size is 0");
+    buf[0] = 0;
+    status st = check_query(query);
+    if (st == COFFER_OK)
+        st = check_run(txn, query->bq->db);
+    return st == COFFER_OK ? cf_query_explain(txn, query->bq, buf, size) : st;
+}
+
 COFFER_API coffer_status coffer_results_all(coffer_txn *txn, coffer_class_id cls, coffer_results **out)
 {
     if (!out)

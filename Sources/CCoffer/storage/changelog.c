@@ -118,7 +118,18 @@ void cf_log_discard(coffer_txn *txn)
 
 static void put_varint(cf_buf *b, uint64_t v)
 {
-    cf_buf_varint(b, v);
+    if (b->failed || b->cap - b->len <= 10) {
+        cf_buf_varint(b, v); /* grows the buffer */
+        return;
+    }
+    uint8_t *p = b->p + b->len;
+    while (v >= 0x80) { /* cf_buf_varint's bytes, written in place */
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    *p = 0; /* as cf_buf_put leaves it */
+    b->len = (size_t)(p - b->p);
 }
 
 static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
@@ -151,6 +162,56 @@ static int compare_events(const void *pa, const void *pb)
         return a->key < b->key ? -1 : 1;
     if (a->seq != b->seq)
         return a->seq < b->seq ? -1 : 1;
+    return 0;
+}
+
+/* Sorts n events into compare_events' order with stable byte-wise radix
+ * passes (key, then clear first, then table), each skipped when all its
+ * digits agree: a few linear passes instead of n log n comparisons, for
+ * commits that change many objects. The order within one object's reports
+ * is kept as the passes are stable. Returns 0, or -1 out of memory (the
+ * events left as they were). */
+static int sort_events(log_event *ev, size_t n)
+{
+    log_event *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    log_event *src = ev, *dst = tmp;
+    /* digits, least significant first: 8 of the key, the clear flag, 4 of the table */
+    for (int pass = 0; pass < 13; pass++) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) {
+            const log_event *e = &src[i];
+            unsigned d = pass < 8    ? (unsigned)(e->key >> (8 * pass)) & 0xFF
+                         : pass == 8 ? e->kind != CF_LOG_CLEAR
+                                     : (unsigned)(e->table >> (8 * (pass - 9))) & 0xFF;
+            count[d]++;
+        }
+        int trivial = 0;
+        for (int d = 0; d < 256; d++)
+            trivial |= count[d] == n;
+        if (trivial)
+            continue;
+        size_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const log_event *e = &src[i];
+            unsigned d = pass < 8    ? (unsigned)(e->key >> (8 * pass)) & 0xFF
+                         : pass == 8 ? e->kind != CF_LOG_CLEAR
+                                     : (unsigned)(e->table >> (8 * (pass - 9))) & 0xFF;
+            dst[count[d]++] = *e;
+        }
+        log_event *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != ev)
+        memcpy(ev, src, n * sizeof *ev);
+    free(tmp);
     return 0;
 }
 
@@ -189,7 +250,8 @@ static size_t encode_object(cf_buf *b, const log_event *ev, size_t n, uint32_t *
     put_varint(b, kind);
     if (kind == CF_LOG_MODIFY) {
         size_t ncols = (size_t)__builtin_popcountll(mask);
-        qsort(big, nbig, sizeof *big, compare_u32);
+        if (nbig > 1)
+            qsort(big, nbig, sizeof *big, compare_u32);
         size_t unique = 0;
         for (size_t i = 0; i < nbig; i++)
             if (!unique || big[unique - 1] != big[i])
@@ -215,7 +277,8 @@ static coffer_status encode(coffer_txn *txn, cf_buf *b, int *empty)
     }
     for (size_t i = 0; i < log->nevents; i++)
         log->events[i].seq = (uint32_t)i;
-    qsort(log->events, log->nevents, sizeof *log->events, compare_events);
+    if (sort_events(log->events, log->nevents) != 0)
+        qsort(log->events, log->nevents, sizeof *log->events, compare_events);
 
     uint32_t *big = NULL;
     if (log->nevents) {

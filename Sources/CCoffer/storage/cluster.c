@@ -12,6 +12,7 @@
 #define BLOCK_FIXED CF_BLOCK_FIXED
 #define BLOCK_ENDS16 CF_BLOCK_ENDS16
 #define BLOCK_ENDS32 CF_BLOCK_ENDS32
+#define BLOCK_NARROW CF_BLOCK_NARROW
 #define bitmap_size cf_cluster_bitmap_size
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -30,9 +31,10 @@ coffer_status cf_cluster_parse_head(const uint8_t *data, size_t len, size_t bloc
     *out = (cf_cluster){0};
     if (len < CF_CLUSTER_HEADER_SIZE)
         return cf_error(COFFER_ERR_CORRUPTED, "cluster of %zu bytes is too short", len);
-    if (data[0] != CF_CLUSTER_VERSION)
+    if (data[0] < CF_CLUSTER_VERSION_MIN || data[0] > CF_CLUSTER_VERSION)
         return cf_error(data[0] > CF_CLUSTER_VERSION ? COFFER_ERR_FORMAT_VERSION : COFFER_ERR_CORRUPTED,
-                        "cluster has version %u; this library reads version %u", data[0], CF_CLUSTER_VERSION);
+                        "cluster has version %u; this library reads versions %u to %u", data[0], CF_CLUSTER_VERSION_MIN,
+                        CF_CLUSTER_VERSION);
     if (data[1] & ~FLAG_EXTERNAL)
         return cf_error(COFFER_ERR_CORRUPTED, "cluster has unknown flags 0x%x", data[1]);
     out->n = (uint16_t)cf_get_le(data + 2, 2);
@@ -110,7 +112,9 @@ void cf_cluster_prefetch(const cf_cluster *c, uint16_t at)
         if (!o->data || o->kind == BLOCK_NULL)
             continue;
         const uint8_t *body = o->data + BLOCK_HEADER + bm;
-        size_t off = o->kind == BLOCK_FIXED ? (size_t)at * o->width : (size_t)at * (o->kind == BLOCK_ENDS32 ? 4 : 2);
+        size_t off = o->kind == BLOCK_FIXED    ? (size_t)at * o->width
+                     : o->kind == BLOCK_NARROW ? CF_NARROW_BASE + (size_t)at * o->width
+                                               : (size_t)at * (o->kind == BLOCK_ENDS32 ? 4 : 2);
         if (BLOCK_HEADER + bm + off >= o->len)
             continue; /* a damaged block: its read says so */
         __builtin_prefetch(o->data + BLOCK_HEADER + at / 8);
@@ -136,7 +140,8 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low)
 }
 
 /* cf_cluster_raw on column block b[0 .. blen) of the cluster. */
-static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint16_t at, const uint8_t **p, size_t *n)
+static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint16_t at, const uint8_t **p, size_t *n,
+                        uint8_t wide[8])
 {
     if (blen < BLOCK_HEADER)
         return -1;
@@ -157,6 +162,16 @@ static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint
         *n = w;
         return 1;
     }
+    if (b[0] == CF_BLOCK_NARROW) {
+        unsigned w = b[1];
+        if (!cf_narrow_width_ok(w) || body_len < CF_NARROW_BASE || (size_t)(at + 1) * w > body_len - CF_NARROW_BASE)
+            return -1;
+        int64_t v = cf_narrow_value(cf_get_le(body, 8), body + CF_NARROW_BASE + (size_t)at * w, w);
+        cf_put_le(wide, (uint64_t)v, 8);
+        *p = wide;
+        *n = 8;
+        return 1;
+    }
     int ew = b[0] == BLOCK_ENDS16 ? 2 : b[0] == BLOCK_ENDS32 ? 4 : 0;
     if (!ew || body_len < (size_t)c->n * ew)
         return -1;
@@ -170,7 +185,39 @@ static int raw_in_block(const cf_cluster *c, const uint8_t *b, size_t blen, uint
     return 1;
 }
 
-int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n)
+int cf_cluster_block_check(const cf_cluster *c, const uint8_t *b, size_t blen)
+{
+    if (blen < BLOCK_HEADER)
+        return -1;
+    if (b[0] == BLOCK_NULL)
+        return 0;
+    size_t bm = bitmap_size(c->n);
+    if (blen < BLOCK_HEADER + bm)
+        return -1;
+    size_t body_len = blen - BLOCK_HEADER - bm;
+    if (b[0] == BLOCK_FIXED)
+        return (size_t)c->n * b[1] <= body_len ? 0 : -1;
+    if (b[0] == BLOCK_NARROW) /* what raw_in_block checks of a narrowed value */
+        return cf_narrow_width_ok(b[1]) && body_len >= CF_NARROW_BASE &&
+                       (size_t)c->n * b[1] <= body_len - CF_NARROW_BASE
+                   ? 0
+                   : -1;
+    int ew = b[0] == BLOCK_ENDS16 ? 2 : b[0] == BLOCK_ENDS32 ? 4 : 0;
+    if (!ew || body_len < (size_t)c->n * ew)
+        return -1;
+    /* what raw_in_block checks of each value: ends in order, within the values */
+    const uint8_t *ends = b + BLOCK_HEADER + bm;
+    size_t values_len = body_len - (size_t)c->n * ew, prev = 0;
+    for (uint16_t i = 0; i < c->n; i++) {
+        size_t end = (size_t)cf_get_le(ends + (size_t)i * ew, ew);
+        if (end < prev || end > values_len)
+            return -1;
+        prev = end;
+    }
+    return 0;
+}
+
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n, uint8_t wide[8])
 {
     if (col >= c->ncols || at >= c->n)
         return 0;
@@ -178,12 +225,13 @@ int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t
     size_t blen;
     if (cf_cluster_block_of(c, col, &b, &blen) != COFFER_OK)
         return -1;
-    return raw_in_block(c, b, blen, at, p, n);
+    return raw_in_block(c, b, blen, at, p, n, wide);
 }
 
 coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, coffer_type type, coffer_value *out)
 {
     const uint8_t *p = NULL, *b;
+    uint8_t wide[8];
     size_t n = 0, blen;
     memset(out, 0, sizeof *out);
     int present = 0;
@@ -191,7 +239,10 @@ coffer_status cf_cluster_get(const cf_cluster *c, uint16_t at, uint16_t col, cof
         coffer_status st = cf_cluster_block_of(c, col, &b, &blen);
         if (st != COFFER_OK)
             return st;
-        present = raw_in_block(c, b, blen, at, &p, &n);
+        present = raw_in_block(c, b, blen, at, &p, &n, wide);
+        /* A widened value is copied out only as an int: nothing may borrow it. */
+        if (present > 0 && p == wide && type != COFFER_TYPE_INT)
+            present = -1;
     }
     if (present == 0) {
         out->type = COFFER_TYPE_NULL;

@@ -12,7 +12,8 @@
 #include "coffer.h"
 #include "storage/record.h"
 
-#define CF_CLUSTER_VERSION 2u
+#define CF_CLUSTER_VERSION 3u     /* written; 3 may hold narrowed int blocks */
+#define CF_CLUSTER_VERSION_MIN 2u /* read: version 2 has no narrowed blocks */
 #define CF_CLUSTER_BITS 8
 #define CF_CLUSTER_HEADER_SIZE 6 /* version, flags, object count, column count: then the keys */
 #define CF_CLUSTER_MAX 256 /* objects of keys k with the same k >> CF_CLUSTER_BITS */
@@ -25,8 +26,22 @@
 #define CF_CLUSTER_FLAG_EXTERNAL 1u /* a bitmap of the objects stored outside follows the keys */
 #define CF_BLOCK_HEADER 2            /* a column block's kind and width */
 
-/* How a column block stores its values. */
-enum { CF_BLOCK_NULL = 0, CF_BLOCK_FIXED = 1, CF_BLOCK_ENDS16 = 2, CF_BLOCK_ENDS32 = 3 };
+/* How a column block stores its values. A narrowed block (cluster version
+ * 3) holds a column of ints (8-byte values) as a base and each value's
+ * distance from it in `width` bytes (1, 2 or 4). */
+enum { CF_BLOCK_NULL = 0, CF_BLOCK_FIXED = 1, CF_BLOCK_ENDS16 = 2, CF_BLOCK_ENDS32 = 3, CF_BLOCK_NARROW = 4 };
+#define CF_NARROW_BASE 8 /* a narrowed block's base, i64 LE, after its null bitmap */
+
+/* The value at `p` of a narrowed block of `width` bytes (1, 2 or 4), with
+ * its block's `base`. */
+static inline int64_t cf_narrow_value(uint64_t base, const uint8_t *p, unsigned width)
+{
+    uint64_t off = width == 1 ? p[0] : width == 2 ? (uint64_t)p[0] | (uint64_t)p[1] << 8 : cf_get_le(p, 4);
+    return (int64_t)(base + off);
+}
+
+/* Whether `width` is one a narrowed block may have. */
+static inline int cf_narrow_width_ok(unsigned width) { return width == 1 || width == 2 || width == 4; }
 
 static inline size_t cf_cluster_bitmap_size(uint16_t n) { return ((size_t)n + 7) / 8; }
 
@@ -98,8 +113,16 @@ uint16_t cf_cluster_seek(const cf_cluster *c, unsigned low);
 /* The stored bytes of column `col` of the object at position `at` (as
  * cf_scalar_write wrote them): 1 with *p and *n set, 0 when null or a
  * column the cluster does not have, -1 when its block is damaged (no
- * message) or cannot be opened (the opener's message). */
-int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n);
+ * message) or cannot be opened (the opener's message). A value of a
+ * narrowed block is widened into `wide` (its 8 bytes, LE), and *p points
+ * there. */
+int cf_cluster_raw(const cf_cluster *c, uint16_t at, uint16_t col, const uint8_t **p, size_t *n, uint8_t wide[8]);
+
+/* Checks a column block of cluster `c`, b[0 .. blen) as opened, whole:
+ * 0 when cf_cluster_raw will find every object's value in it, -1 (no
+ * message) when it is damaged. One pass over its ends, instead of a
+ * check per value. */
+int cf_cluster_block_check(const cf_cluster *c, const uint8_t *b, size_t blen);
 
 /* Asks the processor to load the bytes of every opened column block that
  * reading the object at `at` whole will touch, all at once, so that their

@@ -6,6 +6,8 @@
 
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "storage/cluster_encode.h"
@@ -185,6 +187,13 @@ static void slots_free(cf_cluster_entry *e)
 static void entry_clear(cf_cluster_entry *e)
 {
     slots_free(e);
+    if (e->own_blocks)
+        for (uint16_t col = 0; col < e->view.ncols; col++)
+            free(e->own_blocks[col]);
+    free(e->own_blocks);
+    free(e->patched);
+    e->own_blocks = NULL;
+    e->patched = NULL;
     if (e->external)
         for (int i = 0; i < CF_CLUSTER_MAX; i++)
             free(e->external[i].buf);
@@ -269,6 +278,8 @@ static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB
         memcpy(e->copy, v->mv_data, v->mv_size);
         own.mv_data = e->copy;
     }
+    e->stored = own.mv_data;
+    e->stored_len = own.mv_size;
     coffer_status st = cf_cluster_open_head(txn, number_of(txn, e), e->cid, &own, &e->buf, &e->cap, &e->view);
     if (st == COFFER_OK && e->view.ncols && !(e->view.opened = calloc(e->view.ncols, sizeof *e->view.opened)))
         st = cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
@@ -355,28 +366,11 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
         e->slots = calloc(CF_CLUSTER_MAX, sizeof *e->slots);
     }
     coffer_status st = e->slots ? COFFER_OK : cf_error(COFFER_ERR_NO_MEMORY, "out of memory changing a cluster");
-    /* Every block opened (its checksum or seal checked) and every value
-     * found in it now, so that the commit encodes the unchanged objects
-     * again from these blocks without a failure. */
-    for (uint16_t col = 0; st == COFFER_OK && col < e->view.ncols; col++) {
-        const uint8_t *b;
-        size_t blen;
-        st = cf_cluster_block_of(&e->view, col, &b, &blen);
-    }
     for (uint16_t i = 0; st == COFFER_OK && i < e->view.n; i++) {
         cf_cluster_slot *slot = &e->slots[e->view.lows[i]];
         if (cf_cluster_is_external(&e->view, i)) {
             slot->kept = 1;
             continue;
-        }
-        for (uint16_t col = 0; col < e->view.ncols; col++) {
-            const uint8_t *p = NULL;
-            size_t n = 0;
-            if (cf_cluster_raw(&e->view, i, col, &p, &n) < 0) {
-                st = cf_error(COFFER_ERR_CORRUPTED, "object %" PRIu64 " of class '%s': the block of cluster column %u is damaged",
-                              e->cid << CF_CLUSTER_BITS | e->view.lows[i], class_name(txn, e->cls), col);
-                break;
-            }
         }
         slot->stored = 1;
         slot->at = i;
@@ -388,6 +382,33 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e)
     return st;
 }
 
+/* Opens (its checksum or seal checked) and checks the block of column
+ * `col` of changed cluster `e` once. */
+static coffer_status check_block(coffer_txn *txn, cf_cluster_entry *e, uint16_t col)
+{
+    const uint8_t *b;
+    size_t blen;
+    coffer_status st = cf_cluster_block_of(&e->view, col, &b, &blen); /* names the objects when it fails */
+    if (st == COFFER_OK && cf_cluster_block_check(&e->view, b, blen) < 0) {
+        cf_error(COFFER_ERR_CORRUPTED, "the block of cluster column %u is damaged", col);
+        st = name_objects(txn, e);
+    }
+    return st;
+}
+
+/* Every block of changed cluster `e` opened and checked whole, so that
+ * the commit encodes the unchanged objects again from these blocks
+ * without a failure. */
+static coffer_status open_all(coffer_txn *txn, cf_cluster_entry *e)
+{
+    coffer_status st = COFFER_OK;
+    for (uint16_t col = 0; !e->all_open && st == COFFER_OK && col < e->view.ncols; col++)
+        st = check_block(txn, e, col);
+    if (st == COFFER_OK)
+        e->all_open = 1;
+    return st;
+}
+
 static coffer_status write_filled(coffer_txn *txn, cf_cluster_entry *e);
 
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len)
@@ -395,6 +416,9 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
     changed_list *l = &txn->clusters->classes[e->cls];
     cf_cluster_slot *slot = &e->slots[low];
     uint8_t *copy = NULL;
+    coffer_status st = open_all(txn, e);
+    if (st != COFFER_OK)
+        return st;
     if (rec) {
         /* The object's former record is overwritten when the new one fits. */
         copy = slot->rec && slot->cap >= len ? slot->rec : arena_alloc(e, len ? len : 1);
@@ -414,6 +438,172 @@ coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low
     slot->rec = copy;
     slot->len = (uint32_t)len;
     return copy && !was && low == CF_CLUSTER_MAX - 1 ? write_filled(txn, e) : COFFER_OK;
+}
+
+/* ---- changes in place ---------------------------------------------------- */
+
+#define NULL_SIZE SIZE_MAX
+
+/* Where value `at` of column `col` of `e`'s view takes a value of `size`
+ * bytes (NULL_SIZE: a null) in place: its offset in the block, or -1 when
+ * it does not fit there. */
+static ptrdiff_t block_place(const cf_cluster_entry *e, uint16_t at, uint16_t col, size_t size)
+{
+    const cf_cluster *v = &e->view;
+    const uint8_t *b;
+    size_t blen;
+    if (col >= v->ncols || !v->opened || cf_cluster_block_of(v, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER)
+        return -1;
+    size_t body = CF_BLOCK_HEADER + cf_cluster_bitmap_size(v->n);
+    if (b[0] == CF_BLOCK_FIXED) {
+        size_t w = b[1];
+        if ((size != NULL_SIZE && size != w) || body + ((size_t)at + 1) * w > blen)
+            return -1;
+        return (ptrdiff_t)(body + (size_t)at * w);
+    }
+    if (b[0] == CF_BLOCK_NARROW) { /* the value's fit in the column's range is narrow_fits' */
+        size_t w = b[1];
+        if ((size != NULL_SIZE && size != 8) || !cf_narrow_width_ok((unsigned)w) ||
+            body + CF_NARROW_BASE + ((size_t)at + 1) * w > blen)
+            return -1;
+        return (ptrdiff_t)(body + CF_NARROW_BASE + (size_t)at * w);
+    }
+    if (b[0] != CF_BLOCK_ENDS16 && b[0] != CF_BLOCK_ENDS32)
+        return -1;
+    const uint8_t *p = NULL;
+    uint8_t wide[8]; /* not used: only narrowed blocks widen, and they are placed above */
+    size_t len = 0;
+    int present = cf_cluster_raw(v, at, col, &p, &len, wide);
+    if (present < 0 || (size != NULL_SIZE && (present == 0 || len != size)))
+        return -1; /* a value of another size, or one in place of a null */
+    if (size == NULL_SIZE && present && len)
+        return -1; /* a null would leave the old bytes in the block */
+    return present ? (ptrdiff_t)(p - b) : 0;
+}
+
+/* Whether int `v` (a null always does) fits the range of column `col`'s
+ * block when it is a narrowed one: its base plus what `width` bytes hold.
+ * Other blocks: 1. */
+static int narrow_fits(const cf_cluster_entry *e, uint16_t col, const coffer_value *v)
+{
+    const uint8_t *b;
+    size_t blen;
+    if (cf_cluster_block_of(&e->view, col, &b, &blen) != COFFER_OK || blen < CF_BLOCK_HEADER || b[0] != CF_BLOCK_NARROW)
+        return 1;
+    if (v->type == COFFER_TYPE_NULL)
+        return 1;
+    if (v->type != COFFER_TYPE_INT)
+        return 0;
+    size_t body = CF_BLOCK_HEADER + cf_cluster_bitmap_size(e->view.n);
+    if (blen < body + CF_NARROW_BASE)
+        return 0;
+    uint64_t base = cf_get_le(b + body, 8), off = (uint64_t)v->u.integer - base; /* mod 2^64, as cf_narrow_value adds */
+    unsigned w = b[1];
+    return w < 8 && off < ((uint64_t)1 << (8 * w));
+}
+
+/* Column `col`'s opened block of `e`, made writable: an encrypted file's
+ * is already the entry's own; a plain file's, read in LMDB's map, is
+ * copied once. NULL when out of memory. */
+static uint8_t *block_writable(cf_cluster_entry *e, uint16_t col)
+{
+    cf_cluster_block *o = &e->view.opened[col];
+    uintptr_t d = (uintptr_t)o->data, own = (uintptr_t)e->blocks;
+    if (e->blocks && d >= own && d < own + e->view.blocks_len)
+        return (uint8_t *)(uintptr_t)o->data;
+    if (e->own_blocks && e->own_blocks[col])
+        return e->own_blocks[col];
+    if (!e->own_blocks && !(e->own_blocks = calloc(e->view.ncols, sizeof *e->own_blocks)))
+        return NULL;
+    uint8_t *copy = malloc(o->len ? o->len : 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, o->data, o->len);
+    e->own_blocks[col] = copy;
+    o->data = copy;
+    return copy;
+}
+
+/* Writes the values into the blocks of the unchanged object at `at`. */
+static coffer_status patch_blocks(coffer_txn *txn, cf_cluster_entry *e, uint16_t at, const uint16_t *cols,
+                                  const coffer_value *vals, size_t n)
+{
+    if (!e->patched && !(e->patched = calloc(e->view.ncols ? e->view.ncols : 1, 1)))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i] >= e->view.ncols)
+            return COFFER_DONE;
+        if (!e->patched[cols[i]] && !e->all_open) {
+            coffer_status st = check_block(txn, e, cols[i]);
+            if (st != COFFER_OK)
+                return st;
+        }
+        size_t size = vals[i].type == COFFER_TYPE_NULL ? NULL_SIZE : cf_scalar_size(&vals[i]);
+        if (block_place(e, at, cols[i], size) < 0 || !narrow_fits(e, cols[i], &vals[i]))
+            return COFFER_DONE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        e->patched[cols[i]] = 1;
+        int null = vals[i].type == COFFER_TYPE_NULL;
+        ptrdiff_t off = block_place(e, at, cols[i], null ? NULL_SIZE : cf_scalar_size(&vals[i]));
+        uint8_t *b = block_writable(e, cols[i]);
+        if (!b)
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing an object");
+        uint8_t *bit = b + CF_BLOCK_HEADER + at / 8, mask = (uint8_t)(1u << (at % 8));
+        if (null) {
+            *bit |= mask;
+            if (b[0] == CF_BLOCK_FIXED || b[0] == CF_BLOCK_NARROW)
+                memset(b + off, 0, b[1]);
+        } else if (b[0] == CF_BLOCK_NARROW) {
+            *bit &= (uint8_t)~mask;
+            uint64_t base = cf_get_le(b + CF_BLOCK_HEADER + cf_cluster_bitmap_size(e->view.n), 8);
+            cf_put_le(b + off, (uint64_t)vals[i].u.integer - base, b[1]);
+        } else {
+            *bit &= (uint8_t)~mask;
+            cf_scalar_write(b + off, &vals[i]);
+        }
+    }
+    return COFFER_OK;
+}
+
+/* Writes the values into the object's new record, in its place. */
+static coffer_status patch_record(cf_cluster_slot *slot, const uint16_t *cols, const coffer_value *vals, size_t n)
+{
+    cf_record r;
+    if (cf_record_parse(slot->rec, slot->len, &r) != COFFER_OK)
+        return COFFER_DONE;
+    uint8_t *at[16];
+    if (n > sizeof at / sizeof *at)
+        return COFFER_DONE;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p;
+        size_t len;
+        if (vals[i].type == COFFER_TYPE_NULL || cf_record_raw(&r, cols[i], &p, &len) != 1 ||
+            len != cf_scalar_size(&vals[i]))
+            return COFFER_DONE; /* a null takes no bytes in a record: not in place */
+        at[i] = slot->rec + (p - slot->rec);
+    }
+    for (size_t i = 0; i < n; i++)
+        cf_scalar_write(at[i], &vals[i]);
+    return COFFER_OK;
+}
+
+coffer_status cf_clusters_patch(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint16_t *cols,
+                                const coffer_value *vals, size_t n)
+{
+    coffer_status st = cf_clusters_change(txn, e);
+    if (st != COFFER_OK)
+        return st;
+    cf_cluster_slot *slot = &e->slots[low];
+    if (slot->stored)
+        st = patch_blocks(txn, e, slot->at, cols, vals, n);
+    else if (slot->rec && slot->len <= CF_CLUSTER_INLINE_MAX)
+        st = patch_record(slot, cols, vals, n);
+    else
+        st = COFFER_DONE; /* stored outside, or not there */
+    if (st == COFFER_OK)
+        e->changes++; /* written again at the commit if appends filled it before */
+    return st;
 }
 
 int cf_clusters_next_changed(const coffer_txn *txn, coffer_class_id cls, uint64_t from, uint64_t *cid)
@@ -477,14 +667,63 @@ static coffer_status write_external(coffer_txn *txn, cf_cluster_entry *e, uint64
                                     : COFFER_OK;
 }
 
+/* Whether changed cluster `e` holds the objects it was read with, each
+ * where it was stored, none added, removed or written as a record: only
+ * values changed in place in its blocks (cf_clusters_patch). */
+static int only_patched(const cf_cluster_entry *e)
+{
+    if (!e->view.n || !e->view.opened || e->view.external)
+        return 0;
+    uint16_t i = 0;
+    for (int low = 0; low < CF_CLUSTER_MAX; low++) {
+        const cf_cluster_slot *slot = &e->slots[low];
+        if (slot->rec || slot->kept || slot->drop)
+            return 0;
+        if (!slot->stored)
+            continue;
+        if (i >= e->view.n || slot->at != i || e->view.lows[i] != low)
+            return 0;
+        i++;
+    }
+    return i == e->view.n && e->stored;
+}
+
+/* Writes cluster `e` as it was read, with the values changed in its
+ * blocks: the blocks changed checksummed or sealed again, the rest of the
+ * stored value copied as it is, nothing planned value by value. */
+static coffer_status write_patched(coffer_txn *txn, cf_cluster_entry *e)
+{
+    const cf_class *cl = &txn->db->schema->classes[e->cls];
+    const uint8_t *stack[64] = {0}, **changed = e->view.ncols <= 64 ? stack : malloc(e->view.ncols * sizeof *changed);
+    if (!changed)
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing a cluster");
+    for (uint16_t col = 0; col < e->view.ncols; col++)
+        changed[col] = e->patched && e->patched[col] ? e->view.opened[col].data : NULL;
+    coffer_status st = cf_cluster_store_changed(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, e->stored,
+                                                e->stored_len, &e->view, changed);
+    if (changed != stack)
+        free(changed);
+    return st;
+}
+
 /* Writes changed cluster `e`, or deletes it when it holds no object, and
  * the changed objects it stores outside. */
 static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf_cluster_entry *e)
 {
     const cf_class *cl = &txn->db->schema->classes[e->cls];
+    if (only_patched(e)) {
+        coffer_status st = write_patched(txn, e);
+        if (st == COFFER_OK) {
+            e->written = 1;
+            e->written_at = e->changes;
+            return st;
+        }
+        return cf_error_prefix("objects %" PRIu64 " to %" PRIu64 " of class '%s'", e->cid << CF_CLUSTER_BITS,
+                               (e->cid << CF_CLUSTER_BITS) | (CF_CLUSTER_MAX - 1), cl->name);
+    }
     cf_cluster_member *m = c->members;
     uint16_t n = 0;
-    coffer_status st = COFFER_OK;
+    coffer_status st = e->view.n ? open_all(txn, e) : COFFER_OK;
     for (int low = 0; low < CF_CLUSTER_MAX && st == COFFER_OK; low++) {
         cf_cluster_slot *slot = &e->slots[low];
         uint64_t key = e->cid << CF_CLUSTER_BITS | (unsigned)low;
@@ -515,7 +754,9 @@ static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf
     } else if (st == COFFER_OK) {
         size_t size;
         uint8_t *buf;
-        st = cf_cluster_plan(&c->enc, m, n, &size);
+        st = cf_cluster_encoder_set_class(&c->enc, cl);
+        if (st == COFFER_OK)
+            st = cf_cluster_plan(&c->enc, m, n, &size);
         if (st == COFFER_OK)
             st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {

@@ -53,6 +53,11 @@ typedef struct cf_cluster_entry {
     cf_cluster_slot *slots; /* changed: one per low byte; NULL while unchanged */
     cf_arena_chunk *arena;  /* the new records of `slots` */
     cf_external *external;  /* per low byte, made when one is first read */
+    const uint8_t *stored;  /* the stored value (view.n > 0), as read */
+    size_t stored_len;
+    uint8_t **own_blocks;   /* per column: a block copied out of LMDB's map to take changed values, or NULL */
+    uint8_t *patched;       /* per column: 1 when values changed in place in its block; NULL when none did */
+    uint8_t all_open;       /* every block opened and checked (cf_clusters_set needs them) */
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
     uint32_t written_at;    /* `changes` when it was written, once appends filled it */
     uint8_t written;        /* written to LMDB before the commit (as of written_at) */
@@ -71,8 +76,11 @@ coffer_status cf_clusters_find(coffer_txn *txn, coffer_class_id cls, uint64_t ci
                                cf_cluster_entry **out);
 
 /* Makes cluster `e` changeable: each object stays where it is stored (in
- * the cluster or outside) until changed, its blocks opened and checked
- * once; then it is written at the commit. */
+ * the cluster or outside) until changed; then it is written at the commit.
+ * Its blocks are opened and checked when an object is first set or
+ * removed (all of them, which the commit encodes the cluster from) or a
+ * value changed in place (that column's): a cluster whose values only
+ * changed in place is written with its other parts copied as stored. */
 coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
 
 /* Sets (rec != NULL) or removes the object of low byte `low` in changed
@@ -81,6 +89,20 @@ coffer_status cf_clusters_change(coffer_txn *txn, cf_cluster_entry *e);
  * at once, so that the commit has only the clusters changed after that to
  * write; an abort still drops it with LMDB's transaction. */
 coffer_status cf_clusters_set(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint8_t *rec, size_t len);
+
+/* Changes columns cols[0..n) of the object of low byte `low` of cluster
+ * `e` to vals[0..n) (encoded as cf_scalar_write does; type NULL = null) in
+ * place, without a new record: in the cluster's opened column blocks when
+ * the object is unchanged in the cluster as stored (a block that borrows
+ * LMDB's map is copied once, then changed value by value; the commit
+ * encodes the cluster from these blocks), or in its new record when this
+ * transaction wrote one. Only a value of the same encoded size as the one
+ * it replaces fits in place, or a null in a column block. The cluster is
+ * made changeable first (cf_clusters_change). COFFER_DONE (no message),
+ * with nothing changed, when some value does not fit: the caller writes
+ * the object whole instead. */
+coffer_status cf_clusters_patch(coffer_txn *txn, cf_cluster_entry *e, unsigned low, const uint16_t *cols,
+                                const coffer_value *vals, size_t n);
 
 /* The smallest cid at least `from` of a changed cluster of class `cls` (1),
  * or 0 when there is none. */

@@ -1,7 +1,8 @@
 /* cluster_encode — a cluster's bytes from its members in two steps: a plan
  * that reads each value's place once (a record's column ends, or a parsed
  * cluster's block) and sizes every column block on the way, then one copy
- * of each value into its block. */
+ * of each value into its block (a narrowed int its distance from the
+ * column's smallest). */
 #include "storage/cluster_encode.h"
 
 #include <stdlib.h>
@@ -14,12 +15,16 @@
 struct cf_cluster_value {
     const uint8_t *p;
     uint32_t len; /* NULL_VALUE: null */
+    uint8_t wide[8]; /* a value of a narrowed source block, widened (p points here) */
 };
 
 struct cf_cluster_column {
     size_t total, size, width;
     uint32_t present;
     uint8_t same, kind;
+    uint8_t ints;   /* a column of ints: lo and hi are kept */
+    uint8_t narrow; /* CF_BLOCK_NARROW's width, once sized */
+    int64_t lo, hi;
 };
 
 static int grow(void **p, size_t *cap, size_t want, size_t elem)
@@ -50,7 +55,9 @@ static void read_member(const cf_cluster_member *m, uint16_t ncols, cf_cluster_v
     for (uint16_t c = 0; c < ncols; c++) {
         const uint8_t *p = NULL;
         size_t len = 0;
-        int present = c >= have ? 0 : m->src ? cf_cluster_raw(m->src, m->at, c, &p, &len) : cf_record_raw(&m->rec, c, &p, &len);
+        int present = c >= have  ? 0
+                      : m->src ? cf_cluster_raw(m->src, m->at, c, &p, &len, v[c].wide)
+                               : cf_record_raw(&m->rec, c, &p, &len);
         if (present != 1) {
             v[c].len = NULL_VALUE;
             continue;
@@ -63,6 +70,13 @@ static void read_member(const cf_cluster_member *m, uint16_t ncols, cf_cluster_v
         else if (len != col->width)
             col->same = 0;
         col->total += len;
+        if (col->ints && len == 8) {
+            int64_t x = (int64_t)cf_get_le(p, 8);
+            if (col->present == 1 || x < col->lo)
+                col->lo = x;
+            if (col->present == 1 || x > col->hi)
+                col->hi = x;
+        }
     }
 }
 
@@ -76,6 +90,14 @@ static void size_column(cf_cluster_column *col, uint16_t n)
     } else if (col->same && col->width <= 0xFF) {
         col->kind = CF_BLOCK_FIXED;
         col->size = CF_BLOCK_HEADER + bm + (size_t)n * col->width;
+        uint64_t range = (uint64_t)col->hi - (uint64_t)col->lo;
+        unsigned w = !col->ints || col->width != 8 ? 0 : range <= 0xFF ? 1 : range <= 0xFFFF ? 2 : range <= 0xFFFFFFFFu ? 4 : 0;
+        size_t narrow = CF_BLOCK_HEADER + bm + CF_NARROW_BASE + (size_t)n * w;
+        if (w && narrow < col->size) {
+            col->kind = CF_BLOCK_NARROW;
+            col->narrow = (uint8_t)w;
+            col->size = narrow;
+        }
     } else {
         col->kind = col->total > 0xFFFF ? CF_BLOCK_ENDS32 : CF_BLOCK_ENDS16;
         col->size = CF_BLOCK_HEADER + bm + (size_t)n * (col->kind == CF_BLOCK_ENDS32 ? 4 : 2) + col->total;
@@ -99,7 +121,7 @@ coffer_status cf_cluster_plan(cf_cluster_encoder *enc, const cf_cluster_member *
     enc->ncols = ncols;
     enc->external = external;
     for (uint16_t c = 0; c < ncols; c++)
-        enc->columns[c] = (cf_cluster_column){.same = 1};
+        enc->columns[c] = (cf_cluster_column){.same = 1, .ints = c / 8 < enc->ints_len && (enc->ints[c / 8] >> (c % 8)) & 1};
     for (uint16_t i = 0; i < n; i++)
         read_member(&m[i], ncols, enc->values + (size_t)i * ncols, enc->columns);
     size_t total = CF_CLUSTER_HEADER_SIZE + n + (external ? cf_cluster_bitmap_size(n) : 0) + (size_t)ncols * 4;
@@ -118,13 +140,28 @@ static void write_column(const cf_cluster_encoder *enc, uint16_t c, uint8_t *b)
     const cf_cluster_column *col = &enc->columns[c];
     uint16_t n = enc->n;
     b[0] = col->kind;
-    b[1] = col->kind == CF_BLOCK_FIXED ? (uint8_t)col->width : 0;
+    b[1] = col->kind == CF_BLOCK_FIXED ? (uint8_t)col->width : col->narrow;
     if (col->kind == CF_BLOCK_NULL)
         return;
     size_t bm = cf_cluster_bitmap_size(n);
     uint8_t *nulls = b + CF_BLOCK_HEADER, *body = nulls + bm;
     memset(nulls, 0, bm);
     const cf_cluster_value *v = enc->values + c;
+    if (col->kind == CF_BLOCK_NARROW) {
+        unsigned w = col->narrow;
+        uint64_t base = (uint64_t)col->lo;
+        cf_put_le(body, base, 8);
+        body += CF_NARROW_BASE;
+        for (uint16_t i = 0; i < n; i++, v += enc->ncols) {
+            uint64_t off = 0;
+            if (v->len == NULL_VALUE)
+                nulls[i / 8] |= (uint8_t)(1u << (i % 8));
+            else
+                off = cf_get_le(v->p, 8) - base;
+            cf_put_le(body + (size_t)i * w, off, (int)w);
+        }
+        return;
+    }
     if (col->kind == CF_BLOCK_FIXED) {
         size_t w = col->width;
         for (uint16_t i = 0; i < n; i++, v += enc->ncols) {
@@ -179,14 +216,32 @@ void cf_cluster_encode(const cf_cluster_encoder *enc, uint8_t *out)
     }
 }
 
+coffer_status cf_cluster_encoder_set_class(cf_cluster_encoder *enc, const cf_class *cl)
+{
+    size_t len = 0;
+    for (size_t i = 0; cl && i < cl->nprops; i++)
+        if (cl->props[i].type == COFFER_TYPE_INT && cl->props[i].collection == COFFER_COLLECTION_NONE &&
+            (size_t)cl->props[i].column / 8 + 1 > len)
+            len = (size_t)cl->props[i].column / 8 + 1;
+    if (!grow((void **)&enc->ints, &enc->ints_cap, len + 1, 1))
+        return cf_error(COFFER_ERR_NO_MEMORY, "out of memory encoding a cluster");
+    memset(enc->ints, 0, len);
+    for (size_t i = 0; cl && i < cl->nprops; i++)
+        if (cl->props[i].type == COFFER_TYPE_INT && cl->props[i].collection == COFFER_COLLECTION_NONE)
+            enc->ints[cl->props[i].column / 8] |= (uint8_t)(1u << (cl->props[i].column % 8));
+    enc->ints_len = len;
+    return COFFER_OK;
+}
+
 void cf_cluster_encoder_free(cf_cluster_encoder *enc)
 {
     free(enc->values);
     free(enc->columns);
+    free(enc->ints);
     *enc = (cf_cluster_encoder){0};
 }
 
 size_t cf_cluster_encoder_bytes(const cf_cluster_encoder *enc)
 {
-    return enc->values_cap * sizeof *enc->values + enc->columns_cap * sizeof *enc->columns;
+    return enc->values_cap * sizeof *enc->values + enc->columns_cap * sizeof *enc->columns + enc->ints_cap;
 }

@@ -2,11 +2,15 @@
  * "Clusters") from its members: new records, objects of a parsed cluster
  * copied value by value, objects stored outside. Planning finds every
  * value's bytes once and sizes each column block in the same pass (kind,
- * width, null count, total); encoding then copies each value once. The
+ * width, null count, total, and for a column of ints their smallest and
+ * largest value); encoding then copies each value once. A column of ints
+ * whose values lie within 2^32 of one another is narrowed: stored as the
+ * smallest and each value's distance from it in 1, 2 or 4 bytes. The
  * encoder's memory is reused from one cluster to the next. */
 #ifndef COFFER_CLUSTER_ENCODE_H
 #define COFFER_CLUSTER_ENCODE_H
 
+#include "schema/schema.h"
 #include "storage/cluster.h"
 
 /* One object to encode: the low byte of its key and its values as a record,
@@ -36,7 +40,15 @@ typedef struct cf_cluster_encoder {
     size_t values_cap;
     cf_cluster_column *columns;
     size_t columns_cap;
+    uint8_t *ints; /* bitmap: column c holds ints (narrowed when they fit) */
+    size_t ints_len, ints_cap;
 } cf_cluster_encoder;
+
+/* Tells the encoder which columns of the clusters it encodes next hold
+ * ints (the class's int properties that are not collections), so that it
+ * may narrow them; NULL: none (every column is stored as it is given).
+ * COFFER_ERR_NO_MEMORY. */
+coffer_status cf_cluster_encoder_set_class(cf_cluster_encoder *enc, const cf_class *cl);
 
 /* Plans the cluster of members m[0..n) (1 <= n <= 256, lows strictly
  * increasing; `m` and what it points at must stay until cf_cluster_encode)

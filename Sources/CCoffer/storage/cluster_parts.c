@@ -49,6 +49,32 @@ coffer_status cf_cluster_store(coffer_txn *txn, MDB_dbi dbi, uint32_t number, ui
     return COFFER_OK;
 }
 
+coffer_status cf_cluster_store_changed(coffer_txn *txn, MDB_dbi dbi, uint32_t number, uint64_t cid, const uint8_t *stored,
+                                       size_t stored_len, const cf_cluster *c, const uint8_t *const *changed)
+{
+    uint8_t *out;
+    coffer_status st = cf_txn_scratch(txn, stored_len, &out);
+    if (st != COFFER_OK)
+        return st;
+    memcpy(out, stored, stored_len);
+    size_t ovh = cf_store_overhead(txn->db), at = (size_t)(c->blocks - stored), start = 0;
+    uint8_t pk[CF_CLUSTER_PART_KEY_SIZE];
+    for (uint16_t col = 0; col < c->ncols; col++) {
+        size_t end = (size_t)cf_get_le(c->dir + (size_t)col * 4, 4);
+        if (changed[col]) {
+            part_key(pk, cid, col);
+            cf_store_wrap(txn->db, number, pk, sizeof pk, out + at, changed[col], end - start);
+        }
+        at += end - start + ovh;
+        start = end;
+    }
+    uint8_t kb[8];
+    cf_put_be64(kb, cid);
+    MDB_val k = {8, kb}, v = {stored_len, out};
+    int rc = mdb_put(txn->mdb, dbi, &k, &v, 0);
+    return rc ? cf_txn_write_error(txn, rc, "cannot write a cluster") : COFFER_OK;
+}
+
 coffer_status cf_cluster_open_part(coffer_txn *txn, uint32_t number, uint64_t cid, uint16_t part, const uint8_t *stored,
                                    size_t len, const uint8_t **data, size_t *dlen, uint8_t **buf, size_t *cap)
 {

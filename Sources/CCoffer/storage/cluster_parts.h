@@ -24,6 +24,17 @@
 coffer_status cf_cluster_store(coffer_txn *txn, MDB_dbi dbi, uint32_t number, uint64_t cid, const uint8_t *plain,
                                size_t len, unsigned flags);
 
+/* Writes cluster `cid` again as stored value `stored` (stored_len bytes,
+ * as cf_cluster_store wrote it; `c` its head as cf_cluster_open_head
+ * parsed it) with the blocks of the columns where changed[col] is not NULL
+ * replaced by those plain bytes, each of its block's size as stored: those
+ * are checksummed or sealed again, every other part (the head, the other
+ * columns) is copied as stored, bound to the same place. For a cluster
+ * whose values changed in place; `stored` may borrow LMDB's map, as it is
+ * copied before the write. */
+coffer_status cf_cluster_store_changed(coffer_txn *txn, MDB_dbi dbi, uint32_t number, uint64_t cid, const uint8_t *stored,
+                                       size_t stored_len, const cf_cluster *c, const uint8_t *const *changed);
+
 /* Opens the head of stored cluster `v` (cluster `cid` of sub-database
  * `number`; opened into *buf in an encrypted file) and parses it into
  * *out, whose blocks stay stored: out->blocks points at the first, and

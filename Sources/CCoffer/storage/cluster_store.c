@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "storage/cluster_cache.h"
+#include "storage/index_tree.h"
 #include "storage/txn.h"
 #include "util/error.h"
 
@@ -64,6 +65,21 @@ coffer_status cf_cstore_put(coffer_txn *txn, coffer_class_id cls, coffer_object_
     return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
 }
 
+coffer_status cf_cstore_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                              const coffer_value *vals, size_t n)
+{
+    cf_cluster_entry *e;
+    int pos;
+    coffer_status st = locate(txn, cls, key, 0, &e, &pos);
+    if (st == COFFER_OK && pos < 0)
+        return COFFER_DONE; /* the whole write says what is missing */
+    if (st == COFFER_OK)
+        st = cf_clusters_patch(txn, e, (unsigned)(key & LOW_MASK), cols, vals, n);
+    return st == COFFER_OK || st == COFFER_DONE
+               ? st
+               : cf_error_prefix("object %" PRIu64 " of class '%s'", key, class_of(txn, cls)->name);
+}
+
 coffer_status cf_cstore_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
     cf_cluster_entry *e;
@@ -84,6 +100,7 @@ coffer_status cf_cstore_clear(coffer_txn *txn, coffer_class_id cls)
     if (rc != 0)
         return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
     cf_clusters_drop_class(txn, cls);
+    cf_itree_forget_class(txn, cls);
     return cf_clusters_write_count(txn, class_of(txn, cls)->table, 0);
 }
 

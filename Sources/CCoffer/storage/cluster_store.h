@@ -10,6 +10,8 @@
 coffer_status cf_cstore_get(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, cf_row *row);
 coffer_status cf_cstore_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
                             uint16_t ncols);
+coffer_status cf_cstore_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                              const coffer_value *vals, size_t n);
 coffer_status cf_cstore_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key);
 coffer_status cf_cstore_clear(coffer_txn *txn, coffer_class_id cls);
 coffer_status cf_cstore_count(coffer_txn *txn, coffer_class_id cls, uint64_t *out);

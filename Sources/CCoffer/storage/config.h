@@ -35,6 +35,8 @@ struct coffer_config {
     void *sync_token_ctx;
     coffer_sync_state_fn sync_state_fn;   /* sync/session.c: told of every state change, or NULL */
     void *sync_state_ctx;
+    coffer_sync_error_fn sync_error_fn; /* sync/error_report.c: told of every ERROR frame */
+    void *sync_error_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,20 +711,23 @@ coffer_status cf_copy_seed(const char *seed, const char *path, cf_seed_check_fn 
     return st;
 }
 
-static char *default_path_value;
+/* Every default path ever set is kept for the life of the process (a list,
+ * one entry per coffer_set_default_path() call), so the pointer
+ * coffer_default_path() returns stays valid while another thread sets a new
+ * one; the current one is read atomically. */
+struct kept_path {
+    struct kept_path *older;
+    char path[];
+};
+static _Atomic(struct kept_path *) default_path_value;
 
 const char *cf_default_path(void)
 {
-    return default_path_value ? default_path_value : "default.coffer";
+    struct kept_path *current = atomic_load_explicit(&default_path_value, memory_order_acquire);
+    return current && current->path[0] ? current->path : "default.coffer";
 }
 
-char *cf_default_path_copy(void)
-{
-    cf_registry_lock();
-    char *copy = strdup(cf_default_path());
-    cf_registry_unlock();
-    return copy;
-}
+char *cf_default_path_copy(void) { return strdup(cf_default_path()); }
 
 COFFER_API const char *coffer_default_path(void) { return cf_default_path(); }
 
@@ -731,12 +735,14 @@ COFFER_API coffer_status coffer_set_default_path(const char *path)
 {
     if (path && !*path)
         return cf_error(COFFER_ERR_INVALID_ARGUMENT, "default path must not be empty");
-    char *copy = NULL;
-    if (path && !(copy = strdup(path)))
+    size_t len = path ? strlen(path) : 0; /* an empty entry stands for "default.coffer" */
+    struct kept_path *kept = malloc(sizeof *kept + len + 1);
+    if (!kept)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory setting the default path");
+    memcpy(kept->path, path ? path : "", len + 1);
     cf_registry_lock();
-    free(default_path_value);
-    default_path_value = copy;
+    kept->older = atomic_load_explicit(&default_path_value, memory_order_relaxed);
+    atomic_store_explicit(&default_path_value, kept, memory_order_release);
     cf_registry_unlock();
     return COFFER_OK;
 }

@@ -27,6 +27,9 @@
 
 #define CF_FORMAT_VERSION 4u  /* one record per object: the format older files are upgraded to first */
 #define CF_FORMAT_CLUSTERS 5u /* objects in clusters: the newest format read, the default */
+/* Format 5 whose encrypted files keep each class's index as a tree of sealed
+ * nodes (storage/index_tree.h); only encrypted files are of format 6. */
+#define CF_FORMAT_SEALED_INDEX 6u
 /* The format of a new file whose configuration chose none, and the one a
  * read-write open upgrades a format-4 file to; a build may choose format 4
  * instead (CMake's COFFER_DEFAULT_STORAGE_FORMAT), to run the tests on it. */
@@ -40,6 +43,7 @@ struct coffer_db {
     cf_keys *keys; /* NULL for a plain file */
     int checksums; /* a plain file of format 4 or later: every value ends with its checksum */
     int clustered; /* file format 5: objects stored in clusters (storage/cluster_cache.h) */
+    int sealed_index; /* file format 6 (encrypted): indexes are trees of sealed nodes (storage/index_tree.h) */
     uint8_t file_id[CF_FILE_ID_SIZE];
     cf_schema *schema; /* the classes this handle sees */
     MDB_dbi meta_dbi;
@@ -64,7 +68,17 @@ struct coffer_db {
     /* The clusters' cache a write transaction left for the next one (file
      * format 5, storage/cluster_cache.h), or NULL. */
     _Atomic(struct cf_cluster_cache *) cluster_pool;
+    /* The index nodes a read transaction of an encrypted file left for the
+     * next one (storage/index_tree.h), or NULL. */
+    _Atomic(struct cf_itree_cache *) itree_pool;
 };
+
+/* The format number a header of `db` carries: 6 for an encrypted file with
+ * sealed index trees, 5 for clusters, else 4. */
+static inline uint32_t cf_format_of(const struct coffer_db *db)
+{
+    return db->sealed_index ? CF_FORMAT_SEALED_INDEX : db->clustered ? CF_FORMAT_CLUSTERS : CF_FORMAT_VERSION;
+}
 
 /* The first member of every object and collection handle. A transaction
  * keeps all its handles of a sort in one list (freed with it) and the
@@ -126,6 +140,7 @@ struct coffer_txn {
     int nesting;         /* depth of nested object descriptions being checked or created */
     cf_class_state *state;
     MDB_cursor **index_cursors; /* per class, opened on first use */
+    struct cf_itree_cache *itree; /* the index nodes it opened (storage/index_tree.h), or NULL */
     cf_pool objects; /* its object handles */
     struct coffer_iter *iters;
     struct coffer_results *results; /* computed in this transaction; detached at its end */
@@ -145,6 +160,13 @@ struct coffer_txn {
     int log_always;           /* write a change-log entry even when empty (sync's own commits,
                                  so that observers do not take them for a gap in the log) */
     struct coffer_txn *next_in_db;
+    /* Writes a layer above keeps in memory until the commit (objects/
+     * collection.c: the end of the list the transaction appends to):
+     * `flush` writes them (cf_txn_flush_deferred), `drop` forgets them
+     * when the transaction ends. NULL when there are none. */
+    void *deferred;
+    coffer_status (*deferred_flush)(struct coffer_txn *txn);
+    void (*deferred_drop)(struct coffer_txn *txn);
 };
 
 struct coffer_object {
@@ -225,6 +247,14 @@ typedef struct cf_coll {
     uint64_t cursor_pos;
     uint64_t cursor_generation;
     int cursor_valid;
+    /* Lists: the chunk read last (an opened copy), kept while the
+     * transaction has not written since, so reads in order open each chunk
+     * once. */
+    uint8_t *rchunk;
+    size_t rchunk_cap, rchunk_len;
+    uint32_t rchunk_no, rchunk_n;
+    uint64_t rchunk_generation;
+    int rchunk_valid;
 } cf_coll;
 
 /* A query result: the keys of the matching objects, computed in `txn`, and

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "storage/index_tree.h"
 #include "storage/object_store.h"
 #include "storage/txn.h"
 
@@ -32,7 +33,7 @@ size_t cf_index_prefix(const coffer_db *db, const cf_class *c, const cf_prop *p,
     cf_put_be16(out, p->column);
     size_t n = 2;
     int is_null = v->type == COFFER_TYPE_NULL;
-    if (db->keys) {
+    if (db->keys && !db->sealed_index) {
         /* Hash of table, column, tag and value: equal values in different
          * columns do not show as equal. */
         uint8_t head[32];
@@ -95,6 +96,8 @@ coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *
                            coffer_object_key key)
 {
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    if (txn->db->sealed_index)
+        return cf_itree_insert(txn, cls, k, entry_key(txn, cls, p, v, key, k));
     MDB_val mk = {entry_key(txn, cls, p, v, key, k), k}, mv = {0, (void *)""};
     int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
     return rc ? cf_txn_write_error(txn, rc, "cannot add an index entry") : COFFER_OK;
@@ -104,6 +107,8 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
                               coffer_object_key key)
 {
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    if (txn->db->sealed_index)
+        return cf_itree_delete(txn, cls, k, entry_key(txn, cls, p, v, key, k), NULL);
     MDB_val mk = {entry_key(txn, cls, p, v, key, k), k};
     int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
     if (rc == MDB_NOTFOUND)
@@ -114,13 +119,25 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
 coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, coffer_object_key from,
                             coffer_object_key *found)
 {
+    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
+    memcpy(k, prefix, plen);
+    cf_put_be64(k + plen, from);
+    if (txn->db->sealed_index) {
+        cf_itree_cursor tc;
+        const uint8_t *e;
+        size_t elen;
+        coffer_status st = cf_itree_seek(&tc, txn, cls, k, plen + 8, &e, &elen);
+        if (st != COFFER_OK)
+            return st;
+        if (elen != plen + 8 || memcmp(e, prefix, plen) != 0)
+            return COFFER_DONE;
+        *found = cf_get_be64(e + plen);
+        return COFFER_OK;
+    }
     MDB_cursor *cur;
     coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
-    uint8_t k[CF_INDEX_PREFIX_MAX + 8];
-    memcpy(k, prefix, plen);
-    cf_put_be64(k + plen, from);
     MDB_val mk = {plen + 8, k}, mv;
     int rc = mdb_cursor_get(cur, &mk, &mv, MDB_SET_RANGE);
     if (rc == MDB_NOTFOUND)
@@ -159,9 +176,30 @@ static coffer_status take_entry(const MDB_val *k, cf_index_fn fn, void *ctx)
     return fn(ctx, cf_get_be64((const uint8_t *)k->mv_data + k->mv_size - 8));
 }
 
+/* cf_index_walk_prefix over a sealed tree. */
+static coffer_status tree_walk_prefix(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, int exact,
+                                      cf_index_fn fn, void *ctx)
+{
+    cf_itree_cursor tc;
+    const uint8_t *e;
+    size_t len;
+    coffer_status st = cf_itree_seek(&tc, txn, cls, prefix, plen, &e, &len);
+    while (st == COFFER_OK) {
+        if (len < plen + 8 || memcmp(e, prefix, plen) != 0)
+            return COFFER_OK;
+        if (!exact || len == plen + 8)
+            st = fn(ctx, cf_get_be64(e + len - 8));
+        if (st == COFFER_OK)
+            st = cf_itree_next(&tc, &e, &len);
+    }
+    return st == COFFER_DONE ? COFFER_OK : st;
+}
+
 coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, int exact,
                                    cf_index_fn fn, void *ctx)
 {
+    if (txn->db->sealed_index)
+        return tree_walk_prefix(txn, cls, prefix, plen, exact, fn, ctx);
     MDB_cursor *cur;
     coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
@@ -180,9 +218,52 @@ coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const u
     return walk_end(st, rc);
 }
 
+/* Whether entry e[0..len) of a range walk is past its upper bound, or (at
+ * the start) on an excluded lower one: 1 stop, -1 skip, 0 take. */
+static int range_test(const cf_index_range *r, const uint8_t *e, size_t len)
+{
+    size_t vlen = len - 8;
+    if (r->hi) {
+        int c = bytes_cmp(e, vlen, r->hi, r->hilen);
+        if (c > 0 || (c == 0 && !r->hi_incl))
+            return 1;
+    }
+    if (r->lo && !r->lo_incl && bytes_cmp(e, vlen, r->lo, r->lolen) == 0)
+        return -1;
+    return 0;
+}
+
+/* cf_index_walk_range over a sealed tree. */
+static coffer_status tree_walk_range(coffer_txn *txn, coffer_class_id cls, const cf_index_range *r, cf_index_fn fn,
+                                     void *ctx)
+{
+    uint8_t nonnull[3];
+    cf_put_be16(nonnull, r->column);
+    nonnull[2] = 1;
+    cf_itree_cursor tc;
+    const uint8_t *e;
+    size_t len;
+    coffer_status st = r->lo ? cf_itree_seek(&tc, txn, cls, r->lo, r->lolen, &e, &len)
+                             : cf_itree_seek(&tc, txn, cls, nonnull, 3, &e, &len);
+    while (st == COFFER_OK) {
+        if (len < 3 + 8 || memcmp(e, nonnull, 3) != 0)
+            return COFFER_OK;
+        int t = range_test(r, e, len);
+        if (t > 0)
+            return COFFER_OK;
+        if (t == 0)
+            st = fn(ctx, cf_get_be64(e + len - 8));
+        if (st == COFFER_OK)
+            st = cf_itree_next(&tc, &e, &len);
+    }
+    return st == COFFER_DONE ? COFFER_OK : st;
+}
+
 coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf_index_range *r, cf_index_fn fn,
                                   void *ctx)
 {
+    if (txn->db->sealed_index)
+        return tree_walk_range(txn, cls, r, fn, ctx);
     MDB_cursor *cur;
     coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
@@ -213,6 +294,15 @@ coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf
 
 coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry_fn fn, void *ctx)
 {
+    if (txn->db->sealed_index) {
+        cf_itree_cursor tc;
+        const uint8_t *e;
+        size_t len;
+        coffer_status st = cf_itree_seek(&tc, txn, cls, (const uint8_t *)"", 0, &e, &len);
+        for (; st == COFFER_OK; st = cf_itree_next(&tc, &e, &len))
+            fn(ctx, len >= 2 + 1 + 8 ? (int)(e[0] << 8 | e[1]) : -1, e, len);
+        return st == COFFER_DONE ? COFFER_OK : st;
+    }
     MDB_cursor *cur;
     coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
@@ -228,6 +318,15 @@ coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry
 
 coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint8_t *entry, size_t len)
 {
+    if (txn->db->sealed_index) {
+        cf_itree_cursor tc;
+        const uint8_t *e;
+        size_t elen;
+        coffer_status st = cf_itree_seek(&tc, txn, cls, entry, len, &e, &elen);
+        if (st == COFFER_DONE || (st == COFFER_OK && (elen != len || memcmp(e, entry, len) != 0)))
+            return COFFER_ERR_NOT_FOUND;
+        return st;
+    }
     MDB_val k = {len, (void *)entry}, v;
     int rc = mdb_get(txn->mdb, txn->db->index_dbis[cls], &k, &v);
     if (rc == MDB_NOTFOUND)
@@ -235,8 +334,31 @@ coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint
     return rc ? walk_error(rc) : COFFER_OK;
 }
 
+/* cf_index_drop_column over a sealed tree: seeks afresh after each delete. */
+static coffer_status tree_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column)
+{
+    uint8_t col[2], e[CF_INDEX_PREFIX_MAX + 8];
+    cf_put_be16(col, column);
+    for (;;) {
+        cf_itree_cursor tc;
+        const uint8_t *at;
+        size_t len;
+        coffer_status st = cf_itree_seek(&tc, txn, cls, col, 2, &at, &len);
+        if (st == COFFER_DONE || (st == COFFER_OK && (len < 2 || memcmp(at, col, 2) != 0 || len > sizeof e)))
+            return COFFER_OK;
+        if (st == COFFER_OK) {
+            memcpy(e, at, len);
+            st = cf_itree_delete(txn, cls, e, len, NULL);
+        }
+        if (st != COFFER_OK)
+            return st;
+    }
+}
+
 coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column)
 {
+    if (txn->db->sealed_index)
+        return tree_drop_column(txn, cls, column);
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], &cur);
     if (rc != 0)

@@ -50,6 +50,17 @@ coffer_status cf_batch_column(const cf_object_batch *b, uint16_t column, coffer_
         out->fixed = body;
         return COFFER_OK;
     }
+    if (block[0] == CF_BLOCK_NARROW) {
+        /* Only an int column is narrowed: its values are read as ints. */
+        out->width = block[1];
+        if (type != COFFER_TYPE_INT || !cf_narrow_width_ok(block[1]) || body_len < CF_NARROW_BASE ||
+            (size_t)c->n * out->width > body_len - CF_NARROW_BASE)
+            return damaged(b, column);
+        out->narrow = 1;
+        out->base = cf_get_le(body, 8);
+        out->fixed = body + CF_NARROW_BASE;
+        return COFFER_OK;
+    }
     out->end_width = block[0] == CF_BLOCK_ENDS16 ? 2 : block[0] == CF_BLOCK_ENDS32 ? 4 : 0;
     if (!out->end_width || body_len < (size_t)c->n * out->end_width)
         return damaged(b, column);
@@ -76,7 +87,12 @@ coffer_status cf_batch_value(const cf_object_batch *b, const cf_column *c, uint1
     }
     const uint8_t *p;
     size_t n;
-    if (c->fixed) {
+    uint8_t wide[8];
+    if (c->narrow) {
+        cf_put_le(wide, (uint64_t)cf_column_int(c, i), 8);
+        p = wide;
+        n = 8;
+    } else if (c->fixed) {
         p = c->fixed + (size_t)i * c->width;
         n = c->width;
     } else {

@@ -101,6 +101,12 @@ coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object
     return st == COFFER_OK ? st : cf_error_prefix("object %" PRIu64 " of class '%s'", key, c->name);
 }
 
+coffer_status cf_objects_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                               const coffer_value *vals, size_t n)
+{
+    return txn->db->clustered ? cf_cstore_patch(txn, cls, key, cols, vals, n) : COFFER_DONE;
+}
+
 coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key)
 {
     if (txn->db->clustered)

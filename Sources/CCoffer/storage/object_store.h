@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "storage/cluster.h"
 #include "storage/handles.h"
 
 /* ---- rows ---------------------------------------------------------------- */
@@ -43,6 +44,20 @@ void cf_row_free(cf_row *row);
  * copied; errors name the object. */
 coffer_status cf_objects_put(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const coffer_value *slots,
                              uint16_t ncols, int append);
+
+/* Changes columns cols[0..n) (distinct) of existing object `key` of class
+ * `cls` to vals[0..n) (type NULL = null) in place, without writing the
+ * object whole: file format 5 keeps an unchanged object's other values
+ * where they are stored and changes only these in the transaction's
+ * cluster, when each new value has the encoded size of the one it
+ * replaces (docs/FORMAT.md, "Clusters"). COFFER_DONE (no message), with
+ * nothing changed, when that cannot be done (format 4, a value of another
+ * size, an object stored outside its cluster): the caller writes the
+ * object whole with cf_objects_put. Strings and binaries the object's
+ * rows borrowed may hold the new bytes afterwards, so a caller reads what
+ * it needs of the old values (index entries) first. */
+coffer_status cf_objects_patch(coffer_txn *txn, coffer_class_id cls, coffer_object_key key, const uint16_t *cols,
+                               const coffer_value *vals, size_t n);
 
 /* Removes object `key` of class `cls` (its index entries are the caller's). */
 coffer_status cf_objects_delete(coffer_txn *txn, coffer_class_id cls, coffer_object_key key);
@@ -125,14 +140,18 @@ typedef struct cf_object_batch {
  * between two of the `n` ends (checked once to be in order and within
  * `bytes_len`). Either way the values follow one another: cf_column_span
  * gives each one's place. Values are encoded as in a record
- * (docs/FORMAT.md): an int is 8 bytes LE, a string its bytes and a NUL. */
+ * (docs/FORMAT.md): an int is 8 bytes LE, a string its bytes and a NUL;
+ * but in a narrowed column (`narrow`, only of type int) an int is `base`
+ * plus its `width` bytes: read it with cf_column_int or cf_batch_value. */
 typedef struct cf_column {
     uint16_t n;
     uint8_t all_null;
     uint8_t some_null;    /* a bit of `nulls` is set */
+    uint8_t narrow;       /* ints stored as `base` plus `width` bytes each (1, 2 or 4) */
     const uint8_t *nulls;
     const uint8_t *fixed;
     size_t width;
+    uint64_t base;
     const uint8_t *ends;  /* variable sizes: n ends of end_width bytes, relative to `bytes` */
     unsigned end_width;
     const uint8_t *bytes;
@@ -148,7 +167,7 @@ static inline int cf_column_is_null(const cf_column *c, uint16_t i)
 /* Whether the column's values are ints read with cf_column_int. */
 static inline int cf_column_has_ints(const cf_column *c)
 {
-    return !c->all_null && c->type == COFFER_TYPE_INT && c->fixed && c->width == 8;
+    return !c->all_null && c->type == COFFER_TYPE_INT && c->fixed && (c->width == 8 || c->narrow);
 }
 
 /* A little-endian integer of `n` bytes (2, 4 or 8): one load where the
@@ -177,6 +196,8 @@ static inline uint64_t cf_column_load(const uint8_t *p, int n)
 /* Value i of a column cf_column_has_ints() accepts (not null). */
 static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
 {
+    if (c->narrow)
+        return cf_narrow_value(c->base, c->fixed + (size_t)i * c->width, (unsigned)c->width);
     return (int64_t)cf_column_load(c->fixed + (size_t)i * 8, 8);
 }
 
@@ -184,7 +205,7 @@ static inline int64_t cf_column_int(const cf_column *c, uint16_t i)
  * cf_column_real. */
 static inline int cf_column_has_reals(const cf_column *c)
 {
-    return !c->all_null && c->fixed &&
+    return !c->all_null && c->fixed && !c->narrow &&
            ((c->type == COFFER_TYPE_DOUBLE && c->width == 8) || (c->type == COFFER_TYPE_FLOAT && c->width == 4));
 }
 

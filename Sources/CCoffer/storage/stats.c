@@ -10,6 +10,7 @@
 
 #include "storage/changelog.h"
 #include "storage/handles.h"
+#include "storage/object_store.h"
 #include "storage/txn.h"
 #include "util/error.h"
 
@@ -94,6 +95,14 @@ COFFER_API coffer_status coffer_db_stats(coffer_db *db, coffer_stats *out)
     return st;
 }
 
+static void count_index_entry(void *ctx, int column, const uint8_t *entry, size_t len)
+{
+    (void)column;
+    (void)entry;
+    (void)len;
+    ++*(uint64_t *)ctx;
+}
+
 COFFER_API coffer_status coffer_db_class_stats(coffer_db *db, coffer_class_id cls, coffer_class_stats *out)
 {
     coffer_status st = check_db(db, out, "coffer_db_class_stats");
@@ -110,6 +119,10 @@ COFFER_API coffer_status coffer_db_class_stats(coffer_db *db, coffer_class_id cl
     if (st == COFFER_OK) {
         out->object_bytes = dbi_bytes(txn->mdb, db->object_dbis[cls], NULL);
         out->index_bytes = dbi_bytes(txn->mdb, db->index_dbis[cls], &out->index_entries);
+        if (db->sealed_index) { /* LMDB counts the nodes: count the entries in them */
+            out->index_entries = 0;
+            st = cf_index_each(txn, cls, count_index_entry, &out->index_entries);
+        }
     }
     coffer_txn_free(txn);
     return st;

@@ -10,6 +10,7 @@
 #include "storage/checksums.h"
 #include "storage/cluster_cache.h"
 #include "storage/cluster_store.h"
+#include "storage/index_tree.h"
 #include "storage/object_store.h"
 #include "storage/reserve.h"
 #include "util/error.h"
@@ -370,8 +371,23 @@ static void free_iters(coffer_txn *txn)
     txn->iters = NULL;
 }
 
+coffer_status cf_txn_flush_deferred(coffer_txn *txn)
+{
+    return txn->deferred_flush ? txn->deferred_flush(txn) : COFFER_OK;
+}
+
+static void drop_deferred(coffer_txn *txn)
+{
+    if (txn->deferred_drop)
+        txn->deferred_drop(txn);
+    txn->deferred = NULL;
+    txn->deferred_flush = NULL;
+    txn->deferred_drop = NULL;
+}
+
 static void end_txn(coffer_txn *txn, int commit, int *rc_out)
 {
+    drop_deferred(txn);
     cf_txn_close_cursors(txn);
     int rc = 0;
     if (commit)
@@ -379,6 +395,7 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
     else
         mdb_txn_abort(txn->mdb);
     cf_clusters_free(txn); /* after LMDB's end: plain clusters borrowed its map until then */
+    cf_itree_free(txn);
     txn->mdb = NULL;
     txn->active = 0;
     cf_log_discard(txn);
@@ -413,7 +430,11 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         end_txn(txn, 0, NULL);
         return cf_error(COFFER_ERR_MISUSE, "an earlier write of this transaction failed; it was aborted and nothing was committed");
     }
-    st = txn->write ? cf_clusters_flush(txn) : COFFER_OK;
+    st = txn->write ? cf_txn_flush_deferred(txn) : COFFER_OK;
+    if (st == COFFER_OK && txn->write)
+        st = cf_clusters_flush(txn);
+    if (st == COFFER_OK && txn->write)
+        st = cf_itree_flush(txn);
     if (st == COFFER_OK && txn->write)
         st = save_class_states(txn);
     if (st == COFFER_OK && txn->write)
@@ -460,7 +481,9 @@ COFFER_API int coffer_txn_is_active(const coffer_txn *txn)
 void cf_txn_free_handles(coffer_txn *txn)
 {
     cf_log_discard(txn); /* the internal transactions of opening and migrating */
+    drop_deferred(txn);
     cf_clusters_free(txn);
+    cf_itree_free(txn);
     free_iters(txn);
     /* Results outlive their transaction, unusable but safe to free. */
     for (struct coffer_results *r = txn->results, *next; r; r = next) {
@@ -484,6 +507,7 @@ void cf_txn_free_handles(coffer_txn *txn)
         free(c->chunk_no);
         free(c->ends);
         free(c->buf);
+        free(c->rchunk);
         free(c);
     }
     txn->colls = (cf_pool){0};
@@ -532,6 +556,7 @@ void cf_db_destroy(coffer_db *db)
 {
     db->magic = CF_DEAD_MAGIC;
     cf_clusters_pool_free(db);
+    cf_itree_pool_free(db);
     cf_keys_free(db->keys);
     cf_schema_free(db->schema);
     free(db->object_dbis);

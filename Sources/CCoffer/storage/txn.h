@@ -54,6 +54,10 @@ coffer_status cf_txn_index_cursor(coffer_txn *txn, coffer_class_id cls, MDB_curs
 /* Closes every cursor of the transaction: none may outlive the LMDB txn. */
 void cf_txn_close_cursors(coffer_txn *txn);
 
+/* Writes what a layer above deferred to the commit (txn->deferred), before
+ * a transaction is committed; a failure leaves only abort. */
+coffer_status cf_txn_flush_deferred(coffer_txn *txn);
+
 /* Frees the object handles, iterators, state and scratch memory of an ended
  * transaction (coffer_txn_free does this, and so does opening, whose
  * transaction is internal). */

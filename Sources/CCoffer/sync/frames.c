@@ -377,6 +377,10 @@ static coffer_status decode_body(cf_wreader *r, cf_frame *f)
         if (fatal > 1)
             return cf_wire_bad(r, "fatal flag %u (0 or 1)", fatal);
         f->u.error.fatal = fatal;
+        if (f->u.error.code == CF_SYNC_ERR_COMPENSATING_WRITE &&
+            ((st = cf_wire_get_string(r, &f->u.error.class_name, "the refused object's class")) != COFFER_OK ||
+             (st = cf_wire_get_value(r, &f->u.error.pk, "the refused object's primary key")) != COFFER_OK))
+            return st;
         return COFFER_OK;
     }
     default:
@@ -478,6 +482,6 @@ const char *cf_sync_error_name(uint64_t code)
 {
     static const char *const names[] = {"unknown",        "PROTOCOL",      "VERSION",    "AUTH",
                                         "SCHEMA_MISMATCH", "BAD_CHANGESET", "OVERLOADED", "INTERNAL",
-                                        "CLIENT_RESET",    "TOKEN_EXPIRED"};
+                                        "CLIENT_RESET",    "TOKEN_EXPIRED", "COMPENSATING_WRITE"};
     return code < sizeof names / sizeof names[0] ? names[code] : "unknown";
 }

@@ -1,4 +1,4 @@
-/* frames — the messages of sync protocol version 1 (docs/SYNC.md, "Frames",
+/* frames — the messages of sync protocol version 2 (docs/SYNC.md, "Frames",
  * "Changesets", "Schema"): encoders that append a frame to a cf_buf, and
  * decoders that check a whole frame before anything uses it. Decoded frames
  * borrow their strings, values and changesets from the frame's bytes; only
@@ -12,7 +12,7 @@
 
 #include "sync/wire.h"
 
-#define CF_SYNC_PROTOCOL 1u
+#define CF_SYNC_PROTOCOL 2u
 #define CF_SYNC_ID_SIZE 16
 
 /* No frame may exceed this; both ends accept messages up to it. */
@@ -54,7 +54,8 @@ enum {
     CF_SYNC_ERR_OVERLOADED = 6,
     CF_SYNC_ERR_INTERNAL = 7,
     CF_SYNC_ERR_CLIENT_RESET = 8,
-    CF_SYNC_ERR_TOKEN_EXPIRED = 9
+    CF_SYNC_ERR_TOKEN_EXPIRED = 9,
+    CF_SYNC_ERR_COMPENSATING_WRITE = 10
 };
 
 /* Schema property flags on the wire. */
@@ -201,6 +202,9 @@ typedef struct cf_frame_error {
     uint64_t code;
     cf_slice message;
     int fatal;
+    /* COMPENSATING_WRITE (protocol 2): the refused object's class and
+     * primary key (a value, tag included); empty for other codes. */
+    cf_slice class_name, pk;
 } cf_frame_error;
 
 /* Any decoded frame: `type` says which member is set. */

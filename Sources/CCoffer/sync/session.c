@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sync/error_report.h"
 #include "sync/frames.h"
 #include "sync/integrate.h"
 #include "sync/record.h"
@@ -43,6 +44,8 @@ struct cf_sync_session {
     char *token;                  /* the fixed HELLO token, or NULL */
     coffer_sync_token_fn token_fn; /* or the callback that supplies it */
     void *token_ctx;
+    coffer_sync_error_fn error_fn; /* told of every ERROR frame */
+    void *error_ctx;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
@@ -487,6 +490,12 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
     char msg[400];
     snprintf(msg, sizeof msg, "%s: %.*s", cf_sync_error_name(e->code), (int)(e->message.n > 300 ? 300 : e->message.n),
              (const char *)e->message.p);
+    cf_sync_report_error(s->error_fn, s->error_ctx, e);
+    if (e->code == CF_SYNC_ERR_COMPENSATING_WRITE && !e->fatal) {
+        /* The write was refused; the service's state of the object follows in a download. */
+        set_error(s, "%s", msg);
+        return COFFER_OK;
+    }
     if (e->code == CF_SYNC_ERR_CLIENT_RESET) {
         coffer_status st = become_new_client(s, "the sync service has more of this client than the file (restored from a backup?)");
         return st != COFFER_OK ? st : cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
@@ -758,6 +767,8 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     s->token_ctx = config->sync_token_ctx;
     s->state_fn = config->sync_state_fn;
     s->state_ctx = config->sync_state_ctx;
+    s->error_fn = config->sync_error_fn;
+    s->error_ctx = config->sync_error_ctx;
     s->db = db;
     s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
     s->state = COFFER_SYNC_CONNECTING;

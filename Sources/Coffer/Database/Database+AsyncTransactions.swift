@@ -100,6 +100,11 @@ extension Database {
         guard let txn = writeTransaction else {
             fail(CofferError(.misuse, "commitAsyncWrite() was called outside a write transaction"))
         }
+        do throws(CofferError) {
+            try flushPendingWrites()
+        } catch {
+            fail(error)
+        }
         let id = asyncTransactions.nextId()
         asyncTransactions.pendingCommits.insert(id)
         guard let lockThread = writeLockThread else {

@@ -68,6 +68,12 @@ extension Database {
         }
         // The block committed or cancelled it itself.
         guard let txn = writeTransaction, let lockThread = writeLockThread else { return result }
+        do {
+            try flushPendingWrites()
+        } catch {
+            abort(txn)
+            throw error
+        }
         // Taken away before waiting, so that other tasks of the actor do not
         // write into a transaction being committed.
         writeTransaction = nil

@@ -102,6 +102,7 @@ extension Database {
     }
 
     func commit(_ txn: OpaquePointer) throws(CofferError) {
+        try flushPendingWrites()
         if let lockThread = writeLockThread {
             // Begun by an asyncWrite: its own thread must end it.
             writeLockThread = nil
@@ -152,14 +153,19 @@ extension Database {
     }
 
     /// The transaction that reads use: the write transaction, or the snapshot,
-    /// begun on first use.
-    func currentTransaction() throws(CofferError) -> OpaquePointer {
+    /// begun on first use. In a write transaction the assignments waiting in
+    /// ``pendingWrites`` are written first, unless `flushing` is false (for
+    /// adding another one).
+    func currentTransaction(flushing: Bool = true) throws(CofferError) -> OpaquePointer {
         if let frozenLock {
             // Every read of a frozen database holds its lock (see frozenAccess()).
             precondition(frozenLock.isHeldByCurrentThread, "Coffer: a frozen Database was read without its lock")
         }
         try checkThread()
         if let writeTransaction {
+            if flushing {
+                try flushPendingWrites()
+            }
             return writeTransaction
         }
         if let readTransaction {
@@ -172,14 +178,20 @@ extension Database {
         return txn!
     }
 
-    /// The write transaction, or `.notInWriteTransaction` naming what needed it.
-    func requireWriteTransaction(for action: @autoclosure () -> String) throws(CofferError) -> OpaquePointer {
+    /// The write transaction, or `.notInWriteTransaction` naming what needed it;
+    /// the assignments waiting in ``pendingWrites`` are written first unless
+    /// `flushing` is false.
+    func requireWriteTransaction(for action: @autoclosure () -> String,
+                                 flushing: Bool = true) throws(CofferError) -> OpaquePointer {
         try checkThread()
         if isFrozen {
             throw CofferError(.misuse, "cannot \(action()): it is frozen, and frozen objects and collections are read-only; thaw() it to change it")
         }
         guard let writeTransaction else {
             throw CofferError(.notInWriteTransaction, "cannot \(action()) outside a write transaction; call write {} or beginWrite() first")
+        }
+        if flushing {
+            try flushPendingWrites()
         }
         return writeTransaction
     }
@@ -202,6 +214,7 @@ extension Database {
     }
 
     func endWriteTransaction(_ txn: OpaquePointer, committed: Bool) {
+        pendingWrites.discard()
         coffer_txn_free(txn)
         writeTransaction = nil
         contentVersion &+= 1

@@ -87,6 +87,8 @@ public final class Database {
     var writeTransaction: OpaquePointer? {
         didSet { transactionSerial &+= 1 }
     }
+    /// Assignments to one managed object waiting to be written together.
+    var pendingWrites = PendingWrites()
     /// Changes whenever a transaction begins or ends, so that object handles
     /// kept by managed objects are used only in the transaction that opened them.
     private(set) var transactionSerial: UInt64 = 0

@@ -88,6 +88,8 @@ public final class Migration {
                 newObject = MigrationObject(migration: self, side: .new, classId: newClass, key: key)
             }
             try block(oldObject, newObject)
+            // Counted once the block has run, so the open's progress follows the work.
+            record { () throws(CofferError) in try CofferError.check(coffer_migration_count_visited(handle, 1)) }
         }
     }
 
@@ -199,16 +201,18 @@ public final class Migration {
     }
 
     /// The keys of the objects of `typeName` before the migration, read first so
-    /// that the block may write freely while it is called.
+    /// that the block may write freely while it is called. They are not counted
+    /// in the open's progress yet: ``enumerateObjects(ofType:_:)`` counts each
+    /// object after its block has run.
     private func objectKeys(ofType typeName: String) throws(CofferError) -> [UInt64] {
         final class Collected { var keys: [UInt64] = [] }
         let collected = Collected()
         let status = withExtendedLifetime(collected) {
-            coffer_migration_enumerate(handle, typeName, { _, old, _, ctx in
+            coffer_migration_enumerate_v2(handle, typeName, { _, old, _, ctx in
                 let collected = Unmanaged<Collected>.fromOpaque(ctx!).takeUnretainedValue()
                 collected.keys.append(coffer_object_key_of(old))
                 return COFFER_OK
-            }, Unmanaged.passUnretained(collected).toOpaque())
+            }, Unmanaged.passUnretained(collected).toOpaque(), COFFER_MIGRATION_COUNT_LATER.rawValue)
         }
         try CofferError.check(status)
         return collected.keys

@@ -93,6 +93,7 @@ extension Database {
         if writeLockThread != nil {
             throw CofferError(.misuse, "this write was begun by asyncWrite or beginAsyncWrite, which commit it; commitWrite(withoutNotifying:) cannot")
         }
+        try flushPendingWrites()
         let cTokens: [OpaquePointer?] = tokens.compactMap(\.cToken)
         let status = cTokens.withUnsafeBufferPointer { buffer in
             coffer_txn_commit_without_notifying(txn, buffer.baseAddress, buffer.count)

@@ -155,6 +155,9 @@ final class ManagedState {
 
     deinit {
         let access = database.frozenAccess(); defer { access?.unlock() }
+        if database.pendingWrites.isWaiting(for: self) {
+            writePendingBeforeGoing()
+        }
         // Given back early so that long loops do not pile handles up in the
         // transaction; from another thread (which only unchecked code can
         // reach) it is left for the transaction to free.
@@ -163,10 +166,28 @@ final class ManagedState {
         }
     }
 
-    /// The object's C handle in the current transaction, opened on first use.
+    /// Writes the assignments waiting for this object, which is going away.
+    private func writePendingBeforeGoing() {
+        let values = database.pendingWrites.takeValues()
+        do throws(CofferError) {
+            let txn = try database.currentTransaction(flushing: false)
+            if let handle, handleSerial == database.transactionSerial {
+                try database.writeFields(values, of: handle, binding: binding)
+            } else {
+                let opened = try database.objectHandle(txn, binding, key)
+                defer { coffer_object_release(opened) }
+                try database.writeFields(values, of: opened, binding: binding)
+            }
+        } catch {
+            database.fail(error)
+        }
+    }
+
+    /// The object's C handle in the current transaction, opened on first use;
+    /// `flushing` as for ``Database/currentTransaction(flushing:)``.
     /// - Throws: `.notFound` saying the object was deleted.
-    func objectHandle() throws(CofferError) -> OpaquePointer {
-        let txn = try database.currentTransaction()
+    func objectHandle(flushing: Bool = true) throws(CofferError) -> OpaquePointer {
+        let txn = try database.currentTransaction(flushing: flushing)
         if let handle, handleSerial == database.transactionSerial {
             return handle
         }

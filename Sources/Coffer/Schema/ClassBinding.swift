@@ -161,7 +161,13 @@ extension Database {
     func writeValue(_ managed: ManagedState, _ index: Int, _ value: StoredValue) {
         let binding = managed.binding
         do {
-            _ = try requireWriteTransaction(for: "modify \(binding.schema.className).\(binding.schema.properties[index].name)")
+            _ = try requireWriteTransaction(for: "modify \(binding.schema.className).\(binding.schema.properties[index].name)",
+                                            flushing: false)
+            if try deferWrite(managed, index, value) {
+                contentVersion &+= 1
+                return
+            }
+            try flushPendingWrites()
             let resolved = try prepared(value, update: .error)
             let object = try managed.objectHandle()
             let status = try resolved.withCValue { (cValue: inout coffer_value) in

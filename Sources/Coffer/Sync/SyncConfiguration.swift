@@ -62,6 +62,20 @@ public struct SyncConfiguration: Sendable {
     /// The C transport over ``transport``, kept by the configuration so that
     /// every handle opened with it keeps it.
     private(set) var transportBridge: SyncTransportBridge?
+    /// Told of every error the service reports (its `ERROR` frames), as
+    /// Realm's sync error handler: a ``SyncError/ServiceCode/compensatingWrite``
+    /// when the service's permission rules refused a write (the session
+    /// reverts it to the service's state of the object, and goes on), or an
+    /// error that stops or restarts the session. It runs on the database's
+    /// sync thread, which waits for it: return soon, and do not close the
+    /// database or wait for sync from it; hop to your own actor for UI work.
+    public var errorHandler: (@Sendable (SyncError) -> Void)? {
+        get { errorBox?.handler }
+        set { errorBox = newValue.map { SyncErrorBox($0) } }
+    }
+
+    /// The handler's box, which the handle keeps while the session runs.
+    private(set) var errorBox: SyncErrorBox?
 
     /// A configuration syncing `partitionValue` with the service at `url`, as
     /// `user` when the service authenticates its clients, through `transport`
@@ -73,9 +87,9 @@ public struct SyncConfiguration: Sendable {
         self.transport = transport
     }
 
-    /// Sets sync on the C configuration `config`. The user, the token
-    /// callback's context, must outlive every handle opened with `config`:
-    /// ``SharedHandle`` keeps it.
+    /// Sets sync on the C configuration `config`. The user and the error
+    /// box, the callbacks' contexts, must outlive every handle opened with
+    /// `config`: ``SharedHandle`` keeps them.
     func install(on config: OpaquePointer) throws(CofferError) {
         let text = url.absoluteString
         if url.scheme?.lowercased() == "wss" && transportBridge == nil {
@@ -100,5 +114,6 @@ public struct SyncConfiguration: Sendable {
                 return user.supplySessionToken(refresh: refresh != 0, into: buf!, size: size)
             }, context))
         }
+        try errorBox?.install(on: config)
     }
 }

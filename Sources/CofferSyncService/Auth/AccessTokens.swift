@@ -1,5 +1,6 @@
 // The service's own access tokens: JWTs signed with HS256 and the service's
-// signing secret, `sub` the user id, `aud` "coffer-sync", `iat` and `exp`.
+// signing secret, `sub` the user id, `aud` "coffer-sync", `iat`, `exp`, and
+// `roles` when the login gave the user roles (a custom JWT's roles claim).
 // Every instance with the same secret accepts every instance's tokens, so the
 // service stays stateless; a HELLO carries one (docs/SYNC.md, "Users and
 // authentication").
@@ -14,6 +15,8 @@ struct AccessClaims: JWTPayload {
     var aud: AudienceClaim
     var iat: IssuedAtClaim
     var exp: ExpirationClaim
+    /// The roles the login gave (absent when none).
+    var roles: [String]?
 
     /// Signature, audience and expiry are checked by AccessTokens.verify,
     /// which tells an expired token from a forged one.
@@ -39,16 +42,22 @@ struct AccessTokens: Sendable {
         self.lifetime = lifetime
     }
 
-    /// A new token for `user`, and when it expires.
-    func issue(user: String, now: Date = Date()) async throws -> (token: String, expires: Date) {
+    /// A new token for `user` with `roles`, and when it expires.
+    func issue(user: String, roles: [String] = [], now: Date = Date()) async throws -> (token: String, expires: Date) {
         let expires = now.addingTimeInterval(TimeInterval(lifetime))
         let claims = AccessClaims(sub: SubjectClaim(value: user), aud: AudienceClaim(value: [AccessClaims.audience]),
-                                  iat: IssuedAtClaim(value: now), exp: ExpirationClaim(value: expires))
+                                  iat: IssuedAtClaim(value: now), exp: ExpirationClaim(value: expires),
+                                  roles: roles.isEmpty ? nil : roles.sorted())
         return (try await keys.sign(claims), expires)
     }
 
     /// The user id of a valid, unexpired token of this service.
     func verify(_ token: String, now: Date = Date()) async throws(AccessTokenRefusal) -> String {
+        try await verifiedUser(token, now: now).id
+    }
+
+    /// The user (id and the roles the token carries) of a valid, unexpired token of this service.
+    func verifiedUser(_ token: String, now: Date = Date()) async throws(AccessTokenRefusal) -> QueryUser {
         guard !token.isEmpty else { throw AccessTokenRefusal.missing }
         let claims: AccessClaims
         do {
@@ -61,6 +70,6 @@ struct AccessTokens: Sendable {
         }
         guard claims.exp.value > now else { throw AccessTokenRefusal.expired }
         guard !claims.sub.value.isEmpty else { throw AccessTokenRefusal.invalid("the token names no user") }
-        return claims.sub.value
+        return QueryUser(id: claims.sub.value, roles: Set(claims.roles ?? []))
     }
 }

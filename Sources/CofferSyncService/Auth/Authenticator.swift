@@ -22,12 +22,15 @@ struct Authenticator: Sendable {
     let users: UserStore
     let accessTokens: AccessTokens
     let customJWT: CustomJWTVerifier?
+    /// The custom JWT claim that lists a user's roles (rules.rolesClaim), if any.
+    let rolesClaim: String?
     /// The hash of a password nobody has, verified when a login's email is
     /// unknown, so that such a login takes as long as a wrong password.
     let decoyHash: String
 
-    init(settings: AuthSettings, users: UserStore) async throws {
+    init(settings: AuthSettings, users: UserStore, rolesClaim: String? = nil) async throws {
         self.settings = settings
+        self.rolesClaim = rolesClaim
         self.users = users
         self.decoyHash = try await Secrets.hashPassword(Secrets.newRefreshToken())
         self.accessTokens = await AccessTokens(secret: settings.signingSecret, lifetime: settings.accessTokenLifetime)
@@ -105,19 +108,19 @@ struct Authenticator: Sendable {
             guard let token, !token.isEmpty else {
                 throw AuthFailure.badRequest("invalid_request", "a jwt login needs \"token\"")
             }
-            let subject = try await customJWT.subject(of: token)
+            let (subject, roles) = try await customJWT.identity(of: token, rolesClaim: rolesClaim)
             if let found = try await users.identity(provider: .jwt, subject: subject) {
-                return try await session(for: found.user)
+                return try await session(for: found.user, roles: roles)
             }
             let id = UUID().uuidString.lowercased()
             if try await users.createUserIfNew(id: id, provider: .jwt, subject: subject) {
-                return try await session(for: id)
+                return try await session(for: id, roles: roles)
             }
             // Another login made it meanwhile.
             guard let found = try await users.identity(provider: .jwt, subject: subject) else {
                 throw StoreError("the jwt identity '\(subject)' vanished while logging in")
             }
-            return try await session(for: found.user)
+            return try await session(for: found.user, roles: roles)
         default:
             throw AuthFailure.badRequest("invalid_provider", "unknown provider '\(provider)' (known: anonymous, email-password, jwt)")
         }
@@ -125,10 +128,11 @@ struct Authenticator: Sendable {
 
     /// A new access token for the user of a valid refresh token.
     func refresh(refreshToken: String) async throws -> (user: String, accessToken: String, expires: Date) {
-        guard let user = try await users.userOfRefreshToken(hash: Secrets.tokenHash(refreshToken)) else {
+        guard let found = try await users.userOfRefreshToken(hash: Secrets.tokenHash(refreshToken)) else {
             throw AuthFailure.unauthorized("invalid_refresh_token", "the refresh token is unknown, expired or revoked")
         }
-        let (token, expires) = try await accessTokens.issue(user: user)
+        let user = found.user
+        let (token, expires) = try await accessTokens.issue(user: user, roles: found.roles)
         return (user, token, expires)
     }
 
@@ -139,11 +143,13 @@ struct Authenticator: Sendable {
         }
     }
 
-    private func session(for user: String) async throws -> LoginResult {
-        let (access, accessExpires) = try await accessTokens.issue(user: user)
+    /// A login of `user` with the roles its credentials gave (a custom JWT's roles claim).
+    private func session(for user: String, roles: [String] = []) async throws -> LoginResult {
+        let (access, accessExpires) = try await accessTokens.issue(user: user, roles: roles)
         let refresh = Secrets.newRefreshToken()
         let refreshExpires = Date().addingTimeInterval(TimeInterval(settings.refreshTokenLifetime))
-        try await users.addRefreshToken(hash: Secrets.tokenHash(refresh), user: user, expires: refreshExpires)
+        try await users.addRefreshToken(hash: Secrets.tokenHash(refresh), user: user, roles: roles,
+                                        expires: refreshExpires)
         return LoginResult(user: user, accessToken: access, accessTokenExpires: accessExpires,
                            refreshToken: refresh, refreshTokenExpires: refreshExpires)
     }

@@ -39,6 +39,14 @@ struct CustomJWTVerifier: Sendable {
 
     /// The token's subject, or a refusal naming what was wrong.
     func subject(of token: String, now: Date = Date()) async throws(AuthFailure) -> String {
+        try await identity(of: token, rolesClaim: nil, now: now).subject
+    }
+
+    /// The token's subject and, when `rolesClaim` is set, the roles that
+    /// claim lists (a string or an array of strings; absent: none); or a
+    /// refusal naming what was wrong.
+    func identity(of token: String, rolesClaim: String?,
+                  now: Date = Date()) async throws(AuthFailure) -> (subject: String, roles: [String]) {
         let claims: CustomClaims
         do {
             claims = try await keys.verify(token, as: CustomClaims.self)
@@ -60,6 +68,33 @@ struct CustomJWTVerifier: Sendable {
         guard let sub = claims.sub?.value, !sub.isEmpty else {
             throw AuthFailure.unauthorized("invalid_token", "the JWT has no sub claim")
         }
-        return sub
+        guard let rolesClaim else { return (sub, []) }
+        return (sub, try Self.roles(in: token, claim: rolesClaim))
+    }
+
+    /// The roles of a verified token's claim `claim`.
+    static func roles(in token: String, claim: String) throws(AuthFailure) -> [String] {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        var base64 = parts.count == 3 ? String(parts[1]) : ""
+        base64 = base64.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw AuthFailure.unauthorized("invalid_token", "the JWT's payload is not a JSON object")
+        }
+        switch payload[claim] {
+        case nil, is NSNull:
+            return []
+        case let role as String:
+            return role.isEmpty ? [] : [role]
+        case let list as [Any]:
+            let roles = list.compactMap { $0 as? String }
+            guard roles.count == list.count else {
+                throw AuthFailure.unauthorized("invalid_token", "the JWT's \(claim) claim must list strings")
+            }
+            return roles.filter { !$0.isEmpty }
+        default:
+            throw AuthFailure.unauthorized("invalid_token", "the JWT's \(claim) claim must be a string or a list of strings")
+        }
     }
 }

@@ -52,21 +52,23 @@ struct UserStore: Sendable {
         return nil
     }
 
-    /// Stores a refresh token's hash for `user` until `expires`.
-    func addRefreshToken(hash: [UInt8], user: String, expires: Date) async throws {
+    /// Stores a refresh token's hash for `user` until `expires`, with the
+    /// roles its login gave.
+    func addRefreshToken(hash: [UInt8], user: String, roles: [String] = [], expires: Date) async throws {
         try await client.query("""
-            INSERT INTO coffer_sync_refresh_tokens (token_hash, user_id, expires)
-            VALUES (\(hash.bytea), \(user), \(expires))
+            INSERT INTO coffer_sync_refresh_tokens (token_hash, user_id, expires, roles)
+            VALUES (\(hash.bytea), \(user), \(expires), \(roles)::text[])
             """, logger: logger)
     }
 
-    /// The user of a refresh token that is neither expired nor revoked.
-    func userOfRefreshToken(hash: [UInt8]) async throws -> String? {
+    /// The user of a refresh token that is neither expired nor revoked, and
+    /// the roles its login gave.
+    func userOfRefreshToken(hash: [UInt8]) async throws -> (user: String, roles: [String])? {
         let rows = try await client.query("""
-            SELECT user_id FROM coffer_sync_refresh_tokens
+            SELECT user_id, roles FROM coffer_sync_refresh_tokens
             WHERE token_hash = \(hash.bytea) AND revoked IS NULL AND expires > now()
             """, logger: logger)
-        for try await user in rows.decode(String.self) { return user }
+        for try await (user, roles) in rows.decode((String, [String]).self) { return (user, roles) }
         return nil
     }
 

@@ -47,13 +47,17 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let authenticator: Authenticator?
             if let auth = settings.auth {
-                authenticator = try await Authenticator(settings: auth, users: UserStore(client: postgres, logger: logger))
+                authenticator = try await Authenticator(settings: auth, users: UserStore(client: postgres, logger: logger),
+                                                        rolesClaim: settings.rules?.rolesClaim)
                 logger.info("authentication: providers \(auth.providerNames.joined(separator: ", ")); access tokens live \(auth.accessTokenLifetime) s, refresh tokens \(auth.refreshTokenLifetime) s")
             } else {
                 authenticator = nil
                 logger.warning("development mode: any client id is accepted and tokens are not checked")
             }
             let accessTokens = authenticator?.accessTokens
+            if let rules = settings.rules {
+                logger.info("permissions: rules for \(rules.classes.count) classes (\(rules.classes.keys.sorted().joined(separator: ", "))), others read \(rules.fallback.read.text), write \(rules.fallback.write.text)")
+            }
             group.addTask { await hub.run(url: settings.postgres, logger: logger) }
             let router = Router()
             router.get("/health") { _, _ in "ok" }
@@ -66,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
                 guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
-                                logger: sessionLogger)
+                                      rules: settings.rules, logger: sessionLogger)
                         .run(inbound: inbound, outbound: outbound)
                 }
             }

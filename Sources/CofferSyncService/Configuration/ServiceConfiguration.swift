@@ -10,7 +10,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"tlsCertificate\", \"tlsKey\" and \"auth\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
     var config: String?
 }
 
@@ -37,6 +37,8 @@ struct ServiceConfiguration: Equatable {
     var auth: AuthSettings?
     /// The PEM files of the server's certificate chain and key: TLS (wss://); nil: ws://.
     var tls: TLSFiles?
+    /// Per-class read and write rules; nil: every client may read and write everything.
+    var rules: PermissionRules?
 
     struct TLSFiles: Equatable {
         var certificate: String
@@ -53,6 +55,14 @@ struct ServiceConfiguration: Equatable {
         }
         let address = listen ?? environment["COFFER_SYNC_LISTEN"] ?? file.listen ?? defaultListen
         let (host, port) = try parseListen(address)
+        if let rules = file.rules {
+            guard let auth = file.auth else {
+                throw ConfigurationError("'rules' needs an 'auth' section: without authentication clients have no user to check rules for")
+            }
+            if rules.rolesClaim != nil && auth.jwt == nil {
+                throw ConfigurationError("'rules.rolesClaim' names a claim of custom JWTs, but 'auth.jwt' is not configured")
+            }
+        }
         let maxSessions = file.maxSessions ?? defaultMaxSessions
         guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
         let certificate = tls?.certificate ?? environment["COFFER_SYNC_TLS_CERTIFICATE"] ?? file.tlsCertificate
@@ -67,7 +77,7 @@ struct ServiceConfiguration: Equatable {
             throw ConfigurationError("a TLS key without its certificate: pass --tls-certificate, set COFFER_SYNC_TLS_CERTIFICATE or put \"tlsCertificate\" in the configuration file")
         }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
-                                    maxSessions: maxSessions, auth: file.auth, tls: files)
+                                    maxSessions: maxSessions, auth: file.auth, tls: files, rules: file.rules)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -98,8 +108,9 @@ struct ConfigFile {
     var auth: AuthSettings?
     var tlsCertificate: String?
     var tlsKey: String?
+    var rules: PermissionRules?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "tlsCertificate", "tlsKey"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "tlsCertificate", "tlsKey", "rules"]
 
     static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
@@ -130,6 +141,12 @@ struct ConfigFile {
                 }
             case "auth":
                 file.auth = try AuthSettings.parse(value, path: path, secretFromEnvironment: signingSecret)
+            case "rules":
+                do {
+                    file.rules = try PermissionRules.parse(value)
+                } catch let error as ConfigurationError {
+                    throw ConfigurationError("configuration file \(path): \(error.description)")
+                }
             default:
                 guard let number = value as? Int else {
                     throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")

@@ -25,7 +25,8 @@ struct Integrator {
         }
     }
 
-    private func apply(_ change: Change, stamp: [UInt8]) async throws {
+    /// Merges one change stamped `stamp` (a Stamp's sort key).
+    func apply(_ change: Change, stamp: [UInt8]) async throws {
         let (className, pkValue) = change.object
         let pk = pkValue.encoded
         switch change {

@@ -2,7 +2,9 @@
 // integrated and acknowledged in order while a download task sends the
 // partition's changesets of other clients within the unacknowledged window,
 // woken by the notification hub and by acknowledgements. Every failure ends
-// in an ERROR frame with its code; fatal ones close the connection.
+// in an ERROR frame with its code; fatal ones close the connection. With
+// permission rules, uploads are checked against them and each refused write
+// is reported with a non-fatal ERROR COMPENSATING_WRITE.
 import CofferSyncProtocol
 import HummingbirdWebSocket
 import Logging
@@ -58,6 +60,8 @@ struct SyncSession: Sendable {
     let limiter: SessionLimiter
     /// Checks HELLO tokens; nil in development mode (tokens not checked).
     let accessTokens: AccessTokens?
+    /// The permission rules; nil: every client may write everything.
+    var rules: PermissionRules? = nil
     var logger: Logger
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
@@ -73,8 +77,8 @@ struct SyncSession: Sendable {
             guard case .hello(let version, let client, let partition, let token, let lastServer, let schema) = first else {
                 throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
             }
-            guard version == WireLimits.protocolVersion else {
-                throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks version \(WireLimits.protocolVersion)")
+            guard (WireLimits.oldestProtocolVersion...WireLimits.protocolVersion).contains(version) else {
+                throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks versions \(WireLimits.oldestProtocolVersion) to \(WireLimits.protocolVersion)")
             }
             guard !partition.isEmpty else { throw SessionFailure(.protocol, "HELLO names no partition") }
             // Checked before anything of the client reaches PostgreSQL.
@@ -82,8 +86,13 @@ struct SyncSession: Sendable {
             var logger = self.logger
             logger[metadataKey: "client"] = "\(client)"
             logger[metadataKey: "partition"] = "\(partition)"
-            if let user { logger[metadataKey: "user"] = "\(user)" }
-            let registration = try await store.register(partition: partition, client: client, user: user,
+            if let user { logger[metadataKey: "user"] = "\(user.id)" }
+            // Rules need a user; the configuration refuses rules without authentication.
+            let writer = rules.flatMap { rules in
+                user.map { SyncStore.Writer(rules: rules, user: QueryUser(
+                    id: $0.id, roles: $0.roles.union(rules.userRoles[$0.id] ?? []))) }
+            }
+            let registration = try await store.register(partition: partition, client: client, user: user?.id,
                                                         schema: schema)
             // A file restored from a backup has less than it acknowledged; the
             // versions it commits next would collide with those its client id
@@ -91,7 +100,7 @@ struct SyncSession: Sendable {
             guard lastServer >= registration.lastAckedServerVersion else {
                 throw SessionFailure(.clientReset, "HELLO says server version \(lastServer) was integrated, but this client acknowledged \(registration.lastAckedServerVersion): its file is behind (restored from a backup?) and must sync as a new client")
             }
-            try await sender.send(Frame.welcome(protocolVersion: WireLimits.protocolVersion,
+            try await sender.send(Frame.welcome(protocolVersion: version,
                                                 lastClientVersion: registration.lastClientVersion,
                                                 latestServerVersion: registration.latestServerVersion).encoded)
             logger.debug("session started")
@@ -121,10 +130,19 @@ struct SyncSession: Sendable {
                 switch frame {
                 case .upload(let changesets):
                     try checkBatch(changesets, after: lastUploaded)
-                    let result = try await store.integrate(partition: partition, client: client, changesets: changesets)
+                    let result = try await store.integrate(partition: partition, client: client, changesets: changesets,
+                                                           writer: writer)
                     lastUploaded = result.lastClientVersion
                     try await sender.send(Frame.uploadAck(lastClientVersion: result.lastClientVersion,
                                                           serverVersion: result.serverVersion).encoded)
+                    for refusal in result.refused {
+                        logger.info("compensating write: \(refusal.message)")
+                        // Version 1 has no COMPENSATING_WRITE: its clients only see the object reverted.
+                        if version >= 2 {
+                            try await sender.send(Frame.compensatingWrite(message: refusal.message, className: refusal.className,
+                                                                          pk: refusal.pk).encoded)
+                        }
+                    }
                 case .downloadAck(let version):
                     guard await window.acknowledge(version) else {
                         throw SessionFailure(.protocol, "DOWNLOAD_ACK of server version \(version), which was not sent")
@@ -149,10 +167,10 @@ struct SyncSession: Sendable {
     /// The user a HELLO's token names (nil in development mode), or the
     /// failure: AUTH for a missing or invalid token, TOKEN_EXPIRED for an
     /// expired one (the client refreshes it and connects again).
-    private func authenticate(_ token: String) async throws -> String? {
+    private func authenticate(_ token: String) async throws -> QueryUser? {
         guard let accessTokens else { return nil }
         do {
-            return try await accessTokens.verify(token)
+            return try await accessTokens.verifiedUser(token)
         } catch {
             switch error {
             case .missing:

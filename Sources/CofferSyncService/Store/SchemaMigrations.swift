@@ -7,7 +7,7 @@ import PostgresNIO
 
 enum SchemaMigrations {
     /// The schema version this build creates and serves.
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     /// Step n turns version n-1 into version n.
     static let steps: [[String]] = [
@@ -152,6 +152,11 @@ enum SchemaMigrations {
             "CREATE INDEX coffer_sync_properties_by_value ON coffer_sync_properties (partition, class, property, value)",
             "CREATE INDEX coffer_sync_properties_by_num ON coffer_sync_properties (partition, class, property, num)",
             "CREATE INDEX coffer_sync_properties_by_txt ON coffer_sync_properties (partition, class, property, txt)",
+        ],
+        // Version 4: the roles a login gave (a custom JWT's roles claim), kept
+        // with its refresh token so that a refreshed access token has them too.
+        [
+            "ALTER TABLE coffer_sync_refresh_tokens ADD COLUMN roles text[] NOT NULL DEFAULT '{}'",
         ],
     ]
 

@@ -72,12 +72,25 @@ struct SyncStore: Sendable {
         /// it made none (a repeated upload).
         var serverVersion: UInt64
         var madeAny: Bool
+        /// The changes the write rules refused, in upload order (the
+        /// history holds a compensating changeset for each).
+        var refused: [RefusedWrite] = []
+    }
+
+    /// Who uploads, and the rules their writes are checked against.
+    struct Writer: Sendable {
+        var rules: PermissionRules
+        var user: QueryUser
     }
 
     /// Integrates the changesets above the client's last integrated version,
     /// appends them to the history, records the client's progress and notifies
-    /// every instance, all in one transaction.
-    func integrate(partition: String, client id: ClientID, changesets: [Changeset]) async throws -> Integrated {
+    /// every instance, all in one transaction. With `writer`, each change is
+    /// checked against the write rules (Permissions/WriteGate): a refused one
+    /// is left out of the state and of the history, and a compensating
+    /// changeset of the service restates the object after the changeset.
+    func integrate(partition: String, client id: ClientID, changesets: [Changeset],
+                   writer: Writer? = nil) async throws -> Integrated {
         try await client.withTransaction(logger: logger) { conn in
             let (schema, latest) = try await lockPartition(partition, on: conn)
             let rows = try await conn.query("""
@@ -89,18 +102,67 @@ struct SyncStore: Sendable {
             let validator = ChangeValidator(schema: schema)
             let integrator = Integrator(connection: conn, partition: partition, logger: logger)
             var versions: [Int64] = [], clocks: [Int64] = [], encoded: [ByteBuffer] = []
+            var origins: [ByteBuffer] = []
+            var refused: [RefusedWrite] = []
             for changeset in changesets where changeset.clientVersion > last {
                 guard changeset.clientVersion <= UInt64(Int64.max) else {
                     throw BadChangeset("client version \(changeset.clientVersion) is out of range")
                 }
                 try validator.validate(changeset, origin: id)
-                try await integrator.integrate(changeset, origin: id)
-                versions.append(Int64(changeset.clientVersion))
-                clocks.append(Int64(bitPattern: changeset.clock))
-                encoded.append(changeset.encoded.bytea)
                 last = changeset.clientVersion
+                guard let writer else {
+                    try await integrator.integrate(changeset, origin: id)
+                    versions.append(Int64(changeset.clientVersion))
+                    clocks.append(Int64(bitPattern: changeset.clock))
+                    encoded.append(changeset.encoded.bytea)
+                    origins.append(id.bytes.bytea)
+                    continue
+                }
+                let gate = WriteGate(connection: conn, partition: partition, rules: writer.rules, user: writer.user,
+                                     logger: logger)
+                let stamp = Stamp(clock: changeset.clock, client: id).sortKey
+                var accepted: [Change] = []
+                var refusedHere: [RefusedWrite] = []
+                for change in changeset.changes {
+                    let (className, pk) = change.object
+                    // Once one change of an object is refused, so are the
+                    // changeset's later changes of it.
+                    if refusedHere.contains(where: { $0.className == className && $0.pk == pk }) { continue }
+                    if let refusal = try await gate.apply(change, stamp: stamp, integrator: integrator) {
+                        refusedHere.append(refusal)
+                    } else {
+                        accepted.append(change)
+                    }
+                }
+                if !accepted.isEmpty || changeset.changes.isEmpty {
+                    let kept = Changeset(clientVersion: changeset.clientVersion, clock: changeset.clock, changes: accepted)
+                    versions.append(Int64(changeset.clientVersion))
+                    clocks.append(Int64(bitPattern: changeset.clock))
+                    encoded.append(kept.encoded.bytea)
+                    origins.append(id.bytes.bytea)
+                }
+                guard !refusedHere.isEmpty else { continue }
+                // The service's state of each refused object, stamped above the refused change.
+                var compensating: [Change] = []
+                for refusal in refusedHere {
+                    compensating += try await Compensation.changes(of: refusal.className, refusal.pk, partition: partition,
+                                                                   on: conn, logger: logger)
+                }
+                let compensation = Changeset(clientVersion: 0, clock: changeset.clock &+ 1, changes: compensating)
+                try await integrator.integrate(compensation, origin: Compensation.origin)
+                versions.append(0)
+                clocks.append(Int64(bitPattern: compensation.clock))
+                encoded.append(compensation.encoded.bytea)
+                origins.append(Compensation.origin.bytes.bytea)
+                refused += refusedHere
             }
             guard !versions.isEmpty else {
+                if writer != nil {
+                    try await conn.query("""
+                        UPDATE coffer_sync_clients SET last_client_version = \(Int64(last)), last_seen = now()
+                        WHERE partition = \(partition) AND client_id = \(id.bytes.bytea)
+                        """, logger: logger)
+                }
                 return Integrated(lastClientVersion: last, serverVersion: latest, madeAny: false)
             }
             // The batch's history rows in one statement, server versions in
@@ -109,9 +171,9 @@ struct SyncStore: Sendable {
             let made = try await conn.query("""
                 WITH h AS (
                     INSERT INTO coffer_sync_history (partition, origin, client_version, clock, changeset)
-                    SELECT \(partition), \(id.bytes.bytea), u.version, u.clock, u.changeset
-                    FROM unnest(\(versions)::bigint[], \(clocks)::bigint[], \(encoded)::bytea[])
-                         WITH ORDINALITY AS u(version, clock, changeset, n)
+                    SELECT \(partition), u.origin, u.version, u.clock, u.changeset
+                    FROM unnest(\(origins)::bytea[], \(versions)::bigint[], \(clocks)::bigint[], \(encoded)::bytea[])
+                         WITH ORDINALITY AS u(origin, version, clock, changeset, n)
                     ORDER BY u.n
                     RETURNING server_version
                 ), p AS (
@@ -126,7 +188,7 @@ struct SyncStore: Sendable {
                 """, logger: logger)
             var serverVersion = latest
             for try await version in made.decode(Int64.self) { serverVersion = UInt64(version) }
-            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: true)
+            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: true, refused: refused)
         }
     }
 

@@ -324,3 +324,41 @@ def test_prepared_query_with_arguments_of_its_types_binds_when_needed(db):
     db.close()
     with pytest.raises(coffer.DatabaseClosedError):
         len(again)
+
+
+def test_prepared_query_with_one_int_argument(db):
+    with db.write():
+        db.create_all(Dog, dogs(300))
+    dogs_ = db.objects(Dog)
+    assert len(dogs_.filter("age == $0", 3)) == 15                       # compiled, then prepared
+    again = dogs_.filter("age == $0", 7)
+    assert again._queries[0]._owned is None and again._queries[0].args == (7,)
+    assert len(again) == 15 and [d.id for d in again][:2] == [7, 27]      # iteration binds it then
+    assert len(dogs_.filter("age == $0", 2**63 - 1)) == 0
+    with pytest.raises(coffer.CofferError, match=r"\$0"):
+        dogs_.filter("age == $0", 2**63)                                   # beyond int64: the general path names it
+    assert len(dogs_.filter("age == $0", 5, timeout=30)) == 15           # an own timeout: bound at once
+    assert len(dogs_.filter("age == $0", 5)) == 15
+    with db.write():
+        db.create_all(Dog, [{"id": 1000, "name": "dog x", "age": 5}])
+        assert len(dogs_.filter("age == $0", 5)) == 16                   # the write's own state
+    errors = []
+
+    def elsewhere():
+        try:
+            dogs_.filter("age == $0", 5)
+        except coffer.CofferError as exc:
+            errors.append(exc)
+        try:
+            len(again)
+        except coffer.CofferError as exc:
+            errors.append(exc)
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert [type(e) for e in errors] == [coffer.MisuseError, coffer.MisuseError]
+    db.close()
+    with pytest.raises(coffer.DatabaseClosedError):
+        dogs_.filter("age == $0", 5)
+    with pytest.raises(coffer.DatabaseClosedError):
+        len(again)

@@ -29,6 +29,9 @@ def test_closed_database_raises_instead_of_crashing(db_path):
         lambda: db.refresh(),
         lambda: rex.name,
         lambda: rex.to_dict(),
+        lambda: rex.to_tuple(),
+        lambda: list(dogs.tuples()),
+        lambda: dogs.filter("id == $0", 1),
         lambda: len(dogs),
         lambda: list(dogs),
         lambda: dogs[0],
@@ -121,10 +124,14 @@ def test_a_database_is_used_by_the_thread_that_opened_it(db_path):
     with db.write():
         db.add(Dog(id=1, name="Rex"))
     rex = db.objects(Dog)[0]
+    dogs = db.objects(Dog)
+    assert len(dogs.filter("id == $0", 1)) == 1  # prepared: the next filter() with an int is the short path
     errors = []
 
     def elsewhere():
-        for call in (lambda: db.objects(Dog), lambda: rex.name, db.close, lambda: db.write().__enter__()):
+        for call in (lambda: db.objects(Dog), lambda: rex.name, db.close, lambda: db.write().__enter__(),
+                     lambda: db.object_for_primary_key(Dog, 1), lambda: dogs.filter("id == $0", 1),
+                     lambda: len(dogs), lambda: list(dogs.tuples())):
             try:
                 call()
             except coffer.MisuseError as exc:
@@ -136,7 +143,7 @@ def test_a_database_is_used_by_the_thread_that_opened_it(db_path):
     worker = threading.Thread(target=elsewhere)
     worker.start()
     worker.join()
-    assert errors[:4] == ["this Database was opened on another thread; open one in each thread that uses it"] * 4
-    assert errors[4] == "Rex"
+    assert errors[:8] == ["this Database was opened on another thread; open one in each thread that uses it"] * 8
+    assert errors[8] == "Rex"
     assert rex.name == "Rex"
     db.close()

@@ -94,6 +94,32 @@ def test_phases_are_reported_in_order(tmp_path, seed, key):
     assert again.phases() == [ProgressPhase.SHOULD_COMPACT, ProgressPhase.COMPACTION]
 
 
+def test_migration_progress_follows_the_work(tmp_path, seed, key):
+    """The migration's fraction grows as the loop over enumerate_objects()
+    handles objects, not when the objects are first collected."""
+    handled = []
+    seen = []
+
+    def migrate(migration, old_version):
+        for old, new in migration.enumerate_objects("Item"):
+            new.label = f"label {old.id}"
+            handled.append(old.id)
+
+    def progress(phase, done, total):
+        if phase == ProgressPhase.MIGRATION:
+            seen.append((done, total, len(handled)))
+
+    with coffer.open(seed, schema=V2, schema_version=2, migration=migrate, encryption_key=key,
+                     progress=progress) as db:
+        assert db.objects("Item").filter("id == 9")[0].label == "label 9"
+    assert seen[0] == (0, COUNT, 0)
+    assert seen[-1] == (COUNT, COUNT, COUNT)
+    middle = seen[1:-1]
+    assert len(middle) > 10
+    assert all(done <= handled_then for done, _, handled_then in middle)
+    assert any(handled_then < COUNT // 2 for _, _, handled_then in middle)
+
+
 @pytest.mark.parametrize("at", [0, 1, -1])
 @pytest.mark.parametrize("raising", [False, True], ids=["false", "raise"])
 def test_cancel_seed_copy(tmp_path, seed, key, at, raising):

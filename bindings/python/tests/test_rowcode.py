@@ -101,3 +101,49 @@ def test_decoder_steps_aside_for_nulls_and_damaged_text():
 def test_no_decoder_for_properties_read_through_the_library():
     assert rowcode.decoder([("id", 2, coffer._capi.TYPE_INT), ("when", 4, 0)]) is None
     assert rowcode.decoder([]) is None
+
+
+def test_positional_rows_are_packed_without_dicts(db):
+    given = rows(2500)  # more than two chunks
+    with db.write():
+        assert db.create_all(Row, [tuple(r.values()) for r in given[:2000]] + [list(r.values()) for r in given[2000:]]) == 2500
+    assert db._class_info(Row).positional_packers[tuple(db._class_info(Row).names)] is not None
+    assert [obj.to_dict() for obj in db.objects(Row)] == given
+
+
+def test_positional_upsert_replaces_every_value(db):
+    with db.write():
+        db.create_all(Row, [tuple(r.values()) for r in rows(3)])
+        changed = [(1, True, 8.0, -1.5, "new", b"\1")]
+        assert db.create_all(Row, changed, update="all") == 1
+        with pytest.raises(coffer.CofferError, match="object 0: .*primary key 2"):
+            db.create_all(Row, [(2, True, 0.0, 0.0, "", b"")])
+    assert db.object_for_primary_key(Row, 1).to_tuple() == changed[0]
+    assert len(db.objects(Row)) == 3
+
+
+@pytest.mark.parametrize("chunk", [
+    [(1, False, 0.0, 0.5, "a", b""), (2, True, 0.0, 0.5, "b")],          # a short row: the rest get defaults
+    [(1, False, 0.0, 0.5, "a", b""), {"id": 2, "text": "b"}],           # a dict among the tuples
+    [(1, False, 0.0, 1, "a", b""), (2, True, 0.0, 0.5, "b", bytearray(b"x"))],  # values converted
+])
+def test_positional_rows_the_packer_leaves_to_the_general_path(db, chunk):
+    with db.write():
+        assert db.create_all(Row, chunk) == 2
+    read = [obj.to_dict() for obj in db.objects(Row)]
+    assert [r["id"] for r in read] == [1, 2] and read[0]["text"] == "a" and read[1]["text"] == "b"
+    assert read[0]["d"] == chunk[0][3]
+
+
+@pytest.mark.parametrize("bad, error, named", [
+    ((1, False, 0.0, 0.5, "a\0b", b""), coffer.InvalidArgumentError, "text"),
+    ((1, False, 1e300, 0.5, "a", b""), coffer.InvalidArgumentError, "small"),
+    ((1, 1, 0.0, 0.5, "a", b""), TypeError, "flag"),
+    ((1, False, 0.0, 0.5, "a", b"", "extra"), coffer.InvalidArgumentError, "6 properties, got 7 values"),
+])
+def test_positional_rows_with_bad_values_fail_as_before(db, bad, error, named):
+    with pytest.raises(error) as caught:
+        with db.write():
+            db.create_all(Row, [(0, False, 0.0, 0.0, "", b""), bad])
+    assert named in str(caught.value)
+    assert len(db.objects(Row)) == 0

@@ -153,6 +153,8 @@ class Relay:
         self.last: Dict[bytes, int] = {}
         self.queues: Dict[bytes, List[bytes]] = {}
         self.upload_frames = 0
+        # (class, int primary key): answer every upload with ERROR COMPENSATING_WRITE naming it.
+        self.compensate: Optional[Tuple[bytes, int]] = None
         self.server = websockets_server.serve(self.handle, "127.0.0.1", 0, compression=None, max_size=None, ssl=tls)
         self.port = self.server.socket.getsockname()[1]
         self.scheme = "wss" if tls is not None else "ws"
@@ -170,14 +172,16 @@ class Relay:
 
     def handle(self, ws) -> None:
         r = Reader(ws.recv())
-        assert r.u8() == 1 and r.varint() == 1
+        assert r.u8() == 1
+        protocol = r.varint()
+        assert protocol in (1, 2)
         client = r.raw(16)
         assert r.string() == b"team-1"
         r.string()
         after = r.varint()
         with self.lock:
             self.queues[client] = []
-            ws.send(b"\x02" + varint(1) + varint(self.last.get(client, 0)) +
+            ws.send(b"\x02" + varint(protocol) + varint(self.last.get(client, 0)) +
                     varint(self.history[-1][0] if self.history else 0))
             ws.send(self.download([e for e in self.history if e[0] > after and e[1] != client]))
         try:
@@ -208,6 +212,11 @@ class Relay:
                             if other != client:
                                 queue.append(self.download([entry]))
                     ws.send(b"\x04" + varint(self.last.get(client, 0)) + varint(len(self.history)))
+                    if self.compensate is not None:
+                        cls, pk = self.compensate
+                        message = b"write to Note %d refused by the write rule of Note (false)" % pk
+                        ws.send(b"\x07" + varint(10) + varint(len(message)) + message + b"\x00" +
+                                varint(len(cls)) + cls + b"\x02" + varint((pk << 1) ^ (pk >> 63)))
         except Exception:  # the client went away
             pass
 
@@ -546,3 +555,56 @@ def test_a_file_restored_from_a_backup_becomes_a_new_client(tmp_path, relay):
         assert any(b"only in the restored file" in cs for _, _, cs in relay.history)
     finally:
         restored.close()
+
+
+def test_on_error_is_told_of_a_compensating_write(tmp_path, relay):
+    reported: List[coffer.SyncError] = []
+    relay.compensate = (b"Note", 7)
+    db = coffer.open(str(tmp_path / "a.coffer"), schema=[Note],
+                     sync=coffer.SyncConfig(url=relay.url, partition="team-1", on_error=reported.append))
+    try:
+        with db.write():
+            db.create(Note, {"id": 7, "text": "refused"})
+        db.sync.wait_for_upload(timeout=20)
+        deadline = time.monotonic() + 20
+        while not reported:
+            assert time.monotonic() < deadline, "the compensating write was not reported"
+            time.sleep(0.01)
+        error = reported[0]
+        assert isinstance(error, coffer.SyncError) and isinstance(error, Exception)
+        assert error.is_compensating_write and error.code == coffer.SyncError.COMPENSATING_WRITE == 10
+        assert error.code_name == "COMPENSATING_WRITE" and not error.fatal
+        assert (error.class_name, error.primary_key) == ("Note", 7)
+        assert "write to Note 7 refused" in error.message and "COMPENSATING_WRITE" in str(error)
+        assert db.sync.state == "connected"  # not fatal: the session goes on
+        assert db.sync.callback_exception is None
+    finally:
+        db.close()
+
+
+def test_an_on_error_that_raises_is_kept_not_propagated(tmp_path, relay):
+    def fails(error: coffer.SyncError) -> None:
+        raise RuntimeError(f"the app could not handle {error.code_name}")
+
+    relay.compensate = (b"Note", 1)
+    db = coffer.open(str(tmp_path / "a.coffer"), schema=[Note],
+                     sync=coffer.SyncConfig(url=relay.url, partition="team-1", on_error=fails))
+    try:
+        with db.write():
+            db.create(Note, {"id": 1, "text": "x"})
+        db.sync.wait_for_upload(timeout=20)
+        deadline = time.monotonic() + 20
+        while db.sync.callback_exception is None:
+            assert time.monotonic() < deadline, "the callback was not called"
+            time.sleep(0.01)
+        assert "could not handle COMPENSATING_WRITE" in str(db.sync.callback_exception)
+        with db.write():
+            db.create(Note, {"id": 2, "text": "y"})
+        db.sync.wait_for_upload(timeout=20)  # the session goes on
+    finally:
+        db.close()
+
+
+def test_on_error_must_be_callable():
+    with pytest.raises(coffer.InvalidArgumentError, match="on_error must be callable"):
+        coffer.SyncConfig(url="ws://x", partition="p", on_error="print")

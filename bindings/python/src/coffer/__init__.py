@@ -104,7 +104,7 @@ from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
 from .auth import App, AuthError, Credentials, User
-from .sync import SyncConfig, SyncSession, SyncStateToken
+from .sync import SyncConfig, SyncError, SyncSession, SyncStateToken
 from .verification import Finding, FindingKind
 
 __version__ = "0.1.0"
@@ -189,6 +189,7 @@ __all__ = [
     "QueryError",
     "QueryInterruptedError",
     "SyncConfig",
+    "SyncError",
     "App",
     "AuthError",
     "Credentials",

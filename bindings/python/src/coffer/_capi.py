@@ -456,6 +456,24 @@ coffer_sync_wait_for_upload = _status("coffer_sync_wait_for_upload", DbP, c_uint
 coffer_sync_wait_for_download = _status("coffer_sync_wait_for_download", DbP, c_uint64)
 coffer_sync_pause = _status("coffer_sync_pause", DbP)
 coffer_sync_resume = _status("coffer_sync_resume", DbP)
+
+
+class coffer_sync_error_event(Structure):
+    _fields_ = [
+        ("code", c_uint64),
+        ("code_name", c_char_p),
+        ("message", c_char_p),
+        ("fatal", c_int),
+        ("class_name", c_char_p),
+        ("primary_key", POINTER(coffer_value)),
+    ]
+
+
+SYNC_ERROR_COMPENSATING_WRITE = 10
+SYNC_ERROR_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(coffer_sync_error_event))
+coffer_config_set_sync_error_callback = _status(
+    "coffer_config_set_sync_error_callback", ConfigP, SYNC_ERROR_FN, c_void_p
+)
 CLOCK_FN = ctypes.CFUNCTYPE(c_uint64, c_void_p)
 coffer_sync_set_clock_source = _declare("coffer_sync_set_clock_source", None, [CLOCK_FN, c_void_p])
 
@@ -471,6 +489,12 @@ coffer_migration_old_txn = _declare("coffer_migration_old_txn", TxnP, [Migration
 coffer_migration_enumerate = _status(
     "coffer_migration_enumerate", MigrationP, c_char_p, MIGRATION_ENUMERATE_FN, c_void_p
 )
+# coffer_migration_enumerate_v2's flag: the caller counts each object done.
+MIGRATION_COUNT_LATER = 1
+coffer_migration_enumerate_v2 = _status(
+    "coffer_migration_enumerate_v2", MigrationP, c_char_p, MIGRATION_ENUMERATE_FN, c_void_p, c_uint32
+)
+coffer_migration_count_visited = _status("coffer_migration_count_visited", MigrationP, c_uint64)
 coffer_migration_rename_property = _status(
     "coffer_migration_rename_property", MigrationP, c_char_p, c_char_p, c_char_p
 )

@@ -120,8 +120,10 @@ class _ClassInfo:
         self.pk_value.type = _capi.TYPE_INT
         self.pk_payload = self.pk_value.u
         self.pk_ref = ctypes.byref(self.pk_value)
-        # Generated packers by the property names objects give (rowcode.py).
+        # Generated packers by the property names objects give (rowcode.py),
+        # for dicts and for rows positional in schema order.
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
+        self.positional_packers: Dict[Tuple[str, ...], Any] = {}
         # Whether the declared defaults are what the C library gives a
         # property left out (null, false, 0, "", b""): then a batch upsert
         # need not look up which objects exist to fill in defaults.
@@ -318,7 +320,8 @@ class Database:
 
     def _attach_sync(self, transport: Optional[SyncKeepAlive]) -> None:
         self._handles.sync_transport = transport
-        self._sync = SyncSession(self._sync_handle, transport.states if transport is not None else None)
+        self._sync = SyncSession(self._sync_handle, transport.states if transport is not None else None,
+                                 transport.errors if transport is not None else None)
 
     def _sync_handle(self) -> _capi.DbP:
         db = self._handles.db
@@ -788,8 +791,9 @@ class Database:
         the transaction (the `with db.write():` block rolls back when the
         error leaves it)."""
         info = self._class_info(cls)
-        rows = (self._values_dict(info, v) for v in values)
-        return self._store_many(info, rows, update, "create_all()", None)
+        # Rows go to _store_chunk as given: a chunk of tuples or lists of
+        # every property is packed without a dict per row.
+        return self._store_many(info, values, update, "create_all()", None, as_given=True)
 
     def add_all(self, objects: Iterable[T], update: Any = False) -> List[T]:
         """Stores unmanaged model objects, as add() does, many per call into
@@ -812,11 +816,13 @@ class Database:
             self._store_many(info, (obj._values for obj in pending), update, "add_all()", pending)
         return added
 
-    def _store_many(self, info: _ClassInfo, rows: Iterable[Dict[str, Any]], update: Any, what: str,
-                    objects: Optional[List[Object]]) -> int:
+    def _store_many(self, info: _ClassInfo, rows: Iterable[Any], update: Any, what: str,
+                    objects: Optional[List[Object]], as_given: bool = False) -> int:
         """Writes objects of one class, a chunk per C call: runs of objects
         that list the same properties in the same order share one field
-        array. Binds objects[i] to the key of the i-th object written."""
+        array. Binds objects[i] to the key of the i-th object written.
+        Rows are dicts, or with `as_given` what create_all() takes (dicts,
+        or lists and tuples positional in schema order)."""
         policy = _update_policy(update)
         txn = self._write_txn(what)
         written = 0
@@ -824,16 +830,28 @@ class Database:
         for given in rows:
             chunk.append(given)
             if len(chunk) == _CHUNK:
-                written += self._store_chunk(txn, info, chunk, policy, objects, written, what)
+                written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
                 chunk = []
         if chunk:
-            written += self._store_chunk(txn, info, chunk, policy, objects, written, what)
+            written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
         return written
 
-    def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Dict[str, Any]], policy: int,
-                     objects: Optional[List[Object]], first: int, what: str) -> int:
+    def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Any], policy: int,
+                     objects: Optional[List[Object]], first: int, what: str, as_given: bool = False) -> int:
         writer = Writer(self, policy)
-        if info.defaults_are_zero:
+        positional = None
+        if as_given:
+            # Every row a tuple or list of every property, of the common
+            # case: one field array without a dict per row. Otherwise each
+            # row becomes a dict and takes the paths below.
+            positional = rowcode.pack_positional(writer, info, chunk)
+            if positional is None:
+                # A dict is only read from here on (with_defaults copies it).
+                values_dict = self._values_dict
+                chunk = [v if type(v) is dict else values_dict(info, v) for v in chunk]
+        if positional is not None:
+            complete = chunk
+        elif info.defaults_are_zero:
             complete = chunk  # left-out properties get the same values from C
         else:
             complete = [writer.with_defaults(info, given) for given in chunk]
@@ -854,6 +872,9 @@ class Database:
 
         self._generation += 1
         try:
+            if positional is not None:
+                create(positional[0], positional[1], n)
+                stored = n
             while stored < n:
                 end = stored + 1
                 names = tuple(complete[stored])
@@ -894,7 +915,18 @@ class Database:
         InvalidArgumentError for a class without a primary key and the
         error of the C library (PropertyTypeError naming the property) for
         a key of the wrong type."""
-        info = self._class_info(cls)
+        # _class_info() and _txn() with their common case inlined: this runs
+        # once per lookup.
+        handles = self._handles
+        thread = threading.get_ident()
+        if handles.db is None or thread != self._thread:
+            self._open_handles()  # raises what it raises
+        try:
+            info: Optional[_ClassInfo] = self._classes_by_model.get(cls)
+        except TypeError:  # unhashable: _class_info names it
+            info = None
+        if info is None:
+            info = self._class_info(cls)
         pk = info.primary_key
         if pk is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
@@ -908,11 +940,18 @@ class Database:
             if not packing.scalar_value(pk.type, primary_key, value):
                 to_c(pk.type, primary_key, value, keep, pk.where)
             ref = ctypes.byref(value)
-        txn = self._txn()
-        row = pages.row_by_primary_key(self, info.layout(), txn, ref)
-        if row is None:
+        txn = handles.write_txn
+        if txn is None:
+            txn = handles.read_txn
+            if txn is None:
+                txn = self._txn()
+        layout = info.layout()
+        found = layout.pack_by_primary_key(txn, ref)
+        if found is None:
             return None
-        return info.make(self, row.values[0], row)
+        data, values = found
+        row = pages.PackedRow(data, values, self._generation, thread, layout)
+        return (info.model or Object)._managed(self, info, values[0], row)
 
     def delete(self, target: Union[Object, Results[Any], Iterable[Object]]) -> None:
         """Deletes an object, every object of a Results, or each object of

@@ -115,7 +115,11 @@ class Migration:
             return Status.OK
 
         callback = _capi.MIGRATION_ENUMERATE_FN(collect)
-        _capi.coffer_migration_enumerate(handle, class_name.encode("utf-8"), callback, None)
+        # Collected without counting: each object counts in the open's progress
+        # once the caller's loop has handled it (the generator resumes).
+        _capi.coffer_migration_enumerate_v2(
+            handle, class_name.encode("utf-8"), callback, None, _capi.MIGRATION_COUNT_LATER
+        )
         old_info = self._old_db._classes.get(class_name)
         new_info = self._db._classes.get(class_name)
         for key in keys:
@@ -125,6 +129,7 @@ class Migration:
             if new_info is not None and self._db._object_exists(new_info, key):
                 new = new_info.make(self._db, key)
             yield old, new  # type: ignore[misc]
+            _capi.coffer_migration_count_visited(self._running(), 1)
 
     def rename_property(self, class_name: str, old_name: str, new_name: str) -> None:
         """Renames property `old_name` of `class_name` (old schema) to

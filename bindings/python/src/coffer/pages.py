@@ -76,6 +76,8 @@ class Layout:
         self.order = [(name, *self.plan.get(name, (-1, 0))) for name in info.names]
         # as_dict's common case in one generated expression, if the class allows it.
         self.decode = rowcode.decoder(self.order)
+        # The same as a tuple in schema order (Object.to_tuple, Results.tuples).
+        self.decode_tuple = rowcode.tuple_decoder(self.order)
         self._class_id = ctypes.c_uint32(info.class_id)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)
@@ -215,16 +217,6 @@ _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
 _OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
 _pack_by_primary_key = _capi.coffer_object_pack_by_primary_key_unconverted
 _PACK_COPY = ctypes.c_int(_T.PACK_COPY)
-
-
-def row_by_primary_key(db: "Database", layout: Layout, txn: _capi.TxnP, pk: Any) -> Optional[PackedRow]:
-    """The packed row of the object whose primary key is the coffer_value
-    `pk` (a ctypes reference), read in `txn`, the database's current
-    transaction; None if there is none."""
-    found = layout.pack_by_primary_key(txn, pk)
-    if found is None:
-        return None
-    return PackedRow(found[0], found[1], db._generation, threading.get_ident(), layout)
 
 
 def row_of_object(db: "Database", layout: Layout, handle: _capi.ObjectP) -> PackedRow:

@@ -74,10 +74,36 @@ class CompiledQuery:
 
     __slots__ = ("info", "timeout", "timeout_ms", "args", "arg_types", "_owned", "_prepared", "_values", "_keep")
 
+    info: "_ClassInfo"
+    timeout: Optional[float]
     timeout_ms: int
+    args: Tuple[Any, ...]
+    arg_types: Tuple[type, ...]
+    _owned: Optional[_OwnedQuery]
+    _prepared: "Optional[CompiledQuery]"
+    _values: "Optional[ctypes.Array[_capi.coffer_value]]"
+    _keep: Optional[List[Any]]
 
     def __init__(self, db: "Database", info: "_ClassInfo", text: str, args: Sequence[Any],
                  timeout: Optional[float] = None) -> None:
+        if timeout is None and type(text) is str and len(args) == 1 and type(args[0]) is int \
+                and INT64_MIN <= args[0] <= INT64_MAX and packing.ENABLED:
+            # The common prepared-statement case, a text seen before with one
+            # int argument and no timeout, with the steps below that it
+            # needs inlined: this runs once per query.
+            seen: "Optional[CompiledQuery]" = db._prepared_queries.get((info.class_id, text))
+            if seen is not None and seen.timeout_ms == 0 and seen.arg_types == _ONE_INT:
+                db._open_handles()
+                self.info = info
+                self.timeout = None
+                self.timeout_ms = 0
+                self.args = tuple(args)
+                self.arg_types = _ONE_INT
+                self._owned = None
+                self._prepared = seen
+                self._values = _ONE_VALUE.from_buffer_copy(_INT_VALUE.pack(_capi.TYPE_INT, args[0]))
+                self._keep = None
+                return
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"a query must be a str, got {type(text).__name__}")
         timeout_ms = 0 if timeout is None else timeout_milliseconds(timeout)
@@ -91,16 +117,16 @@ class CompiledQuery:
         # Kept to combine this query with others (combined()).
         self.args = tuple(args)
         self.arg_types = tuple(map(type, self.args))
-        self._owned: Optional[_OwnedQuery] = None
+        self._owned = None
         key = (info.class_id, text)
         prepared: "CompiledQuery | None" = db._prepared_queries.get(key)
         if prepared is not None and prepared.arg_types == self.arg_types and prepared.timeout_ms == timeout_ms \
                 and _REBOUND_LATER.issuperset(self.arg_types):
             # Arguments of the types the prepared query was bound with bind
             # the same way: bound when a handle is needed, if ever.
-            self._prepared: "Optional[CompiledQuery]" = prepared
-            self._values: "Optional[ctypes.Array[_capi.coffer_value]]" = values
-            self._keep: Optional[List[Any]] = keep
+            self._prepared = prepared
+            self._values = values
+            self._keep = keep
             return
         self._prepared = self._values = self._keep = None
         handle = _capi.QueryP()
@@ -175,6 +201,7 @@ def timeout_milliseconds(timeout: Optional[float]) -> int:
 
 
 _ONE_VALUE = _capi.coffer_value * 1
+_ONE_INT: Tuple[type, ...] = (int,)
 # A coffer_value holding an int, in the layout packing.py checks (ENABLED).
 _INT_VALUE = struct.Struct("=i4xq8x")
 

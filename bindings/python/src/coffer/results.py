@@ -200,7 +200,8 @@ class Results(Sequence[T]):
         longer raises QueryInterruptedError from the call that needed the
         results (len(), iteration, indexing). Database.interrupt() stops a
         query from another thread, timeout or not."""
-        return self._then(query, args, timeout)
+        compiled = CompiledQuery(self._db, self._info, query, args, timeout)
+        return Results(self._db, self._info, self._source, self._queries + (compiled,))
 
     def sorted(self, prop: Union[str, Sequence[SortKey]], ascending: bool = True) -> "Results[T]":
         """These objects sorted by property `prop` ("age", or a key path
@@ -343,7 +344,16 @@ class Results(Sequence[T]):
         is an `==`, range or prefix on an indexed property; no object is
         read and no key copied out."""
         db = self._db
-        txn = db._txn()  # checks that the database is open; may start a new snapshot
+        # db._txn(), which checks that the database is open and may start a
+        # new snapshot, with its common case inlined.
+        handles = db._handles
+        if handles.db is None or threading.get_ident() != db._thread:
+            db._open_handles()  # raises what it raises
+        txn = handles.write_txn
+        if txn is None:
+            txn = handles.read_txn
+            if txn is None:
+                txn = db._txn()
         keys = self._keys
         if keys is not None and self._generation == db._generation:
             return len(keys)
@@ -403,6 +413,31 @@ class Results(Sequence[T]):
             for values in unpacked:
                 row = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
                 yield managed(db, info, values[0], row)
+
+    def tuples(self) -> Iterator[Tuple[Any, ...]]:
+        """Each object's property values as a tuple in schema order (what
+        `obj.to_tuple()` gives), as iteration would give the objects, but
+        without making them: a page of objects is read per C call and each
+        row decoded into its tuple in one generated expression, as a
+        sqlite3 cursor gives rows. The keys are fixed when the loop starts;
+        a row the generated code does not decode (a null, a link, a
+        collection, another type) is read through its object, with the
+        same values and errors as `to_tuple()`."""
+        keys = list(self._snapshot())
+        db, info = self._db, self._info
+        managed: Callable[..., Any] = (info.model or Object)._managed
+        layout = info.layout()
+        decode = layout.decode_tuple
+        deleted = _capi.PACK_ROW_DELETED
+        for start in range(0, len(keys), pages.ROWS_PER_PAGE):
+            data, unpacked = self._page(keys[start:start + pages.ROWS_PER_PAGE])
+            generation, thread = db._generation, threading.get_ident()
+            for values in unpacked:
+                row = decode(values, data) if decode is not None else None
+                if row is None:
+                    packed = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
+                    row = managed(db, info, values[0], packed).to_tuple()
+                yield row
 
     def _page(self, keys: List[int]) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """The objects of `keys` packed in one buffer, in the current

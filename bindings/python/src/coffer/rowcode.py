@@ -45,6 +45,7 @@ _TEXT_GUESS = 128
 
 RowPacker = Callable[[Sequence[Dict[str, Any]], bytearray, bytearray, int], Optional[int]]
 RowDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Dict[str, Any]]]
+TupleDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Tuple[Any, ...]]]
 
 
 def _compile(source: str, name: str, namespace: Dict[str, Any]) -> Any:
@@ -55,24 +56,28 @@ def _compile(source: str, name: str, namespace: Dict[str, Any]) -> Any:
 # ---- writes ----------------------------------------------------------------
 
 
-def _packer_source(kinds: List[int], ids: List[int]) -> str:
+def _packer_source(kinds: List[int], ids: List[int], positional: bool = False) -> str:
     """A function pack(rows, buf, text, base) that writes the fields of every
     row into buf, the bytes of strings and binaries into text (whose address
     is base), and returns how many text bytes it used; -1 when text is too
-    small, None when a value needs the general path."""
+    small, None when a value needs the general path. Rows are dicts, or
+    with `positional` tuples or lists of every value in order."""
     n = len(kinds)
     names = [f"v{i}" for i in range(n)]
     lines = [
         # put and len as default arguments: locals, faster than globals per row.
-        "def pack(rows, buf, text, base, put=put, len=len):",
+        "def pack(rows, buf, text, base, put=put, len=len, isinstance=isinstance, sequence=(tuple, list)):",
         "    off = 0",
         "    size = 0",
         "    cap = len(text)",
         "    for values in rows:",
-        f"        if len(values) != {n}:",
-        "            return None",
-        f"        {', '.join(names)}{',' if n == 1 else ''} = values.values()",
     ]
+    if positional:
+        lines += [f"        if not isinstance(values, sequence) or len(values) != {n}:", "            return None",
+                  f"        {', '.join(names)}{',' if n == 1 else ''} = values"]
+    else:
+        lines += [f"        if len(values) != {n}:", "            return None",
+                  f"        {', '.join(names)}{',' if n == 1 else ''} = values.values()"]
     args: List[str] = []
     texts: List[int] = []
     for i, kind in enumerate(kinds):
@@ -107,10 +112,11 @@ class _Packer:
         self.per_row = _TEXT_GUESS * texts
 
 
-def _packer(info: "_ClassInfo", names: Tuple[str, ...]) -> Optional[_Packer]:
-    """The packer for objects of `info` giving `names` in this order, made
-    on first use; None when a property is not of a packed kind."""
-    cache = info.row_packers
+def _packer(info: "_ClassInfo", names: Tuple[str, ...], positional: bool = False) -> Optional[_Packer]:
+    """The packer for objects of `info` giving `names` in this order (as
+    dicts, or with `positional` as tuples or lists), made on first use;
+    None when a property is not of a packed kind."""
+    cache = info.positional_packers if positional else info.row_packers
     if names in cache:
         cached: Optional[_Packer] = cache[names]
         return cached
@@ -120,7 +126,7 @@ def _packer(info: "_ClassInfo", names: Tuple[str, ...]) -> Optional[_Packer]:
         kinds = [p.type for p in props if p is not None]
         ids = [p.id for p in props if p is not None]
         put = struct.Struct("=" + "".join("I4xi4x" + PAYLOADS[k] for k in kinds)).pack_into
-        pack = _compile(_packer_source(kinds, ids), "pack", {"put": put})
+        pack = _compile(_packer_source(kinds, ids, positional), "pack", {"put": put})
         made = _Packer(pack, sum(k in _TEXT_KINDS for k in kinds))
     cache[names] = made
     return made
@@ -134,11 +140,25 @@ def pack_rows(writer: "Writer", info: "_ClassInfo", rows: Sequence[Dict[str, Any
     text buffer stay alive in writer.keep."""
     if not rows:
         return None
-    names = tuple(rows[0])
-    packer = _packer(info, names)
+    return _pack_with(writer, rows, _packer(info, tuple(rows[0])), len(rows[0]))
+
+
+def pack_positional(writer: "Writer", info: "_ClassInfo", rows: Sequence[Any]
+                    ) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
+    """As pack_rows(), for rows given as tuples or lists of a value for
+    every property in schema order (as sqlite3's executemany takes them),
+    without a dict per row; None when a row is anything else or a value is
+    not of the common case."""
+    names = tuple(info.names)
+    if not rows or not names:
+        return None
+    return _pack_with(writer, rows, _packer(info, names, positional=True), len(names))
+
+
+def _pack_with(writer: "Writer", rows: Sequence[Any], packer: Optional[_Packer], count: int
+               ) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
     if packer is None:
         return None
-    count = len(names)
     total = count * len(rows)
     buf = bytearray(total * FIELD_SIZE)
     for _ in range(4):
@@ -164,6 +184,39 @@ def pack_rows(writer: "Writer", info: "_ClassInfo", rows: Sequence[Dict[str, Any
 # ---- reads -----------------------------------------------------------------
 
 
+def _decoder_source(order: Sequence[Tuple[str, int, int]], name: str, opening: str, closing: str,
+                    entry: str) -> str:
+    """The source of a function name(values, data) that checks the type tag
+    of every property and builds `opening` ... `closing` of one `entry`
+    (formatted with the property's name and value expression) per property."""
+    tags = [at for _, at, _ in order]
+    entries = []
+    for prop, at, fast in order:
+        if fast == _T.TYPE_STRING:
+            value = f"str(data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]], 'utf-8')"
+        elif fast == _T.TYPE_BINARY:
+            value = f"data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]]"
+        else:
+            value = f"values[{at + 1}]"
+        entries.append("        " + entry.format(name=repr(prop), value=value))
+    return "\n".join([
+        # kinds and str as default arguments: locals, faster than globals per row.
+        f"def {name}(values, data, kinds=kinds, str=str):",
+        f"    if ({', '.join(f'values[{at}]' for at in tags)},) != kinds:",
+        "        return None",
+        "    try:",
+        f"        return {opening}",
+        *entries,
+        f"        {closing}",
+        "    except UnicodeDecodeError:",
+        "        return None",
+    ]) + "\n"
+
+
+def _decodable(order: Sequence[Tuple[str, int, int]]) -> bool:
+    return bool(order) and all(at >= 0 and fast for _, at, fast in order)
+
+
 def decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[RowDecoder]:
     """A function decode(values, data) for rows unpacked by a pages.Layout
     whose properties are `order` ((name, position of the type tag, kind
@@ -171,30 +224,21 @@ def decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[RowDecoder]:
     when a value is null or not of its kind, or a string is not UTF-8 (the
     caller's general loop then decides). None when a property is never
     decoded from the page."""
-    if not order or any(at < 0 or not fast for _, at, fast in order):
+    if not _decodable(order):
         return None
-    tags = [at for _, at, _ in order]
     kinds = tuple(fast for _, _, fast in order)
-    entries = []
-    for name, at, fast in order:
-        if fast == _T.TYPE_STRING:
-            value = f"str(data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]], 'utf-8')"
-        elif fast == _T.TYPE_BINARY:
-            value = f"data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]]"
-        else:
-            value = f"values[{at + 1}]"
-        entries.append(f"        {name!r}: {value},")
-    source = "\n".join([
-        # kinds and str as default arguments: locals, faster than globals per row.
-        "def decode(values, data, kinds=kinds, str=str):",
-        f"    if ({', '.join(f'values[{at}]' for at in tags)},) != kinds:",
-        "        return None",
-        "    try:",
-        "        return {",
-        *entries,
-        "        }",
-        "    except UnicodeDecodeError:",
-        "        return None",
-    ]) + "\n"
+    source = _decoder_source(order, "decode", "{", "}", "{name}: {value},")
     decode: RowDecoder = _compile(source, "decode", {"kinds": kinds})
+    return decode
+
+
+def tuple_decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[TupleDecoder]:
+    """As decoder(), a function decode_tuple(values, data) giving the values
+    of every property as a tuple in schema order instead of a dict; None
+    for the same rows and classes."""
+    if not _decodable(order):
+        return None
+    kinds = tuple(fast for _, _, fast in order)
+    source = _decoder_source(order, "decode_tuple", "(", ")", "{value},")
+    decode: TupleDecoder = _compile(source, "decode_tuple", {"kinds": kinds})
     return decode

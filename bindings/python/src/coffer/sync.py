@@ -1,6 +1,7 @@
 """Sync (docs/SYNC.md): SyncConfig, which coffer.open(..., sync=...) takes;
 the session a synced Database offers as db.sync (waits, pause, resume,
-state); and the WebSocket transport Python supplies to the core, made with
+state); SyncError, what SyncConfig(on_error=...) is told of the service's
+errors (a compensating write among them); and the WebSocket transport Python supplies to the core, made with
 the `websockets` package (pip install "coffer[sync]"). It sits above
 _capi and errors and below database.py, which holds a session; it never
 imports database.py."""
@@ -13,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
-from . import _capi
+from . import _capi, values
 from .auth import AuthError, User
 from .errors import InvalidArgumentError, MisuseError, Status
 
@@ -25,6 +26,37 @@ STATES = {
     _capi.SYNC_PAUSED: "paused",
     _capi.SYNC_FAILED: "failed",
 }
+
+
+class SyncError(Exception):
+    """An ERROR frame of the sync service (docs/SYNC.md, "Errors"), as
+    SyncConfig(on_error=...) receives it.
+
+    code: the service's error code (COMPENSATING_WRITE is 10).
+    code_name: its name ("COMPENSATING_WRITE", "AUTH", ...).
+    message: the service's message.
+    fatal: whether the service closed the session with it.
+    class_name, primary_key: for a compensating write, the object whose
+        write the permission rules refused (the session reverts it to the
+        service's state); None for other errors.
+    """
+
+    COMPENSATING_WRITE = _capi.SYNC_ERROR_COMPENSATING_WRITE
+
+    def __init__(self, code: int, code_name: str, message: str, fatal: bool,
+                 class_name: Optional[str] = None, primary_key: Any = None) -> None:
+        super().__init__(f"{code_name}: {message}")
+        self.code = code
+        self.code_name = code_name
+        self.message = message
+        self.fatal = fatal
+        self.class_name = class_name
+        self.primary_key = primary_key
+
+    @property
+    def is_compensating_write(self) -> bool:
+        """Whether a write was refused by the service's permission rules."""
+        return self.code == self.COMPENSATING_WRITE
 
 
 @dataclass(frozen=True)
@@ -47,6 +79,12 @@ class SyncConfig:
         websockets transport; None uses the system's trust roots. To trust
         a self-hosted service's own CA:
         `ssl.create_default_context(cafile="ca.pem")`.
+    on_error: called with a SyncError for every ERROR the service sends
+        (a compensating write, or an error that stops the session). It runs
+        on the database's sync thread, which waits for it: it must return
+        soon, and must not close the database nor wait for sync. An
+        exception it raises is kept in the session's `callback_exception`
+        and otherwise ignored.
     """
 
     url: str
@@ -55,6 +93,7 @@ class SyncConfig:
     user: Optional[User] = None
     token: Optional[str] = None
     ssl_context: Optional[ssl.SSLContext] = None
+    on_error: Optional[Callable[[SyncError], None]] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
@@ -65,6 +104,8 @@ class SyncConfig:
             raise InvalidArgumentError(f"SyncConfig: user must be a coffer.User, got {type(self.user).__name__}")
         if self.token is not None and not isinstance(self.token, str):
             raise InvalidArgumentError(f"SyncConfig: token must be a str, got {type(self.token).__name__}")
+        if self.on_error is not None and not callable(self.on_error):
+            raise InvalidArgumentError(f"SyncConfig: on_error must be callable, got {type(self.on_error).__name__}")
         if self.transport not in ("websockets", "builtin"):
             raise InvalidArgumentError(
                 f"SyncConfig: transport must be 'websockets' or 'builtin', got {self.transport!r}"
@@ -114,7 +155,9 @@ class WebSocketTransport:
         try:
             # Entered as a context manager: how every version of the package connects.
             text = url.decode("utf-8")
-            tls = {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            tls: Dict[str, Any] = (
+                {"ssl": self._ssl_context} if self._ssl_context is not None and text.startswith("wss://") else {}
+            )
             ws = self._connect(text, open_timeout=self._open_timeout, max_size=None,
                                compression=None, **tls).__enter__()
         except BaseException as exc:  # every failure is a failed connection
@@ -249,15 +292,46 @@ class SyncStateToken:
         self.cancel()
 
 
+class ErrorSink:
+    """The core's sync error callback (coffer_sync_error_fn) over a Python
+    callable: turns each event into a SyncError on the database's sync
+    thread. An exception of the callable is kept in `last_exception`."""
+
+    def __init__(self, on_error: Callable[[SyncError], None]) -> None:
+        self.on_error = on_error
+        self.last_exception: Optional[BaseException] = None
+        self.fn = _capi.SYNC_ERROR_FN(self._report)
+
+    def _report(self, _ctx: Any, event_p: Any) -> None:
+        try:
+            event = event_p.contents
+            primary_key = None
+            if event.class_name is not None and event.primary_key:
+                primary_key = values.from_c(event.primary_key.contents, "the refused object's primary key")
+            error = SyncError(
+                int(event.code),
+                (event.code_name or b"unknown").decode("utf-8", "replace"),
+                (event.message or b"").decode("utf-8", "replace"),
+                bool(event.fatal),
+                event.class_name.decode("utf-8", "replace") if event.class_name is not None else None,
+                primary_key,
+            )
+            self.on_error(error)
+        except BaseException as exc:  # a callback must not unwind into C
+            self.last_exception = exc
+
+
 class SyncKeepAlive:
-    """What a synced handle keeps alive for the core: its transport and its
-    token source (each None when not used), and its state listeners."""
+    """What a synced handle keeps alive for the core: its transport, its
+    token source and its error sink (each None when not used), and its
+    state listeners."""
 
     def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource],
-                 states: Optional[StateListeners] = None) -> None:
+                 states: Optional[StateListeners] = None, errors: Optional[ErrorSink] = None) -> None:
         self.transport = transport
         self.tokens = tokens
         self.states = states if states is not None else StateListeners()
+        self.errors = errors
 
 
 def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
@@ -273,11 +347,15 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
         _capi.coffer_config_set_sync_token(config, sync.token.encode("utf-8"))
     states = StateListeners()
     _capi.coffer_config_set_sync_state_callback(config, states.fn, None)
+    errors = None
+    if sync.on_error is not None:
+        errors = ErrorSink(sync.on_error)
+        _capi.coffer_config_set_sync_error_callback(config, errors.fn, None)
     if sync.transport == "builtin":
-        return SyncKeepAlive(None, tokens, states)
+        return SyncKeepAlive(None, tokens, states, errors)
     transport = WebSocketTransport(ssl_context=sync.ssl_context)
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
-    return SyncKeepAlive(transport, tokens, states)
+    return SyncKeepAlive(transport, tokens, states, errors)
 
 
 def _millis(timeout: Optional[float]) -> int:
@@ -294,9 +372,16 @@ class SyncSession:
     the background; these calls wait for it, pause it, resume it and tell its
     state. They may be called from any thread."""
 
-    def __init__(self, handle: Callable[[], _capi.DbP], states: Optional[StateListeners] = None) -> None:
+    def __init__(self, handle: Callable[[], _capi.DbP], states: Optional[StateListeners] = None,
+                 errors: Optional[ErrorSink] = None) -> None:
         self._handle = handle
         self._states = states if states is not None else StateListeners()
+        self._errors = errors
+
+    @property
+    def callback_exception(self) -> Optional[BaseException]:
+        """The last exception SyncConfig(on_error=...) raised (None when none)."""
+        return self._errors.last_exception if self._errors is not None else None
 
     def wait_for_upload(self, timeout: Optional[float] = None) -> None:
         """Returns once the service has every local commit made before the

@@ -1,0 +1,82 @@
+/* index_tree — the index of a class as a B+tree of sealed nodes (encrypted
+ * files of format 6, docs/FORMAT.md "Sealed index trees"). The tree holds
+ * the same entries as a plain file's index keys (column ‖ encoded value ‖
+ * object key, storage/index.h), in byte order, but each node — a sorted
+ * array of entries (a leaf) or of separators and child node ids (an inner
+ * node) — is one LMDB value of the class's index sub-database, stored under
+ * its node id (u64 BE) and sealed there like any other value (bound to that
+ * place). The root is node 1; an absent root is an empty tree.
+ *
+ * A transaction keeps the nodes it has opened, decoded, until it ends (a
+ * read transaction opens each node once, and in an encrypted file passes
+ * them on to the next read transaction, see cf_itree_free). A write transaction changes
+ * nodes in memory, splitting and merging them as they grow and shrink, and
+ * seals and writes the changed ones when it commits (cf_itree_flush); a
+ * node merged away is deleted from LMDB at once. An abort drops them with
+ * the rest, and so does a writer killed before its commit. */
+#ifndef COFFER_INDEX_TREE_H
+#define COFFER_INDEX_TREE_H
+
+#include "storage/handles.h"
+
+/* A node holds entries until its encoding exceeds this many bytes, when it
+ * splits; below a quarter of it, it merges with a neighbour. */
+#define CF_ITREE_NODE_MAX 4096
+#define CF_ITREE_MAX_DEPTH 16
+
+typedef struct cf_itree_node cf_itree_node;
+
+/* A position in a tree: the nodes from the root to a leaf and the index
+ * taken in each. Valid until the transaction writes to the tree again. */
+typedef struct cf_itree_cursor {
+    coffer_txn *txn;
+    coffer_class_id cls;
+    int depth;
+    struct {
+        cf_itree_node *node;
+        uint32_t at;
+    } path[CF_ITREE_MAX_DEPTH];
+} cf_itree_cursor;
+
+/* Adds entry e[0..len) to the tree of class `cls` (nothing to do when it is
+ * there already). A write transaction only. */
+coffer_status cf_itree_insert(coffer_txn *txn, coffer_class_id cls, const uint8_t *e, size_t len);
+
+/* Removes entry e[0..len); *found (when not NULL) says whether it was there. */
+coffer_status cf_itree_delete(coffer_txn *txn, coffer_class_id cls, const uint8_t *e, size_t len, int *found);
+
+/* Places `cur` at the first entry not below key[0..klen) and returns it in
+ * *e, *len (borrowed from the transaction's nodes): COFFER_OK, or
+ * COFFER_DONE past the last entry. COFFER_ERR_INTEGRITY or
+ * COFFER_ERR_CORRUPTED (naming the class and node) when a node fails to
+ * open or decode. */
+coffer_status cf_itree_seek(cf_itree_cursor *cur, coffer_txn *txn, coffer_class_id cls, const uint8_t *key, size_t klen,
+                            const uint8_t **e, size_t *len);
+
+/* The entry after the cursor's: COFFER_OK, or COFFER_DONE at the end. */
+coffer_status cf_itree_next(cf_itree_cursor *cur, const uint8_t **e, size_t *len);
+
+/* Seals and writes every node the write transaction changed. */
+coffer_status cf_itree_flush(coffer_txn *txn);
+
+/* Forgets the nodes of class `cls` after its index sub-database was
+ * emptied (mdb_drop) in `txn`. */
+void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls);
+
+/* Frees the transaction's nodes (at its end). A read transaction of an
+ * encrypted file leaves them to the next read transaction of its handle,
+ * which takes a node again when its stored value still has the nonce the
+ * node was opened from (every seal draws a fresh random nonce, so a node
+ * written since has another), else opens it again. */
+void cf_itree_free(coffer_txn *txn);
+
+/* Frees the nodes a read transaction left for the next (at close). */
+void cf_itree_pool_free(coffer_db *db);
+
+/* Checks the tree of class `cls` throughout: entries in order in every
+ * node, separators bounding their children, every leaf at one depth, no
+ * node but the root below a quarter full after a write. Returns the
+ * number of entries in *count. COFFER_ERR_CORRUPTED naming what is wrong. */
+coffer_status cf_itree_check(coffer_txn *txn, coffer_class_id cls, uint64_t *count);
+
+#endif
