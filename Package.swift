@@ -192,6 +192,7 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "CSodium",
@@ -236,8 +237,10 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
         // the Coffer library against the real service and PostgreSQL.
         .testTarget(
             name: "CofferSyncClientTests",
-            dependencies: ["Coffer", "CofferSyncNIO", "CofferSyncService", "CofferSyncTestSupport"],
+            dependencies: ["Coffer", "CofferSyncNIO", "CofferSyncProtocol", "CofferSyncService", "CofferSyncTestSupport"],
             path: "Tests/CofferSyncClientTests"
         ),
     ]
+    // The README's wss:// block (compiled only where CofferSyncNIO is built).
+    package.targets.first { $0.name == "ReadmeTests" }?.dependencies.append("CofferSyncNIO")
 }

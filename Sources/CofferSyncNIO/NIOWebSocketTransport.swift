@@ -68,9 +68,22 @@ public struct NIOWebSocketTransport: SyncTransport {
         self.init(tls: tls, connectTimeout: connectTimeout)
     }
 
+    /// Connects to `url` (`ws://` or `wss://` with a host name) and completes
+    /// the WebSocket upgrade within ``connectTimeout``.
+    ///
+    /// - Throws: ``NIOWebSocketTransportError`` naming the URL and the cause:
+    ///   another scheme, a `wss://` URL with an IP address instead of a host
+    ///   name, a refused connection, a certificate that is not trusted, a
+    ///   refused upgrade, or a timeout.
     public func connect(to url: URL) throws -> any SyncConnection {
-        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", url.host != nil else {
+        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host, !host.isEmpty
+        else {
             throw NIOWebSocketTransportError("'\(url.absoluteString)' is not a ws:// or wss:// URL with a host")
+        }
+        if scheme == "wss" && Self.isIPAddress(host) {
+            throw NIOWebSocketTransportError(
+                "'\(url.absoluteString)': a wss:// URL needs the service's host name, not the IP address \(host) "
+                    + "(the TLS client names the server by its host name, which its certificate must list)")
         }
         let connection = NIOWebSocketConnection(url: url)
         connection.start(tls: scheme == "wss" ? tls : nil)
@@ -79,9 +92,17 @@ public struct NIOWebSocketTransport: SyncTransport {
     }
 }
 
+extension NIOWebSocketTransport {
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || (host.split(separator: ".").count == 4 && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
+    }
+}
+
 /// Why a ``NIOWebSocketTransport`` connection failed; its description is
 /// the session's `lastError`.
 public struct NIOWebSocketTransportError: Error, CustomStringConvertible, Sendable {
+    /// What failed: the URL and the cause.
     public let description: String
 
     init(_ description: String) {
@@ -110,8 +131,11 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
     private let url: URL
     private let condition = NSCondition()
     private var opened = false
-    private var ended: (any Error)?
+    /// Closed or given up on by the sync thread: a connection that opens
+    /// late is closed at once.
+    private var abandoned = false
     private var finished = false
+    private var ended: (any Error)?
     private var inbox: [[UInt8]] = []
     private var outbound: WebSocketOutboundWriter?
     private var task: Task<Void, Never>?
@@ -120,22 +144,33 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
         self.url = url
     }
 
+    private func locked<Value>(_ body: () throws -> Value) rethrows -> Value {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
     func start(tls: TLSConfiguration?) {
-        var logger = Logger(label: "coffer.sync.nio")
-        logger.logLevel = .critical
+        let logger: Logger = {
+            var logger = Logger(label: "coffer.sync.nio")
+            logger.logLevel = .critical
+            return logger
+        }()
         let configuration = WebSocketClientConfiguration(maxFrameSize: NIOWebSocketTransport.maxMessageSize)
         let text = url.absoluteString
         task = Task.detached { [self] in
             do {
                 try await WebSocketClient.connect(url: text, configuration: configuration, tlsConfiguration: tls,
                                                   logger: logger) { inbound, outbound, _ in
-                    self.didOpen(outbound)
+                    guard self.didOpen(outbound) else { return }
                     for try await message in inbound.messages(maxSize: NIOWebSocketTransport.maxMessageSize) {
                         switch message {
                         case .binary(let buffer):
                             self.received(Array(buffer.readableBytesView))
                         case .text:
-                            throw NIOWebSocketTransportError("the sync service sent a text message")
+                            self.didEnd(NIOWebSocketTransportError(
+                                "the sync service at \(text) sent a text message; the protocol has binary messages only"))
+                            return
                         }
                     }
                 }
@@ -146,23 +181,28 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
         }
     }
 
-    private func didOpen(_ writer: WebSocketOutboundWriter) {
-        condition.withLock {
+    /// Whether the connection is still wanted; if so the writer is kept.
+    private func didOpen(_ writer: WebSocketOutboundWriter) -> Bool {
+        locked {
+            guard !abandoned else { return false }
             outbound = writer
             opened = true
             condition.broadcast()
+            return true
         }
     }
 
     private func received(_ bytes: [UInt8]) {
-        condition.withLock {
+        locked {
             inbox.append(bytes)
             condition.broadcast()
         }
     }
 
+    /// The first end counts: a protocol error stays the cause of the close that follows it.
     private func didEnd(_ error: (any Error)?) {
-        condition.withLock {
+        locked {
+            guard !finished else { return }
             finished = true
             ended = error
             condition.broadcast()
@@ -170,12 +210,13 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
     }
 
     func waitUntilOpen(timeout: Duration) throws {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        let outcome: Result<Void, NIOWebSocketTransportError>? = condition.withLock {
+        let deadline = Date(after: timeout)
+        let outcome: Swift.Result<Void, NIOWebSocketTransportError>? = locked {
             while !opened && !finished {
                 if !condition.wait(until: deadline) { break }
             }
             if opened { return .success(()) }
+            abandoned = true
             if finished {
                 return .failure(ended.map { NIOWebSocketTransportError.describing($0, url: url) }
                     ?? NIOWebSocketTransportError("\(url.absoluteString) closed the connection during the upgrade"))
@@ -193,36 +234,30 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
     }
 
     func send(_ frame: [UInt8]) throws {
-        guard let writer = condition.withLock({ finished ? nil : outbound }) else {
+        guard frame.count <= NIOWebSocketTransport.maxMessageSize else {
+            throw NIOWebSocketTransportError(
+                "a message of \(frame.count) bytes is larger than the \(NIOWebSocketTransport.maxMessageSize)-byte limit (64 MiB)")
+        }
+        guard let writer = locked({ finished ? nil : outbound }) else {
             throw failure()
         }
-        let sent = NSCondition()
-        nonisolated(unsafe) var outcome: Result<Void, any Error>?
+        let pending = PendingWrite()
         Task.detached {
-            let result: Result<Void, any Error>
             do {
                 try await writer.write(.binary(ByteBuffer(bytes: frame)))
-                result = .success(())
+                pending.finish(.success(()))
             } catch {
-                result = .failure(error)
-            }
-            sent.withLock {
-                outcome = result
-                sent.broadcast()
+                pending.finish(.failure(error))
             }
         }
-        let result = sent.withLock { () -> Result<Void, any Error> in
-            while outcome == nil { sent.wait() }
-            return outcome!
-        }
-        if case .failure(let error) = result {
-            throw NIOWebSocketTransportError.describing(error, url: url)
+        if case .failure(let error) = pending.wait() {
+            throw locked { finished ? failureLocked() : NIOWebSocketTransportError.describing(error, url: url) }
         }
     }
 
     func receive(timeout: Duration) throws -> [UInt8]? {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        return try condition.withLock { () throws -> [UInt8]? in
+        let deadline = Date(after: timeout)
+        return try locked { () throws -> [UInt8]? in
             while inbox.isEmpty && !finished {
                 if !condition.wait(until: deadline) { break }
             }
@@ -233,7 +268,7 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
     }
 
     private func failure() -> NIOWebSocketTransportError {
-        condition.withLock { failureLocked() }
+        locked { failureLocked() }
     }
 
     private func failureLocked() -> NIOWebSocketTransportError {
@@ -242,17 +277,48 @@ final class NIOWebSocketConnection: SyncConnection, @unchecked Sendable {
     }
 
     func close() {
-        let writer = condition.withLock { finished ? nil : outbound }
+        let writer: WebSocketOutboundWriter? = locked {
+            abandoned = true
+            return finished ? nil : outbound
+        }
         if let writer {
             // The close handshake; the client's task ends when the service answers.
             Task.detached { try? await writer.close(.normalClosure, reason: nil) }
-            let deadline = Date().addingTimeInterval(5)
-            condition.withLock {
+            let deadline = Date(after: .seconds(5))
+            locked {
                 while !finished {
                     if !condition.wait(until: deadline) { break }
                 }
             }
         }
         task?.cancel()
+    }
+}
+
+/// One write handed to the client's event loop, waited for by the sync thread.
+private final class PendingWrite: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<Void, any Error>?
+
+    func finish(_ result: Result<Void, any Error>) {
+        condition.lock()
+        self.result = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() -> Result<Void, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return result!
+    }
+}
+
+extension Date {
+    /// `duration` from now.
+    fileprivate init(after duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
     }
 }

@@ -1,15 +1,17 @@
 // wss:// end to end: `coffer-sync serve --tls-certificate --tls-key` with a
 // throwaway CA and server certificate made by openssl at test time, and
 // Swift databases syncing through NIOWebSocketTransport; a transport that
-// trusts another CA is refused with the certificate problem named; the
-// session's state changes are observed on the way.
+// trusts another CA is refused with the certificate problem named; ws://
+// through the same transport; a message of many MiB, and one over the
+// 64 MiB limit.
 import Coffer
 import CofferSyncNIO
+import CofferSyncProtocol
 import CofferSyncTestSupport
 import Foundation
 import Testing
 
-/// A CA and a server certificate for 127.0.0.1 signed by it, in a folder of
+/// A CA and a server certificate for localhost signed by it, in a folder of
 /// their own; `other` is a CA that signed nothing.
 struct ThrowawayCertificates {
     let folder: URL
@@ -39,31 +41,38 @@ struct ThrowawayCertificates {
             try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Coffer test \(ca)",
                          "-keyout", "\(ca).key", "-out", "\(ca).pem"])
         }
-        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
                      "-keyout", "server.key", "-out", "server.csr"])
-        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(to: folder.appendingPathComponent("san.ext"),
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(to: folder.appendingPathComponent("san.ext"),
                                                                  atomically: true, encoding: .utf8)
         try openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                      "-days", "2", "-extfile", "san.ext", "-out", "server.pem"])
         return certificates
     }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: folder)
+    }
 }
 
 @Suite("Swift sync over wss://")
 struct TLSSyncTests {
+    /// `serve` with the certificate and key as command-line options.
     static func tlsService(_ certificates: ThrowawayCertificates) async throws -> ServiceProcess {
         try await ServiceProcess.start(postgres: try await PrivatePostgres.shared.freshDatabase(),
-                                       environment: ["COFFER_SYNC_TLS_CERTIFICATE": certificates.serverCertificate,
-                                                     "COFFER_SYNC_TLS_KEY": certificates.serverKey])
+                                       arguments: ["--tls-certificate", certificates.serverCertificate,
+                                                   "--tls-key", certificates.serverKey])
     }
 
+    /// The service's wss:// URL; TLS names the server by its host name.
     static func wssURL(_ service: ServiceProcess) -> URL {
-        URL(string: "wss://127.0.0.1:\(service.port)/sync/v1")!
+        URL(string: "wss://localhost:\(service.port)/sync/v1")!
     }
 
     @Test("two replicas converge over wss:// trusting the service's CA, and the states are observed")
     func converge() async throws {
         let certificates = try ThrowawayCertificates.make()
+        defer { certificates.remove() }
         let service = try await Self.tlsService(certificates)
         defer { service.stop() }
         let partition = freshPartition()
@@ -84,24 +93,32 @@ struct TLSSyncTests {
         try await session.wait(for: .upload, timeout: patience)
         #expect(try await notes(of: second, once: ["a": "over TLS"]) == ["a": "over TLS"])
 
-        // A big frame (a few MiB) passes too.
-        let big = String(repeating: "x", count: 3 << 20)
-        try await second.add("big", big)
+        // A commit of a few MiB: messages of many TLS records, up and down.
+        let batch = Dictionary(uniqueKeysWithValues: (0..<2000).map { ("n\($0)", "\($0) " + String(repeating: "x", count: 2000)) })
+        try await second.add(batch)
         try await syncSession(of: second).wait(for: .upload, timeout: patience)
-        #expect(try await notes(of: first, once: ["a": "over TLS", "big": big])["big"]?.count == big.count)
+        var expected = batch
+        expected["a"] = "over TLS"
+        #expect(try await notes(of: first, once: expected) == expected)
+        #expect(session.lastError == nil)
 
-        // Paused at once; connected again after resume.
+        // Paused at once; connected again (a new TLS connection) after resume.
         session.pause()
         #expect(session.state == .paused)
         #expect(await states.next() == .disconnected)
         session.resume()
         #expect(await states.next() == .connecting)
         #expect(await states.next() == .connected)
+        try await first.add("b", "after resume")
+        try await session.wait(for: .upload, timeout: patience)
+        expected["b"] = "after resume"
+        #expect(try await notes(of: second, once: expected) == expected)
     }
 
-    @Test("a transport trusting another CA is refused, naming the certificate problem")
+    @Test("a transport trusting another CA is refused, naming the certificate problem; nothing local is lost")
     func wrongCA() async throws {
         let certificates = try ThrowawayCertificates.make()
+        defer { certificates.remove() }
         let service = try await Self.tlsService(certificates)
         defer { service.stop() }
         let transport = try NIOWebSocketTransport(trustingCertificateAt: certificates.otherCACertificate)
@@ -110,32 +127,116 @@ struct TLSSyncTests {
         let session = try await syncSession(of: replica)
         try await eventually { session.lastError != nil }
         let error = try #require(session.lastError)
-        #expect(error.message.contains("certificate verification failed"), "\(error)")
-        #expect(error.message.contains("wss://127.0.0.1:\(service.port)/sync/v1"), "\(error)")
+        #expect(error.message.contains("certificate is not trusted"), "\(error)")
+        #expect(error.message.contains("CERTIFICATE_VERIFY_FAILED"), "\(error)")
+        #expect(error.message.contains("wss://localhost:\(service.port)/sync/v1"), "\(error)")
         #expect(session.connectionState != .connected)
+        #expect(session.state == .active, "a refused certificate is retried, as any failed connection")
         try await replica.add("k", "kept")
         await #expect(throws: CofferError.self) {
             try await session.wait(for: .upload, timeout: .milliseconds(300))
         }
+        #expect(try await replica.notes() == ["k": "kept"])
+    }
+
+    @Test("a wss:// URL with an IP address instead of a host name is refused, saying so")
+    func ipAddressHost() throws {
+        let transport = NIOWebSocketTransport()
+        for url in ["wss://127.0.0.1:9/sync/v1", "wss://[::1]:9/sync/v1"] {
+            let error = #expect(throws: NIOWebSocketTransportError.self) {
+                _ = try transport.connect(to: URL(string: url)!)
+            }
+            #expect(error?.description.contains("needs the service's host name") == true, "\(String(describing: error))")
+        }
+        let other = #expect(throws: NIOWebSocketTransportError.self) {
+            _ = try transport.connect(to: URL(string: "https://localhost:9/sync/v1")!)
+        }
+        #expect(other?.description.contains("is not a ws:// or wss:// URL") == true)
     }
 
     @Test("the same transport speaks ws:// to a service without TLS")
     func plainWebSocket() async throws {
         let service = try await ServiceProcess.start(postgres: try await PrivatePostgres.shared.freshDatabase())
         defer { service.stop() }
-        let sync = SyncConfiguration(url: URL(string: service.url)!, partitionValue: freshPartition(),
-                                     transport: NIOWebSocketTransport())
-        let replica = try await Replica(sync: sync)
-        try await replica.add("p", "plain")
-        try await syncSession(of: replica).wait(for: .upload, timeout: patience)
+        let partition = freshPartition()
+        let nio = try await Replica(sync: SyncConfiguration(url: URL(string: service.url)!, partitionValue: partition,
+                                                            transport: NIOWebSocketTransport()))
+        // The built-in transport on the other side.
+        let builtIn = try await Replica(sync: SyncConfiguration(url: URL(string: service.url)!, partitionValue: partition))
+        try await nio.add("p", "plain")
+        try await syncSession(of: nio).wait(for: .upload, timeout: patience)
+        #expect(try await notes(of: builtIn, once: ["p": "plain"]) == ["p": "plain"])
+        try await builtIn.add("q", "built-in")
+        try await syncSession(of: builtIn).wait(for: .upload, timeout: patience)
+        #expect(try await notes(of: nio, once: ["p": "plain", "q": "built-in"]) == ["p": "plain", "q": "built-in"])
     }
 
-    @Test("a CA file that is not there is refused naming it")
-    func missingCAFile() {
-        #expect {
-            _ = try NIOWebSocketTransport(trustingCertificateAt: "/nonexistent/ca.pem")
-        } throws: { error in
-            "\(error)".contains("/nonexistent/ca.pem")
+    @Test("a connection refused on a port where nothing listens names the URL")
+    func refused() async throws {
+        // A port that was free a moment ago: bind, read it, close.
+        let service = try await ServiceProcess.start(postgres: try await PrivatePostgres.shared.freshDatabase())
+        let port = service.port
+        service.kill()
+        let error = #expect(throws: NIOWebSocketTransportError.self) {
+            _ = try NIOWebSocketTransport().connect(to: URL(string: "ws://localhost:\(port)/sync/v1")!)
         }
+        #expect(error?.description.contains("ws://localhost:\(port)/sync/v1") == true, "\(String(describing: error))")
     }
+
+    @Test("a message of many MiB reaches the service over wss://; one byte over 64 MiB is refused before sending")
+    func messageLimit() async throws {
+        let certificates = try ThrowawayCertificates.make()
+        defer { certificates.remove() }
+        let service = try await Self.tlsService(certificates)
+        defer { service.stop() }
+        let transport = try NIOWebSocketTransport(trustingCertificateAt: certificates.caCertificate)
+        #expect(NIOWebSocketTransport.maxMessageSize == WireLimits.maxFrameBytes)
+        let url = Self.wssURL(service)
+        let connection = try await offPool { Unchecked(try transport.connect(to: url)) }.value
+        defer { connection.close() }
+        let over = [UInt8](repeating: 0xFF, count: WireLimits.maxFrameBytes + 1)
+        let error = #expect(throws: NIOWebSocketTransportError.self) { try connection.send(over) }
+        #expect(error?.description.contains("larger than the \(WireLimits.maxFrameBytes)-byte limit") == true)
+
+        // A large message that is not a frame the service knows: it reads all
+        // of it and answers with an ERROR frame before closing. (8 MiB: in a
+        // debug build on a loaded machine a whole 64 MiB message did not get
+        // through TLS before the service's ping timeout, 2 × 30 s, closed
+        // the connection.)
+        let large = [UInt8](repeating: 0xFF, count: 8 << 20)
+        let shared = Unchecked(connection)
+        try await offPool { try shared.value.send(large) }
+        let answer = try await offPool { try shared.value.receive(timeout: .seconds(60)) }
+        let frame = try Frame(decoding: try #require(answer, "no answer within 60 s"))
+        guard case .error(_, let message, let fatal) = frame else {
+            Issue.record("expected an ERROR frame, got \(frame)")
+            return
+        }
+        #expect(!message.isEmpty, "fatal: \(fatal)")
+        let closed = #expect(throws: NIOWebSocketTransportError.self) {
+            _ = try connection.receive(timeout: .seconds(60))
+        }
+        #expect(closed?.description.contains("closed the connection") == true, "\(String(describing: closed))")
+    }
+
+    @Test("a CA file that is not there, or holds no certificate, is refused naming it")
+    func badCAFile() throws {
+        let missing = #expect(throws: NIOWebSocketTransportError.self) {
+            _ = try NIOWebSocketTransport(trustingCertificateAt: "/nonexistent/ca.pem")
+        }
+        #expect(missing?.description.contains("/nonexistent/ca.pem") == true)
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-empty-\(UUID()).pem")
+        try "not a certificate\n".write(to: empty, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let garbage = #expect(throws: NIOWebSocketTransportError.self) {
+            _ = try NIOWebSocketTransport(trustingCertificateAt: empty.path)
+        }
+        #expect(garbage?.description.contains(empty.path) == true)
+    }
+}
+
+/// A connection handed to a thread of its own; it is used by one at a time.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

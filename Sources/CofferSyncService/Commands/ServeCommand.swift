@@ -1,11 +1,13 @@
 // `coffer-sync serve`: the WebSocket endpoint /sync/v1, the authentication
-// endpoints /auth/v1/* (and GET /health),
+// endpoints /auth/v1/* (and GET /health), over TLS when given a certificate
+// and key,
 // with the PostgreSQL pool and the notification hub running beside it. It
 // refuses to start on a database whose schema version is not its own.
 import ArgumentParser
 import CofferSyncProtocol
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
@@ -16,7 +18,7 @@ import PostgresNIO
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve sync clients over WebSocket at ws://HOST:PORT/sync/v1.")
+        abstract: "Serve sync clients over WebSocket at ws://HOST:PORT/sync/v1 (wss:// with --tls-certificate and --tls-key).")
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -63,7 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
             router.get("/health") { _, _ in "ok" }
             AuthRoutes.add(to: router, authenticator: authenticator, logger: logger)
             let sessionLogger = logger
-            let webSocket = HTTPServerBuilder.http1WebSocketUpgrade(
+            let webSocket: HTTPServerBuilder = .http1WebSocketUpgrade(
                 configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
                                                autoPing: .enabled(timePeriod: .seconds(30))))
             ) { request, _, _ in
@@ -74,9 +76,15 @@ struct ServeCommand: AsyncParsableCommand {
                         .run(inbound: inbound, outbound: outbound)
                 }
             }
+            let server: HTTPServerBuilder
+            if let tlsConfiguration {
+                server = try .tls(webSocket, tlsConfiguration: tlsConfiguration)
+            } else {
+                server = webSocket
+            }
             let app = Application(
                 router: router,
-                server: try tlsConfiguration.map { try .tls(webSocket, tlsConfiguration: $0) } ?? webSocket,
+                server: server,
                 configuration: .init(address: .hostname(settings.listenHost, port: settings.listenPort),
                                      serverName: "coffer-sync"),
                 onServerRunning: { channel in
@@ -111,8 +119,16 @@ extension ServeCommand {
         } catch {
             throw ConfigurationError("cannot load the TLS key file \(files.key): \(error)")
         }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
-                                                        privateKey: .privateKey(key))
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                                     privateKey: .privateKey(key))
+        // Made once here so that a key that does not match the certificate is
+        // refused at start, not at the first connection.
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw ConfigurationError("cannot use the TLS key file \(files.key) with the certificate file \(files.certificate) (does the key belong to the certificate?): \(error)")
+        }
+        return configuration
     }
 }
 
