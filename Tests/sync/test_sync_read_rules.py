@@ -5,13 +5,14 @@ its readable set; an object whose owner changes disappears from one client
 and arrives whole (values and lists) on the other; a client that tries to
 write another user's object learns nothing of it; a role-based read rule
 admits the users with the role, and a role taken away removes the objects
-at the next connection. `coffer-sync dump` shows PostgreSQL holds
-everything all along."""
+at the next connection. A reader's refused edits of lists, sets and maps
+are undone by the compensating write. `coffer-sync dump` shows PostgreSQL
+holds everything all along."""
 
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 import pytest
 
@@ -26,6 +27,8 @@ class Card(coffer.Object):
     owner: str = ""
     title: str = ""
     steps: List[str]
+    labels: Set[str]
+    meta: Dict[str, str]
 
 
 class Memo(coffer.Object):
@@ -245,3 +248,42 @@ def test_a_role_based_read_rule(read_service, postgres, partition, tmp_path, dbs
     eventually("the memos back on the reader's file", lambda: memos(r) == {1: "for readers", 2: "also for readers"})
     assert {pk: p["text"] for pk, p in dumped(postgres, partition, "Memo").items()} == {
         1: "for readers", 2: "also for readers"}
+
+
+def test_refused_collection_edits_are_undone(read_service, postgres, partition, tmp_path, dbs):
+    app = coffer.App(read_service.http_url)
+    ada = app.login(coffer.Credentials.anonymous())
+    auditor = jwt_user(app, "audrey", ["auditor"])
+    auditor_errors = Reported()
+    a = open_db(dbs, tmp_path / "ada.coffer", read_service, partition, ada)
+    r = open_db(dbs, tmp_path / "auditor.coffer", read_service, partition, auditor, auditor_errors)
+    with a.write():
+        card = a.create(Card, {"id": 1, "owner": ada.id, "title": "audited", "steps": ["one", "two"]})
+        card.labels.add("kept")
+        card.meta["k"] = "v"
+    settle(a)
+
+    def state(db: coffer.Database) -> Any:
+        db.refresh()
+        c = db.object_for_primary_key(Card, 1)
+        return None if c is None else (list(c.steps), sorted(c.labels), dict(c.meta))
+
+    original = (["one", "two"], ["kept"], {"k": "v"})
+    eventually("the card on the auditor's file", lambda: state(r) == original)
+    # The auditor may read the card, not write it: every edit is refused and undone.
+    with r.write():
+        c = r.object_for_primary_key(Card, 1)
+        c.steps.append("forged")
+        c.steps[0] = "changed"
+        c.labels.add("forged")
+        c.labels.discard("kept")
+        c.meta["forged"] = "x"
+        c.meta["k"] = "w"
+    assert state(r) == (["changed", "two", "forged"], ["forged"], {"forged": "x", "k": "w"})
+    settle(r)
+    eventually("the refusal reported", lambda: [e.primary_key for e in auditor_errors.compensating()] == [1])
+    eventually("the auditor's edits undone", lambda: state(r) == original)
+    settle(a)
+    assert state(a) == original
+    dumped_card = dumped(postgres, partition, "Card")[1]
+    assert (dumped_card["steps"], dumped_card["labels"], dumped_card["meta"]) == original
