@@ -120,6 +120,13 @@ struct ReadRuleTests {
                 .listInsert(class: "Task", pk: .int(1), property: "steps", id: e2, after: e3, value: .string("b")),
                 .listErase(class: "Task", pk: .int(1), property: "steps", id: e2),
             ])
+            // Restated with other objects at once, the same changes.
+            let batched = try await client.withConnection { connection in
+                try await Restatement.changes(of: [Self.key("Task", .int(1)), Self.key("Task", .int(9))],
+                                              partition: Self.partition, on: connection, logger: Self.logger)
+            }
+            #expect(batched[Self.key("Task", .int(1))] == changes)
+            #expect(batched[Self.key("Task", .int(9))] == [.delete(class: "Task", pk: .int(9))])
             // An object the service does not hold live is restated as a delete.
             let missing = try await client.withConnection { connection in
                 try await Restatement.changes(of: "Task", .int(9), partition: Self.partition, on: connection,

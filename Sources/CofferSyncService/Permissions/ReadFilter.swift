@@ -122,6 +122,20 @@ struct ReadFilter: Sendable {
         var result: [StoredChangeset] = []
         let partition = self.partition, logger = self.logger
         try await objects.client.withConnection { connection in
+            // The objects this batch may restate, read with one query per table.
+            var toRestate = keys.filter { readable.contains($0) && has[$0] != true }
+            for (_, changeset, _) in decoded {
+                for change in changeset.changes {
+                    if case .delete = change, readable.contains(ObjectKey(change)) { toRestate.insert(ObjectKey(change)) }
+                }
+            }
+            if reconcile { toRestate.formUnion(readable.filter { has[$0] != true }) }
+            let restated = try await Restatement.changes(of: toRestate, partition: partition, on: connection, logger: logger)
+            func whole(_ key: ObjectKey) async throws -> [Change] {
+                if let changes = restated[key] { return changes }
+                return try await Restatement.changes(of: key.className, try SyncValue(encoded: key.pk),
+                                                     partition: partition, on: connection, logger: logger)
+            }
             for (stored, changeset, marker) in decoded {
                 var kept: [Change] = []
                 var restate: [ObjectKey] = [], remove: [ObjectKey] = []
@@ -135,8 +149,7 @@ struct ReadFilter: Sendable {
                     marks[key] = false
                 }
                 for key in restate {
-                    kept += try await Restatement.changes(of: key.className, try SyncValue(encoded: key.pk),
-                                                          partition: partition, on: connection, logger: logger)
+                    kept += try await whole(key)
                     has[key] = true
                     marks[key] = true
                 }
@@ -154,8 +167,7 @@ struct ReadFilter: Sendable {
                     case (true, false):
                         // A delete of an object it does not have changes nothing for it.
                         guard !isDelete else { break }
-                        kept += try await Restatement.changes(of: key.className, try SyncValue(encoded: key.pk),
-                                                              partition: partition, on: connection, logger: logger)
+                        kept += try await whole(key)
                         has[key] = true
                         marks[key] = true
                     case (false, true):
