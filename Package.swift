@@ -158,12 +158,16 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
         // Only this product and its tests depend on NIO; the library and the
         // coffer tool do not.
         .executable(name: "coffer-sync", targets: ["CofferSyncService"]),
+        // A sync transport on SwiftNIO with TLS (wss://) for the Coffer library:
+        // `import CofferSyncNIO`, `SyncConfiguration(..., transport: NIOWebSocketTransport())`.
+        .library(name: "CofferSyncNIO", targets: ["CofferSyncNIO"]),
     ]
     package.dependencies += [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ]
@@ -188,9 +192,25 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "CSodium",
             ],
             path: "Sources/CofferSyncService"
+        ),
+        // NIOWebSocketTransport: the Coffer library's SyncTransport on
+        // hummingbird-websocket's client, TLS through swift-nio-ssl.
+        .target(
+            name: "CofferSyncNIO",
+            dependencies: [
+                "Coffer",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/CofferSyncNIO"
         ),
         // What the tests against a running coffer-sync share: a private
         // PostgreSQL cluster (scripts/postgres) and the service as a child process.
@@ -217,8 +237,10 @@ if Context.environment["COFFER_CORE_ONLY"] == nil {
         // the Coffer library against the real service and PostgreSQL.
         .testTarget(
             name: "CofferSyncClientTests",
-            dependencies: ["Coffer", "CofferSyncService", "CofferSyncTestSupport"],
+            dependencies: ["Coffer", "CofferSyncNIO", "CofferSyncProtocol", "CofferSyncService", "CofferSyncTestSupport"],
             path: "Tests/CofferSyncClientTests"
         ),
     ]
+    // The README's wss:// block (compiled only where CofferSyncNIO is built).
+    package.targets.first { $0.name == "ReadmeTests" }?.dependencies.append("CofferSyncNIO")
 }

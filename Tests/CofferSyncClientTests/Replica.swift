@@ -47,6 +47,15 @@ actor Replica {
         }
     }
 
+    /// Adds `notes` (id → text) in one transaction: one commit, one large changeset.
+    func add(_ notes: [String: String]) throws {
+        try db.write {
+            for (id, text) in notes {
+                db.add(SyncNote(value: ["id": id, "text": text]))
+            }
+        }
+    }
+
     /// The notes as the file has them now: id → text.
     func notes() throws -> [String: String] {
         try db.refresh()

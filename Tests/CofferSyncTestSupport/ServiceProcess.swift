@@ -28,21 +28,25 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     /// Migrates `postgres` (once) and starts `serve` on a free port, with
-    /// `config` as its configuration file and `environment` added to its own.
+    /// `config` as its configuration file, `arguments` after its own and
+    /// `environment` added to its own.
     public static func start(postgres: String, migrate: Bool = true, config: String? = nil,
-                      environment: [String: String] = [:]) async throws -> ServiceProcess {
+                      arguments: [String] = [], environment: [String: String] = [:]) async throws -> ServiceProcess {
         if migrate {
             let result = try await command(["migrate", "--postgres", postgres])
             guard result.status == 0 else { throw TestFailure("migrate failed: \(result.stderr)") }
         }
-        return try await offPool { try launch(postgres: postgres, config: config, environment: environment) }
+        return try await offPool {
+            try launch(postgres: postgres, config: config, arguments: arguments, environment: environment)
+        }
     }
 
-    private static func launch(postgres: String, config: String?, environment: [String: String]) throws -> ServiceProcess {
+    private static func launch(postgres: String, config: String?, arguments: [String],
+                               environment: [String: String]) throws -> ServiceProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--postgres", postgres, "--listen", "127.0.0.1:0"]
-            + (config.map { ["--config", $0] } ?? [])
+            + (config.map { ["--config", $0] } ?? []) + arguments
         var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "error"
         process.environment = env

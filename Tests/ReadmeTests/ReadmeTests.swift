@@ -17,6 +17,9 @@ final class Dog: Object {
 }
 // readme: end
 import Testing
+#if canImport(CofferSyncNIO)
+import CofferSyncNIO
+#endif
 
 // readme: swift-links-models
 final class Address: EmbeddedObject {                  // lives inside its parent
@@ -82,6 +85,22 @@ actor DogStore {
     try await db.syncSession!.wait(for: .upload, timeout: .seconds(30))  // .timeout, never a hang
     // readme: end
 }
+
+#if canImport(CofferSyncNIO)
+/// Compiled, not run: it needs a service with TLS. Tests/CofferSyncClientTests
+/// (TLSSyncTests) syncs over wss:// with a CA made for the test.
+@MainActor func syncTLSQuickStart() async throws {
+    // readme: swift-sync-tls
+    let app = App(baseURL: URL(string: "https://sync.example.com")!)   // the session's URL: wss://sync.example.com/sync/v1
+    let user = try await app.login(credentials: .anonymous)
+    var config = user.configuration(partitionValue: "team-1")
+    config.syncConfiguration?.transport = NIOWebSocketTransport()        // or (trustingCertificateAt: "ca.pem")
+    config.objectTypes = [Dog.self]
+    let db = try await Database(configuration: config)
+    // readme: end
+    _ = db
+}
+#endif
 
 /// Models for the migration block: version 2 of a Person that had first and last names.
 enum MigrationModels {

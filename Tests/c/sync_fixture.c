@@ -1,7 +1,9 @@
 /* sync_fixture.c — the sync suites' shared setup (sync_fixture.h). */
 #include "sync_fixture.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 uint64_t sync_fake_now = 1700000000000ull;
 
@@ -42,4 +44,50 @@ coffer_db *sync_fixture_open(coffer_config *cfg)
     assert_ok(coffer_open(cfg, &db));
     coffer_config_free(cfg);
     return db;
+}
+
+coffer_status sync_peer_open(void *ctx, const char *url, void **out)
+{
+    (void)url;
+    sync_peer_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return COFFER_ERR_NO_MEMORY;
+    c->peer = ctx;
+    *out = c;
+    return COFFER_OK;
+}
+
+void sync_peer_push(sync_peer_conn *c, uint8_t *frame, size_t size)
+{
+    assert_true(c->count < SYNC_PEER_FRAMES);
+    c->frames[c->count] = frame;
+    c->sizes[c->count] = size;
+    c->count++;
+}
+
+coffer_status sync_peer_receive(void *ctx, void *connection, int timeout_ms, const uint8_t **data, size_t *size)
+{
+    (void)ctx;
+    sync_peer_conn *c = connection;
+    if (c->next < c->count) {
+        free(c->last);
+        c->last = c->frames[c->next];
+        *data = c->last;
+        *size = c->sizes[c->next];
+        c->next++;
+        return COFFER_OK;
+    }
+    struct timespec pause = {0, (long)(timeout_ms < 5 ? timeout_ms : 5) * 1000000L};
+    nanosleep(&pause, NULL);
+    return COFFER_ERR_TIMEOUT;
+}
+
+void sync_peer_close(void *ctx, void *connection)
+{
+    (void)ctx;
+    sync_peer_conn *c = connection;
+    for (int i = c->next; i < c->count; i++)
+        free(c->frames[i]);
+    free(c->last);
+    free(c);
 }

@@ -32,28 +32,10 @@ typedef struct gate {
     int nseen;
 } gate;
 
-typedef struct gate_conn {
-    gate *g;
-    cf_buf pending[4];
-    int npending, next;
-    uint8_t *last;
-} gate_conn;
-
-static coffer_status gate_open(void *ctx, const char *url, void **out)
-{
-    (void)url;
-    gate_conn *c = calloc(1, sizeof *c);
-    if (!c)
-        return COFFER_ERR_NO_MEMORY;
-    c->g = ctx;
-    *out = c;
-    return COFFER_OK;
-}
-
 static coffer_status gate_send(void *ctx, void *connection, const uint8_t *data, size_t size)
 {
     gate *g = ctx;
-    gate_conn *c = connection;
+    sync_peer_conn *c = connection;
     cf_frame f;
     if (cf_frame_decode(data, size, &f) != COFFER_OK)
         abort();
@@ -72,43 +54,16 @@ static coffer_status gate_send(void *ctx, void *connection, const uint8_t *data,
             cf_frame_error_encode(&b, CF_SYNC_ERR_AUTH, "the HELLO token was refused: bad signature", 1);
         else {
             cf_frame_welcome_encode(&b, 0, 0);
-            c->pending[c->npending++] = b;
+            sync_peer_push(c, b.p, b.len);
             b = (cf_buf){0};
             cf_frame_download_encode(&b, 0, 0, NULL, 0);
         }
-        c->pending[c->npending++] = b;
+        sync_peer_push(c, b.p, b.len);
         pthread_cond_broadcast(&g->cond);
         pthread_mutex_unlock(&g->lock);
     }
     cf_frame_free(&f);
     return COFFER_OK;
-}
-
-static coffer_status gate_receive(void *ctx, void *connection, int timeout_ms, const uint8_t **data, size_t *size)
-{
-    (void)ctx;
-    gate_conn *c = connection;
-    if (c->next < c->npending) {
-        free(c->last);
-        c->last = c->pending[c->next].p;
-        *data = c->last;
-        *size = c->pending[c->next].len;
-        c->next++;
-        return COFFER_OK;
-    }
-    struct timespec pause = {0, (long)(timeout_ms < 5 ? timeout_ms : 5) * 1000000L};
-    nanosleep(&pause, NULL);
-    return COFFER_ERR_TIMEOUT;
-}
-
-static void gate_close(void *ctx, void *connection)
-{
-    (void)ctx;
-    gate_conn *c = connection;
-    for (int i = c->next; i < c->npending; i++)
-        free(c->pending[i].p);
-    free(c->last);
-    free(c);
 }
 
 static int gate_seen(gate *g, char out[8][64])
@@ -188,7 +143,7 @@ static int setup(void **state)
     snprintf(f->g.expired, sizeof f->g.expired, "old-token");
     f->p.current = "old-token";
     f->p.fresh = "fresh-token";
-    f->base.transport = (coffer_sync_transport){&f->g, gate_open, gate_send, gate_receive, gate_close};
+    f->base.transport = (coffer_sync_transport){&f->g, sync_peer_open, gate_send, sync_peer_receive, sync_peer_close};
     *state = f;
     return 0;
 }

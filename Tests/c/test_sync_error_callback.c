@@ -28,12 +28,6 @@ typedef struct script {
     int fatal_auth; /* answer HELLO with a fatal AUTH instead */
 } script;
 
-typedef struct script_conn {
-    cf_buf pending[8];
-    int npending, next;
-    uint8_t *last;
-} script_conn;
-
 /* An ERROR COMPENSATING_WRITE frame naming `cls` and the encoded `pk`. */
 static cf_buf compensating(const char *message, const char *cls, const uint8_t *pk, size_t pk_len)
 {
@@ -44,21 +38,13 @@ static cf_buf compensating(const char *message, const char *cls, const uint8_t *
     return b;
 }
 
-static coffer_status script_open(void *ctx, const char *url, void **out)
-{
-    (void)ctx;
-    (void)url;
-    script_conn *c = calloc(1, sizeof *c);
-    if (!c)
-        return COFFER_ERR_NO_MEMORY;
-    *out = c;
-    return COFFER_OK;
-}
+/* Queues `b` for the client; the connection owns its bytes from here. */
+static void push(sync_peer_conn *c, cf_buf b) { sync_peer_push(c, b.p, b.len); }
 
 static coffer_status script_send(void *ctx, void *connection, const uint8_t *data, size_t size)
 {
     script *s = ctx;
-    script_conn *c = connection;
+    sync_peer_conn *c = connection;
     cf_frame f;
     if (cf_frame_decode(data, size, &f) != COFFER_OK)
         abort();
@@ -72,49 +58,21 @@ static coffer_status script_send(void *ctx, void *connection, const uint8_t *dat
         cf_buf b = {0};
         if (fatal_auth) {
             cf_frame_error_encode(&b, CF_SYNC_ERR_AUTH, "the HELLO token was refused", 1);
-            c->pending[c->npending++] = b;
+            push(c, b);
         } else {
             cf_frame_welcome_encode(&b, 0, 0);
-            c->pending[c->npending++] = b;
+            push(c, b);
             b = (cf_buf){0};
             cf_frame_download_encode(&b, 0, 0, NULL, 0);
-            c->pending[c->npending++] = b;
+            push(c, b);
             const uint8_t int_pk[] = {CF_SV_INT, 14}; /* zigzag 7 */
-            c->pending[c->npending++] =
-                compensating("write to Note 7 refused by the rule \"owner == %user.id\"", "Note", int_pk, sizeof int_pk);
+            push(c, compensating("write to Note 7 refused by the rule \"owner == %user.id\"", "Note", int_pk, sizeof int_pk));
             const uint8_t string_pk[] = {CF_SV_STRING, 3, 'a', 'b', 'c'};
-            c->pending[c->npending++] = compensating("write to Note \"abc\" refused", "Note", string_pk, sizeof string_pk);
+            push(c, compensating("write to Note \"abc\" refused", "Note", string_pk, sizeof string_pk));
         }
     }
     cf_frame_free(&f);
     return COFFER_OK;
-}
-
-static coffer_status script_receive(void *ctx, void *connection, int timeout_ms, const uint8_t **data, size_t *size)
-{
-    (void)ctx;
-    script_conn *c = connection;
-    if (c->next < c->npending) {
-        free(c->last);
-        c->last = c->pending[c->next].p;
-        *data = c->last;
-        *size = c->pending[c->next].len;
-        c->next++;
-        return COFFER_OK;
-    }
-    struct timespec pause = {0, (long)(timeout_ms < 5 ? timeout_ms : 5) * 1000000L};
-    nanosleep(&pause, NULL);
-    return COFFER_ERR_TIMEOUT;
-}
-
-static void script_close(void *ctx, void *connection)
-{
-    (void)ctx;
-    script_conn *c = connection;
-    for (int i = c->next; i < c->npending; i++)
-        free(c->pending[i].p);
-    free(c->last);
-    free(c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -193,7 +151,7 @@ static int setup(void **state)
         return -1;
     pthread_mutex_init(&f->s.lock, NULL);
     pthread_mutex_init(&f->r.lock, NULL);
-    f->base.transport = (coffer_sync_transport){&f->s, script_open, script_send, script_receive, script_close};
+    f->base.transport = (coffer_sync_transport){&f->s, sync_peer_open, script_send, sync_peer_receive, sync_peer_close};
     *state = f;
     return 0;
 }

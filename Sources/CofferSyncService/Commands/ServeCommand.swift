@@ -1,28 +1,35 @@
 // `coffer-sync serve`: the WebSocket endpoint /sync/v1, the authentication
-// endpoints /auth/v1/* (and GET /health),
+// endpoints /auth/v1/* (and GET /health), over TLS when given a certificate
+// and key,
 // with the PostgreSQL pool and the notification hub running beside it. It
 // refuses to start on a database whose schema version is not its own.
 import ArgumentParser
 import CofferSyncProtocol
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve sync clients over WebSocket at ws://HOST:PORT/sync/v1.")
+        abstract: "Serve sync clients over WebSocket at ws://HOST:PORT/sync/v1 (wss:// with --tls-certificate and --tls-key).")
 
     @OptionGroup var connection: ConnectionOptions
 
     @Option(help: "HOST:PORT to listen on (port 0 picks a free one); or COFFER_SYNC_LISTEN. Default 127.0.0.1:7800.")
     var listen: String?
 
+    @OptionGroup var tls: TLSOptions
+
     func run() async throws {
-        let settings = try ServiceConfiguration.resolve(options: connection, listen: listen)
+        let settings = try ServiceConfiguration.resolve(options: connection, listen: listen, tls: tls)
+        let tlsConfiguration = try settings.tls.map(Self.serverTLS)
         let logger: Logger = {
             var logger = Logger(label: "coffer-sync")
             logger.logLevel = ProcessInfoLogLevel.level ?? .info
@@ -58,19 +65,26 @@ struct ServeCommand: AsyncParsableCommand {
             router.get("/health") { _, _ in "ok" }
             AuthRoutes.add(to: router, authenticator: authenticator, logger: logger)
             let sessionLogger = logger
+            let webSocket: HTTPServerBuilder = .http1WebSocketUpgrade(
+                configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
+                                               autoPing: .enabled(timePeriod: .seconds(30))))
+            ) { request, _, _ in
+                guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
+                                      rules: settings.rules, logger: sessionLogger)
+                        .run(inbound: inbound, outbound: outbound)
+                }
+            }
+            let server: HTTPServerBuilder
+            if let tlsConfiguration {
+                server = try .tls(webSocket, tlsConfiguration: tlsConfiguration)
+            } else {
+                server = webSocket
+            }
             let app = Application(
                 router: router,
-                server: .http1WebSocketUpgrade(
-                    configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
-                                                   autoPing: .enabled(timePeriod: .seconds(30))))
-                ) { request, _, _ in
-                    guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
-                    return .upgrade([:]) { inbound, outbound, _ in
-                        await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
-                                          rules: settings.rules, logger: sessionLogger)
-                            .run(inbound: inbound, outbound: outbound)
-                    }
-                },
+                server: server,
                 configuration: .init(address: .hostname(settings.listenHost, port: settings.listenPort),
                                      serverName: "coffer-sync"),
                 onServerRunning: { channel in
@@ -85,6 +99,36 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.next()
             group.cancelAll()
         }
+    }
+}
+
+extension ServeCommand {
+    /// The server's TLS configuration from its PEM files; the error names the
+    /// file that does not load.
+    static func serverTLS(_ files: ServiceConfiguration.TLSFiles) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(files.certificate)
+        } catch {
+            throw ConfigurationError("cannot load the TLS certificate file \(files.certificate): \(error)")
+        }
+        guard !chain.isEmpty else { throw ConfigurationError("the TLS certificate file \(files.certificate) holds no certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: files.key, format: .pem)
+        } catch {
+            throw ConfigurationError("cannot load the TLS key file \(files.key): \(error)")
+        }
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                                     privateKey: .privateKey(key))
+        // Made once here so that a key that does not match the certificate is
+        // refused at start, not at the first connection.
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw ConfigurationError("cannot use the TLS key file \(files.key) with the certificate file \(files.certificate) (does the key belong to the certificate?): \(error)")
+        }
+        return configuration
     }
 }
 

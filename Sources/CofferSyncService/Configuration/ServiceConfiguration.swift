@@ -10,8 +10,18 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
     var config: String?
+}
+
+/// `serve`'s TLS options: both files, or neither.
+struct TLSOptions: ParsableArguments {
+    @Option(name: .customLong("tls-certificate"),
+            help: "A PEM file with the server's certificate chain: serve wss:// (with --tls-key); or COFFER_SYNC_TLS_CERTIFICATE.")
+    var certificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "The PEM file of the certificate's private key; or COFFER_SYNC_TLS_KEY.")
+    var key: String?
 }
 
 /// The settings after resolution.
@@ -25,11 +35,18 @@ struct ServiceConfiguration: Equatable {
     var maxSessions: Int
     /// Users and authentication; nil: development mode (any client, tokens not checked).
     var auth: AuthSettings?
+    /// The PEM files of the server's certificate chain and key: TLS (wss://); nil: ws://.
+    var tls: TLSFiles?
     /// Per-class read and write rules; nil: every client may read and write everything.
     var rules: PermissionRules?
 
+    struct TLSFiles: Equatable {
+        var certificate: String
+        var key: String
+    }
+
     /// Resolves the settings; `environment` is the process environment in use.
-    static func resolve(options: ConnectionOptions, listen: String?,
+    static func resolve(options: ConnectionOptions, listen: String?, tls: TLSOptions? = nil,
                         environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServiceConfiguration {
         let file = try ConfigFile.load(path: options.config ?? environment["COFFER_SYNC_CONFIG"],
                                        signingSecret: environment["COFFER_SYNC_SIGNING_SECRET"])
@@ -48,8 +65,19 @@ struct ServiceConfiguration: Equatable {
         }
         let maxSessions = file.maxSessions ?? defaultMaxSessions
         guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
+        let certificate = tls?.certificate ?? environment["COFFER_SYNC_TLS_CERTIFICATE"] ?? file.tlsCertificate
+        let key = tls?.key ?? environment["COFFER_SYNC_TLS_KEY"] ?? file.tlsKey
+        let files: TLSFiles?
+        switch (certificate, key) {
+        case let (certificate?, key?): files = TLSFiles(certificate: certificate, key: key)
+        case (nil, nil): files = nil
+        case (_?, nil):
+            throw ConfigurationError("a TLS certificate without its key: pass --tls-key, set COFFER_SYNC_TLS_KEY or put \"tlsKey\" in the configuration file")
+        case (nil, _?):
+            throw ConfigurationError("a TLS key without its certificate: pass --tls-certificate, set COFFER_SYNC_TLS_CERTIFICATE or put \"tlsCertificate\" in the configuration file")
+        }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
-                                    maxSessions: maxSessions, auth: file.auth, rules: file.rules)
+                                    maxSessions: maxSessions, auth: file.auth, tls: files, rules: file.rules)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -78,9 +106,11 @@ struct ConfigFile {
     var listen: String?
     var maxSessions: Int?
     var auth: AuthSettings?
+    var tlsCertificate: String?
+    var tlsKey: String?
     var rules: PermissionRules?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "rules"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "tlsCertificate", "tlsKey", "rules"]
 
     static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
@@ -99,11 +129,16 @@ struct ConfigFile {
         var file = ConfigFile()
         for (key, value) in object {
             switch key {
-            case "postgres", "listen":
+            case "postgres", "listen", "tlsCertificate", "tlsKey":
                 guard let text = value as? String else {
                     throw ConfigurationError("configuration file \(path): '\(key)' must be a string")
                 }
-                if key == "postgres" { file.postgres = text } else { file.listen = text }
+                switch key {
+                case "postgres": file.postgres = text
+                case "listen": file.listen = text
+                case "tlsCertificate": file.tlsCertificate = text
+                default: file.tlsKey = text
+                }
             case "auth":
                 file.auth = try AuthSettings.parse(value, path: path, secretFromEnvironment: signingSecret)
             case "rules":

@@ -55,6 +55,16 @@ enum PermissionRule: Equatable, Sendable {
 struct ClassRules: Equatable, Sendable {
     var read: PermissionRule
     var write: PermissionRule
+
+    /// What `user` may read: the read rule or the write rule, since a user
+    /// may read what it may write, as in Realm (docs/SYNC.md, "Security model").
+    func readPredicate(for user: QueryUser) -> QueryPredicate {
+        switch (read.predicate(for: user), write.predicate(for: user)) {
+        case (.constant(true), _), (_, .constant(true)): .constant(true)
+        case (.constant(false), let other), (let other, .constant(false)): other
+        case (let a, let b): .or(a, b)
+        }
+    }
 }
 
 /// The `rules` section of the configuration.

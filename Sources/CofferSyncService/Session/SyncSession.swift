@@ -4,7 +4,8 @@
 // woken by the notification hub and by acknowledgements. Every failure ends
 // in an ERROR frame with its code; fatal ones close the connection. With
 // permission rules, uploads are checked against them and each refused write
-// is reported with a non-fatal ERROR COMPENSATING_WRITE.
+// is reported with a non-fatal ERROR COMPENSATING_WRITE, and downloads are
+// filtered by the read rules (Permissions/ReadFilter).
 import CofferSyncProtocol
 import HummingbirdWebSocket
 import Logging
@@ -92,6 +93,11 @@ struct SyncSession: Sendable {
                 user.map { SyncStore.Writer(rules: rules, user: QueryUser(
                     id: $0.id, roles: $0.roles.union(rules.userRoles[$0.id] ?? []))) }
             }
+            // With rules, downloads are filtered by the read rules for the same user.
+            let readFilter = writer.map {
+                ReadFilter(objects: ClientObjects(client: store.client, logger: logger), partition: partition,
+                           client: client, rules: $0.rules, user: $0.user)
+            }
             let registration = try await store.register(partition: partition, client: client, user: user?.id,
                                                         schema: schema)
             // A file restored from a backup has less than it acknowledged; the
@@ -100,6 +106,7 @@ struct SyncSession: Sendable {
             guard lastServer >= registration.lastAckedServerVersion else {
                 throw SessionFailure(.clientReset, "HELLO says server version \(lastServer) was integrated, but this client acknowledged \(registration.lastAckedServerVersion): its file is behind (restored from a backup?) and must sync as a new client")
             }
+            if let readFilter { try await readFilter.start(lastServerVersion: lastServer) }
             try await sender.send(Frame.welcome(protocolVersion: version,
                                                 lastClientVersion: registration.lastClientVersion,
                                                 latestServerVersion: registration.latestServerVersion).encoded)
@@ -110,7 +117,7 @@ struct SyncSession: Sendable {
             let downloader = Task {
                 do {
                     try await download(partition: partition, client: client, after: lastServer,
-                                       wakeups: wakeups, window: window, sender: sender)
+                                       wakeups: wakeups, window: window, sender: sender, readFilter: readFilter)
                 } catch is CancellationError {
                 } catch {
                     if !Task.isCancelled {
@@ -133,6 +140,7 @@ struct SyncSession: Sendable {
                     let result = try await store.integrate(partition: partition, client: client, changesets: changesets,
                                                            writer: writer)
                     lastUploaded = result.lastClientVersion
+                    if let readFilter { await readFilter.state.uploaded(result.given) }
                     try await sender.send(Frame.uploadAck(lastClientVersion: result.lastClientVersion,
                                                           serverVersion: result.serverVersion).encoded)
                     for refusal in result.refused {
@@ -148,6 +156,7 @@ struct SyncSession: Sendable {
                         throw SessionFailure(.protocol, "DOWNLOAD_ACK of server version \(version), which was not sent")
                     }
                     try await store.recordDownloadAck(partition: partition, client: client, version: version)
+                    try await readFilter?.acknowledged(version)
                     // Its window opened: only this session's download may go on.
                     await hub.wake(partition: partition, id: hubID)
                 case .error(let code, let message, _):
@@ -218,15 +227,16 @@ struct SyncSession: Sendable {
     /// Sends the partition's changesets of other clients as they come, within
     /// the window; a count-0 frame each time the client is caught up.
     private func download(partition: String, client: ClientID, after start: UInt64, wakeups: AsyncStream<Void>,
-                          window: DownloadWindow, sender: FrameSender) async throws {
+                          window: DownloadWindow, sender: FrameSender, readFilter: ReadFilter?) async throws {
         var cursor = start
         var caughtUpSent = false
         for await _ in wakeups {
             while !Task.isCancelled {
                 let room = WireLimits.windowBytes - (await window.unackedBytes)
                 guard room > 0 else { break }
-                let (changesets, latest) = try await store.history(
+                let (fetched, latest) = try await store.history(
                     partition: partition, after: cursor, excluding: client, maxBytes: min(WireLimits.batchBytes, room))
+                var changesets = fetched
                 guard let last = changesets.last else {
                     if !caughtUpSent {
                         try await sender.send(Frame.download(latestServerVersion: latest, changesets: []).encoded)
@@ -234,9 +244,16 @@ struct SyncSession: Sendable {
                     }
                     break
                 }
+                // Filtered by the read rules: the marks of what it gives and
+                // takes count once the frame is sent.
+                var marks: [ObjectKey: Bool] = [:]
+                if let readFilter {
+                    (changesets, marks) = try await readFilter.filter(changesets).pair
+                }
                 let frame = DownloadBatch.frame(latestServerVersion: latest, changesets: changesets)
                 guard await window.admits(frame.count) else { break }
                 await window.sent(lastVersion: last.serverVersion, bytes: frame.count)
+                if let readFilter { await readFilter.state.sent(marks, lastVersion: last.serverVersion) }
                 try await sender.send(frame)
                 cursor = last.serverVersion
                 caughtUpSent = false

@@ -7,7 +7,7 @@ import PostgresNIO
 
 enum SchemaMigrations {
     /// The schema version this build creates and serves.
-    static let currentVersion = 4
+    static let currentVersion = 5
 
     /// Step n turns version n-1 into version n.
     static let steps: [[String]] = [
@@ -157,6 +157,21 @@ enum SchemaMigrations {
         // with its refresh token so that a refreshed access token has them too.
         [
             "ALTER TABLE coffer_sync_refresh_tokens ADD COLUMN roles text[] NOT NULL DEFAULT '{}'",
+        ],
+        // Version 5: read rules (docs/SYNC.md, "Security model"): the objects
+        // each client has been given (what its downloads may change or
+        // remove), and the user and roles its last session read as.
+        [
+            """
+            CREATE TABLE coffer_sync_client_objects (
+                partition text NOT NULL,
+                client_id bytea NOT NULL,
+                class text NOT NULL,
+                pk bytea NOT NULL,
+                PRIMARY KEY (partition, client_id, class, pk)
+            )
+            """,
+            "ALTER TABLE coffer_sync_clients ADD COLUMN read_as text",
         ],
     ]
 

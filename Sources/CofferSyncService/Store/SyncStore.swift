@@ -75,6 +75,9 @@ struct SyncStore: Sendable {
         /// The changes the write rules refused, in upload order (the
         /// history holds a compensating changeset for each).
         var refused: [RefusedWrite] = []
+        /// With rules: the objects the client has after the batch (true) or
+        /// deleted (false), as recorded in coffer_sync_client_objects.
+        var given: [ObjectKey: Bool] = [:]
     }
 
     /// Who uploads, and the rules their writes are checked against.
@@ -104,6 +107,7 @@ struct SyncStore: Sendable {
             var versions: [Int64] = [], clocks: [Int64] = [], encoded: [ByteBuffer] = []
             var origins: [ByteBuffer] = []
             var refused: [RefusedWrite] = []
+            var given: [ObjectKey: Bool] = [:]
             for changeset in changesets where changeset.clientVersion > last {
                 guard changeset.clientVersion <= UInt64(Int64.max) else {
                     throw BadChangeset("client version \(changeset.clientVersion) is out of range")
@@ -123,13 +127,21 @@ struct SyncStore: Sendable {
                 let stamp = Stamp(clock: changeset.clock, client: id).sortKey
                 var accepted: [Change] = []
                 var refusedHere: [RefusedWrite] = []
+                var refusedChanges: [ObjectKey: [Change]] = [:]
                 for change in changeset.changes {
+                    // The client has what it wrote, refused or not (a refusal
+                    // restates it), and not what it deleted.
+                    if case .delete = change { given[ObjectKey(change)] = false } else { given[ObjectKey(change)] = true }
                     let (className, pk) = change.object
                     // Once one change of an object is refused, so are the
                     // changeset's later changes of it.
-                    if refusedHere.contains(where: { $0.className == className && $0.pk == pk }) { continue }
+                    if refusedHere.contains(where: { $0.className == className && $0.pk == pk }) {
+                        refusedChanges[ObjectKey(change), default: []].append(change)
+                        continue
+                    }
                     if let refusal = try await gate.apply(change, stamp: stamp, integrator: integrator) {
                         refusedHere.append(refusal)
+                        refusedChanges[ObjectKey(change), default: []].append(change)
                     } else {
                         accepted.append(change)
                     }
@@ -145,8 +157,9 @@ struct SyncStore: Sendable {
                 // The service's state of each refused object, stamped above the refused change.
                 var compensating: [Change] = []
                 for refusal in refusedHere {
+                    let key = ObjectKey(className: refusal.className, pk: refusal.pk.encoded)
                     compensating += try await Compensation.changes(of: refusal.className, refusal.pk, partition: partition,
-                                                                   on: conn, logger: logger)
+                                                                   undoing: refusedChanges[key] ?? [], on: conn, logger: logger)
                 }
                 let compensation = Changeset(clientVersion: 0, clock: changeset.clock &+ 1, changes: compensating)
                 try await integrator.integrate(compensation, origin: Compensation.origin)
@@ -155,6 +168,9 @@ struct SyncStore: Sendable {
                 encoded.append(compensation.encoded.bytea)
                 origins.append(Compensation.origin.bytes.bytea)
                 refused += refusedHere
+            }
+            if !given.isEmpty {
+                try await ClientObjects.record(given, partition: partition, client: id, on: conn, logger: logger)
             }
             guard !versions.isEmpty else {
                 if writer != nil {
@@ -188,7 +204,8 @@ struct SyncStore: Sendable {
                 """, logger: logger)
             var serverVersion = latest
             for try await version in made.decode(Int64.self) { serverVersion = UInt64(version) }
-            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: true, refused: refused)
+            return Integrated(lastClientVersion: last, serverVersion: serverVersion, madeAny: true, refused: refused,
+                              given: given)
         }
     }
 
