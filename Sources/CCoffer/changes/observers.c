@@ -487,6 +487,31 @@ static coffer_status start_notifier(cf_hub *hub)
     return COFFER_OK;
 }
 
+void cf_hub_committed(coffer_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    cf_hub *hub = db->hub;
+    pthread_mutex_unlock(&db->lock);
+    int due = 0;
+    if (hub) {
+        pthread_mutex_lock(&hub->lock);
+        due = hub->refresh_on_commit && hub->auto_refresh && !hub->post && !hub->closed && hub->observers;
+        pthread_mutex_unlock(&hub->lock);
+    }
+    /* The cycle is claimed before the notifier is woken, so that the
+     * notifier finds it done rather than racing this thread to it. A
+     * refresh under way (on the notifier, in coffer_db_refresh() or in a
+     * callback of this thread that committed) leaves the commit to the
+     * notifier, which looks again after a cycle. */
+    int claimed = due && pthread_mutex_trylock(&hub->cycle_lock) == 0;
+    cf_signal_commit(db->env->signal);
+    if (!claimed)
+        return;
+    if (!hub->closed)
+        cycle(hub); /* a failure is seen again by the next refresh */
+    pthread_mutex_unlock(&hub->cycle_lock);
+}
+
 int cf_hub_in_callback(coffer_db *db)
 {
     return db->hub && inside_callback(db->hub);
@@ -577,6 +602,29 @@ COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on)
     if (running && on)
         cf_signal_poke(db->env->signal);
     return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_db_set_refresh_on_commit(coffer_db *db, int on)
+{
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
+    if (st != COFFER_OK)
+        return st;
+    pthread_mutex_lock(&hub->lock);
+    hub->refresh_on_commit = on != 0;
+    pthread_mutex_unlock(&hub->lock);
+    return COFFER_OK;
+}
+
+COFFER_API int coffer_db_refresh_on_commit(const coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed || !db->hub)
+        return 0;
+    cf_hub *hub = db->hub;
+    pthread_mutex_lock(&hub->lock);
+    int on = hub->refresh_on_commit;
+    pthread_mutex_unlock(&hub->lock);
+    return on;
 }
 
 COFFER_API int coffer_db_auto_refresh(const coffer_db *db)
