@@ -2066,7 +2066,9 @@ COFFER_API coffer_status coffer_results_set_value(coffer_results *results, coffe
  * run, once per refresh that changed what they watch, on the handle's
  * notifier thread (owned by the library), or inside coffer_db_refresh() on
  * the thread that calls it, or through a scheduler the program supplies
- * (coffer_db_set_scheduler()). The first callback of a collection or
+ * (coffer_db_set_scheduler()), or, with refresh on commit
+ * (coffer_db_set_refresh_on_commit()), inside a commit made through the
+ * handle. The first callback of a collection or
  * object observer reports the initial state (changes NULL). A callback gets
  * a read transaction at the new version, valid only during the call: it may
  * read anything through it, and must not free, commit or keep it. Change
