@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { DOG_ID = 0, DOG_NAME, DOG_AGE };
 
@@ -203,9 +204,10 @@ TS_ENV_TEST(test_callback_committing_through_its_handle)
     assert_ok(coffer_db_set_refresh_on_commit(db, 1));
     c.nested = 1;
     add_dog(db, 2, "b", 2);
-    assert_int_equal(calls_of(&c.r), 2); /* the insertion, on this thread */
+    assert_true(calls_of(&c.r) >= 2); /* the insertion, on this thread */
     EXPECT(c.r.calls[1].ins, c.r.calls[1].nins, 1);
-    wait_calls(&c.r, 3); /* the nested commit, from the notifier */
+    assert_true(pthread_equal(c.r.calls[1].thread, pthread_self()));
+    wait_calls(&c.r, 3); /* the nested commit, from the notifier (which may already have told it) */
     EXPECT(c.r.calls[2].mod, c.r.calls[2].nmod, 0);
     assert_false(pthread_equal(c.r.calls[2].thread, pthread_self()));
     coffer_token_stop(token);

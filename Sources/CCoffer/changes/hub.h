@@ -105,6 +105,7 @@ typedef struct cf_hub {
     pthread_t delivering_thread;
     int auto_refresh;
     int refresh_on_commit; /* a commit through the handle refreshes it on the committing thread */
+    uint64_t claimed; /* the newest version a committing thread's refresh is bringing the hub to */
     coffer_post_fn post;
     void *post_ctx;
     int post_pending;

@@ -400,10 +400,11 @@ static int cycle_due(cf_hub *hub)
 {
     MDB_envinfo info;
     mdb_env_info(hub->db->env->mdb, &info);
-    if ((uint64_t)info.me_last_txnid != hub->version)
-        return 1;
+    uint64_t last = (uint64_t)info.me_last_txnid;
     pthread_mutex_lock(&hub->lock);
-    int due = 0;
+    /* A newer version, unless a committing thread's refresh brings the
+     * hub there (waiting for it would only delay that thread's next one). */
+    int due = last != hub->version && last > hub->claimed;
     for (cf_observer *o = hub->observers; o && !due; o = o->next)
         due = o->initial_pending && !o->stopped;
     pthread_mutex_unlock(&hub->lock);
@@ -504,11 +505,24 @@ void cf_hub_committed(coffer_db *db)
      * callback of this thread that committed) leaves the commit to the
      * notifier, which looks again after a cycle. */
     int claimed = due && pthread_mutex_trylock(&hub->cycle_lock) == 0;
+    if (claimed) {
+        MDB_envinfo info;
+        mdb_env_info(db->env->mdb, &info);
+        pthread_mutex_lock(&hub->lock);
+        hub->claimed = (uint64_t)info.me_last_txnid; /* the cycle's transaction sees at least this */
+        pthread_mutex_unlock(&hub->lock);
+    }
     cf_signal_commit(db->env->signal);
     if (!claimed)
         return;
-    if (!hub->closed)
-        cycle(hub); /* a failure is seen again by the next refresh */
+    coffer_status st = hub->closed ? COFFER_OK : cycle(hub);
+    if (st != COFFER_OK) {
+        /* The notifier tries again (and the next refresh meets the failure). */
+        pthread_mutex_lock(&hub->lock);
+        hub->claimed = 0;
+        pthread_mutex_unlock(&hub->lock);
+        cf_signal_poke(db->env->signal);
+    }
     pthread_mutex_unlock(&hub->cycle_lock);
 }
 
