@@ -2122,12 +2122,13 @@ COFFER_API int coffer_db_auto_refresh(const coffer_db *db);
  *  its commit calls for run there at once, instead of on the notifier
  *  thread once it woke. This applies while auto-refresh is on and no
  *  scheduler is set, and only to commits made through `db` (those of other
- *  handles and processes still wake the notifier); a refresh of `db`
- *  running on another thread at the time leaves the commit to the notifier,
- *  as without it. The commit then takes the time of computing the change
- *  sets, and callbacks run inside coffer_txn_commit(): they must not wait
- *  for anything the committing thread holds. Ordering and contents of the
- *  callbacks are the same either way. A failure to compute changes does not
+ *  handles and processes still wake the notifier). A refresh of `db`
+ *  running on another thread at the time is waited for first; a commit
+ *  made from one of `db`'s callbacks is left to the notifier. The commit
+ *  then takes the time of computing the change sets, and callbacks run
+ *  inside coffer_txn_commit(): they must not wait for anything the
+ *  committing thread holds, nor for a commit through `db` on another
+ *  thread. Ordering and contents of the callbacks are the same either way. A failure to compute changes does not
  *  fail the commit (the next refresh meets it).
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a database); COFFER_ERR_MISUSE
  *  (closed); COFFER_ERR_NO_MEMORY. */

@@ -501,10 +501,14 @@ void cf_hub_committed(coffer_db *db)
     }
     /* The cycle is claimed before the notifier is woken, so that the
      * notifier finds it done rather than racing this thread to it. A
-     * refresh under way (on the notifier, in coffer_db_refresh() or in a
-     * callback of this thread that committed) leaves the commit to the
-     * notifier, which looks again after a cycle. */
-    int claimed = due && pthread_mutex_trylock(&hub->cycle_lock) == 0;
+     * refresh under way on another thread (the notifier's, woken late by an
+     * earlier commit, or a coffer_db_refresh()) is waited for: once this
+     * returns, the commit was told. A commit made from a callback (this
+     * thread runs the cycle) is left to the notifier, which looks again
+     * after every cycle. */
+    int claimed = due && !inside_callback(hub);
+    if (claimed)
+        pthread_mutex_lock(&hub->cycle_lock);
     if (claimed) {
         MDB_envinfo info;
         mdb_env_info(db->env->mdb, &info);
