@@ -2066,7 +2066,9 @@ COFFER_API coffer_status coffer_results_set_value(coffer_results *results, coffe
  * run, once per refresh that changed what they watch, on the handle's
  * notifier thread (owned by the library), or inside coffer_db_refresh() on
  * the thread that calls it, or through a scheduler the program supplies
- * (coffer_db_set_scheduler()). The first callback of a collection or
+ * (coffer_db_set_scheduler()), or, with refresh on commit
+ * (coffer_db_set_refresh_on_commit()), inside a commit made through the
+ * handle. The first callback of a collection or
  * object observer reports the initial state (changes NULL). A callback gets
  * a read transaction at the new version, valid only during the call: it may
  * read anything through it, and must not free, commit or keep it. Change
@@ -2113,6 +2115,28 @@ COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on);
 
 /** 1 if `db` refreshes by itself, 0 if not or not a database. */
 COFFER_API int coffer_db_auto_refresh(const coffer_db *db);
+
+/** Turns refresh on commit of `db` on (nonzero) or off (0, the default).
+ *  With it on, a write transaction of `db` that committed refreshes `db` on
+ *  the committing thread before coffer_txn_commit() returns: the callbacks
+ *  its commit calls for run there at once, instead of on the notifier
+ *  thread once it woke. This applies while auto-refresh is on and no
+ *  scheduler is set, and only to commits made through `db` (those of other
+ *  handles and processes still wake the notifier). A refresh of `db`
+ *  running on another thread at the time is waited for first; a commit
+ *  made from one of `db`'s callbacks is left to the notifier. The commit
+ *  then takes the time of computing the change sets, and callbacks run
+ *  inside coffer_txn_commit(): they must not wait for anything the
+ *  committing thread holds, nor for a commit through `db` on another
+ *  thread. Ordering and contents of the callbacks are the same either way. A failure to compute changes does not
+ *  fail the commit (the next refresh meets it).
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (not a database); COFFER_ERR_MISUSE
+ *  (closed); COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_db_set_refresh_on_commit(coffer_db *db, int on);
+
+/** 1 if commits through `db` refresh it on the committing thread
+ *  (coffer_db_set_refresh_on_commit()), 0 if not or not a database. */
+COFFER_API int coffer_db_refresh_on_commit(const coffer_db *db);
 
 /** The version `db` last refreshed to (its observers' version), in `*out`;
  *  0 before its first refresh. */
@@ -2303,6 +2327,17 @@ COFFER_API size_t coffer_collection_changes_count(const coffer_collection_change
 /** Copies the indices of `kind`, ascending, to `out` (room for
  *  coffer_collection_changes_count() of them); returns how many. */
 COFFER_API size_t coffer_collection_changes_copy(const coffer_collection_changes *changes, int kind, uint64_t *out);
+
+/** For an observer of query results (coffer_query_observe()): sets
+ *  `*keys` to the object keys of the results at the callback's version, in
+ *  their order, and `*count` to their number, and returns 1; the keys are
+ *  borrowed from the observer, valid until the callback returns. They are
+ *  the rows the change set's new indices count, so a callback can read the
+ *  results without running the query again. Returns 0, with `*keys` NULL
+ *  and `*count` 0, for the changes of another kind of observer or NULL
+ *  `changes`. `keys` and `count` may be NULL. */
+COFFER_API int coffer_collection_changes_result_keys(const coffer_collection_changes *changes, const uint64_t **keys,
+                                                     size_t *count);
 
 /** The number of moves (lists only; each also among the deletions and the
  *  insertions). */

@@ -634,6 +634,9 @@ coffer_status cf_compute_collection(cf_observer *obs, coffer_txn *old_txn, coffe
     }
     if (st != COFFER_OK || !*deliver)
         cf_changeset_free(&out->cs);
+    out->has_keys = obs->kind == CF_OBS_RESULTS;
+    out->keys = obs->keys;
+    out->nkeys = obs->nkeys;
     return st;
 }
 
@@ -748,6 +751,17 @@ COFFER_API size_t coffer_collection_changes_copy(const coffer_collection_changes
         return 0;
     cf_index_set_copy_to(s, out);
     return (size_t)cf_index_set_size(s);
+}
+
+COFFER_API int coffer_collection_changes_result_keys(const coffer_collection_changes *changes, const uint64_t **keys,
+                                                     size_t *count)
+{
+    int has = changes && changes->has_keys;
+    if (keys)
+        *keys = has ? changes->keys : NULL;
+    if (count)
+        *count = has ? changes->nkeys : 0;
+    return has;
 }
 
 COFFER_API size_t coffer_collection_changes_move_count(const coffer_collection_changes *changes)

@@ -104,6 +104,8 @@ typedef struct cf_hub {
     cf_observer *delivering;    /* whose callback runs now, and on which thread */
     pthread_t delivering_thread;
     int auto_refresh;
+    int refresh_on_commit; /* a commit through the handle refreshes it on the committing thread */
+    uint64_t claimed; /* the newest version a committing thread's refresh is bringing the hub to */
     coffer_post_fn post;
     void *post_ctx;
     int post_pending;
@@ -165,6 +167,11 @@ bool cf_object_changed(const cf_observer *obs, coffer_txn *txn, const cf_changes
  * version, `new_txn` at the new one. */
 struct coffer_collection_changes {
     cf_changeset cs;
+    /* results observers: the keys of the results at the new version, in
+     * order (the observer's, borrowed for the callback) */
+    int has_keys;
+    const uint64_t *keys;
+    size_t nkeys;
 };
 
 struct coffer_object_changes {
@@ -222,6 +229,12 @@ void cf_map_changes_free(struct coffer_map_changes *mc);
 
 /* Stops the notifier and frees every observer of a closing handle. */
 void cf_hub_close(coffer_db *db);
+
+/* After a commit that wrote through `db`: with refresh on commit on (and
+ * auto-refresh on, no scheduler, observers registered), refreshes `db` on
+ * the calling thread unless a refresh runs elsewhere (the notifier then
+ * tells the commit). A failure is left to the next refresh. */
+void cf_hub_committed(coffer_db *db);
 
 /* Whether the calling thread runs one of `db`'s callbacks now. */
 int cf_hub_in_callback(coffer_db *db);

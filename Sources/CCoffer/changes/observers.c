@@ -400,10 +400,11 @@ static int cycle_due(cf_hub *hub)
 {
     MDB_envinfo info;
     mdb_env_info(hub->db->env->mdb, &info);
-    if ((uint64_t)info.me_last_txnid != hub->version)
-        return 1;
+    uint64_t last = (uint64_t)info.me_last_txnid;
     pthread_mutex_lock(&hub->lock);
-    int due = 0;
+    /* A newer version, unless a committing thread's refresh brings the
+     * hub there (waiting for it would only delay that thread's next one). */
+    int due = last != hub->version && last > hub->claimed;
     for (cf_observer *o = hub->observers; o && !due; o = o->next)
         due = o->initial_pending && !o->stopped;
     pthread_mutex_unlock(&hub->lock);
@@ -485,6 +486,48 @@ static coffer_status start_notifier(cf_hub *hub)
     /* Wake it (and so any first callback due) without waiting a timeout. */
     cf_signal_poke(hub->db->env->signal);
     return COFFER_OK;
+}
+
+void cf_hub_committed(coffer_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    cf_hub *hub = db->hub;
+    pthread_mutex_unlock(&db->lock);
+    int due = 0;
+    if (hub) {
+        pthread_mutex_lock(&hub->lock);
+        due = hub->refresh_on_commit && hub->auto_refresh && !hub->post && !hub->closed && hub->observers;
+        pthread_mutex_unlock(&hub->lock);
+    }
+    /* The cycle is claimed before the notifier is woken, so that the
+     * notifier finds it done rather than racing this thread to it. A
+     * refresh under way on another thread (the notifier's, woken late by an
+     * earlier commit, or a coffer_db_refresh()) is waited for: once this
+     * returns, the commit was told. A commit made from a callback (this
+     * thread runs the cycle) is left to the notifier, which looks again
+     * after every cycle. */
+    int claimed = due && !inside_callback(hub);
+    if (claimed)
+        pthread_mutex_lock(&hub->cycle_lock);
+    if (claimed) {
+        MDB_envinfo info;
+        mdb_env_info(db->env->mdb, &info);
+        pthread_mutex_lock(&hub->lock);
+        hub->claimed = (uint64_t)info.me_last_txnid; /* the cycle's transaction sees at least this */
+        pthread_mutex_unlock(&hub->lock);
+    }
+    cf_signal_commit(db->env->signal);
+    if (!claimed)
+        return;
+    coffer_status st = hub->closed ? COFFER_OK : cycle(hub);
+    if (st != COFFER_OK) {
+        /* The notifier tries again (and the next refresh meets the failure). */
+        pthread_mutex_lock(&hub->lock);
+        hub->claimed = 0;
+        pthread_mutex_unlock(&hub->lock);
+        cf_signal_poke(db->env->signal);
+    }
+    pthread_mutex_unlock(&hub->cycle_lock);
 }
 
 int cf_hub_in_callback(coffer_db *db)
@@ -577,6 +620,29 @@ COFFER_API coffer_status coffer_db_set_auto_refresh(coffer_db *db, int on)
     if (running && on)
         cf_signal_poke(db->env->signal);
     return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_db_set_refresh_on_commit(coffer_db *db, int on)
+{
+    cf_hub *hub;
+    coffer_status st = checked_hub(db, &hub);
+    if (st != COFFER_OK)
+        return st;
+    pthread_mutex_lock(&hub->lock);
+    hub->refresh_on_commit = on != 0;
+    pthread_mutex_unlock(&hub->lock);
+    return COFFER_OK;
+}
+
+COFFER_API int coffer_db_refresh_on_commit(const coffer_db *db)
+{
+    if (!db || db->magic != CF_DB_MAGIC || db->closed || !db->hub)
+        return 0;
+    cf_hub *hub = db->hub;
+    pthread_mutex_lock(&hub->lock);
+    int on = hub->refresh_on_commit;
+    pthread_mutex_unlock(&hub->lock);
+    return on;
 }
 
 COFFER_API int coffer_db_auto_refresh(const coffer_db *db)

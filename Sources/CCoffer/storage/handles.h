@@ -64,6 +64,10 @@ struct coffer_db {
      * LMDB's commit (sync/ records what a synced file needs); an error
      * aborts the commit. NULL for none. */
     coffer_status (*commit_hook)(struct coffer_txn *txn);
+    /* Run after every write commit that succeeded, in place of
+     * cf_signal_commit(), which it must call (changes/ also delivers the
+     * handle's own observers there when asked to). NULL for none. */
+    void (*committed_hook)(struct coffer_db *db);
     struct cf_sync_session *sync; /* the sync session of this handle, or NULL */
     /* The clusters' cache a write transaction left for the next one (file
      * format 5, storage/cluster_cache.h), or NULL. */

@@ -453,8 +453,14 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     cf_env *env = txn->db->env;
     int wrote = txn->write;
     end_txn(txn, 1, &rc);
-    if (rc == 0 && wrote)
-        cf_signal_commit(env->signal); /* observers of every process look */
+    if (rc == 0 && wrote) {
+        /* Observers of every process look (cf_signal_commit); the hook does
+         * it and may refresh this handle's own observers here. */
+        if (txn->db->committed_hook)
+            txn->db->committed_hook(txn->db);
+        else
+            cf_signal_commit(env->signal);
+    }
     if (rc == MDB_MAP_FULL)
         return cf_env_map_full(txn->db->env, "commit failed");
     if (rc != 0)

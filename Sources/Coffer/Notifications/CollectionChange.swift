@@ -46,11 +46,19 @@ struct CollectionIndices: Sendable, Equatable {
     var moves: [(from: Int, to: Int)] = []
     var cleared = false
     var rootDeleted = false
+    /// For results observed as a query: the keys of the results at
+    /// ``version``, in order, so that results read at that version need not
+    /// run their query again; nil for other collections.
+    var resultKeys: [UInt64]?
+    /// The version of the file the change brings the collection to (0 when
+    /// unknown).
+    var version: UInt64 = 0
 
     init() {}
 
-    /// Copies `changes`, borrowed for the duration of a callback.
-    init(copying changes: OpaquePointer) {
+    /// Copies `changes`, borrowed for the duration of a callback that got
+    /// `txn`.
+    init(copying changes: OpaquePointer, txn: OpaquePointer? = nil) {
         func indices(_ kind: coffer_change_kind) -> [Int] {
             let count = coffer_collection_changes_count(changes, Int32(kind.rawValue))
             var raw = [UInt64](repeating: 0, count: count)
@@ -70,6 +78,12 @@ struct CollectionIndices: Sendable, Equatable {
         }
         cleared = coffer_collection_changes_cleared(changes) != 0
         rootDeleted = coffer_collection_changes_root_deleted(changes) != 0
+        var keys: UnsafePointer<UInt64>?
+        var count = 0
+        if let txn, coffer_txn_version(txn, &version) == COFFER_OK,
+           coffer_collection_changes_result_keys(changes, &keys, &count) != 0 {
+            resultKeys = count == 0 ? [] : Array(UnsafeBufferPointer(start: keys, count: count))
+        }
     }
 
     static func == (lhs: CollectionIndices, rhs: CollectionIndices) -> Bool {

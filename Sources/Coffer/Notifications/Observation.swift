@@ -28,6 +28,17 @@ struct Observation<Value> {
     /// changes, one at a time, before the change is made; nil passes every
     /// change on as it is.
     var translate: ((RawChange, Database?) -> RawChange?)? = nil
+    /// Gives the value read through a frozen database what the change
+    /// already knows of it (the keys of results), so that reading it does
+    /// not compute that again; nil for none.
+    var adopt: ((Value, RawChange, Database) -> Void)? = nil
+
+    /// The value read through `frozen`, given what `raw` knows of it.
+    private func frozenValue(_ raw: RawChange, _ frozen: Database?) -> Value? {
+        guard let frozen, let value = rebuild(frozen) else { return nil }
+        adopt?(value, raw, frozen)
+        return value
+    }
 
     /// `make` after ``translate``.
     private func translated<Change>(_ make: @escaping ChangeMaker<Value, Change>) -> ChangeMaker<Value, Change> {
@@ -44,9 +55,8 @@ struct Observation<Value> {
         let make = translated(make)
         let context: ObserverContext
         if let queue {
-            let rebuild = self.rebuild
             context = ObserverContext(frozenSource: FrozenSource(database), deliver: database.queueDelivery(queue) { raw, frozen in
-                if let change = make(raw, frozen.flatMap(rebuild), frozen) { block(change) }
+                if let change = make(raw, frozenValue(raw, frozen), frozen) { block(change) }
             })
         } else {
             let (live, database) = (self.live, self.database)
@@ -70,7 +80,7 @@ struct Observation<Value> {
         }
         let token = database.registerObserver(context, register)
         let call = Handoff(value: { (raw: RawChange, frozen: Database?) -> Change? in
-            make(raw, frozen.flatMap(rebuild), frozen)
+            make(raw, frozenValue(raw, frozen), frozen)
         })
         let task = Task {
             for await item in stream {
@@ -95,7 +105,7 @@ struct Observation<Value> {
         let make = translated(make)
         let (stream, continuation) = AsyncStream<Handoff<Element>>.makeStream()
         let call = Handoff(value: { (raw: RawChange, frozen: Database?) -> Element? in
-            make(raw, frozen.flatMap(rebuild), frozen)
+            make(raw, frozenValue(raw, frozen), frozen)
         })
         let context = ObserverContext(frozenSource: FrozenSource(database)) { raw, context in
             Database.run({ raw, frozen in

@@ -70,7 +70,7 @@ extension RawChange {
 /// The C callbacks: each copies what it was given and hands it on.
 enum ObserverCallbacks {
     static let collection: coffer_collection_callback = { context, txn, changes in
-        ObserverContext.from(context).receive(changes.map { .collection(CollectionIndices(copying: $0)) } ?? .initial(txn))
+        ObserverContext.from(context).receive(changes.map { .collection(CollectionIndices(copying: $0, txn: txn)) } ?? .initial(txn))
     }
 
     static let object: coffer_object_callback = { context, txn, changes in
@@ -94,7 +94,17 @@ extension Database {
         _ context: ObserverContext,
         _ register: (UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) throws(CofferError) -> coffer_status
     ) -> NotificationToken {
-        notifications.state.withLock { $0.observed = true }
+        let first = notifications.state.withLock { state in
+            defer { state.observed = true }
+            return !state.observed
+        }
+        if first {
+            // A commit through this database tells its observers on the
+            // committing thread at once, rather than after the notifier
+            // thread woke: the calls there only copy the change and hand
+            // it on (to a queue, an actor, or this database's thread).
+            _ = coffer_db_set_refresh_on_commit(handle, 1)
+        }
         let retained = Unmanaged.passRetained(context)
         var token: OpaquePointer?
         let failure: CofferError?

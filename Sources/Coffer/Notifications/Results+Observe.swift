@@ -120,7 +120,7 @@ extension Results {
                     }
                 })
         }
-        return Observation(
+        var observation = Observation(
             database: database, live: self,
             rebuild: { Results(database: $0, binding: binding, source: source, queries: queries) },
             register: { context, token throws(CofferError) in
@@ -129,6 +129,17 @@ extension Results {
                     coffer_query_observe(database.handle, query.handle, paths, count, ObserverCallbacks.collection, context, token)
                 }
             })
+        if case .all = source, queries.count <= 1 {
+            // The observed query is these results' own: the rows it told
+            // are theirs at the change's version.
+            observation.adopt = { results, raw, frozen in
+                if case .collection(let indices) = raw, let keys = indices.resultKeys,
+                   indices.version != 0, indices.version == frozen.frozenVersion {
+                    results.adoptKeys(keys)
+                }
+            }
+        }
+        return observation
     }
 
     /// One query giving these results (see ``joined(_:_:_:)``).

@@ -192,10 +192,22 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         return results!
     }
 
+    /// Takes `keys` as the objects of these results in the database's
+    /// current snapshot, in order, without running their queries: for
+    /// frozen results made from an observer's change, which knows them.
+    func adoptKeys(_ keys: [UInt64]) {
+        let access = database.frozenAccess(); defer { access?.unlock() }
+        cache.adopt(keys, at: database.contentVersion)
+    }
+
     /// The keys of the objects now, in order.
     func currentKeys() -> [UInt64] {
         let access = database.frozenAccess(); defer { access?.unlock() }
         do {
+            // Frozen results may have adopted their keys (adoptKeys(_:)).
+            if database.isFrozen, let keys = cache.keys(at: database.contentVersion) {
+                return keys
+            }
             let results = try currentResults()
             if let keys = cache.keys(at: database.contentVersion) {
                 return keys
@@ -256,5 +268,14 @@ final class ResultsCache {
         if version == self.version {
             self.keys = keys
         }
+    }
+
+    /// Keys known for `version` without C results (these are made when
+    /// something needs them).
+    func adopt(_ keys: [UInt64], at version: UInt64) {
+        coffer_results_free(results)
+        results = nil
+        self.version = version
+        self.keys = keys
     }
 }

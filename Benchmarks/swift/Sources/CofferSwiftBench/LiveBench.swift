@@ -3,8 +3,8 @@
 // engine, each over N single-row commits to a table of 1,000 rows:
 //
 // - commit → callback: from the end of a write transaction's body, on the
-//   committing thread, to the observer's callback on its own queue (median
-//   and 99th percentile);
+//   committing thread, to the observer's callback on its own queue (median,
+//   90th and 99th percentile);
 // - refresh: the work that brings a 1,000-row observed result up to date
 //   after one change (Coffer: `refresh()` of an observing database with
 //   autorefresh off, which moves to the new version, computes the change set
@@ -73,15 +73,20 @@ func awaitCallback(_ semaphore: DispatchSemaphore, _ engine: String, commit: Int
     }
 }
 
-/// Median and 99th percentile of `samples`, in microseconds.
+/// Median, 90th and 99th percentile of `samples`, in microseconds.
 struct LiveFigure {
     let median: Double
+    let p90: Double
     let p99: Double
 
     init(_ samples: [Double]) {
         let sorted = samples.sorted()
+        func percentile(_ fraction: Double) -> Double {
+            sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)] * 1e6
+        }
         median = sorted[sorted.count / 2] * 1e6
-        p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)] * 1e6
+        p90 = percentile(0.90)
+        p99 = percentile(0.99)
     }
 }
 
@@ -133,6 +138,7 @@ struct LiveReport {
     /// GRDB's time over Coffer's: above 1, Coffer is faster.
     private var rows: [(key: String, title: String, coffer: Double, grdb: Double)] {
         [("latency_median_us", "commit → callback, median", coffer.latency.median, grdb.latency.median),
+         ("latency_p90_us", "commit → callback, p90", coffer.latency.p90, grdb.latency.p90),
          ("latency_p99_us", "commit → callback, p99", coffer.latency.p99, grdb.latency.p99),
          ("refresh_median_us", "refresh \(options.rows) rows after 1 change, median", coffer.refresh.median, grdb.refresh.median),
          ("refresh_p99_us", "refresh \(options.rows) rows after 1 change, p99", coffer.refresh.p99, grdb.refresh.p99)]

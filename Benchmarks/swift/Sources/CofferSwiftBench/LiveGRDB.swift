@@ -66,13 +66,17 @@ final class GRDBLiveEngine: LiveEngine {
         defer { cancellable.cancel() }
         try clock.awaitReady(Self.key)
         var samples: [Double] = []
+        var writes: [Double] = []
         for n in 0..<commits {
             try pool.write { db in
                 try db.execute(sql: "UPDATE live_row SET value = ? WHERE id = ?", arguments: [liveValue(n), n % rows])
                 clock.start(row: n % rows, value: liveValue(n))
             }
+            let returned = monotonicSeconds()
             samples.append(try clock.awaitCommit(Self.key, n + 1))
+            writes.append(returned - clock.startedAt)
         }
+        reportWriteShare(Self.key, writes: writes, total: samples)
         return samples
     }
 
