@@ -25,14 +25,14 @@ struct LargeValueTests {
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    @Test("a 12 MiB string and a 4 MiB binary upload and download to another client")
+    @Test("a 6 MiB string and a 2 MiB binary upload and download to another client")
     func largeValuesSync() async throws {
         let postgres = try await PrivatePostgres.shared.freshDatabase()
         let service = try await ServiceProcess.start(postgres: postgres)
         defer { service.stop() }
         let partition = uniquePartition()
-        let title = Self.letters(12 << 20)
-        let blob = Self.randomBytes(4 << 20)
+        let title = Self.letters(6 << 20)
+        let blob = Self.randomBytes(2 << 20)
 
         let a = TestClient(url: service.url)
         try await a.hello(partition: partition)
@@ -50,7 +50,7 @@ struct LargeValueTests {
         let received = try await b.downloadAll()
         #expect(received == [ServerChangeset(serverVersion: serverVersion, origin: a.id, changeset: changeset)])
         let state = try await dump(postgres, partition)
-        #expect((object(state, "Task", 1)?["title"] as? String)?.utf8.count == 12 << 20)
+        #expect((object(state, "Task", 1)?["title"] as? String)?.utf8.count == 6 << 20)
         #expect(object(state, "Task", 2)?["title"] as? String == "short")
     }
 
