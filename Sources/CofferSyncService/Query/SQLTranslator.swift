@@ -2,7 +2,9 @@
 // coffer_sync_objects, evaluated by PostgreSQL over the stored property rows:
 // equality compares the wire-encoded bytes (`value`), ordered comparisons the
 // typed columns `num` and `txt` that the service fills on write (schema
-// version 3), each under an index of coffer_sync_properties.
+// version 3), each under an index of coffer_sync_properties. The indexes on
+// `value` and `txt` keep a bounded prefix (Store/PropertyIndexes), so each
+// test compares the prefix first, for the index, then the whole value.
 //
 // A property the object has no row for is null. Every atom is an EXISTS (or
 // NOT EXISTS), which is never SQL NULL, so NOT is plain negation.
@@ -89,22 +91,33 @@ struct SQLTranslator {
         }
         switch op {
         case .equal, .notEqual:
-            let equal = exists(property, "rule_p.value = ANY(\(binder.bind(Self.encodings(value).map(\.bytea))))",
+            let equal = exists(property, Self.valueIn(Self.encodings(value), binder: &binder),
                                object: object, binder: &binder)
             return op == .equal ? equal : "(NOT \(equal))"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             // The parser admits only numbers and strings here.
-            let (column, bound) = if case .string(let text) = value {
-                ("txt", binder.bind(text))
-            } else {
-                ("num", binder.bind(TypedColumns.number(value) ?? 0))
+            guard case .string(let text) = value else {
+                let bound = binder.bind(TypedColumns.number(value) ?? 0)
+                return exists(property, "rule_p.num \(op.rawValue) \(bound)", object: object, binder: &binder)
             }
-            return exists(property, "rule_p.\(column) \(op.rawValue) \(bound)", object: object, binder: &binder)
+            // Cutting both sides to the same prefix keeps their order or
+            // makes them equal, so the prefix test never drops a match.
+            let prefixOp = op == .less || op == .lessOrEqual ? "<=" : ">="
+            let test = "\(Self.textPrefix) \(prefixOp) \(binder.bind(Self.indexedPrefix(text))) "
+                + "AND rule_p.txt \(op.rawValue) \(binder.bind(text))"
+            return exists(property, test, object: object, binder: &binder)
         case .beginsWith, .endsWith, .contains:
             guard case .string(let text) = value else { return "FALSE" }
             let escaped = Self.likeEscaped(text)
             let pattern = op == .beginsWith ? escaped + "%" : op == .endsWith ? "%" + escaped : "%" + escaped + "%"
-            return exists(property, "rule_p.txt LIKE \(binder.bind(pattern))", object: object, binder: &binder)
+            var test = "rule_p.txt LIKE \(binder.bind(pattern))"
+            if op == .beginsWith {
+                let prefix = Self.indexedPrefix(text)
+                test = (prefix == text
+                    ? "\(Self.textPrefix) LIKE \(binder.bind(pattern))"
+                    : "\(Self.textPrefix) = \(binder.bind(prefix))") + " AND " + test
+            }
+            return exists(property, test, object: object, binder: &binder)
         }
     }
 
@@ -113,14 +126,35 @@ struct SQLTranslator {
         var alternatives: [String] = []
         let present = values.filter { $0 != .null }
         if !present.isEmpty {
-            let encodings = present.flatMap(Self.encodings).map(\.bytea)
-            alternatives.append(exists(property, "rule_p.value = ANY(\(binder.bind(encodings)))",
+            let encodings = present.flatMap(Self.encodings)
+            alternatives.append(exists(property, Self.valueIn(encodings, binder: &binder),
                                        object: object, binder: &binder))
         }
         if present.count < values.count {
             alternatives.append(comparison(property, .equal, .null, object: object, binder: &binder))
         }
         return alternatives.isEmpty ? "FALSE" : "(" + alternatives.joined(separator: " OR ") + ")"
+    }
+
+    /// The indexed prefix of `rule_p.txt` (coffer_sync_properties_by_txt).
+    private static let textPrefix = PropertyIndexes.textPrefix("rule_p.txt")
+
+    /// `text` cut as the index cuts it: its first characters (code points).
+    static func indexedPrefix(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > PropertyIndexes.textCharacters else { return text }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars.prefix(PropertyIndexes.textCharacters))
+        return String(view)
+    }
+
+    /// A test that `rule_p.value` is one of `encodings`: their prefixes
+    /// through coffer_sync_properties_by_value, then the whole values.
+    private static func valueIn(_ encodings: [[UInt8]], binder: inout SQLBinder) -> String {
+        let prefixes = Set(encodings.map { Array($0.prefix(PropertyIndexes.valueBytes)) })
+            .sorted { $0.lexicographicallyPrecedes($1) }
+        return "\(PropertyIndexes.valuePrefix("rule_p.value")) = ANY(\(binder.bind(prefixes.map(\.bytea)))) "
+            + "AND rule_p.value = ANY(\(binder.bind(encodings.map(\.bytea))))"
     }
 
     /// Every encoding of a value equal to `value`: numbers of any type compare

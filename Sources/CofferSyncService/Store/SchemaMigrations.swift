@@ -7,7 +7,7 @@ import PostgresNIO
 
 enum SchemaMigrations {
     /// The schema version this build creates and serves.
-    static let currentVersion = 5
+    static let currentVersion = 6
 
     /// Step n turns version n-1 into version n.
     static let steps: [[String]] = [
@@ -149,9 +149,8 @@ enum SchemaMigrations {
                 ADD COLUMN num double precision,
                 ADD COLUMN txt text COLLATE "C"
             """,
-            "CREATE INDEX coffer_sync_properties_by_value ON coffer_sync_properties (partition, class, property, value)",
+            // The indexes on `value` and `txt` are version 6's, bounded in length.
             "CREATE INDEX coffer_sync_properties_by_num ON coffer_sync_properties (partition, class, property, num)",
-            "CREATE INDEX coffer_sync_properties_by_txt ON coffer_sync_properties (partition, class, property, txt)",
         ],
         // Version 4: the roles a login gave (a custom JWT's roles claim), kept
         // with its refresh token so that a refreshed access token has them too.
@@ -172,6 +171,21 @@ enum SchemaMigrations {
             )
             """,
             "ALTER TABLE coffer_sync_clients ADD COLUMN read_as text",
+        ],
+        // Version 6: the indexes on `value` and `txt` hold a bounded prefix
+        // (PropertyIndexes), so that a value of any length stores; a btree
+        // row cannot exceed about 2.7 kB. Versions 3-5 had them unbounded.
+        [
+            "DROP INDEX IF EXISTS coffer_sync_properties_by_value",
+            "DROP INDEX IF EXISTS coffer_sync_properties_by_txt",
+            """
+            CREATE INDEX coffer_sync_properties_by_value ON coffer_sync_properties
+                (partition, class, property, \(PropertyIndexes.valuePrefix("value")))
+            """,
+            """
+            CREATE INDEX coffer_sync_properties_by_txt ON coffer_sync_properties
+                (partition, class, property, \(PropertyIndexes.textPrefix("txt")))
+            """,
         ],
     ]
 
