@@ -23,8 +23,8 @@
  *   used by one thread at a time; a write transaction ends on the thread that
  *   began it, while a read transaction may move between threads. Do not close
  *   a database while another thread is inside a call on it.
- * - Files: every commit is durable and a crash never exposes a half-written
- *   transaction. Everything Coffer stores (records, schema, header) is
+ * - Files: every commit is durable (coffer_config_set_durability() can
+ *   relax that) and a crash never exposes a half-written transaction. Everything Coffer stores (records, schema, header) is
  *   checked before it is used; the storage engine's own B-tree pages are
  *   trusted in normal use, so a file damaged at that level may still stop
  *   the process (after a message naming the file). coffer_verify() checks
@@ -1092,6 +1092,61 @@ COFFER_API coffer_status coffer_config_set_max_active_versions(coffer_config *co
 COFFER_API coffer_status coffer_db_active_versions(coffer_db *db, uint64_t *out);
 
 /* ------------------------------------------------------------------------ */
+/* Durability                                                                */
+
+/** How much a returned commit survives, as SQLite's `synchronous` and
+ *  LMDB's MDB_NOMETASYNC / MDB_NOSYNC. Whatever the level, a crash of the
+ *  application (the process killed, even with SIGKILL) loses no commit
+ *  that returned: the data is in the operating system's cache. The levels
+ *  differ in a crash of the system (kernel panic, power loss). */
+typedef enum coffer_durability {
+    /** The default: a commit that returned survives a system crash. Every
+     *  commit writes its pages and flushes them to the disk (fdatasync),
+     *  then writes and flushes the page that makes it current. */
+    COFFER_DURABILITY_FULL = 0,
+    /** The data pages are flushed at every commit; the page that makes a
+     *  commit current is flushed with the next commit (or coffer_db_sync()).
+     *  A system crash may lose the last commit(s) but never leaves the file
+     *  damaged: it opens at an earlier, complete commit. */
+    COFFER_DURABILITY_NORMAL = 1,
+    /** Nothing is flushed by a commit; the system writes the pages back
+     *  when it chooses, or coffer_db_sync() flushes them. A system crash can
+     *  lose recent commits and, on file systems that reorder writes, leave
+     *  the file DAMAGED (coffer_verify() then reports it). Use it only for
+     *  data that can be rebuilt. */
+    COFFER_DURABILITY_NONE = 2
+} coffer_durability;
+
+/** Sets the durability of commits made through the handles opened with
+ *  `config` (default COFFER_DURABILITY_FULL). The level belongs to the
+ *  file's storage environment, which the handles of one process share: the
+ *  first handle that can write fixes it, and coffer_open() of another
+ *  handle of the same file in the process asking for a different level
+ *  fails with COFFER_ERR_BUSY naming both levels. Read-only handles and
+ *  in-memory databases (which are never flushed) ignore it.
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL config, or a value that is not
+ *  a coffer_durability, named in the message). */
+COFFER_API coffer_status coffer_config_set_durability(coffer_config *config, coffer_durability durability);
+
+/** The durability the commits of `db` have, in `*out`: the level set at
+ *  coffer_config_set_durability() for a file, COFFER_DURABILITY_NONE for an
+ *  in-memory database; a read-only handle reports its file's level
+ *  (COFFER_DURABILITY_FULL if no handle of the process can write).
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or out); COFFER_ERR_MISUSE
+ *  (closed). */
+COFFER_API coffer_status coffer_db_durability(coffer_db *db, coffer_durability *out);
+
+/** Flushes every commit of the file made so far to the disk, whatever the
+ *  durability: once it returns COFFER_OK, they survive a system crash.
+ *  Nothing to do for a read-only handle or an in-memory database.
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db); COFFER_ERR_MISUSE
+ *  (closed); COFFER_ERR_IO (the flush failed, with the system's reason). */
+COFFER_API coffer_status coffer_db_sync(coffer_db *db);
+
+/* ------------------------------------------------------------------------ */
 /* File statistics                                                           */
 /* ------------------------------------------------------------------------ */
 
@@ -1193,7 +1248,9 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
 
 /** Commits and ends the transaction; the handle stays allocated until
  *  coffer_txn_free(). Committing a read transaction just ends it. Once it
- *  returns COFFER_OK, the write is durable.
+ *  returns COFFER_OK, the write is durable (at the handle's
+ *  coffer_durability: survives a system crash at COFFER_DURABILITY_FULL,
+ *  the default; an application crash at every level).
  *
  *  Errors: COFFER_ERR_MISUSE (already ended, database closed, or another
  *  thread than the one that began the write); COFFER_ERR_MAP_FULL or

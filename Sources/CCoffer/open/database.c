@@ -541,7 +541,8 @@ static coffer_status open_locked(const coffer_config *config, coffer_db *db, con
         }
         if (path && config->should_compact && attempt == 0 && (st = cf_compact_on_launch(config, path)) != COFFER_OK)
             return st;
-        st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, &db->env);
+        st = cf_env_acquire(path, config->memory_id, config->read_only, config->max_file_size, config->durability,
+                            &db->env);
         if (st != COFFER_OK)
             return st;
         int needs_reset = 0;

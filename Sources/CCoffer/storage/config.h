@@ -17,6 +17,7 @@ struct coffer_config {
     char **subset;
     size_t nsubset;
     uint64_t max_file_size;
+    int durability; /* durability.c: a coffer_durability, 0 = FULL */
     coffer_migration_fn migration; /* lifecycle.c */
     void *migration_ctx;
     int delete_if_migration_needed;

@@ -351,6 +351,8 @@ static coffer_status acquire_memory(const char *id, int read_only, uint64_t max_
     close(fd);
     char label[200];
     snprintf(label, sizeof label, "in-memory database '%.100s'", id);
+    env->durability = COFFER_DURABILITY_NONE;
+    env->durability_fixed = 1;
     coffer_status st = open_mdb(env, path, MDB_NOSYNC | MDB_NOMETASYNC, 0, label);
     /* Unlinked at once: the data lives as long as the mapping, no file stays. */
     char lock[4200];
@@ -376,7 +378,29 @@ static unsigned missing_sidecars(const char *path)
     return missing;
 }
 
-static coffer_status acquire_file(const char *path, int read_only, uint64_t max_file_size, cf_env **out)
+/* A handle that can write joins `e`: it fixes the environment's durability
+ * if no such handle did, or must ask for the same. */
+static coffer_status join_durability(cf_env *e, const char *path, int durability)
+{
+    if (e->durability_fixed) {
+        if (e->durability == durability)
+            return COFFER_OK;
+        return cf_error(COFFER_ERR_BUSY, "'%s' is already open in this process with durability %s and cannot also be "
+                        "opened with durability %s: the handles of a file share its storage environment",
+                        path, cf_durability_name(e->durability), cf_durability_name(durability));
+    }
+    unsigned all = MDB_NOSYNC | MDB_NOMETASYNC, want = cf_durability_flags(durability);
+    int rc = mdb_env_set_flags(e->mdb, all & ~want, 0);
+    if (rc == 0 && want)
+        rc = mdb_env_set_flags(e->mdb, want, 1);
+    if (rc != 0)
+        return cf_error_mdb(rc, "setting the durability");
+    e->durability = durability;
+    e->durability_fixed = 1;
+    return COFFER_OK;
+}
+
+static coffer_status acquire_file(const char *path, int read_only, uint64_t max_file_size, int durability, cf_env **out)
 {
     struct stat sb;
     unsigned created = 0;
@@ -400,6 +424,11 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
         if (!e->memory_id && e->dev == sb.st_dev && e->ino == sb.st_ino && !cf_env_inherited(e)) {
             if (e->read_only && !read_only)
                 return cf_error(COFFER_ERR_BUSY, "'%s' is already open read-only in this process and cannot also be opened for writing", path);
+            if (!read_only) {
+                coffer_status st = join_durability(e, path, durability);
+                if (st != COFFER_OK)
+                    return st;
+            }
             e->refcount++;
             if (max_file_size) {
                 pthread_mutex_lock(&e->lock);
@@ -428,20 +457,23 @@ static coffer_status acquire_file(const char *path, int read_only, uint64_t max_
     /* Read-only handles share a read-write environment when the file can be
      * written, so that a later read-write open in the process can join it. */
     env->read_only = read_only && access(path, W_OK) != 0;
+    env->durability = read_only ? COFFER_DURABILITY_FULL : durability;
+    env->durability_fixed = !read_only;
     char label[4200];
     snprintf(label, sizeof label, "'%s'", path);
-    coffer_status st = open_mdb(env, path, env->read_only ? MDB_RDONLY : 0, (uint64_t)sb.st_size, label);
+    unsigned flags = env->read_only ? MDB_RDONLY : cf_durability_flags(env->durability);
+    coffer_status st = open_mdb(env, path, flags, (uint64_t)sb.st_size, label);
     if (st == COFFER_OK)
         st = check_not_truncated(env, label);
     return register_env(env, st, out);
 }
 
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
-                             uint64_t max_file_size, cf_env **out)
+                             uint64_t max_file_size, int durability, cf_env **out)
 {
     cf_registry_lock();
     coffer_status st = memory_id ? acquire_memory(memory_id, read_only, max_file_size, out)
-                                 : acquire_file(path, read_only, max_file_size, out);
+                                 : acquire_file(path, read_only, max_file_size, durability, out);
     cf_registry_unlock();
     return st;
 }

@@ -36,6 +36,8 @@ typedef struct cf_env {
     unsigned created;  /* CF_CREATED_* files that opening this environment created */
     int served;        /* a coffer_open succeeded through it: it created nothing to remove */
     unsigned psize;    /* LMDB's page size of the file */
+    int durability;       /* coffer_durability of its commits (durability.c) */
+    int durability_fixed; /* a handle that can write fixed it; read-only ones do not */
 
     pthread_mutex_t dbi_lock; /* recursive; see cf_env_dbi_lock */
     pthread_mutex_t lock; /* guards everything below */
@@ -54,9 +56,19 @@ typedef struct cf_env {
 
 /* Finds or opens the environment of `path` (when memory_id is NULL) or of the
  * in-memory store `memory_id`, adding a reference. `read_only` asks for a
- * read-only handle. Takes the registry lock for the call. */
+ * read-only handle; a handle that can write asks for `durability` (a
+ * coffer_durability), which the first one fixes for the environment: a
+ * later one asking for another fails with COFFER_ERR_BUSY. Takes the
+ * registry lock for the call. */
 coffer_status cf_env_acquire(const char *path, const char *memory_id, int read_only,
-                             uint64_t max_file_size, cf_env **out);
+                             uint64_t max_file_size, int durability, cf_env **out);
+
+/* LMDB's environment flags for a coffer_durability. */
+unsigned cf_durability_flags(int durability);
+
+/* The name of a coffer_durability, for messages ("full", "normal", "none");
+ * NULL for a value that is none. */
+const char *cf_durability_name(int durability);
 
 /* Whether the file `sb` describes is open in this process. */
 int cf_env_file_is_open(const struct stat *sb);

@@ -81,7 +81,7 @@ static coffer_status check_structure(const char *path, const char *memory_id, co
         }
     }
     cf_env *env = NULL;
-    st = cf_env_acquire(path, memory_id, 1, 0, &env);
+    st = cf_env_acquire(path, memory_id, 1, 0, COFFER_DURABILITY_FULL, &env);
     if (st != COFFER_OK && memory_id) {
         return st; /* an in-memory store exists only while open */
     }

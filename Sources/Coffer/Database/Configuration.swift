@@ -134,6 +134,15 @@ extension Database {
         /// checked before it is copied. False by default.
         public var verifyOnOpen: Bool = false
 
+        /// How much a commit that returned survives a system crash (an
+        /// application crash loses none at any level): ``Database/Durability/full``
+        /// by default, ``Database/Durability/normal`` or ``Database/Durability/none``
+        /// to flush less. Every ``Database`` of one file in a process that can
+        /// write must use the same level: opening one with another throws
+        /// ``CofferError`` `.busy` naming both. Read-only and in-memory databases
+        /// ignore it.
+        public var durability: Durability = .full
+
         /// Syncs the database with a `coffer-sync` service, as Realm's
         /// `syncConfiguration`; nil (the default) for a local database. See
         /// ``SyncConfiguration`` and ``Database/syncSession``.
@@ -215,6 +224,7 @@ extension Database {
                 try CofferError.check(coffer_config_set_read_only(config, readOnly ? 1 : 0))
                 try CofferError.check(coffer_config_set_delete_if_migration_needed(config, deleteDatabaseIfMigrationNeeded ? 1 : 0))
                 try CofferError.check(coffer_config_set_verify_on_open(config, verifyOnOpen ? 1 : 0))
+                try CofferError.check(coffer_config_set_durability(config, durability.cValue))
                 if let maximumNumberOfActiveVersions {
                     try CofferError.check(coffer_config_set_max_active_versions(config, UInt64(maximumNumberOfActiveVersions)))
                 }

@@ -103,6 +103,7 @@ from .results import Results
 from .views import SortedValues
 from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
+from .durability import Durability
 from .auth import App, AuthError, Credentials, User
 from .sync import SyncConfig, SyncError, SyncSession, SyncStateToken
 from .verification import Finding, FindingKind
@@ -128,6 +129,7 @@ def library_path() -> str:
 
 
 __all__ = [
+    "Durability",
     "ClassStats",
     "FileStats",
     "ReaderInfo",

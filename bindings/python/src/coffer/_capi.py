@@ -398,6 +398,7 @@ coffer_config_set_class_subset = _status(
     "coffer_config_set_class_subset", ConfigP, POINTER(c_char_p), c_size_t
 )
 coffer_config_set_max_file_size = _status("coffer_config_set_max_file_size", ConfigP, c_uint64)
+coffer_config_set_durability = _status("coffer_config_set_durability", ConfigP, c_int)
 coffer_set_default_path = _status("coffer_set_default_path", c_char_p)
 
 # Lifecycle: deletion when a migration is needed, compaction, versions, copies.
@@ -527,6 +528,8 @@ coffer_db_path = _declare("coffer_db_path", c_char_p, [DbP])
 coffer_db_write_copy = _status("coffer_db_write_copy", DbP, c_char_p, c_void_p, c_size_t)
 coffer_db_write_copy_v2 = _status("coffer_db_write_copy_v2", DbP, c_char_p, c_void_p, c_size_t, PROGRESS_FN, c_void_p)
 coffer_db_active_versions = _status("coffer_db_active_versions", DbP, POINTER(c_uint64))
+coffer_db_durability = _status("coffer_db_durability", DbP, POINTER(c_int))
+coffer_db_sync = _status("coffer_db_sync", DbP)
 coffer_db_stats = _status("coffer_db_stats", DbP, POINTER(coffer_stats))
 coffer_db_class_stats = _status("coffer_db_class_stats", DbP, c_uint32, POINTER(coffer_class_stats))
 coffer_db_readers = _status("coffer_db_readers", DbP, POINTER(coffer_reader), c_size_t, POINTER(c_size_t))

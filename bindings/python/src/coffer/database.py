@@ -36,6 +36,7 @@ from typing import (
 
 from . import _capi, observing, packing, pages, rowcode, verification
 from .changes import DatabaseChange, Origin
+from .durability import Durability
 from .progress import ProgressCallback, c_callback
 from .stats import FileStats, read_stats
 from .sync import SyncKeepAlive, SyncSession
@@ -411,6 +412,20 @@ class Database:
         out = ctypes.c_uint64()
         _capi.coffer_db_active_versions(self._open_handles().db, ctypes.byref(out))
         return out.value
+
+    @property
+    def durability(self) -> Durability:
+        """The durability of this handle's commits (coffer.open(durability=)):
+        Durability.NONE for an in-memory database."""
+        out = ctypes.c_int()
+        _capi.coffer_db_durability(self._open_handles().db, ctypes.byref(out))
+        return Durability(out.value)
+
+    def flush_to_disk(self) -> None:
+        """Flushes every commit of the file so far to the disk, whatever the
+        durability: they then survive a system crash. Raises a coffer.CofferError
+        naming the reason when the flush fails."""
+        _capi.coffer_db_sync(self._open_handles().db)
 
     def stats(self) -> FileStats:
         """The file's statistics at its newest version: size, used and free

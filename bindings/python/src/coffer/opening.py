@@ -11,6 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from . import _capi, verification
 from .database import Database, PathType, key_buffer, path_bytes
+from .durability import Durability, DurabilityLike, durability_value
 from .errors import CofferError, InvalidArgumentError
 from .verification import Finding
 from .migration import install as install_migration
@@ -85,6 +86,7 @@ def open(
     max_active_versions: Optional[int] = None,
     verify_on_open: bool = False,
     sync: Optional[SyncConfig] = None,
+    durability: DurabilityLike = Durability.FULL,
     progress: Optional[ProgressCallback] = None,
 ) -> "Database":
     """Opens (creating it unless read-only) a database and returns it.
@@ -118,6 +120,14 @@ def open(
     verify_on_open: check the whole file first (coffer.verify()) and refuse
         a damaged one with CorruptedError naming the first finding. A seed
         file is always checked before it is copied.
+    durability: a coffer.Durability or its name ("full", "normal",
+        "none"): how much a returned commit survives a system crash (an
+        application crash loses none at any level). FULL, the default,
+        keeps every commit; NORMAL may lose the last ones but never damages
+        the file; NONE may lose recent commits and damage the file. Every
+        handle of a file in this process that can write must ask for the
+        same level (BusyError otherwise); read-only and in-memory databases
+        ignore it.
     sync: a coffer.SyncConfig: the database syncs with that service and
         partition in the background (db.sync waits, pauses, resumes and
         tells the state). Every top-level class needs a primary key.
@@ -150,6 +160,7 @@ def open(
                    classes, version, class_subset, max_file_size)
         _capi.coffer_config_set_delete_if_migration_needed(config, 1 if delete_if_migration_needed else 0)
         _capi.coffer_config_set_verify_on_open(config, 1 if verify_on_open else 0)
+        _capi.coffer_config_set_durability(config, durability_value(durability))
         if max_active_versions is not None:
             _capi.coffer_config_set_max_active_versions(config, _count(max_active_versions, "max_active_versions"))
         transport = configure_sync(config, sync) if sync is not None else None
