@@ -945,6 +945,106 @@ TS_ENV_TEST(test_count_rebound_every_type)
     coffer_txn_free(txn);
 }
 
+/* Counting one prepared query again and again with arguments of the type it
+ * was bound with rewrites them in place; every call still gives what a
+ * fresh query gives: for every scalar type, a value that matches and one
+ * that does not, a change of type (null, and a double against a float
+ * property) in between and after, a string argument whose bytes change
+ * between calls; a wrong type or a missing argument is named. */
+TS_ENV_TEST(test_count_rebound_in_place)
+{
+    add_all_types(env->db, env->all_types, 1);
+    add_all_types(env->db, env->all_types, 0);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_decimal128 d = ts_dec("-12.345"), other_d = ts_dec("4.5");
+    const coffer_value match[10] = {
+        coffer_value_bool(true), coffer_value_int(-1234567890123ll), coffer_value_float(3.25f),
+        coffer_value_double(-2.5e300), ts_str("h\xc3\xa9llo"), coffer_value_binary("\0\1\0\2", 4),
+        coffer_value_date(-5, -250), coffer_value_object_id(OID_A), coffer_value_uuid(UUID_A),
+        coffer_value_decimal128(d.w[0], d.w[1])};
+    const coffer_value miss[10] = {
+        coffer_value_bool(false), coffer_value_int(5), coffer_value_float(1.5f), coffer_value_double(2.0),
+        ts_str("other"), coffer_value_binary("\3", 1), coffer_value_date(9, 0), coffer_value_object_id(OID_B),
+        coffer_value_uuid(UUID_B), coffer_value_decimal128(other_d.w[0], other_d.w[1])};
+    coffer_value null = coffer_value_null();
+    for (coffer_property_id p = 0; p < 10; p++) {
+        char text[64];
+        snprintf(text, sizeof text, "%s == $0", ts_all_types_properties[p].name);
+        coffer_query *prepared = NULL;
+        assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, &miss[p], 1, &prepared));
+        const coffer_value *sequence[] = {&match[p], &miss[p], &match[p], &null, &match[p], &miss[p], &match[p]};
+        for (size_t i = 0; i < sizeof sequence / sizeof *sequence; i++) {
+            coffer_query *fresh = NULL;
+            uint64_t expected = 99, counted = 99;
+            assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, sequence[i], 1, &fresh));
+            assert_ok(coffer_query_count(txn, fresh, &expected));
+            assert_ok(coffer_query_count_rebound(txn, prepared, sequence[i], 1, &counted));
+            if (counted != expected || expected != (sequence[i] == &match[p] ? 2u : 0u))
+                fail_msg("%s, call %zu: counted %" PRIu64 ", a fresh query %" PRIu64, text, i, counted, expected);
+            coffer_query_free(fresh);
+        }
+        /* a wrong type is named, after and before in-place calls */
+        coffer_value wrong = p == AT_STRING || p == AT_BINARY ? coffer_value_int(1) : ts_str("x");
+        uint64_t n = 99;
+        assert_status(coffer_query_count_rebound(txn, prepared, &wrong, 1, &n), COFFER_ERR_QUERY);
+        assert_error_contains(ts_all_types_properties[p].name);
+        assert_int_equal(n, 0);
+        assert_ok(coffer_query_count_rebound(txn, prepared, &match[p], 1, &n));
+        assert_int_equal(n, 2);
+        /* the prepared query keeps its own argument */
+        assert_ok(coffer_query_count(txn, prepared, &n));
+        assert_int_equal(n, 0);
+        coffer_query_free(prepared);
+    }
+
+    /* a double against a float property converts as binding does, in place too */
+    coffer_query *by_float = NULL;
+    coffer_value as_double = coffer_value_double(3.25), other_double = coffer_value_double(3.5);
+    assert_ok(coffer_query_compile(env->db, env->all_types, "floatValue == $0", SIZE_MAX, &other_double, 1, &by_float));
+    uint64_t n = 99;
+    for (int i = 0; i < 3; i++) {
+        assert_ok(coffer_query_count_rebound(txn, by_float, i == 1 ? &other_double : &as_double, 1, &n));
+        assert_int_equal(n, i == 1 ? 0 : 2);
+    }
+    coffer_query_free(by_float);
+
+    /* a string's bytes are read at each call, not kept from the last */
+    coffer_query *by_string = NULL;
+    char buffer[16] = "h\xc3\xa9llo";
+    coffer_value borrowed = coffer_value_string(buffer, SIZE_MAX);
+    assert_ok(coffer_query_compile(env->db, env->all_types, "stringValue == $0", SIZE_MAX, &borrowed, 1, &by_string));
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+    memcpy(buffer, "nothing", 8);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 0);
+    memcpy(buffer, "h\xc3\xa9llo", 7);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+
+    /* a missing argument is named, also once the query was counted in place */
+    coffer_query *two = NULL;
+    coffer_value pair[2] = {ts_str("h\xc3\xa9llo"), coffer_value_int(-1234567890123ll)};
+    assert_ok(coffer_query_compile(env->db, env->all_types, "stringValue == $0 AND intValue == $1", SIZE_MAX, pair, 2, &two));
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_int_equal(n, 2);
+    n = 99;
+    assert_status(coffer_query_count_rebound(txn, two, pair, 1, &n), COFFER_ERR_QUERY);
+    assert_error_contains("$1");
+    assert_int_equal(n, 0);
+    coffer_value swapped[2] = {pair[1], pair[0]};
+    assert_status(coffer_query_count_rebound(txn, two, swapped, 2, &n), COFFER_ERR_QUERY);
+    assert_int_equal(n, 0);
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_int_equal(n, 2);
+    coffer_query_free(two);
+    coffer_query_free(by_string);
+    coffer_txn_free(txn);
+}
+
 int main(void)
 {
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
@@ -968,6 +1068,7 @@ int main(void)
         TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
         TS_TEST_ALL_MODES(test_count_rebound),
         TS_TEST_ALL_MODES(test_count_rebound_every_type),
+        TS_TEST_ALL_MODES(test_count_rebound_in_place),
     };
     return cmocka_run_group_tests_name("batch_read", tests, NULL, NULL);
 }
