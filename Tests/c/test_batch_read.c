@@ -6,8 +6,9 @@
  * buffers too small (the size needed, nothing written past the end); pages
  * read across a commit (pinned to their read transaction); rows of deleted
  * objects; objects found by a primary key that is missing or of the wrong
- * type; bad arguments; and coffer_query_count_rebound(), a prepared query
- * counted with other arguments. Every test runs on plain, encrypted and in-memory
+ * type; bad arguments; coffer_pack_request_run(), a lookup made once per
+ * class; and coffer_query_count_rebound(), a prepared query counted with
+ * other arguments (rewritten in place when their types match). Every test runs on plain, encrypted and in-memory
  * databases. */
 #define _GNU_SOURCE
 #include "test_support.h"
@@ -823,6 +824,62 @@ TS_ENV_TEST(test_pk_pinned_across_commit)
     coffer_txn_free(fresh);
 }
 
+/* A request made once for a class and run for key after key packs what
+ * coffer_object_pack_by_primary_key() packs, byte for byte; a missing key,
+ * a key of the wrong type, a class without a primary key, a buffer too
+ * small, and NULL request or transaction are named, with nothing written. */
+TS_ENV_TEST(test_pk_request)
+{
+    add_people(env->db, env->person, 5);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    uint8_t page[512], expected[512];
+    coffer_pack_request request = {.cls = env->person, .props = person_props, .count = 4,
+                                   .flags = COFFER_PACK_COPY, .buf = page, .capacity = sizeof page};
+    for (int64_t id = 4; id >= 0; id--) {
+        memset(page, 0xA5, sizeof page);
+        request.key = coffer_value_int(id);
+        size_t needed = 0;
+        assert_ok(coffer_pack_request_run(txn, &request));
+        assert_ok(coffer_object_pack_by_primary_key(txn, env->person, &request.key, person_props, 4, COFFER_PACK_COPY,
+                                                    expected, sizeof expected, &needed, NULL));
+        assert_int_equal(request.needed, needed);
+        assert_memory_equal(page, expected, needed);
+        assert_int_equal(value_of(page, 0, 0).u.integer, id);
+    }
+
+    memset(page, 0xA5, sizeof page);
+    request.key = coffer_value_int(42);
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_NOT_FOUND);
+    assert_error_contains("coffer_pack_request_run");
+    assert_error_contains("class 'Person' has no object with primary key 42");
+    assert_int_equal(request.needed, 0);
+    for (size_t i = 0; i < sizeof page; i++)
+        assert_int_equal(page[i], 0xA5);
+
+    request.key = ts_str("2");
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_TYPE);
+    assert_error_contains("primary key 'id' is int, got string");
+    assert_int_equal(request.needed, 0);
+
+    request.key = coffer_value_int(1);
+    request.capacity = 40;
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_BUFFER_TOO_SMALL);
+    assert_true(request.needed > 40);
+    request.capacity = sizeof page;
+    assert_ok(coffer_pack_request_run(txn, &request));
+
+    coffer_pack_request typed = {.cls = env->all_types, .key = coffer_value_int(0), .flags = COFFER_PACK_COPY,
+                                 .buf = page, .capacity = sizeof page};
+    assert_status(coffer_pack_request_run(txn, &typed), COFFER_ERR_NOT_FOUND);
+    assert_error_contains("has no primary key");
+    typed.cls = 999;
+    assert_status(coffer_pack_request_run(txn, &typed), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_pack_request_run(txn, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("request is NULL");
+    assert_status(coffer_pack_request_run(NULL, &request), COFFER_ERR_INVALID_ARGUMENT);
+    coffer_txn_free(txn);
+}
+
 /* ---- a prepared query counted with other arguments ------------------------------ */
 
 /* coffer_query_count_rebound() gives what rebinding, counting and freeing
@@ -1066,6 +1123,7 @@ int main(void)
         TS_TEST_ALL_MODES(test_pk_buffer_too_small),
         TS_TEST_ALL_MODES(test_pk_missing_and_wrong_type),
         TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
+        TS_TEST_ALL_MODES(test_pk_request),
         TS_TEST_ALL_MODES(test_count_rebound),
         TS_TEST_ALL_MODES(test_count_rebound_every_type),
         TS_TEST_ALL_MODES(test_count_rebound_in_place),
