@@ -1744,7 +1744,15 @@ COFFER_API coffer_status coffer_query_count(coffer_txn *txn, const coffer_query 
  *  out        not NULL: receives the count, as coffer_query_count() gives
  *             it (from the index alone where it can), and 0 on any error.
  *
- *  Nothing is left for the caller to free.
+ *  Nothing is left for the caller to free. The query keeps one rebound
+ *  copy of itself, freed with it: a later call whose arguments have the
+ *  types the copy was bound with (each a plain value, not a list, null,
+ *  object or link, nor the key of obj()) writes them into that copy in
+ *  place, with no parse, bind, plan or allocation; any other call rebinds
+ *  afresh, as coffer_query_rebind() does, and keeps that binding for the
+ *  next. Strings and binaries are borrowed from `args` for the call only.
+ *  Safe from several threads at once on one query: a call that finds the
+ *  copy in use by another rebinds afresh.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL txn or out, `query` not a
  *  query, args NULL with arg_count > 0); COFFER_ERR_QUERY (a missing or
  *  mistyped argument, named, as coffer_query_rebind() names it);
