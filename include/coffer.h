@@ -1801,7 +1801,15 @@ COFFER_API coffer_status coffer_query_count(coffer_txn *txn, const coffer_query 
  *  out        not NULL: receives the count, as coffer_query_count() gives
  *             it (from the index alone where it can), and 0 on any error.
  *
- *  Nothing is left for the caller to free.
+ *  Nothing is left for the caller to free. The query keeps one rebound
+ *  copy of itself, freed with it: a later call whose arguments have the
+ *  types the copy was bound with (each a plain value, not a list, null,
+ *  object or link, nor the key of obj()) writes them into that copy in
+ *  place, with no parse, bind, plan or allocation; any other call rebinds
+ *  afresh, as coffer_query_rebind() does, and keeps that binding for the
+ *  next. Strings and binaries are borrowed from `args` for the call only.
+ *  Safe from several threads at once on one query: a call that finds the
+ *  copy in use by another rebinds afresh.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL txn or out, `query` not a
  *  query, args NULL with arg_count > 0); COFFER_ERR_QUERY (a missing or
  *  mistyped argument, named, as coffer_query_rebind() names it);
@@ -2050,6 +2058,49 @@ COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coff
                                                            const coffer_value *pk, const coffer_property_id *props,
                                                            size_t count, int flags, void *buf, size_t capacity,
                                                            size_t *needed, coffer_object **out);
+
+/** What coffer_pack_request_run() reads: the arguments of
+ *  coffer_object_pack_by_primary_key() that stay the same from lookup to
+ *  lookup of one class, set once by the caller, and the key, written before
+ *  each lookup. For a binding whose cost is per argument converted: a
+ *  lookup passes the transaction and one pointer.
+ *
+ *  cls       the class, which must have a primary key.
+ *  key       the primary key to find, as `pk` of
+ *            coffer_object_pack_by_primary_key(); strings and binaries it
+ *            points to are borrowed for the call.
+ *  props, count, flags, buf, capacity
+ *            as for coffer_object_pack_by_primary_key(); the caller owns
+ *            `props` and `buf` and keeps them while the request is used.
+ *  needed    written by each run: the bytes the packed object takes (also
+ *            when `buf` is too small), 0 on any other error. */
+typedef struct coffer_pack_request {
+    coffer_class_id cls;
+    coffer_value key;
+    const coffer_property_id *props;
+    size_t count;
+    int flags;
+    void *buf;
+    size_t capacity;
+    size_t needed;
+} coffer_pack_request;
+
+/** Finds the object of class `request->cls` whose primary key equals
+ *  `request->key` and packs its properties `request->props` into
+ *  `request->buf`: coffer_object_pack_by_primary_key() with the arguments
+ *  of `request`, `&request->needed` as `needed` and no object handle.
+ *
+ *  txn       a read or write transaction; the row is its state.
+ *  request   not NULL; read, and `needed` written. The library keeps no
+ *            pointer to it after the call.
+ *
+ *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL request, and those of
+ *  coffer_object_pack_by_primary_key() for its fields), and every error
+ *  of coffer_object_pack_by_primary_key() (COFFER_ERR_NOT_FOUND with
+ *  nothing written to `buf`, COFFER_ERR_TYPE, COFFER_ERR_BUFFER_TOO_SMALL
+ *  with `needed` set, COFFER_ERR_MISUSE, COFFER_ERR_CORRUPTED,
+ *  COFFER_ERR_INTEGRITY), its messages naming this function. */
+COFFER_API coffer_status coffer_pack_request_run(coffer_txn *txn, coffer_pack_request *request);
 
 /** Reads the objects at positions start .. start+row_count-1 of `results`
  *  into `buf`, one row each in order, as coffer_object_pack() reads one:

@@ -6,8 +6,9 @@
  * buffers too small (the size needed, nothing written past the end); pages
  * read across a commit (pinned to their read transaction); rows of deleted
  * objects; objects found by a primary key that is missing or of the wrong
- * type; bad arguments; and coffer_query_count_rebound(), a prepared query
- * counted with other arguments. Every test runs on plain, encrypted and in-memory
+ * type; bad arguments; coffer_pack_request_run(), a lookup made once per
+ * class; and coffer_query_count_rebound(), a prepared query counted with
+ * other arguments (rewritten in place when their types match). Every test runs on plain, encrypted and in-memory
  * databases. */
 #define _GNU_SOURCE
 #include "test_support.h"
@@ -823,6 +824,62 @@ TS_ENV_TEST(test_pk_pinned_across_commit)
     coffer_txn_free(fresh);
 }
 
+/* A request made once for a class and run for key after key packs what
+ * coffer_object_pack_by_primary_key() packs, byte for byte; a missing key,
+ * a key of the wrong type, a class without a primary key, a buffer too
+ * small, and NULL request or transaction are named, with nothing written. */
+TS_ENV_TEST(test_pk_request)
+{
+    add_people(env->db, env->person, 5);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    uint8_t page[512], expected[512];
+    coffer_pack_request request = {.cls = env->person, .props = person_props, .count = 4,
+                                   .flags = COFFER_PACK_COPY, .buf = page, .capacity = sizeof page};
+    for (int64_t id = 4; id >= 0; id--) {
+        memset(page, 0xA5, sizeof page);
+        request.key = coffer_value_int(id);
+        size_t needed = 0;
+        assert_ok(coffer_pack_request_run(txn, &request));
+        assert_ok(coffer_object_pack_by_primary_key(txn, env->person, &request.key, person_props, 4, COFFER_PACK_COPY,
+                                                    expected, sizeof expected, &needed, NULL));
+        assert_int_equal(request.needed, needed);
+        assert_memory_equal(page, expected, needed);
+        assert_int_equal(value_of(page, 0, 0).u.integer, id);
+    }
+
+    memset(page, 0xA5, sizeof page);
+    request.key = coffer_value_int(42);
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_NOT_FOUND);
+    assert_error_contains("coffer_pack_request_run");
+    assert_error_contains("class 'Person' has no object with primary key 42");
+    assert_int_equal(request.needed, 0);
+    for (size_t i = 0; i < sizeof page; i++)
+        assert_int_equal(page[i], 0xA5);
+
+    request.key = ts_str("2");
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_TYPE);
+    assert_error_contains("primary key 'id' is int, got string");
+    assert_int_equal(request.needed, 0);
+
+    request.key = coffer_value_int(1);
+    request.capacity = 40;
+    assert_status(coffer_pack_request_run(txn, &request), COFFER_ERR_BUFFER_TOO_SMALL);
+    assert_true(request.needed > 40);
+    request.capacity = sizeof page;
+    assert_ok(coffer_pack_request_run(txn, &request));
+
+    coffer_pack_request typed = {.cls = env->all_types, .key = coffer_value_int(0), .flags = COFFER_PACK_COPY,
+                                 .buf = page, .capacity = sizeof page};
+    assert_status(coffer_pack_request_run(txn, &typed), COFFER_ERR_NOT_FOUND);
+    assert_error_contains("has no primary key");
+    typed.cls = 999;
+    assert_status(coffer_pack_request_run(txn, &typed), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_pack_request_run(txn, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    assert_error_contains("request is NULL");
+    assert_status(coffer_pack_request_run(NULL, &request), COFFER_ERR_INVALID_ARGUMENT);
+    coffer_txn_free(txn);
+}
+
 /* ---- a prepared query counted with other arguments ------------------------------ */
 
 /* coffer_query_count_rebound() gives what rebinding, counting and freeing
@@ -945,6 +1002,106 @@ TS_ENV_TEST(test_count_rebound_every_type)
     coffer_txn_free(txn);
 }
 
+/* Counting one prepared query again and again with arguments of the type it
+ * was bound with rewrites them in place; every call still gives what a
+ * fresh query gives: for every scalar type, a value that matches and one
+ * that does not, a change of type (null, and a double against a float
+ * property) in between and after, a string argument whose bytes change
+ * between calls; a wrong type or a missing argument is named. */
+TS_ENV_TEST(test_count_rebound_in_place)
+{
+    add_all_types(env->db, env->all_types, 1);
+    add_all_types(env->db, env->all_types, 0);
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_READ);
+    coffer_decimal128 d = ts_dec("-12.345"), other_d = ts_dec("4.5");
+    const coffer_value match[10] = {
+        coffer_value_bool(true), coffer_value_int(-1234567890123ll), coffer_value_float(3.25f),
+        coffer_value_double(-2.5e300), ts_str("h\xc3\xa9llo"), coffer_value_binary("\0\1\0\2", 4),
+        coffer_value_date(-5, -250), coffer_value_object_id(OID_A), coffer_value_uuid(UUID_A),
+        coffer_value_decimal128(d.w[0], d.w[1])};
+    const coffer_value miss[10] = {
+        coffer_value_bool(false), coffer_value_int(5), coffer_value_float(1.5f), coffer_value_double(2.0),
+        ts_str("other"), coffer_value_binary("\3", 1), coffer_value_date(9, 0), coffer_value_object_id(OID_B),
+        coffer_value_uuid(UUID_B), coffer_value_decimal128(other_d.w[0], other_d.w[1])};
+    coffer_value null = coffer_value_null();
+    for (coffer_property_id p = 0; p < 10; p++) {
+        char text[64];
+        snprintf(text, sizeof text, "%s == $0", ts_all_types_properties[p].name);
+        coffer_query *prepared = NULL;
+        assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, &miss[p], 1, &prepared));
+        const coffer_value *sequence[] = {&match[p], &miss[p], &match[p], &null, &match[p], &miss[p], &match[p]};
+        for (size_t i = 0; i < sizeof sequence / sizeof *sequence; i++) {
+            coffer_query *fresh = NULL;
+            uint64_t expected = 99, counted = 99;
+            assert_ok(coffer_query_compile(env->db, env->all_types, text, SIZE_MAX, sequence[i], 1, &fresh));
+            assert_ok(coffer_query_count(txn, fresh, &expected));
+            assert_ok(coffer_query_count_rebound(txn, prepared, sequence[i], 1, &counted));
+            if (counted != expected || expected != (sequence[i] == &match[p] ? 2u : 0u))
+                fail_msg("%s, call %zu: counted %" PRIu64 ", a fresh query %" PRIu64, text, i, counted, expected);
+            coffer_query_free(fresh);
+        }
+        /* a wrong type is named, after and before in-place calls */
+        coffer_value wrong = p == AT_STRING || p == AT_BINARY ? coffer_value_int(1) : ts_str("x");
+        uint64_t n = 99;
+        assert_status(coffer_query_count_rebound(txn, prepared, &wrong, 1, &n), COFFER_ERR_QUERY);
+        assert_error_contains(ts_all_types_properties[p].name);
+        assert_int_equal(n, 0);
+        assert_ok(coffer_query_count_rebound(txn, prepared, &match[p], 1, &n));
+        assert_int_equal(n, 2);
+        /* the prepared query keeps its own argument */
+        assert_ok(coffer_query_count(txn, prepared, &n));
+        assert_int_equal(n, 0);
+        coffer_query_free(prepared);
+    }
+
+    /* a double against a float property converts as binding does, in place too */
+    coffer_query *by_float = NULL;
+    coffer_value as_double = coffer_value_double(3.25), other_double = coffer_value_double(3.5);
+    assert_ok(coffer_query_compile(env->db, env->all_types, "floatValue == $0", SIZE_MAX, &other_double, 1, &by_float));
+    uint64_t n = 99;
+    for (int i = 0; i < 3; i++) {
+        assert_ok(coffer_query_count_rebound(txn, by_float, i == 1 ? &other_double : &as_double, 1, &n));
+        assert_int_equal(n, i == 1 ? 0 : 2);
+    }
+    coffer_query_free(by_float);
+
+    /* a string's bytes are read at each call, not kept from the last */
+    coffer_query *by_string = NULL;
+    char buffer[16] = "h\xc3\xa9llo";
+    coffer_value borrowed = coffer_value_string(buffer, SIZE_MAX);
+    assert_ok(coffer_query_compile(env->db, env->all_types, "stringValue == $0", SIZE_MAX, &borrowed, 1, &by_string));
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+    memcpy(buffer, "nothing", 8);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 0);
+    memcpy(buffer, "h\xc3\xa9llo", 7);
+    assert_ok(coffer_query_count_rebound(txn, by_string, &borrowed, 1, &n));
+    assert_int_equal(n, 2);
+
+    /* a missing argument is named, also once the query was counted in place */
+    coffer_query *two = NULL;
+    coffer_value pair[2] = {ts_str("h\xc3\xa9llo"), coffer_value_int(-1234567890123ll)};
+    assert_ok(coffer_query_compile(env->db, env->all_types, "stringValue == $0 AND intValue == $1", SIZE_MAX, pair, 2, &two));
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_int_equal(n, 2);
+    n = 99;
+    assert_status(coffer_query_count_rebound(txn, two, pair, 1, &n), COFFER_ERR_QUERY);
+    assert_error_contains("$1");
+    assert_int_equal(n, 0);
+    coffer_value swapped[2] = {pair[1], pair[0]};
+    assert_status(coffer_query_count_rebound(txn, two, swapped, 2, &n), COFFER_ERR_QUERY);
+    assert_int_equal(n, 0);
+    assert_ok(coffer_query_count_rebound(txn, two, pair, 2, &n));
+    assert_int_equal(n, 2);
+    coffer_query_free(two);
+    coffer_query_free(by_string);
+    coffer_txn_free(txn);
+}
+
 int main(void)
 {
     for (coffer_property_id p = 0; p < AT_COUNT; p++)
@@ -966,8 +1123,10 @@ int main(void)
         TS_TEST_ALL_MODES(test_pk_buffer_too_small),
         TS_TEST_ALL_MODES(test_pk_missing_and_wrong_type),
         TS_TEST_ALL_MODES(test_pk_pinned_across_commit),
+        TS_TEST_ALL_MODES(test_pk_request),
         TS_TEST_ALL_MODES(test_count_rebound),
         TS_TEST_ALL_MODES(test_count_rebound_every_type),
+        TS_TEST_ALL_MODES(test_count_rebound_in_place),
     };
     return cmocka_run_group_tests_name("batch_read", tests, NULL, NULL);
 }

@@ -25,12 +25,10 @@ COFFER_API coffer_status coffer_object_pack(coffer_object *obj, const coffer_pro
     return cf_pack_end(&pk, "coffer_object_pack", st, needed);
 }
 
-COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coffer_class_id cls,
-                                                           const coffer_value *pk, const coffer_property_id *props,
-                                                           size_t count, int flags, void *buf, size_t capacity,
-                                                           size_t *needed, coffer_object **out)
+static coffer_status pack_by_primary_key(const char *fn, coffer_txn *txn, coffer_class_id cls, const coffer_value *pk,
+                                         const coffer_property_id *props, size_t count, int flags, void *buf,
+                                         size_t capacity, size_t *needed, coffer_object **out)
 {
-    static const char fn[] = "coffer_object_pack_by_primary_key";
     if (needed)
         *needed = 0;
     if (out)
@@ -55,6 +53,24 @@ COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coff
     else
         coffer_object_release(obj);
     return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_object_pack_by_primary_key(coffer_txn *txn, coffer_class_id cls,
+                                                           const coffer_value *pk, const coffer_property_id *props,
+                                                           size_t count, int flags, void *buf, size_t capacity,
+                                                           size_t *needed, coffer_object **out)
+{
+    return pack_by_primary_key("coffer_object_pack_by_primary_key", txn, cls, pk, props, count, flags, buf, capacity,
+                               needed, out);
+}
+
+COFFER_API coffer_status coffer_pack_request_run(coffer_txn *txn, coffer_pack_request *request)
+{
+    static const char fn[] = "coffer_pack_request_run";
+    if (!request)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: request is NULL", fn);
+    return pack_by_primary_key(fn, txn, request->cls, &request->key, request->props, request->count, request->flags,
+                               request->buf, request->capacity, &request->needed, NULL);
 }
 
 /* The checks common to the writes of many objects. */

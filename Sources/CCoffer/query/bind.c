@@ -37,6 +37,8 @@ typedef struct binder {
     int npatterns;
     int nrefs;
     int nvars, max_var;
+    const cf_bslot *slots; /* arguments bound as plain constants */
+    int unpatchable;       /* an argument bound otherwise (list, obj(), null) */
     variable vars[CF_QUERY_MAX_DEPTH]; /* last: not cleared up front */
 } binder;
 
@@ -624,6 +626,8 @@ static status convert_object(binder *b, const cf_qexpr *e, const cf_boperand *ot
                         other->label, type_label(other->type, 1, b, other->link_cls), name, name);
     const cf_prop *pk = &c->props[c->pk];
     const coffer_value *arg = e->u.object.key->kind == CF_QE_ARG ? &b->args[e->u.object.key->u.arg] : NULL;
+    if (arg)
+        b->unpatchable = 1;
     if (arg && arg->type == COFFER_TYPE_LIST)
         return cf_error(COFFER_ERR_QUERY, "query: obj('%s', $%zu) takes one primary key, not a list", name,
                         e->u.object.key->u.arg);
@@ -647,6 +651,39 @@ static status convert_object(binder *b, const cf_qexpr *e, const cf_boperand *ot
     return COFFER_OK;
 }
 
+/* Whether an argument of type `t` converts by its type alone, so that
+ * another of the same type can replace it in place (cf_bquery_patch()). */
+static int patchable_type(coffer_type t)
+{
+    switch (t) {
+    case COFFER_TYPE_BOOL:
+    case COFFER_TYPE_INT:
+    case COFFER_TYPE_FLOAT:
+    case COFFER_TYPE_DOUBLE:
+    case COFFER_TYPE_DECIMAL128:
+    case COFFER_TYPE_STRING:
+    case COFFER_TYPE_BINARY:
+    case COFFER_TYPE_DATE:
+    case COFFER_TYPE_OBJECT_ID:
+    case COFFER_TYPE_UUID: return 1;
+    default: return 0;
+    }
+}
+
+static status note_slot(binder *b, size_t arg, coffer_type arg_type, coffer_type to, coffer_value *value)
+{
+    if (!patchable_type(arg_type)) {
+        b->unpatchable = 1;
+        return COFFER_OK;
+    }
+    cf_bslot *slot = cf_qarena_alloc(b->arena, sizeof *slot);
+    if (!slot)
+        return no_memory();
+    *slot = (cf_bslot){.arg = arg, .arg_type = arg_type, .to = to, .value = value, .next = b->slots};
+    b->slots = slot;
+    return COFFER_OK;
+}
+
 static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other, coffer_value *out, size_t *n)
 {
     if (e->kind == CF_QE_VALUE)
@@ -655,8 +692,14 @@ static status fill_consts(binder *b, const cf_qexpr *e, const cf_boperand *other
         return convert_object(b, e, other, &out[(*n)++]);
     if (e->kind == CF_QE_ARG) {
         const coffer_value *a = &b->args[e->u.arg];
-        if (a->type != COFFER_TYPE_LIST)
-            return convert_argument(b, e->u.arg, a, other, &out[(*n)++]);
+        if (a->type != COFFER_TYPE_LIST) {
+            coffer_value *value = &out[(*n)++];
+            status st = convert_argument(b, e->u.arg, a, other, value);
+            if (st == COFFER_OK && !b->unpatchable)
+                st = note_slot(b, e->u.arg, a->type, other->type_names ? COFFER_TYPE_STRING : other->type, value);
+            return st;
+        }
+        b->unpatchable = 1;
         for (size_t i = 0; i < a->u.list.count; i++) {
             if (a->u.list.items[i].type == COFFER_TYPE_LIST)
                 return cf_error(COFFER_ERR_QUERY, "query: argument $%zu is a list holding a list", e->u.arg);
@@ -1070,6 +1113,8 @@ static status bind_into(coffer_db *db, coffer_class_id cls, const cf_query *q, c
     bq->npatterns = b->npatterns;
     bq->nrefs = b->nrefs;
     bq->max_var = b->max_var;
+    bq->patchable = !b->unpatchable;
+    bq->slots = bq->patchable ? b->slots : NULL;
     bq->refs = 1;
     *out = bq;
     return COFFER_OK;
@@ -1096,6 +1141,32 @@ coffer_status cf_query_rebind(cf_bquery *from, const coffer_value *args, size_t 
     return COFFER_OK;
 }
 
+int cf_bquery_patch(cf_bquery *bq, const coffer_value *args, size_t nargs)
+{
+    if (!bq->patchable)
+        return 0;
+    for (const cf_bslot *s = bq->slots; s; s = s->next) {
+        if (s->arg >= nargs || args[s->arg].type != s->arg_type)
+            return 0;
+        const coffer_value *a = &args[s->arg];
+        if (is_bytes(a->type) && !a->u.string.data && a->u.string.size)
+            return 0; /* rebinding names the error */
+    }
+    for (const cf_bslot *s = bq->slots; s; s = s->next) {
+        const coffer_value *a = &args[s->arg];
+        coffer_value *v = s->value;
+        *v = *a;
+        if (s->to == COFFER_TYPE_FLOAT && is_number(a->type) && a->type != COFFER_TYPE_FLOAT &&
+            a->type != COFFER_TYPE_DECIMAL128)
+            *v = coffer_value_float((float)(a->type == COFFER_TYPE_INT ? (double)a->u.integer : a->u.double_value));
+        else if (s->to == COFFER_TYPE_DOUBLE && a->type == COFFER_TYPE_FLOAT)
+            *v = coffer_value_double(a->u.float_value);
+        else if (a->type == COFFER_TYPE_STRING && a->u.string.size == SIZE_MAX)
+            v->u.string.size = a->u.string.data ? strlen(a->u.string.data) : 0;
+    }
+    return 1;
+}
+
 void cf_bquery_retain(cf_bquery *bq) { __atomic_add_fetch(&bq->refs, 1, __ATOMIC_RELAXED); }
 
 void cf_bquery_free(cf_bquery *bq)
@@ -1103,6 +1174,7 @@ void cf_bquery_free(cf_bquery *bq)
     if (!bq || __atomic_sub_fetch(&bq->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     cf_bquery *source = bq->source;
+    coffer_query_free(bq->spare);
     free(bq->text);
     cf_qarena_free(bq->arena); /* which holds bq */
     cf_bquery_free(source);

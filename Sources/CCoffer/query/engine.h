@@ -133,6 +133,16 @@ typedef struct cf_bpost {
     uint64_t limit;
 } cf_bpost;
 
+/* Where one argument ($n, not a list and not the key of obj()) landed in a
+ * bound query: what cf_bquery_patch() rewrites in place. */
+typedef struct cf_bslot {
+    size_t arg;              /* n of $n */
+    coffer_type arg_type;    /* the type the argument had when bound */
+    coffer_type to;          /* what it was converted for */
+    coffer_value *value;     /* the constant in the bound tree */
+    const struct cf_bslot *next;
+} cf_bslot;
+
 typedef struct cf_bquery {
     cf_qarena *arena;
     coffer_db *db;
@@ -149,6 +159,11 @@ typedef struct cf_bquery {
     uint64_t timeout_ms; /* coffer_query_set_timeout(): the one setting that
                           * changes after binding (atomic); 0 = none */
     int refs;        /* results that may rerun it hold a reference */
+    const cf_bslot *slots; /* every argument's constant, when `patchable` */
+    int patchable;   /* arguments only as plain constants (see cf_bslot) */
+    coffer_query *spare; /* a rebound copy that coffer_query_count_rebound()
+                          * patches (taken and put back atomically; it
+                          * holds no reference to this query) */
 } cf_bquery;
 
 /* Binds `q` to class `cls` of `db` with `nargs` arguments (copied). On
@@ -160,6 +175,20 @@ coffer_status cf_query_bind(coffer_db *db, coffer_class_id cls, cf_query *q, con
 /* Binds the tree of `from` again with other arguments, into an arena of
  * its own; the new bound query holds a reference to `from`. */
 coffer_status cf_query_rebind(cf_bquery *from, const coffer_value *args, size_t nargs, cf_bquery **out);
+/* Rewrites the arguments of `bq` in place with `args`, when `bq` is
+ * patchable and every argument it uses is given with the type it was bound
+ * with (no re-parse, no re-plan, no allocation); strings and binaries are
+ * borrowed from `args`. Returns 1 when patched, 0 when the caller must
+ * rebind instead (which then names any error). */
+int cf_bquery_patch(cf_bquery *bq, const coffer_value *args, size_t nargs);
+/* The spare rebound copy of `query` with `args` patched in, taken from the
+ * query for the caller alone; NULL when there is none or it cannot be
+ * patched with these (the caller then rebinds). */
+coffer_query *cf_query_spare_take(const coffer_query *query, const coffer_value *args, size_t nargs);
+/* Gives `spare` (taken, or a rebinding of `query` from
+ * coffer_query_rebind()) to `query` to keep, or frees it when the query
+ * cannot use one or keeps one already. */
+void cf_query_spare_put(const coffer_query *query, coffer_query *spare);
 /* Reference counting: a new bound query has one reference. */
 void cf_bquery_retain(cf_bquery *bq);
 void cf_bquery_free(cf_bquery *bq);

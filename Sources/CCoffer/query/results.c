@@ -105,6 +105,45 @@ COFFER_API coffer_status coffer_query_rebind(const coffer_query *query, const co
     return COFFER_OK;
 }
 
+coffer_query *cf_query_spare_take(const coffer_query *query, const coffer_value *args, size_t nargs)
+{
+    if (check_query(query) != COFFER_OK || !query->bq->patchable || query->bq->db->closed)
+        return NULL;
+    coffer_query *spare = __atomic_exchange_n(&query->bq->spare, NULL, __ATOMIC_ACQ_REL);
+    if (!spare)
+        return NULL;
+    if (!cf_bquery_patch(spare->bq, args, nargs)) {
+        cf_query_spare_put(query, spare);
+        return NULL;
+    }
+    spare->bq->timeout_ms = __atomic_load_n(&query->bq->timeout_ms, __ATOMIC_RELAXED);
+    return spare;
+}
+
+void cf_query_spare_put(const coffer_query *query, coffer_query *spare)
+{
+    if (!spare)
+        return;
+    cf_bquery *bq = spare->bq;
+    if (check_query(query) != COFFER_OK) {
+        coffer_query_free(spare);
+        return;
+    }
+    if (!query->bq->patchable || !bq->patchable || bq->refs != 1) {
+        coffer_query_free(spare);
+        return;
+    }
+    if (bq->source == query->bq) {
+        /* Kept by the query, it must not keep the query alive: it uses the
+         * query's tree, which lives as long as the query does. */
+        bq->source = NULL;
+        cf_bquery_free(query->bq); /* the caller holds the query: not the last */
+    }
+    coffer_query *expected = NULL;
+    if (!__atomic_compare_exchange_n(&query->bq->spare, &expected, spare, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        coffer_query_free(spare);
+}
+
 COFFER_API void coffer_query_free(coffer_query *q)
 {
     if (!q || q->magic != CF_QUERY_MAGIC)

@@ -75,6 +75,38 @@ def test_a_tuple_by_primary_key_rejects_what_a_lookup_rejects(db_path):
         db.tuple_for_primary_key(Row, 1)
 
 
+def test_a_lookup_after_a_rejected_key_reads_the_next_key(db):
+    """The class's lookup request keeps an int key's type between lookups;
+    a key that takes the general path (a string, an int beyond int64) leaves
+    it as it was."""
+    with db.write():
+        db.create_all(Row, rows(5))
+    for wrong in ("one", 2**64, 1.5):
+        with pytest.raises((coffer.PropertyTypeError, coffer.InvalidArgumentError, OverflowError, TypeError)):
+            db.tuple_for_primary_key(Row, wrong)
+        assert db.tuple_for_primary_key(Row, 3) == tuple(rows(5)[3].values())
+        assert db.object_for_primary_key(Row, 4).id == 4
+    assert db.tuple_for_primary_key(Row, 2**63 - 1) is None
+
+
+def test_count_matching_with_arguments_of_changing_types(db):
+    """A prepared query counted with an argument of another type than the
+    last (rebound afresh) and then of the same type again (rewritten in
+    place) counts what filter() counts each time."""
+    with db.write():
+        db.create_all(Row, rows(100))
+    objects = db.objects(Row)
+    for arg in (10.0, 10, 20.5, 20, None, 30.0, "x", 40.0, 41.0):
+        if arg is None or isinstance(arg, str):
+            with pytest.raises(coffer.QueryError, match="'d'"):
+                objects.count_matching("d > $0", arg)
+            continue
+        assert objects.count_matching("d > $0", arg) == len(objects.filter("d > $0", arg))
+    for text in ("text == $0", "text == $0", "text BEGINSWITH $0"):
+        for arg in ("é1", "é2", "nothing", "é1"):
+            assert objects.count_matching(text, arg) == len(objects.filter(text, arg))
+
+
 @pytest.mark.parametrize("encrypted", [False, True])
 def test_count_matching_counts_as_len_of_filter(db_path, encrypted):
     with coffer.open(db_path, schema=[Row, Loose], encryption_key=bytes(range(64)) if encrypted else None) as db:

@@ -578,9 +578,20 @@ coffer_object_pack_by_primary_key = _declare(
     [TxnP, c_uint32, POINTER(coffer_value), POINTER(c_uint32), c_size_t, c_int, c_void_p, c_size_t,
      POINTER(c_size_t), POINTER(ObjectP)],
 )
-# The same C function for the read of one object by primary key, which runs
-# once per object, called with ctypes objects only (see _declare_unconverted).
-coffer_object_pack_by_primary_key_unconverted = _declare_unconverted("coffer_object_pack_by_primary_key", c_int)
+
+
+class coffer_pack_request(Structure):
+    """coffer_pack_request of coffer.h: a class's lookup by primary key,
+    set up once; the key is written before each run."""
+
+    _fields_ = [("cls", c_uint32), ("key", coffer_value), ("props", POINTER(c_uint32)), ("count", c_size_t),
+                ("flags", c_int), ("buf", c_void_p), ("capacity", c_size_t), ("needed", c_size_t)]
+
+
+coffer_pack_request_run = _declare("coffer_pack_request_run", c_int, [TxnP, POINTER(coffer_pack_request)])
+# The same for the lookup of one object by primary key, which runs once per
+# object: called with ctypes objects only (see _declare_unconverted).
+coffer_pack_request_run_unconverted = _declare_unconverted("coffer_pack_request_run", c_int)
 coffer_objects_create = _status(
     "coffer_objects_create", TxnP, c_uint32, c_void_p, c_size_t, c_size_t, c_int, c_void_p, POINTER(c_size_t),
 )

@@ -115,13 +115,6 @@ class _ClassInfo:
         self.defaults = dict(declared.defaults) if declared is not None else {}
         self._reader: Optional[packing.ObjectReader] = None
         self._layout: Optional[pages.Layout] = None
-        # The int primary key object_for_primary_key() looks up, reused from
-        # call to call: its payload (a view of the value's union) and a
-        # reference to pass, made once.
-        self.pk_value = _capi.coffer_value()
-        self.pk_value.type = _capi.TYPE_INT
-        self.pk_payload = self.pk_value.u
-        self.pk_ref = ctypes.byref(self.pk_value)
         # Generated packers by the property names objects give (rowcode.py),
         # for dicts and for rows positional in schema order.
         self.row_packers: Dict[Tuple[str, ...], Any] = {}
@@ -921,7 +914,7 @@ class Database:
     def object_for_primary_key(self, cls: Union[str, Type[T]], primary_key: Any) -> Optional[Any]:
         """The object of `cls` whose primary key equals `primary_key`, or None.
 
-        One C call (coffer_object_pack_by_primary_key) finds the object and
+        One C call (coffer_pack_request_run) finds the object and
         packs every stored property into the class's reused buffer; the
         object's fields are decoded from those bytes when read, and
         `to_dict()` builds its dict in one generated expression. Raises
@@ -985,23 +978,31 @@ class Database:
         pk = info.primary_key
         if pk is None:
             raise InvalidArgumentError(f"class '{info.name}' has no primary key")
-        # One C call finds the object and packs its values, decoded when read.
+        # One C call finds the object and packs its values, decoded when read:
+        # the layout's request holds every argument but the key.
+        layout = info.layout()
         keep: List[Any] = []
-        if pk.type == _capi.TYPE_INT and type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
-            info.pk_payload.integer = primary_key  # pk_value's type is TYPE_INT already
-            ref: Any = info.pk_ref
-        else:
+        general = not (pk.type == _capi.TYPE_INT and type(primary_key) is int
+                       and _INT64_MIN <= primary_key <= _INT64_MAX)
+        if general:
             value = _capi.coffer_value()
             if not packing.scalar_value(pk.type, primary_key, value):
                 to_c(pk.type, primary_key, value, keep, pk.where)
-            ref = ctypes.byref(value)
         txn = handles.write_txn
         if txn is None:
             txn = handles.read_txn
             if txn is None:
                 txn = self._txn()
-        layout = info.layout()
-        found = layout.pack_by_primary_key(txn, ref)
+        if not general:
+            layout.key_payload.integer = primary_key  # the request's key type is TYPE_INT between lookups
+            found = layout.pack_by_request(txn)
+        else:
+            key = layout.request_key
+            ctypes.memmove(ctypes.addressof(key), ctypes.addressof(value), ctypes.sizeof(value))
+            try:
+                found = layout.pack_by_request(txn)
+            finally:
+                key.type = _capi.TYPE_INT  # what the int path leaves in place
         if found is None:
             return None
         return info, layout, found[0], found[1]

@@ -80,19 +80,25 @@ class Layout:
         self.decode_tuple = rowcode.tuple_decoder(self.order)
         # A page of them in one expression (Results.tuples).
         self.decode_page = rowcode.page_decoder(self.order)
-        self._class_id = ctypes.c_uint32(info.class_id)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)
+        # The lookup by primary key (coffer_pack_request_run): every argument
+        # set once here and in _grow, the key written before each run; its
+        # payload (a view of the request's key) is what the caller writes
+        # for an int key, the type staying TYPE_INT between lookups.
+        self.request = _capi.coffer_pack_request(cls=info.class_id, props=self.ids, count=self.count,
+                                                 flags=_T.PACK_COPY)
+        self.request.key.type = _T.TYPE_INT
+        self.request_key = self.request.key
+        self.key_payload = self.request_key.u
+        self._request_ref = ctypes.byref(self.request)
         self._grow(4096)
 
     def _grow(self, size: int) -> None:
         self._scratch = bytearray(size)
         self._scratch_c = (ctypes.c_char * size).from_buffer(self._scratch)
-        # The arguments of the read by primary key that stay the same from
-        # call to call, as the ctypes objects of their C types, so that the
-        # call converts nothing (pack_by_primary_key).
-        self._by_key_args = (self.ids, ctypes.c_size_t(self.count), _PACK_COPY, self._scratch_c,
-                             ctypes.c_size_t(size), self._needed_ref, None)
+        self.request.buf = ctypes.addressof(self._scratch_c)
+        self.request.capacity = size
 
     def pack_object(self, handle: _capi.ObjectP) -> Tuple[bytes, Tuple[Any, ...]]:
         """The row of one open object: the bytes packed and its values."""
@@ -104,18 +110,21 @@ class Layout:
             self._retry(status)
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
-    def pack_by_primary_key(self, txn: _capi.TxnP, pk: Any) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
-        """The row of the object of the class whose primary key is the
-        coffer_value `pk` (a ctypes reference), found and packed in one C
-        call: the bytes packed and its values; None if no object has that
-        key. Other errors (a key of the wrong type) raise."""
+    def pack_by_request(self, txn: _capi.TxnP) -> Optional[Tuple[bytes, Tuple[Any, ...]]]:
+        """The row of the object of the class whose primary key the caller
+        wrote into `request.key` (through `key_payload` for an int), found
+        and packed by one C call (coffer_pack_request_run) that passes the
+        transaction and the request: the bytes packed and its values; None
+        if no object has that key. Other errors (a key of the wrong type)
+        raise."""
         for _ in range(2):
-            status = _pack_by_primary_key(txn, self._class_id, pk, *self._by_key_args)
+            status = _run_request(txn, self._request_ref)
             if status == _OK:
                 scratch = self._scratch
-                return bytes(memoryview(scratch)[:self._needed.value]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
+                return bytes(memoryview(scratch)[:self.request.needed]), self.row.unpack_from(scratch, _T.PACK_HEADER_SIZE)
             if status == _NOT_FOUND:
                 return None
+            self._needed.value = self.request.needed
             self._retry(status)  # grows the buffer to the size named, or raises
         raise AssertionError("unreachable")  # _retry raises on the second failure
 
@@ -217,8 +226,7 @@ class PackedRow:
 
 _STRING, _BINARY, _NULL = _T.TYPE_STRING, _T.TYPE_BINARY, _T.TYPE_NULL
 _OK, _NOT_FOUND = int(Status.OK), int(Status.NOT_FOUND)
-_pack_by_primary_key = _capi.coffer_object_pack_by_primary_key_unconverted
-_PACK_COPY = ctypes.c_int(_T.PACK_COPY)
+_run_request = _capi.coffer_pack_request_run_unconverted
 
 
 def row_of_object(db: "Database", layout: Layout, handle: _capi.ObjectP) -> PackedRow:
