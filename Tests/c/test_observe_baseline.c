@@ -12,25 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DOG_ID = 0, DOG_NAME, DOG_AGE };
+enum { DOG_ID = TS_DOG_ID, DOG_NAME = TS_DOG_NAME, DOG_AGE = TS_DOG_AGE, DOG = 0 };
 
-static const coffer_property_schema dog_props[] = {
-    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
-    {.name = "name", .type = COFFER_TYPE_STRING},
-    {.name = "age", .type = COFFER_TYPE_INT},
-};
-static const coffer_class_schema kennel[] = {
-    {.name = "Dog", .properties = dog_props, .property_count = 3},
-};
-enum { DOG = 0 };
-
-static int setup_kennel(void **state) { return ts_setup_schema(state, kennel, 1); }
+static int setup_kennel(void **state) { return ts_setup_schema(state, ts_dog_kennel, 1); }
 
 static coffer_object_key add_dog(coffer_db *db, int64_t id, const char *name, int64_t age)
 {
-    coffer_field f[] = {ts_field(DOG_ID, coffer_value_int(id)), ts_field(DOG_NAME, ts_str(name)),
-                        ts_field(DOG_AGE, coffer_value_int(age))};
-    return ts_commit_object(db, DOG, f, 3);
+    return ts_commit_dog(db, DOG, id, name, age);
 }
 
 static void set_value(coffer_db *db, coffer_object_key key, coffer_property_id prop, coffer_value v)

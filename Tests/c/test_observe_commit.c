@@ -17,25 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { DOG_ID = 0, DOG_NAME, DOG_AGE };
+enum { DOG_ID = TS_DOG_ID, DOG_NAME = TS_DOG_NAME, DOG_AGE = TS_DOG_AGE, DOG = 0 };
 
-static const coffer_property_schema dog_props[] = {
-    {.name = "id", .type = COFFER_TYPE_INT, .flags = COFFER_PROPERTY_PRIMARY_KEY},
-    {.name = "name", .type = COFFER_TYPE_STRING},
-    {.name = "age", .type = COFFER_TYPE_INT},
-};
-static const coffer_class_schema kennel[] = {
-    {.name = "Dog", .properties = dog_props, .property_count = 3},
-};
-enum { DOG = 0 };
-
-static int setup_kennel(void **state) { return ts_setup_schema(state, kennel, 1); }
+static int setup_kennel(void **state) { return ts_setup_schema(state, ts_dog_kennel, 1); }
 
 static coffer_object_key add_dog(coffer_db *db, int64_t id, const char *name, int64_t age)
 {
-    coffer_field f[] = {ts_field(DOG_ID, coffer_value_int(id)), ts_field(DOG_NAME, ts_str(name)),
-                        ts_field(DOG_AGE, coffer_value_int(age))};
-    return ts_commit_object(db, DOG, f, 3);
+    return ts_commit_dog(db, DOG, id, name, age);
 }
 
 static coffer_txn *begin_set_age(coffer_db *db, coffer_object_key key, int64_t age)
@@ -258,7 +246,7 @@ TS_ENV_TEST(test_interleaved_with_another_handle_in_order)
     assert_ok(coffer_db_refresh(db));
     assert_ok(coffer_db_set_refresh_on_commit(db, 1));
     other_handle o = {.key = a};
-    assert_ok(ts_env_open(env, kennel, 1, 1, &o.db));
+    assert_ok(ts_env_open(env, ts_dog_kennel, 1, 1, &o.db));
     pthread_t other;
     assert_int_equal(pthread_create(&other, NULL, commit_from_other_handle, &o), 0);
     for (int i = 0; i < 10; i++)

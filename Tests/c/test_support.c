@@ -432,6 +432,10 @@ const coffer_property_schema ts_dog_properties[TS_DOG_COUNT] = {
     {.name = "age", .type = COFFER_TYPE_INT},
 };
 
+const coffer_class_schema ts_dog_kennel[1] = {
+    {.name = "Dog", .properties = ts_dog_properties, .property_count = TS_DOG_COUNT},
+};
+
 const coffer_class_schema ts_std_schema[2] = {
     {.name = "AllTypes", .properties = ts_all_types_properties, .property_count = AT_COUNT},
     {.name = "Person", .properties = ts_person_properties, .property_count = PERSON_COUNT},
@@ -786,6 +790,13 @@ coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const cof
     coffer_object_key key = coffer_object_key_of(ts_create(w, cls, fields, n));
     ts_commit(w);
     return key;
+}
+
+coffer_object_key ts_commit_dog(coffer_db *db, coffer_class_id cls, int64_t id, const char *name, int64_t age)
+{
+    coffer_field f[] = {ts_field(TS_DOG_ID, coffer_value_int(id)), ts_field(TS_DOG_NAME, ts_str(name)),
+                        ts_field(TS_DOG_AGE, coffer_value_int(age))};
+    return ts_commit_object(db, cls, f, 3);
 }
 
 coffer_status ts_write_blob(coffer_db *db, coffer_class_id all_types, const void *data, size_t size, int64_t tag)

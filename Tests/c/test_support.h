@@ -185,6 +185,8 @@ enum { TS_DOG_ID = 0, TS_DOG_NAME, TS_DOG_AGE, TS_DOG_COUNT };
 extern const coffer_property_schema ts_all_types_properties[AT_COUNT];
 extern const coffer_property_schema ts_person_properties[PERSON_COUNT];
 extern const coffer_property_schema ts_dog_properties[TS_DOG_COUNT];
+/* { Dog }: the kennel of the observer suites that need no other class. */
+extern const coffer_class_schema ts_dog_kennel[1];
 /* { AllTypes, Person } */
 extern const coffer_class_schema ts_std_schema[2];
 #define TS_STD_SCHEMA_COUNT 2
@@ -341,6 +343,10 @@ coffer_object *ts_create_at(coffer_txn *txn, coffer_class_id cls, const coffer_f
 /* Creates an object of class `cls` with `n` fields in a write transaction of
  * its own, committed; returns its key. */
 coffer_object_key ts_commit_object(coffer_db *db, coffer_class_id cls, const coffer_field *fields, size_t n);
+
+/* Creates a Dog (ts_dog_properties) of class `cls` in a write transaction of
+ * its own, committed; returns its key. */
+coffer_object_key ts_commit_dog(coffer_db *db, coffer_class_id cls, int64_t id, const char *name, int64_t age);
 
 /* Creates an object with a binary value of `size` bytes and AT_INT `tag`
  * (standard schema) in a write transaction of its own, retrying on
