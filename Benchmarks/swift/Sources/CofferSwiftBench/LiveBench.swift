@@ -11,19 +11,32 @@
 //   and calls the observer; GRDB: the observation's fetch of the region,
 //   timed inside its tracking closure).
 //
+// Both engines commit at the same durability (`--durability`): `full`, a
+// commit that returned survives a system crash (Coffer's default; SQLite's
+// synchronous=FULL), or `normal` (Coffer's `.normal`; SQLite's NORMAL, which
+// in WAL mode flushes at checkpoints only, where Coffer still flushes each
+// commit's data pages). GRDB's DatabasePool sets NORMAL on its own, so the
+// level is set on the pool's writer after opening and read back.
+//
 // Every commit must reach its observer, or the run fails.
 
 import Foundation
 
+/// How much a commit survives, the same for both engines.
+enum LiveDurability: String {
+    case full, normal
+}
+
 /// The command line of `coffer-swift-bench live`.
 struct LiveOptions {
+    var durability = LiveDurability.full
     var rows = 1_000
     var commits = 300
     var workdir = "."
     var json: String?
     var machine = ""
 
-    static let usage = "usage: coffer-swift-bench live [--rows N] [--commits N] [--workdir DIR] [--json PATH] [--machine TEXT]"
+    static let usage = "usage: coffer-swift-bench live [--durability full|normal] [--rows N] [--commits N] [--workdir DIR] [--json PATH] [--machine TEXT]"
 
     static func parse(_ args: [String]) throws -> LiveOptions {
         var o = LiveOptions()
@@ -40,6 +53,12 @@ struct LiveOptions {
         }
         while i < args.count {
             switch args[i] {
+            case "--durability":
+                let text = try value()
+                guard let level = LiveDurability(rawValue: text) else {
+                    throw Options.Invalid(description: "--durability must be 'full' or 'normal', not '\(text)'")
+                }
+                o.durability = level
             case "--rows": o.rows = try count("--rows")
             case "--commits": o.commits = try count("--commits")
             case "--workdir": o.workdir = try value()
@@ -56,7 +75,7 @@ struct LiveOptions {
 /// One engine's side of the live benchmark, on a fresh directory.
 protocol LiveEngine {
     static var key: String { get }
-    init(directory: URL, rows: Int) throws
+    init(directory: URL, rows: Int, durability: LiveDurability) throws
     /// Seconds from each commit's end to its callback, `commits` of them.
     func commitToCallback(commits: Int) throws -> [Double]
     /// Seconds each observed result took to catch up with one commit.
@@ -104,7 +123,7 @@ func runLive(_ arguments: [String]) -> Int32 {
             try? FileManager.default.removeItem(at: dir)
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             FileHandle.standardError.write(Data("live: \(type.key)\n".utf8))
-            let engine = try type.init(directory: dir, rows: options.rows)
+            let engine = try type.init(directory: dir, rows: options.rows, durability: options.durability)
             let latency = LiveFigure(try engine.commitToCallback(commits: options.commits))
             let refresh = LiveFigure(try engine.refreshAfterOneChange(commits: options.commits))
             figures[type.key] = (latency, refresh)
@@ -145,7 +164,7 @@ struct LiveReport {
     }
 
     var table: String {
-        var lines = ["Live data: \(options.commits) single-row commits to \(options.rows) observed rows (µs; ratio = GRDB / Coffer)",
+        var lines = ["Live data: \(options.commits) single-row commits to \(options.rows) observed rows, durability \(options.durability.rawValue) (µs; ratio = GRDB / Coffer)",
                      "machine: \(options.machine); load average \(loadBefore) before, \(loadAfter) after",
                      pad("", 46) + pad("Coffer", 12, right: true) + pad("GRDB", 12, right: true) + pad("ratio", 9, right: true)]
         for row in rows {
@@ -168,6 +187,7 @@ struct LiveReport {
             "\"date\": \(quoted(ISO8601DateFormatter().string(from: Date())))",
             "\"machine\": \(quoted(options.machine))",
             "\"load_average\": { \"before\": \(loadBefore), \"after\": \(loadAfter) }",
+            "\"durability\": \(quoted(options.durability.rawValue))",
             "\"rows\": \(options.rows)",
             "\"commits\": \(options.commits)",
             "\"coffer\": " + figures { coffer, _ in coffer },

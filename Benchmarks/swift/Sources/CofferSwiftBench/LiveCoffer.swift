@@ -17,8 +17,10 @@ final class CofferLiveEngine: LiveEngine {
     private let configuration: Database.Configuration
     private let rows: Int
 
-    init(directory: URL, rows: Int) throws {
-        configuration = Database.Configuration(fileURL: directory.appendingPathComponent("live.coffer"), objectTypes: [LiveRow.self])
+    init(directory: URL, rows: Int, durability: LiveDurability) throws {
+        var configuration = Database.Configuration(fileURL: directory.appendingPathComponent("live.coffer"), objectTypes: [LiveRow.self])
+        configuration.durability = durability == .full ? .full : .normal
+        self.configuration = configuration
         self.rows = rows
         let db = try Database(configuration: configuration)
         try db.write {

@@ -1,6 +1,6 @@
-// The live benchmark's GRDB side: the same 1,000 rows in SQLite (WAL,
-// synchronous=FULL, as the CRUD benchmark sets it up) through a
-// DatabasePool, observed by a ValueObservation that fetches them in order.
+// The live benchmark's GRDB side: the same 1,000 rows in SQLite (WAL, the
+// writer at the run's synchronous level, checked) through a DatabasePool,
+// observed by a ValueObservation that fetches them in order.
 
 import Foundation
 import GRDB
@@ -32,12 +32,20 @@ final class GRDBLiveEngine: LiveEngine {
     private let pool: DatabasePool
     private let rows: Int
 
-    init(directory: URL, rows: Int) throws {
+    init(directory: URL, rows: Int, durability: LiveDurability) throws {
         var config = Configuration()
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA cache_size = -65536")
-        }
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -65536") }
         pool = try DatabasePool(path: directory.appendingPathComponent("live.sqlite").path, configuration: config)
+        // The pool's writer chose NORMAL when it set up WAL mode: set the
+        // run's level after opening, and check it.
+        let (level, expected) = durability == .full ? ("FULL", 2) : ("NORMAL", 1)
+        let synchronous = try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(level)")
+            return try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        }
+        guard synchronous == expected else {
+            throw BenchFailure("the pool's writer runs with synchronous=\(synchronous ?? -1), not \(level) (\(expected))")
+        }
         self.rows = rows
         try pool.write { db in
             try db.create(table: LiveRecord.databaseTableName) { t in
