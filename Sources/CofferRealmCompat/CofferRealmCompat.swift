@@ -77,3 +77,9 @@ extension Database.Configuration {
                   shouldCompactOnLaunch: shouldCompactOnLaunch, objectTypes: objectTypes, seedFilePath: seedFilePath)
     }
 }
+
+extension Results where Element: _ResultsValue {
+    /// Realm's name for `database`: the database of the list whose values
+    /// these are, nil for an unmanaged list.
+    public var realm: Realm? { database }
+}

@@ -38,7 +38,7 @@ struct ListValueViewTests {
         #expect(ascending.count == 4 && ascending[3] == 3 && ascending.database === db)
         try db.write { holder.numbers.append(0) }
         #expect(Array(ascending) == [0, 1, 1, 2, 3], "the view reads its list anew")
-        #expect(ascending.description == "ValueResults<Int>[0, 1, 1, 2, 3]")
+        #expect(ascending.description == "Results<Int>[0, 1, 1, 2, 3]")
     }
 
     @Test func anUnmanagedListSortsInMemory() {

@@ -93,7 +93,15 @@ public final class LinkingObjects<Element: Object>: DatabaseCollection {
 
     /// The keys of the linking objects, in backlink order.
     func objectKeys(at location: CollectionLocation) -> [UInt64] {
-        location.withBacklinks { object, propertyId in
+        location.backlinkKeys()
+    }
+}
+
+extension CollectionLocation {
+    /// The keys of the objects linking to the owner through this
+    /// linking-objects property, in backlink order: an object once per link.
+    func backlinkKeys() -> [UInt64] {
+        withBacklinks { object, propertyId in
             var iterator: OpaquePointer?
             try CofferError.check(coffer_object_backlinks(object, propertyId, &iterator))
             defer { coffer_iter_free(iterator) }

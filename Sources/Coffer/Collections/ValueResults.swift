@@ -1,24 +1,15 @@
-// ValueResults: a list of values seen sorted or distinct, as Realm's
-// `Results` of `list.sorted(ascending:)` and `list.distinct()`, read live in
-// the order the C core gives its observer's rows.
+// Results of values: a list of values seen sorted or distinct, as Realm's
+// `Results<Int>` of `list.sorted(ascending:)` and `list.distinct()`, read live
+// in the order the C core gives its observer's rows.
 
+import Foundation
 internal import CCoffer
 
-/// The values of a ``List`` seen sorted or distinct, live, as Realm's
-/// `Results<Int>` of `list.sorted(ascending:)` and `list.distinct()`:
-///
-/// ```swift
-/// let ascending = holder.values.sorted()        // 1, 2, 3 for [3, 1, 2]
-/// let once = holder.values.distinct()           // each value once, first first
-/// let token = ascending.observe { change in ... }
-/// ```
-///
-/// It reads its list whenever it is used. Equal values keep their list
-/// order (the sort is stable); `distinct()` keeps the first of equal values.
-/// The order is a query's `SORT` order (``AnyValue`` lists: by kind, then
-/// value). Observing it (``observe(on:_:)``) reports, as Realm does, a value
-/// that changes places as a deletion plus an insertion.
-public struct ValueResults<Element: _Persistable>: RandomAccessCollection, CustomStringConvertible {
+/// Coffer's earlier name for ``Results`` of values.
+public typealias ValueResults<Element: _ResultsValue> = Results<Element>
+
+/// The values of a list in the order of its sorted or distinct view.
+struct ListValueView<Element: _ResultsValue> {
     let list: List<Element>
     /// A `coffer_sort_order`.
     let order: Int32
@@ -26,39 +17,28 @@ public struct ValueResults<Element: _Persistable>: RandomAccessCollection, Custo
     /// The view's positions in the elements of an unmanaged list.
     let unmanagedPositions: ([Element]) -> [Int]
 
-    /// Positions are 0 up to ``count``.
-    public typealias Index = Int
+    var kindName: String { isDistinct ? "distinct" : "sorted" }
 
-    /// Always 0.
-    public var startIndex: Int { 0 }
-
-    /// Same as ``count``.
-    public var endIndex: Int { count }
-
-    /// The number of values seen.
-    public var count: Int { positions().count }
-
-    /// The value at `position`; out of range stops the program.
-    public subscript(position: Int) -> Element {
-        let positions = positions()
-        checkIndex(position, positions.count, in: "the \(kindName) values")
-        return list[positions[position]]
+    /// The source a ``Results`` reads.
+    var source: ResultsValueSource<Element> {
+        let view = self
+        return ResultsValueSource(database: list._cofferDatabase, view: self,
+                                  count: { view.positions().count },
+                                  element: { position in
+                                      let positions = view.positions()
+                                      checkIndex(position, positions.count, in: "the \(view.kindName) values")
+                                      return view.list[positions[position]]
+                                  },
+                                  elements: { view.elements() })
     }
 
-    /// Iterates the values as they are when the loop begins, read in one pass.
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        if let location = list.managedLocation, location.owner.isGone { return [].makeIterator() }
+    /// The values in the view's order, read in one pass.
+    func elements() -> [Element] {
+        if let location = list.managedLocation, location.owner.isGone { return [] }
         let elements = list.elementSnapshot
-        return positions(in: elements).map { elements[$0] }.makeIterator()
+        let positions = list.managedLocation == nil ? unmanagedPositions(elements) : positions()
+        return positions.map { elements[$0] }
     }
-
-    /// `ValueResults<Int>[1, 2, 3]`.
-    public var description: String { "ValueResults<\(Element.self)>\(Array(self))" }
-
-    /// The database of a managed list; nil for an unmanaged one.
-    public var database: Database? { list._cofferDatabase }
-
-    private var kindName: String { isDistinct ? "distinct" : "sorted" }
 
     /// The list's positions in the view's order.
     func positions() -> [Int] {
@@ -76,51 +56,132 @@ public struct ValueResults<Element: _Persistable>: RandomAccessCollection, Custo
         }
     }
 
-    /// The view's positions in `elements`, the list's contents read now.
-    private func positions(in elements: [Element]) -> [Int] {
-        list.managedLocation == nil ? unmanagedPositions(elements) : positions()
+    /// The same view of another instance of the list (frozen or thawed).
+    func over(_ list: List<Element>) -> ListValueView {
+        ListValueView(list: list, order: order, isDistinct: isDistinct, unmanagedPositions: unmanagedPositions)
     }
 }
 
-extension List where Element: Comparable {
+/// What ``Results`` of values read, with the element type erased from the
+/// view's constraints.
+final class ResultsValueSource<Element> {
+    let database: Database?
+    /// The ``ListValueView`` read.
+    let view: Any
+    let count: () -> Int
+    let element: (Int) -> Element
+    let elements: () -> [Element]
+
+    init(database: Database?, view: Any, count: @escaping () -> Int, element: @escaping (Int) -> Element,
+         elements: @escaping () -> [Element]) {
+        self.database = database
+        self.view = view
+        self.count = count
+        self.element = element
+        self.elements = elements
+    }
+}
+
+extension Results where Element: _ResultsValue {
+    /// The view these results read.
+    var valueView: ListValueView<Element> { valueSource!.view as! ListValueView<Element> }
+
+    init(_ view: ListValueView<Element>) {
+        self.init(values: view.source)
+    }
+
+    /// The database of the list whose values these are; nil for an unmanaged list.
+    public var database: Database? { storedDatabase }
+
+    /// True for the values of a frozen list: they never change and can be
+    /// read from any thread or task.
+    public var isFrozen: Bool { valueView.list.isFrozen }
+
+    /// These values over the frozen list (see ``Database/freeze()``), as
+    /// Realm's `freeze()`; frozen results return themselves. The values of
+    /// an unmanaged list stop the program, as in Realm.
+    public func freeze() -> Results {
+        isFrozen ? self : Results(valueView.over(valueView.list.freeze()))
+    }
+
+    /// These values over the live list of this frozen one; nil if its object
+    /// was deleted. Live results return themselves.
+    public func thaw() -> Results? {
+        guard isFrozen else { return self }
+        return valueView.list.thaw().map { Results(valueView.over($0)) }
+    }
+
+    /// The position of the first value equal to `value`, or nil, as Realm's `index(of:)`.
+    public func index(of value: Element) -> Int? where Element: Equatable {
+        firstIndex(of: value)
+    }
+}
+
+extension Results where Element: _ResultsValue & Comparable {
     /// The values sorted, smallest first (`ascending` false: largest first),
-    /// as live ``ValueResults``; equal values keep their list order. Realm's
-    /// `sorted(ascending:)` of a list of values.
-    public func sorted(ascending: Bool = true) -> ValueResults<Element> {
-        ValueResults(list: self, order: sortOrder(ascending), isDistinct: false) { elements in
-            elements.indices.sorted { a, b in
-                let (x, y) = (elements[a], elements[b])
-                if x == y { return a < b }
-                return ascending ? x < y : y < x
-            }
-        }
-    }
-}
-
-extension List where Element: Hashable {
-    /// Each value once, the first of equal values in list order, as live
-    /// ``ValueResults``: Realm's `distinct()` of a list of values.
-    public func distinct() -> ValueResults<Element> {
-        ValueResults(list: self, order: Int32(COFFER_SORT_NONE.rawValue), isDistinct: true) { elements in
-            var seen = Set<Element>()
-            return elements.indices.filter { seen.insert(elements[$0]).inserted }
-        }
-    }
-}
-
-extension ValueResults where Element: Comparable {
-    /// The distinct values sorted: `list.distinct().sorted(ascending:)`.
-    public func sorted(ascending: Bool = true) -> ValueResults<Element> {
-        let distinct = isDistinct
-        let unmanaged = unmanagedPositions
-        return ValueResults(list: list, order: sortOrder(ascending),
-                            isDistinct: distinct) { elements in
+    /// as Realm's `sorted(ascending:)`; the distinct values stay distinct.
+    public func sorted(ascending: Bool = true) -> Results<Element> {
+        let view = valueView
+        let unmanaged = view.unmanagedPositions
+        return Results(ListValueView(list: view.list, order: sortOrder(ascending), isDistinct: view.isDistinct) { elements in
             unmanaged(elements).sorted { a, b in
                 let (x, y) = (elements[a], elements[b])
                 if x == y { return a < b }
                 return ascending ? x < y : y < x
             }
-        }
+        })
+    }
+}
+
+extension Results where Element: _ResultsValue & AdditiveArithmetic {
+    /// The sum of the values (0 when there are none), as Realm's `sum()`.
+    public func sum() -> Element {
+        reduce(.zero, +)
+    }
+}
+
+extension Results where Element: _ResultsValue & BinaryInteger {
+    /// The mean of the values, nil when there are none, as Realm's `average()`.
+    public func average<T: BinaryFloatingPoint>() -> T? {
+        let all = valueSource!.elements()
+        guard !all.isEmpty else { return nil }
+        return T(all.reduce(0.0) { $0 + Double($1) }) / T(all.count)
+    }
+}
+
+extension Results where Element: _ResultsValue & BinaryFloatingPoint {
+    /// The mean of the values, nil when there are none, as Realm's `average()`.
+    public func average<T: BinaryFloatingPoint>() -> T? {
+        let all = valueSource!.elements()
+        guard !all.isEmpty else { return nil }
+        return T(all.reduce(0.0) { $0 + Double($1) }) / T(all.count)
+    }
+}
+
+extension List where Element: _ResultsValue & Comparable {
+    /// The values sorted, smallest first (`ascending` false: largest first),
+    /// as live ``Results``; equal values keep their list order. Realm's
+    /// `sorted(ascending:)` of a list of values:
+    /// `let ages: Results<Int> = dog.ages.sorted(ascending: true)`.
+    public func sorted(ascending: Bool = true) -> Results<Element> {
+        Results(ListValueView(list: self, order: sortOrder(ascending), isDistinct: false) { elements in
+            elements.indices.sorted { a, b in
+                let (x, y) = (elements[a], elements[b])
+                if x == y { return a < b }
+                return ascending ? x < y : y < x
+            }
+        })
+    }
+}
+
+extension List where Element: _ResultsValue & Hashable {
+    /// Each value once, the first of equal values in list order, as live
+    /// ``Results``: Realm's `distinct()` of a list of values.
+    public func distinct() -> Results<Element> {
+        Results(ListValueView(list: self, order: Int32(COFFER_SORT_NONE.rawValue), isDistinct: true) { elements in
+            var seen = Set<Element>()
+            return elements.indices.filter { seen.insert(elements[$0]).inserted }
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 // their database, thawing them back, and compiling them again from a
 // ThreadSafeReference.
 
-extension Results: ThreadConfined {
+extension Results: ThreadConfined where Element: _ResultsElement {
     /// True for results of a frozen database: they never change and can be
     /// read from any thread or task.
     public var isFrozen: Bool {

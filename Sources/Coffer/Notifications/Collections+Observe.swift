@@ -177,8 +177,13 @@ extension Map {
 extension LinkingObjects {
     /// Calls `block` with the linking objects' initial state, then after each
     /// commit that changed them, as Realm's `observe(keyPaths:on:_:)`: they
-    /// are observed as the results of the objects that link here (in
-    /// creation order), so an object linking twice counts once. Otherwise as
+    /// are observed as the results of the objects that link here, and their
+    /// rows are links, as they are read and as Realm counts them: an object
+    /// linking twice (a list holding this object twice) is two rows, its
+    /// second link added is an insertion after its first row, and a link
+    /// removed deletes its last row. With key paths that leave out the
+    /// origin property, a link added or removed by an object that already
+    /// links here is told with the next change they report. Otherwise as
     /// ``Results/observe(keyPaths:on:_:)``.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
@@ -208,7 +213,7 @@ extension LinkingObjects {
         location.owner.requireUsable()
         let (database, owner, propertyName) = (location.database, location.owner, self.propertyName)
         let origin = location.property.originProperty ?? propertyName
-        return Observation(
+        var observation = Observation(
             database: database, live: self,
             rebuild: { other in
                 let state = ManagedState(database: other, binding: owner.binding, key: owner.key)
@@ -223,6 +228,8 @@ extension LinkingObjects {
                     coffer_query_observe(database.handle, query.handle, paths, count, ObserverCallbacks.collection, context, token)
                 }
             })
+        observation.translate = BacklinkRows(location).translate
+        return observation
     }
 }
 

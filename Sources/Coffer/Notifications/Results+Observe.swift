@@ -4,7 +4,7 @@
 import Foundation
 internal import CCoffer
 
-extension Results {
+extension Results where Element: _ResultsElement {
     /// Calls `block` with the results' initial state, then after each commit
     /// that changed them, as Realm's `observe(keyPaths:on:_:)`.
     ///

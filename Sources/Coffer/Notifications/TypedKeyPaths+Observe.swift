@@ -40,7 +40,7 @@ extension _ObjectObservable where Self: Object {
     }
 }
 
-extension Results {
+extension Results where Element: _ResultsElement {
     /// `observe(keyPaths:on:_:)` with typed key paths from the element
     /// class (a projection's key paths lead to its object's properties):
     /// `dogs.observe(keyPaths: [\.name, \.owner?.name]) { ... }`. A key path

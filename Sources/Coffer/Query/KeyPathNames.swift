@@ -34,7 +34,7 @@ enum KeyPathNames {
         let object = root._cofferRootType.init()
         let recorder = KeyPathRecorder(start: object)
         object.keyPathRecorder = recorder
-        let value = read(keyPath, of: root._cofferElement(for: object))
+        let value = read(keyPath, of: root, object)
         if recorder.properties.isEmpty, let plain = value as? any PersistedProperty,
            let index = ModelSchema.persistedChildren(of: object).firstIndex(where: { $0.property.boxIdentity == plain.boxIdentity }) {
             // `let owners = LinkingObjects(...)` is read without a getter of ours.
@@ -49,8 +49,9 @@ enum KeyPathNames {
         return recorder.properties
     }
 
-    private static func read<Element: _ResultsElement>(_ keyPath: AnyKeyPath, of element: Element) -> Any? {
-        element[keyPath: keyPath]
+    private static func read<Element: _ResultsElement>(_ keyPath: AnyKeyPath, of type: Element.Type, _ object: Object) -> Any? {
+        let element = type._cofferElement(for: object)
+        return element[keyPath: keyPath]
     }
 }
 

@@ -5,7 +5,7 @@
 import Foundation
 internal import CCoffer
 
-extension Results {
+extension Results where Element: _ResultsElement {
     /// The smallest value of a number or date property over these objects,
     /// ignoring nils; nil when there is none.
     ///

@@ -2,7 +2,10 @@
 // RealmCollection asks of them besides their queries — positions of objects,
 // validity, and themselves as the Results the protocol's queries run on.
 
-extension Results: DatabaseCollection {
+extension Results: DatabaseCollection where Element: _ResultsElement {
+    /// The database the objects are read from.
+    public var database: Database { storedDatabase! }
+
     public var _cofferDatabase: Database? {
         // Typed, so that it is the stored database and not the protocol's
         // optional `database`, which reads this.

@@ -4,7 +4,7 @@
 
 internal import CCoffer
 
-extension Results {
+extension Results where Element: _ResultsElement {
     /// These results narrowed by a typed query, as Realm's `where`:
     ///
     /// ```swift

@@ -3,7 +3,7 @@
 
 internal import CCoffer
 
-extension Results {
+extension Results where Element: _ResultsElement {
     /// Sets the property named `key` (its Swift name) to `value` in every object
     /// of these results, converted as ``Object/setValue(_:forKey:)`` converts it,
     /// in one call into the C core.

@@ -6,6 +6,8 @@ internal import CCoffer
 /// Objects of one class, as a live, lazy collection: every object of the class,
 /// or the objects of a ``List`` or ``LinkingObjects``, narrowed and ordered by
 /// queries. `Results` of a ``Projection`` class hold a projection of each object.
+/// `Results` of values (`Results<Int>`) are the values of a ``List`` seen
+/// sorted or distinct, as Realm's: `let ages: Results<Int> = dog.ages.sorted()`.
 ///
 /// `Results` reads the database when it is used, not when it is made. Its
 /// queries run in the C core on the database's current snapshot the first time
@@ -25,10 +27,12 @@ internal import CCoffer
 /// ```
 ///
 /// `Results` is not `Sendable`: it belongs to its database's thread.
-public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomStringConvertible {
-    /// The database the objects are read from.
-    public let database: Database
-    let binding: ClassBinding
+public struct Results<Element: _ResultsContent>: RandomAccessCollection, CustomStringConvertible {
+    /// The database the objects are read from (`database`); nil for the
+    /// values of an unmanaged list.
+    let storedDatabase: Database?
+    /// The class of the objects (`binding`); nil for results of values.
+    let storedBinding: ClassBinding?
     let source: ResultsSource
     /// Applied in order to the source's objects.
     let queries: [CompiledQuery]
@@ -36,16 +40,35 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     /// observing these results as that collection seen through their
     /// queries; nil for other sources.
     let observedList: CollectionLocation?
+    /// The values read, for results of values; nil for results of objects.
+    let valueSource: ResultsValueSource<Element>?
     private let cache = ResultsCache()
 
     init(database: Database, binding: ClassBinding, source: ResultsSource = .all, queries: [CompiledQuery] = [],
          observedList: CollectionLocation? = nil) {
-        self.database = database
-        self.binding = binding
+        self.storedDatabase = database
+        self.storedBinding = binding
         self.source = source
         self.queries = queries
         self.observedList = observedList
+        self.valueSource = nil
     }
+
+    /// Results of values, reading `values`.
+    init(values: ResultsValueSource<Element>) {
+        storedDatabase = values.database
+        storedBinding = nil
+        source = .all
+        queries = []
+        observedList = nil
+        valueSource = values
+    }
+
+    /// The database of results of objects.
+    private var objectDatabase: Database { storedDatabase! }
+
+    /// The class of results of objects.
+    var binding: ClassBinding { storedBinding! }
 
     /// Positions are 0 up to ``count``.
     public typealias Index = Int
@@ -58,6 +81,8 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
 
     /// The number of objects; constant-time for every object of a class.
     public var count: Int {
+        if let valueSource { return valueSource.count() }
+        let database = objectDatabase
         let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             if case .all = source, queries.isEmpty {
@@ -79,6 +104,8 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
 
     /// The object at `position`; stops the program if it is out of range.
     public subscript(position: Int) -> Element {
+        if let valueSource { return valueSource.element(position) }
+        let database = objectDatabase
         let keys = currentKeys()
         precondition(keys.indices.contains(position),
                      "Coffer: index \(position) is out of range for Results<\(Element.self)> of \(keys.count) objects")
@@ -87,16 +114,19 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
 
     /// An iterator over the objects present now.
     public func makeIterator() -> Iterator {
-        Iterator(database: database, binding: binding, keys: currentKeys())
+        if let valueSource { return Iterator(values: valueSource.elements()) }
+        return Iterator(database: objectDatabase, binding: binding, keys: currentKeys())
     }
 
     /// Iterates over the objects a ``Results`` had when the loop began. The
     /// objects' values are read a page at a time (one C call per page, when
     /// the loop reaches it); a property is decoded when it is read.
     public struct Iterator: IteratorProtocol {
-        let database: Database
-        let binding: ClassBinding
+        let database: Database!
+        let binding: ClassBinding!
         let keys: [UInt64]
+        /// The values, for results of values.
+        private let values: [Element]?
         var position = 0
         private var page: PackedPage?
         private var pageStart = 0
@@ -106,10 +136,23 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
             self.database = database
             self.binding = binding
             self.keys = keys
+            self.values = nil
         }
 
-        /// The next object, or nil after the last.
+        init(values: [Element]) {
+            database = nil
+            binding = nil
+            keys = []
+            self.values = values
+        }
+
+        /// The next object (or value), or nil after the last.
         public mutating func next() -> Element? {
+            if let values {
+                guard position < values.count else { return nil }
+                defer { position += 1 }
+                return values[position]
+            }
             guard position < keys.count else { return nil }
             defer { position += 1 }
             if position >= pageEnd || !(page?.isCurrent(in: database) ?? false) {
@@ -141,9 +184,10 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         static var pageSize: Int { 256 }
     }
 
-    /// `Results<Dog>(3 objects)`.
+    /// `Results<Dog>(3 objects)`; results of values show them: `Results<Int>[1, 2, 3]`.
     public var description: String {
-        "Results<\(Element.self)>(\(count) objects)"
+        if let valueSource { return "Results<\(Element.self)>\(valueSource.elements())" }
+        return "Results<\(Element.self)>(\(count) objects)"
     }
 
     /// What `body` returns; its error stops the program, for the calls that do
@@ -152,12 +196,13 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
         do {
             return try body()
         } catch {
-            database.fail(error)
+            objectDatabase.fail(error)
         }
     }
 
     /// The C results for the current snapshot, computed once per snapshot and write.
     func currentResults() throws(CofferError) -> OpaquePointer {
+        let database = objectDatabase
         let txn = try database.currentTransaction()
         let version = database.contentVersion
         if let cached = cache.results(at: version) {
@@ -196,12 +241,14 @@ public struct Results<Element: _ResultsElement>: RandomAccessCollection, CustomS
     /// current snapshot, in order, without running their queries: for
     /// frozen results made from an observer's change, which knows them.
     func adoptKeys(_ keys: [UInt64]) {
+        let database = objectDatabase
         let access = database.frozenAccess(); defer { access?.unlock() }
         cache.adopt(keys, at: database.contentVersion)
     }
 
     /// The keys of the objects now, in order.
     func currentKeys() -> [UInt64] {
+        let database = objectDatabase
         let access = database.frozenAccess(); defer { access?.unlock() }
         do {
             // Frozen results may have adopted their keys (adoptKeys(_:)).

@@ -113,7 +113,7 @@ extension Database {
     }
 
     /// The ``Results`` element for the stored object `key`: the object, or a projection of it.
-    func makeElement<Element: _ResultsElement>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64,
+    func makeElement<Element: _ResultsContent>(_ type: Element.Type, _ binding: ClassBinding, _ key: UInt64,
                                                page: PackedPage? = nil, row: Int = 0) -> Element {
         Element._cofferElement(for: makeObject(Element._cofferRootType, binding, key, page: page, row: row))
     }

@@ -20,7 +20,7 @@
 /// cannot be read: reading the property stops the program with a message naming it.
 ///
 /// A ``Query`` compares an enum property by raw value: `$0.status == .complete`.
-public protocol PersistableEnum: _PersistableInsideOptional, _QueryEquatable, RawRepresentable, CaseIterable
+public protocol PersistableEnum: _PersistableInsideOptional, _QueryEquatable, _ResultsValue, RawRepresentable, CaseIterable
 where RawValue: _PersistableInsideOptional {}
 
 extension PersistableEnum {
