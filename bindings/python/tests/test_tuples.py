@@ -135,3 +135,15 @@ def test_a_page_with_a_null_is_read_row_by_row(db):
         db.create_all(Loose, [{"id": i, "note": None if i == 300 else f"n{i}"} for i in range(600)])
     got = list(db.objects(Loose).tuples())
     assert got == [(i, None if i == 300 else f"n{i}") for i in range(600)]
+
+
+def test_payload_page_decoder_reads_payloads_without_tags():
+    tag_int, tag_text, tag_bytes = coffer._capi.TYPE_INT, coffer._capi.TYPE_STRING, coffer._capi.TYPE_BINARY
+    decode = rowcode.payload_page_decoder([(0, tag_int), (1, tag_text), (3, tag_bytes)])
+    page = [(7, 0, 2, 2, 1), (8, 3, 3, 0, 0)]
+    got = decode(iter(page), b"hixyou")
+    assert got == [(7, "hi", b"x"), (8, "you", b"")]
+    assert type(got[0][2]) is bytes
+    assert decode(iter([]), b"") == []
+    assert decode(iter([(9, 0, 1, 0, 0)]), b"\xff") is None  # damaged text
+

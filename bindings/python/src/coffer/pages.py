@@ -80,6 +80,27 @@ class Layout:
         self.decode_tuple = rowcode.tuple_decoder(self.order)
         # A page of them in one expression (Results.tuples).
         self.decode_page = rowcode.page_decoder(self.order)
+        # The same from the payloads alone (no row head, no type tags, so
+        # fewer Python objects per row), the page's tags checked column by
+        # column first (page_tuples).
+        self._payload_row: Optional[struct.Struct] = None
+        self._tag_columns: List[Tuple[int, bytes]] = []
+        self.decode_payloads: Optional[rowcode.PayloadPageDecoder] = None
+        if self.decode_page is not None:
+            payload_formats = ["=", "16x"]
+            payload_order = []
+            at = 0
+            for index, prop in enumerate(stored):
+                payload = _PAYLOADS[prop.type]
+                payload_formats.append("8x" + payload)
+                payload_order.append((at, prop.type))
+                at += 2 if payload == "QQ" else 1
+                # The tag of value `index` as the 4-byte word of the rows.
+                word = (_T.PACK_ROW_HEAD_SIZE + _T.PACK_VALUE_SIZE * index) // 4
+                self._tag_columns.append((word, struct.pack("=I", prop.type)))
+            self._payload_row = struct.Struct("".join(payload_formats))
+            assert self._payload_row.size == self.row_size
+            self.decode_payloads = rowcode.payload_page_decoder(payload_order)
         self._needed = ctypes.c_size_t()
         self._needed_ref = ctypes.byref(self._needed)
         # The lookup by primary key (coffer_pack_request_run): every argument
@@ -140,6 +161,42 @@ class Layout:
                 return self._used(), unpacked
             self._retry(status)
         raise AssertionError("unreachable")
+
+    def page_tuples(self, results: _capi.ResultsP, start: int, rows: int
+                    ) -> Tuple[bytes, Optional[List[Tuple[Any, ...]]]]:
+        """Positions start .. start+rows-1 of C results, packed by one C call,
+        as tuples of every property in schema order (Results.tuples): the
+        bytes packed and the tuples, or None for them when a row is not of
+        the common case (a null, a deleted object, a string that is not
+        UTF-8; the caller then unpacks the bytes with unpack_page). Every
+        row's type tags are checked before anything is unpacked, one
+        comparison per property for the whole page; then only the payloads
+        are unpacked, and decoded in one expression."""
+        for _ in range(2):
+            status = _capi.coffer_results_pack(results, start, rows, self.ids, self.count, _T.PACK_COPY,
+                                               self._scratch_c, len(self._scratch), self._needed_ref)
+            if status == Status.OK:
+                break
+            self._retry(status)
+        else:
+            raise AssertionError("unreachable")  # _retry raises on the second failure
+        data = self._used()
+        payload_row, decode = self._payload_row, self.decode_payloads
+        if payload_row is None or decode is None or rows == 0:
+            return data, None
+        end = _T.PACK_HEADER_SIZE + rows * self.row_size
+        with memoryview(data) as whole, whole[_T.PACK_HEADER_SIZE:end] as body, body.cast("I") as words:
+            step = self.row_size // 4
+            for word, tag in self._tag_columns:
+                if words[word::step] != memoryview(tag * rows).cast("I"):
+                    return data, None
+            return data, decode(payload_row.iter_unpack(body), data)
+
+    def unpack_page(self, data: bytes, rows: int) -> List[Tuple[Any, ...]]:
+        """Every row of packed bytes (from page_tuples), unpacked whole, as
+        pack_page gives them."""
+        end = _T.PACK_HEADER_SIZE + rows * self.row_size
+        return list(self.row.iter_unpack(memoryview(data)[_T.PACK_HEADER_SIZE:end]))
 
     def _used(self) -> bytes:
         return bytes(memoryview(self._scratch)[:self._needed.value])

@@ -4,10 +4,12 @@ database's current snapshot."""
 
 from __future__ import annotations
 
+import array as _array
 import asyncio
 import contextlib
 import ctypes
 import dataclasses
+import itertools
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
@@ -446,39 +448,60 @@ class Results(Sequence[T]):
         a row the generated code does not decode (a null, a link, a
         collection, another type) is read through its object, with the
         same values and errors as `to_tuple()`."""
+        # The pages are made by a generator; the rows of each are handed out
+        # by chain's C loop, with no Python frame resumed per row.
+        return itertools.chain.from_iterable(self._tuple_pages())
+
+    def _tuple_pages(self) -> Iterator[List[Tuple[Any, ...]]]:
+        """The rows of tuples(), a page of them at a time."""
         keys = list(self._snapshot())
         db, info = self._db, self._info
         managed: Callable[..., Any] = (info.model or Object)._managed
         layout = info.layout()
         decode = layout.decode_tuple
-        decode_page = layout.decode_page
         deleted = _capi.PACK_ROW_DELETED
         for start in range(0, len(keys), pages.ROWS_PER_PAGE):
-            data, unpacked = self._page(keys[start:start + pages.ROWS_PER_PAGE])
-            if decode_page is not None:
-                # Every row of the page in one expression, when it can.
-                whole = decode_page(unpacked, data)
-                if whole is not None:
-                    yield from whole
-                    continue
+            page_keys = keys[start:start + pages.ROWS_PER_PAGE]
+            data, whole = self._page_tuples(page_keys)
+            if whole is not None:
+                yield whole
+                continue
+            # A row the page's expression does not decode: row by row.
             generation, thread = db._generation, threading.get_ident()
-            for values in unpacked:
+            rows = []
+            for values in layout.unpack_page(data, len(page_keys)):
                 row = decode(values, data) if decode is not None else None
                 if row is None:
                     packed = None if values[1] & deleted else pages.PackedRow(data, values, generation, thread, layout)
                     row = managed(db, info, values[0], packed).to_tuple()
-                yield row
+                rows.append(row)
+            yield rows
+
+    def _results_of_keys(self, keys: List[int]) -> _capi.ResultsP:
+        """C results of the objects of `keys` in the current transaction, to
+        be freed by the caller."""
+        array = (ctypes.c_uint64 * len(keys)).from_buffer(_array.array("Q", keys))
+        handle = _capi.ResultsP()
+        _capi.coffer_results_from_keys(self._db._txn(), self._info.class_id, array, len(keys), ctypes.byref(handle))
+        return handle
+
+    def _page_tuples(self, keys: List[int]) -> Tuple[bytes, Optional[List[Tuple[Any, ...]]]]:
+        """The objects of `keys` packed in one buffer, in the current
+        transaction: the bytes packed and the rows as tuples, or None for
+        them (as pages.Layout.page_tuples gives them)."""
+        handle = self._results_of_keys(keys)
+        try:
+            return self._info.layout().page_tuples(handle, 0, len(keys))
+        finally:
+            _capi.coffer_results_free(handle)
 
     def _page(self, keys: List[int]) -> Tuple[bytes, List[Tuple[Any, ...]]]:
         """The objects of `keys` packed in one buffer, in the current
         transaction: the bytes packed and each row's unpacked values (as
         pages.Layout.pack_page gives them)."""
-        info = self._info
-        array = (ctypes.c_uint64 * len(keys))(*keys)
-        handle = _capi.ResultsP()
-        _capi.coffer_results_from_keys(self._db._txn(), info.class_id, array, len(keys), ctypes.byref(handle))
+        handle = self._results_of_keys(keys)
         try:
-            return info.layout().pack_page(handle, 0, len(keys))
+            return self._info.layout().pack_page(handle, 0, len(keys))
         finally:
             _capi.coffer_results_free(handle)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import struct
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _capi
 from .packing import ENABLED, FIELD_SIZE, PAYLOADS
@@ -48,6 +48,7 @@ RowPacker = Callable[[Sequence[Dict[str, Any]], bytearray, bytearray, int], Opti
 RowDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Dict[str, Any]]]
 TupleDecoder = Callable[[Tuple[Any, ...], bytes], Optional[Tuple[Any, ...]]]
 PageDecoder = Callable[[List[Tuple[Any, ...]], bytes], Optional[List[Tuple[Any, ...]]]]
+PayloadPageDecoder = Callable[[Iterator[Tuple[Any, ...]], bytes], Optional[List[Tuple[Any, ...]]]]
 
 
 def _compile(source: str, name: str, namespace: Dict[str, Any]) -> Any:
@@ -243,6 +244,31 @@ def tuple_decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[TupleDecode
     kinds = tuple(fast for _, _, fast in order)
     source = _decoder_source(order, "decode_tuple", "(", ")", "{value},")
     decode: TupleDecoder = _compile(source, "decode_tuple", {"kinds": kinds})
+    return decode
+
+
+def payload_page_decoder(order: Sequence[Tuple[int, int]]) -> PayloadPageDecoder:
+    """A function decode_payloads(rows, data) for rows of a page unpacked
+    without their row head and type tags (pages.Layout.page_tuples), whose
+    tags were checked to be `order`'s kinds ((position of the property's
+    first payload item, kind) in schema order): the tuple of every row in
+    one list comprehension, or None when a string is not UTF-8."""
+    values = []
+    for at, kind in order:
+        if kind == _T.TYPE_STRING:
+            values.append(f"str(data[v[{at}]:v[{at}] + v[{at + 1}]], 'utf-8')")
+        elif kind == _T.TYPE_BINARY:
+            values.append(f"data[v[{at}]:v[{at}] + v[{at + 1}]]")
+        else:
+            values.append(f"v[{at}]")
+    source = "\n".join([
+        "def decode_payloads(rows, data, str=str):",
+        "    try:",
+        f"        return [({', '.join(values)},) for v in rows]",
+        "    except UnicodeDecodeError:",
+        "        return None",
+    ]) + "\n"
+    decode: PayloadPageDecoder = _compile(source, "decode_payloads", {})
     return decode
 
 
