@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "storage/index_pending.h"
 #include "storage/index_tree.h"
 #include "storage/object_store.h"
 #include "storage/pk_map.h"
@@ -101,6 +102,8 @@ coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *
     coffer_status st;
     if (txn->db->sealed_index) {
         st = cf_itree_insert(txn, cls, k, len);
+    } else if (cf_index_pending_enabled(txn)) {
+        st = cf_index_pending_add(txn, cls, k, len);
     } else {
         MDB_val mk = {len, k}, mv = {0, (void *)""};
         int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &mk, &mv, 0);
@@ -119,7 +122,7 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
     coffer_status st;
     if (txn->db->sealed_index) {
         st = cf_itree_delete(txn, cls, k, len, NULL);
-    } else {
+    } else if ((st = cf_index_pending_flush(txn, cls, cf_index_pending_column(k, len))) == COFFER_OK) {
         MDB_val mk = {len, k};
         int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
         if (rc == MDB_NOTFOUND)
@@ -150,7 +153,9 @@ coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t 
         return COFFER_OK;
     }
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st == COFFER_OK)
+        st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     MDB_val mk = {plen + 8, k}, mv;
@@ -216,7 +221,9 @@ coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const u
     if (txn->db->sealed_index)
         return tree_walk_prefix(txn, cls, prefix, plen, exact, fn, ctx);
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st == COFFER_OK)
+        st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     /* Entries of one value are adjacent: stop at the first without it. */
@@ -280,7 +287,9 @@ coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf
     if (txn->db->sealed_index)
         return tree_walk_range(txn, cls, r, fn, ctx);
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    coffer_status st = cf_index_pending_flush(txn, cls, r->column);
+    if (st == COFFER_OK)
+        st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     /* Non-null values of the column start with column || 1. */
@@ -324,7 +333,9 @@ coffer_status cf_index_walk_entries(coffer_txn *txn, coffer_class_id cls, const 
         return st == COFFER_DONE ? COFFER_OK : st;
     }
     MDB_cursor *cur;
-    st = cf_txn_index_cursor(txn, cls, &cur);
+    st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st == COFFER_OK)
+        st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     MDB_val k = {plen, (void *)prefix}, v;
@@ -351,7 +362,9 @@ coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry
         return st == COFFER_DONE ? COFFER_OK : st;
     }
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    coffer_status st = cf_index_pending_flush(txn, cls, -1);
+    if (st == COFFER_OK)
+        st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     MDB_val k, v;
@@ -374,6 +387,9 @@ coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint
             return COFFER_ERR_NOT_FOUND;
         return st;
     }
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(entry, len));
+    if (st != COFFER_OK)
+        return st;
     MDB_val k = {len, (void *)entry}, v;
     int rc = mdb_get(txn->mdb, txn->db->index_dbis[cls], &k, &v);
     if (rc == MDB_NOTFOUND)
@@ -407,6 +423,7 @@ coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_
     cf_pk_map_forget(txn, cls);
     if (txn->db->sealed_index)
         return tree_drop_column(txn, cls, column);
+    cf_index_pending_discard(txn, cls, column);
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn->mdb, txn->db->index_dbis[cls], &cur);
     if (rc != 0)
