@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "storage/index_tree.h"
 #include "storage/txn.h"
 
 /* The pending entries of one column: each stored as u16 length (native
@@ -30,7 +31,7 @@ struct cf_index_pending {
 
 int cf_index_pending_enabled(const coffer_txn *txn)
 {
-    return txn->defer_index && !txn->db->sealed_index;
+    return txn->defer_index;
 }
 
 int cf_index_pending_column(const uint8_t *p, size_t plen)
@@ -109,6 +110,16 @@ static coffer_status flush_bucket(coffer_txn *txn, coffer_class_id cls, class_pe
     for (size_t i = 0; i < b->n; i++)
         sorted[i] = b->bytes + b->offs[i];
     qsort(sorted, b->n, sizeof *sorted, ptr_cmp);
+    if (txn->db->sealed_index) {
+        coffer_status st = COFFER_OK;
+        for (size_t i = 0; st == COFFER_OK && i < b->n; i++)
+            st = cf_itree_insert(txn, cls, sorted[i] + 2, entry_len(sorted[i]));
+        free(sorted);
+        cp->entries -= b->n;
+        b->n = 0;
+        b->used = 0;
+        return st;
+    }
     /* A cursor of its own: a walk of the transaction's index cursor may be
      * under way (LMDB keeps other cursors in place across the puts). */
     MDB_cursor *cur = NULL;

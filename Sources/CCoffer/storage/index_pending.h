@@ -12,9 +12,11 @@
  * (docs/PERFORMANCE.md, "File size"). The entries stored are the same bytes
  * (docs/FORMAT.md, "Index entries"): only their pages are fuller.
  *
- * Only plain-key indexes (not format 6's sealed trees) of the write
- * transactions begun by coffer_txn_begin keep entries here; every other
- * transaction writes them at once. */
+ * In an encrypted file of format 6 the entries go into the class's sealed
+ * tree (storage/index_tree.h) in order, where a leaf that takes an entry at
+ * its end splits off only a quarter of a node. Only the write transactions
+ * begun by coffer_txn_begin keep entries here; every other transaction
+ * writes them at once. */
 #ifndef COFFER_INDEX_PENDING_H
 #define COFFER_INDEX_PENDING_H
 

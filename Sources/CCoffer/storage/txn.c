@@ -439,6 +439,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     if (st == COFFER_OK && txn->write)
         st = cf_clusters_flush(txn);
     if (st == COFFER_OK && txn->write)
+        st = cf_index_pending_flush_all(txn);
+    if (st == COFFER_OK && txn->write)
         st = cf_itree_flush(txn);
     if (st == COFFER_OK && txn->write)
         st = save_class_states(txn);
@@ -448,8 +450,12 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         st = cf_log_commit(txn);
     if (st == COFFER_OK && txn->write && txn->db->commit_hook)
         st = txn->db->commit_hook(txn);
+    /* Last, for any entry added since (nothing adds one after this), and
+     * the sealed nodes they changed. */
     if (st == COFFER_OK && txn->write)
-        st = cf_index_pending_flush_all(txn); /* last: nothing adds entries after it */
+        st = cf_index_pending_flush_all(txn);
+    if (st == COFFER_OK && txn->write)
+        st = cf_itree_flush(txn);
     if (st != COFFER_OK) {
         end_txn(txn, 0, NULL);
         return st;
