@@ -92,10 +92,93 @@ static size_t entry_len(const uint8_t *p)
     return n;
 }
 
-static int ptr_cmp(const void *x, const void *y)
+/* An entry to sort: the 16 bytes after its column (big-endian, zeros
+ * past its end) as two numbers, and the entry (its length first). */
+typedef struct sort_item {
+    uint64_t head[2];
+    const uint8_t *p;
+} sort_item;
+
+static int item_cmp(const void *x, const void *y)
 {
-    const uint8_t *a = *(const uint8_t *const *)x, *b = *(const uint8_t *const *)y;
-    return entry_cmp(a + 2, entry_len(a), b + 2, entry_len(b));
+    const sort_item *a = x, *b = y;
+    for (int w = 0; w < 2; w++)
+        if (a->head[w] != b->head[w])
+            return a->head[w] < b->head[w] ? -1 : 1;
+    return entry_cmp(a->p + 2, entry_len(a->p), b->p + 2, entry_len(b->p));
+}
+
+static unsigned head_byte(const sort_item *it, int pos)
+{
+    return (unsigned)(it->head[pos / 8] >> (8 * (7 - pos % 8))) & 255;
+}
+
+/* Sorts items[0..n) by entry (tmp holds n more): a stable radix sort of
+ * the heads, a byte at a time from the last, skipping bytes all heads
+ * share, then each run of equal heads (entries alike in their first 18
+ * bytes) by its whole entries. */
+static void sort_items(sort_item *items, sort_item *tmp, size_t n)
+{
+    /* The bits in which some head differs from the first. */
+    sort_item diff = {{0, 0}, NULL};
+    for (size_t i = 1; i < n; i++) {
+        diff.head[0] |= items[i].head[0] ^ items[0].head[0];
+        diff.head[1] |= items[i].head[1] ^ items[0].head[1];
+    }
+    for (int pos = 15; pos >= 0; pos--) {
+        if (head_byte(&diff, pos) == 0)
+            continue; /* every head has this byte */
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[head_byte(&items[i], pos)]++;
+        size_t at = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t c = count[b];
+            count[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[head_byte(&items[i], pos)]++] = items[i];
+        memcpy(items, tmp, n * sizeof *items);
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && items[j].head[0] == items[i].head[0] && items[j].head[1] == items[i].head[1])
+            j++;
+        if (j - i > 1)
+            qsort(items + i, j - i, sizeof *items, item_cmp);
+        i = j;
+    }
+}
+
+/* Empties bucket `b`, whose entries were written. */
+static void emptied(class_pending *cp, bucket *b)
+{
+    cp->entries -= b->n;
+    b->n = 0;
+    b->used = 0;
+}
+
+/* Writes the few entries of bucket `b` as they came, each as a single put
+ * would (the order of a handful of entries does not change how full the
+ * pages are; sorting them would cost a commit of one object more). */
+static coffer_status flush_few(coffer_txn *txn, coffer_class_id cls, class_pending *cp, bucket *b)
+{
+    coffer_status st = COFFER_OK;
+    for (size_t i = 0; st == COFFER_OK && i < b->n; i++) {
+        const uint8_t *p = b->bytes + b->offs[i];
+        size_t len = entry_len(p);
+        if (txn->db->sealed_index) {
+            st = cf_itree_insert(txn, cls, p + 2, len);
+        } else {
+            MDB_val k = {len, (void *)(p + 2)}, v = {0, (void *)""};
+            int rc = mdb_put(txn->mdb, txn->db->index_dbis[cls], &k, &v, 0);
+            if (rc != 0)
+                st = cf_txn_write_error(txn, rc, "cannot add an index entry");
+        }
+    }
+    emptied(cp, b);
+    return st;
 }
 
 /* Writes bucket `b` of class `cls` in key order and empties it. Entries
@@ -104,17 +187,29 @@ static coffer_status flush_bucket(coffer_txn *txn, coffer_class_id cls, class_pe
 {
     if (b->n == 0)
         return COFFER_OK;
-    const uint8_t **sorted = malloc(b->n * sizeof *sorted);
-    if (!sorted)
+    if (b->n < CF_INDEX_PENDING_FEW)
+        return flush_few(txn, cls, cp, b);
+    sort_item *items = malloc(2 * b->n * sizeof *items);
+    if (!items)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing index entries");
+    for (size_t i = 0; i < b->n; i++) {
+        const uint8_t *p = b->bytes + b->offs[i];
+        size_t len = entry_len(p);
+        uint64_t head[2] = {0, 0};
+        for (size_t j = 2; j < 18; j++)
+            head[(j - 2) / 8] = head[(j - 2) / 8] << 8 | (j < len ? p[2 + j] : 0);
+        items[i] = (sort_item){{head[0], head[1]}, p};
+    }
+    sort_items(items, items + b->n, b->n);
+    /* The sorted entries, in the second half, which the sort used. */
+    const uint8_t **sorted = (const uint8_t **)(void *)(items + b->n);
     for (size_t i = 0; i < b->n; i++)
-        sorted[i] = b->bytes + b->offs[i];
-    qsort(sorted, b->n, sizeof *sorted, ptr_cmp);
+        sorted[i] = items[i].p;
     if (txn->db->sealed_index) {
         coffer_status st = COFFER_OK;
         for (size_t i = 0; st == COFFER_OK && i < b->n; i++)
             st = cf_itree_insert(txn, cls, sorted[i] + 2, entry_len(sorted[i]));
-        free(sorted);
+        free(items);
         cp->entries -= b->n;
         b->n = 0;
         b->used = 0;
@@ -158,7 +253,7 @@ static coffer_status flush_bucket(coffer_txn *txn, coffer_class_id cls, class_pe
     }
     if (cur)
         mdb_cursor_close(cur);
-    free(sorted);
+    free(items);
     cp->entries -= b->n;
     b->n = 0;
     b->used = 0;
@@ -230,12 +325,6 @@ void cf_index_pending_discard(coffer_txn *txn, coffer_class_id cls, int column)
             b->used = 0;
         }
     }
-}
-
-size_t cf_index_pending_count(const coffer_txn *txn, coffer_class_id cls)
-{
-    const struct cf_index_pending *ip = txn->index_pending;
-    return ip && cls < ip->nclasses ? ip->classes[cls].entries : 0;
 }
 
 void cf_index_pending_free(coffer_txn *txn)

@@ -25,6 +25,9 @@
 /* A column's pending entries are written early, sorted, once they take
  * this many bytes. */
 #define CF_INDEX_PENDING_MAX_BYTES (32u * 1024u * 1024u)
+/* A column with fewer entries pending than this writes them as they came,
+ * without sorting (a transaction of a few objects). */
+#define CF_INDEX_PENDING_FEW 16
 
 /* Whether cf_index_add keeps entries of `txn` pending. */
 int cf_index_pending_enabled(const coffer_txn *txn);
@@ -50,9 +53,6 @@ coffer_status cf_index_pending_flush_all(coffer_txn *txn);
 /* Forgets the pending entries of class `cls` in column `column` (every
  * column when negative): the column was dropped or the class cleared. */
 void cf_index_pending_discard(coffer_txn *txn, coffer_class_id cls, int column);
-
-/* The number of entries pending in class `cls` (for the tests). */
-size_t cf_index_pending_count(const coffer_txn *txn, coffer_class_id cls);
 
 /* Frees what the transaction keeps (at its end; a commit flushes first). */
 void cf_index_pending_free(coffer_txn *txn);
