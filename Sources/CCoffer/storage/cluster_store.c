@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "storage/cluster_cache.h"
+#include "storage/index_pending.h"
 #include "storage/index_tree.h"
 #include "storage/txn.h"
 #include "util/error.h"
@@ -97,6 +98,7 @@ coffer_status cf_cstore_clear(coffer_txn *txn, coffer_class_id cls)
     int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);
     if (rc == 0)
         rc = mdb_drop(txn->mdb, txn->db->index_dbis[cls], 0);
+    cf_index_pending_discard(txn, cls, -1);
     if (rc != 0)
         return cf_txn_write_error(txn, rc, "cannot delete the objects of a class");
     cf_clusters_drop_class(txn, cls);

@@ -160,6 +160,8 @@ struct coffer_txn {
     struct cf_changelog *log; /* what a write transaction changed so far */
     struct cf_cluster_cache *clusters; /* file format 5: opened and changed clusters */
     int reuse_clusters; /* a write transaction of coffer_txn_begin: its cluster cache is kept on the handle */
+    int defer_index;    /* a write transaction of coffer_txn_begin: index entries wait in index_pending */
+    struct cf_index_pending *index_pending; /* storage/index_pending.h, or NULL */
     int origin;               /* COFFER_ORIGIN_* of its commit */
     void *sync_cache;         /* sync/: object merge states an integration changed */
     int log_always;           /* write a change-log entry even when empty (sync's own commits,

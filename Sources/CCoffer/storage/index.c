@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "storage/index_pending.h"
 #include "storage/index_tree.h"
 #include "storage/object_store.h"
 #include "storage/pk_map.h"
@@ -99,7 +100,9 @@ coffer_status cf_index_add(coffer_txn *txn, coffer_class_id cls, const cf_prop *
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
     size_t len = entry_key(txn, cls, p, v, key, k);
     coffer_status st;
-    if (txn->db->sealed_index) {
+    if (cf_index_pending_enabled(txn)) {
+        st = cf_index_pending_add(txn, cls, k, len);
+    } else if (txn->db->sealed_index) {
         st = cf_itree_insert(txn, cls, k, len);
     } else {
         MDB_val mk = {len, k}, mv = {0, (void *)""};
@@ -116,10 +119,10 @@ coffer_status cf_index_remove(coffer_txn *txn, coffer_class_id cls, const cf_pro
 {
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
     size_t len = entry_key(txn, cls, p, v, key, k);
-    coffer_status st;
-    if (txn->db->sealed_index) {
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(k, len));
+    if (st == COFFER_OK && txn->db->sealed_index) {
         st = cf_itree_delete(txn, cls, k, len, NULL);
-    } else {
+    } else if (st == COFFER_OK) {
         MDB_val mk = {len, k};
         int rc = mdb_del(txn->mdb, txn->db->index_dbis[cls], &mk, NULL);
         if (rc == MDB_NOTFOUND)
@@ -137,11 +140,14 @@ coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t 
     uint8_t k[CF_INDEX_PREFIX_MAX + 8];
     memcpy(k, prefix, plen);
     cf_put_be64(k + plen, from);
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index) {
         cf_itree_cursor tc;
         const uint8_t *e;
         size_t elen;
-        coffer_status st = cf_itree_seek(&tc, txn, cls, k, plen + 8, &e, &elen);
+        st = cf_itree_seek(&tc, txn, cls, k, plen + 8, &e, &elen);
         if (st != COFFER_OK)
             return st;
         if (elen != plen + 8 || memcmp(e, prefix, plen) != 0)
@@ -150,7 +156,7 @@ coffer_status cf_index_seek(coffer_txn *txn, coffer_class_id cls, const uint8_t 
         return COFFER_OK;
     }
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     MDB_val mk = {plen + 8, k}, mv;
@@ -213,10 +219,13 @@ static coffer_status tree_walk_prefix(coffer_txn *txn, coffer_class_id cls, cons
 coffer_status cf_index_walk_prefix(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen, int exact,
                                    cf_index_fn fn, void *ctx)
 {
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index)
         return tree_walk_prefix(txn, cls, prefix, plen, exact, fn, ctx);
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     /* Entries of one value are adjacent: stop at the first without it. */
@@ -277,10 +286,13 @@ static coffer_status tree_walk_range(coffer_txn *txn, coffer_class_id cls, const
 coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf_index_range *r, cf_index_fn fn,
                                   void *ctx)
 {
+    coffer_status st = cf_index_pending_flush(txn, cls, r->column);
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index)
         return tree_walk_range(txn, cls, r, fn, ctx);
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     /* Non-null values of the column start with column || 1. */
@@ -310,7 +322,9 @@ coffer_status cf_index_walk_range(coffer_txn *txn, coffer_class_id cls, const cf
 coffer_status cf_index_walk_entries(coffer_txn *txn, coffer_class_id cls, const uint8_t *prefix, size_t plen,
                                     cf_index_bytes_fn fn, void *ctx)
 {
-    coffer_status st = COFFER_OK;
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(prefix, plen));
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index) {
         cf_itree_cursor tc;
         const uint8_t *e;
@@ -341,17 +355,20 @@ coffer_status cf_index_walk_entries(coffer_txn *txn, coffer_class_id cls, const 
 
 coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry_fn fn, void *ctx)
 {
+    coffer_status st = cf_index_pending_flush(txn, cls, -1);
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index) {
         cf_itree_cursor tc;
         const uint8_t *e;
         size_t len;
-        coffer_status st = cf_itree_seek(&tc, txn, cls, (const uint8_t *)"", 0, &e, &len);
+        st = cf_itree_seek(&tc, txn, cls, (const uint8_t *)"", 0, &e, &len);
         for (; st == COFFER_OK; st = cf_itree_next(&tc, &e, &len))
             fn(ctx, len >= 2 + 1 + 8 ? (int)(e[0] << 8 | e[1]) : -1, e, len);
         return st == COFFER_DONE ? COFFER_OK : st;
     }
     MDB_cursor *cur;
-    coffer_status st = cf_txn_index_cursor(txn, cls, &cur);
+    st = cf_txn_index_cursor(txn, cls, &cur);
     if (st != COFFER_OK)
         return st;
     MDB_val k, v;
@@ -365,11 +382,14 @@ coffer_status cf_index_each(coffer_txn *txn, coffer_class_id cls, cf_index_entry
 
 coffer_status cf_index_contains(coffer_txn *txn, coffer_class_id cls, const uint8_t *entry, size_t len)
 {
+    coffer_status st = cf_index_pending_flush(txn, cls, cf_index_pending_column(entry, len));
+    if (st != COFFER_OK)
+        return st;
     if (txn->db->sealed_index) {
         cf_itree_cursor tc;
         const uint8_t *e;
         size_t elen;
-        coffer_status st = cf_itree_seek(&tc, txn, cls, entry, len, &e, &elen);
+        st = cf_itree_seek(&tc, txn, cls, entry, len, &e, &elen);
         if (st == COFFER_DONE || (st == COFFER_OK && (elen != len || memcmp(e, entry, len) != 0)))
             return COFFER_ERR_NOT_FOUND;
         return st;
@@ -405,6 +425,7 @@ static coffer_status tree_drop_column(coffer_txn *txn, coffer_class_id cls, uint
 coffer_status cf_index_drop_column(coffer_txn *txn, coffer_class_id cls, uint16_t column)
 {
     cf_pk_map_forget(txn, cls);
+    cf_index_pending_discard(txn, cls, column);
     if (txn->db->sealed_index)
         return tree_drop_column(txn, cls, column);
     MDB_cursor *cur;

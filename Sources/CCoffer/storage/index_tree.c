@@ -727,11 +727,29 @@ static uint32_t split_point(const cf_itree_node *n)
     return i;
 }
 
-/* Splits cur->path[d].node, which is oversized, and goes on up. */
-static coffer_status split_up(cf_itree_cursor *cur, int d)
+/* The index where an oversized leaf whose last entry was just added splits
+ * (entries coming in order): the upper part gets the fewest last entries
+ * that make it a quarter full, so that the lower one stays as full as it
+ * can (at least 1, at most n - 1). */
+static uint32_t split_point_tail(const cf_itree_node *n)
+{
+    size_t acc = NODE_HEAD;
+    uint32_t i = n->n;
+    while (i > 1 && acc < NODE_MIN)
+        acc += item_size(n, n->len[--i]);
+    if (i >= n->n)
+        i = n->n - 1;
+    if (i == 0)
+        i = 1;
+    return i;
+}
+
+/* Splits cur->path[d].node, which is oversized, and goes on up; `tail`: the
+ * leaf at d took an entry at its end (split_point_tail). */
+static coffer_status split_up(cf_itree_cursor *cur, int d, int tail)
 {
     coffer_txn *txn = cur->txn;
-    while (d >= 0 && cur->path[d].node->size > CF_ITREE_NODE_MAX && cur->path[d].node->n >= 3) {
+    while (d >= 0 && cur->path[d].node->size > CF_ITREE_NODE_SPLIT && cur->path[d].node->n >= 3) {
         cf_itree_node *n = cur->path[d].node, *r;
         uint64_t rid;
         coffer_status st = next_id(txn, cur->cls, &rid);
@@ -739,7 +757,7 @@ static coffer_status split_up(cf_itree_cursor *cur, int d)
             st = node_new(txn, cur->cls, rid, n->leaf, &r);
         if (st != COFFER_OK)
             return st;
-        uint32_t mid = split_point(n);
+        uint32_t mid = tail && n->leaf ? split_point_tail(n) : split_point(n);
         /* The separator: a leaf's first upper entry, an inner node's middle one. */
         size_t slen = n->len[mid];
         uint8_t sep[CF_ITREE_NODE_MAX];
@@ -805,8 +823,9 @@ coffer_status cf_itree_insert(coffer_txn *txn, coffer_class_id cls, const uint8_
     uint32_t at = cur.path[cur.depth - 1].at;
     if (at < leaf->n && bytes_cmp(entry_at(leaf, at), leaf->len[at], e, len) == 0)
         return COFFER_OK;
+    int tail = at == leaf->n;
     st = node_insert(leaf, at, e, len, 0);
-    return st == COFFER_OK ? split_up(&cur, cur.depth - 1) : st;
+    return st == COFFER_OK ? split_up(&cur, cur.depth - 1, tail) : st;
 }
 
 /* ---- deleting ------------------------------------------------------------ */
@@ -834,7 +853,7 @@ static coffer_status join_children(coffer_txn *txn, cf_itree_node *parent, uint3
     if (st != COFFER_OK)
         return st;
     (void)base;
-    if (l->size <= CF_ITREE_NODE_MAX) {
+    if (l->size <= CF_ITREE_NODE_SPLIT) {
         node_remove(parent, i);
         return node_drop(txn, r);
     }

@@ -19,9 +19,15 @@
 
 #include "storage/handles.h"
 
-/* A node holds entries until its encoding exceeds this many bytes, when it
- * splits; below a quarter of it, it merges with a neighbour. */
+/* The most bytes a node's encoding may take (a node of more is damaged),
+ * and a quarter of it the least a node but the root may take: below it, it
+ * merges with a neighbour. */
 #define CF_ITREE_NODE_MAX 4096
+/* A node splits once its encoding exceeds this many bytes, so that, sealed
+ * (40 bytes more), it fits one 4 KiB LMDB overflow page (its 16-byte head
+ * and 4,080 bytes). Files written by earlier libraries, which split past
+ * CF_ITREE_NODE_MAX, read the same. */
+#define CF_ITREE_NODE_SPLIT (4096 - 16 - 40)
 #define CF_ITREE_MAX_DEPTH 16
 
 typedef struct cf_itree_node cf_itree_node;

@@ -14,6 +14,7 @@
 #include "storage/cluster_cache.h"
 #include "storage/cluster_store.h"
 #include "storage/env.h"
+#include "storage/index_pending.h"
 #include "storage/pk_map.h"
 #include "storage/txn.h"
 #include "util/error.h"
@@ -127,6 +128,7 @@ coffer_status cf_objects_clear(coffer_txn *txn, coffer_class_id cls)
     int rc = mdb_drop(txn->mdb, txn->db->object_dbis[cls], 0);
     if (rc == 0)
         rc = mdb_drop(txn->mdb, txn->db->index_dbis[cls], 0);
+    cf_index_pending_discard(txn, cls, -1);
     return rc ? cf_txn_write_error(txn, rc, "cannot delete the objects of a class") : COFFER_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "storage/checksums.h"
 #include "storage/cluster_cache.h"
 #include "storage/cluster_store.h"
+#include "storage/index_pending.h"
 #include "storage/index_tree.h"
 #include "storage/object_store.h"
 #include "storage/pk_map.h"
@@ -277,6 +278,7 @@ COFFER_API coffer_status coffer_txn_begin(coffer_db *db, int mode, coffer_txn **
     txn->db = db;
     txn->write = mode == COFFER_TXN_WRITE;
     txn->reuse_clusters = txn->write; /* the handle outlives it (storage/cluster_cache.h) */
+    txn->defer_index = txn->write;    /* its commit writes them (storage/index_pending.h) */
     txn->active = 1;
     txn->thread = pthread_self();
     pthread_mutex_lock(&db->lock);
@@ -398,6 +400,7 @@ static void end_txn(coffer_txn *txn, int commit, int *rc_out)
     cf_clusters_free(txn); /* after LMDB's end: plain clusters borrowed its map until then */
     cf_itree_free(txn);
     cf_pk_map_free(txn);
+    cf_index_pending_free(txn);
     txn->mdb = NULL;
     txn->active = 0;
     cf_log_discard(txn);
@@ -436,6 +439,8 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
     if (st == COFFER_OK && txn->write)
         st = cf_clusters_flush(txn);
     if (st == COFFER_OK && txn->write)
+        st = cf_index_pending_flush_all(txn);
+    if (st == COFFER_OK && txn->write)
         st = cf_itree_flush(txn);
     if (st == COFFER_OK && txn->write)
         st = save_class_states(txn);
@@ -445,6 +450,12 @@ COFFER_API coffer_status coffer_txn_commit(coffer_txn *txn)
         st = cf_log_commit(txn);
     if (st == COFFER_OK && txn->write && txn->db->commit_hook)
         st = txn->db->commit_hook(txn);
+    /* Last, for any entry added since (nothing adds one after this), and
+     * the sealed nodes they changed. */
+    if (st == COFFER_OK && txn->write)
+        st = cf_index_pending_flush_all(txn);
+    if (st == COFFER_OK && txn->write)
+        st = cf_itree_flush(txn);
     if (st != COFFER_OK) {
         end_txn(txn, 0, NULL);
         return st;
@@ -493,6 +504,7 @@ void cf_txn_free_handles(coffer_txn *txn)
     cf_clusters_free(txn);
     cf_itree_free(txn);
     cf_pk_map_free(txn);
+    cf_index_pending_free(txn);
     free_iters(txn);
     /* Results outlive their transaction, unusable but safe to free. */
     for (struct coffer_results *r = txn->results, *next; r; r = next) {
