@@ -5,7 +5,8 @@
 // in an ERROR frame with its code; fatal ones close the connection. With
 // permission rules, uploads are checked against them and each refused write
 // is reported with a non-fatal ERROR COMPENSATING_WRITE, and downloads are
-// filtered by the read rules (Permissions/ReadFilter).
+// filtered by the read rules (Permissions/ReadFilter). Messages are read
+// ahead (MessageReader), so the client's pongs are seen during a long upload.
 import CofferSyncProtocol
 import HummingbirdWebSocket
 import Logging
@@ -72,9 +73,11 @@ struct SyncSession: Sendable {
             return
         }
         defer { Task { await limiter.leave() } }
-        var messages = inbound.messages(maxSize: WireLimits.maxFrameBytes).makeAsyncIterator()
+        // Read ahead, so that pongs are read while an upload is integrated.
+        let messages = MessageReader(inbound, maxSize: WireLimits.maxFrameBytes)
+        defer { messages.stop() }
         do {
-            guard let first = try await nextFrame(&messages) else { return }
+            guard let first = try await nextFrame(messages) else { return }
             guard case .hello(let version, let client, let partition, let token, let lastServer, let schema) = first else {
                 throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
             }
@@ -133,7 +136,7 @@ struct SyncSession: Sendable {
             }
             await hub.wake(partition: partition)
             var lastUploaded = registration.lastClientVersion
-            while let frame = try await nextFrame(&messages) {
+            while let frame = try await nextFrame(messages) {
                 switch frame {
                 case .upload(let changesets):
                     try checkBatch(changesets, after: lastUploaded)
@@ -193,7 +196,7 @@ struct SyncSession: Sendable {
     }
 
     /// The next binary frame, or nil when the client closed the connection.
-    private func nextFrame(_ messages: inout WebSocketInboundMessageStream.AsyncIterator) async throws -> Frame? {
+    private func nextFrame(_ messages: MessageReader) async throws -> Frame? {
         let message: WebSocketMessage?
         do {
             message = try await messages.next()
