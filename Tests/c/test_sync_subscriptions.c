@@ -337,11 +337,20 @@ static void test_a_flexible_session_subscribes_and_records_the_answers(void **st
     assert_error_contains("never committed");
     coffer_close(db);
 
-    /* Reopened: the refused set and its message are still there, and the
-     * wait answers at once. */
+    /* Reopened: the refused set and its message are still there, the wait
+     * answers at once, and the session subscribes with the last set the
+     * service completed. */
+    int before = script_subscribes(&f->s, NULL);
     db = open_flexible(f, "flex.coffer");
     assert_status(coffer_subscriptions_wait(db, 2, 10), COFFER_ERR_QUERY);
     assert_error_contains("LIKE");
+    for (int i = 0; i < 4000 && script_subscribes(&f->s, NULL) <= before; i++)
+        usleep(5000);
+    assert_int_equal(script_subscribes(&f->s, &version), before + 1);
+    assert_int_equal(version, 1);
+    pthread_mutex_lock(&f->s.lock);
+    assert_string_equal(f->s.last_query, "id > 2");
+    pthread_mutex_unlock(&f->s.lock);
     coffer_close(db);
 }
 

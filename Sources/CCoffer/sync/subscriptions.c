@@ -18,6 +18,9 @@
 #include "util/error.h"
 
 static const uint8_t KEY_SUBS[] = {'S', 'q'};
+/* The last set the service completed: what a session subscribes with while
+ * the latest is refused (the service goes on with the set before it). */
+static const uint8_t KEY_ACTIVE[] = {'S', 'a'};
 
 struct coffer_subscription_set {
     coffer_db *db;
@@ -96,13 +99,13 @@ static coffer_status decode(const uint8_t *p, size_t n, cf_subs *out)
     return COFFER_OK;
 }
 
-coffer_status cf_subs_read(coffer_txn *txn, cf_subs *out)
+static coffer_status read_key(coffer_txn *txn, const uint8_t key[2], cf_subs *out)
 {
     memset(out, 0, sizeof *out);
     uint8_t *v = NULL;
     size_t n = 0;
     int has = 0;
-    coffer_status st = cf_sync_meta_get(txn, KEY_SUBS, sizeof KEY_SUBS, &v, &n, &has, "the subscription set");
+    coffer_status st = cf_sync_meta_get(txn, key, 2, &v, &n, &has, "the subscription set");
     if (st == COFFER_OK && has)
         st = decode(v, n, out);
     else if (st == COFFER_OK) {
@@ -116,6 +119,8 @@ coffer_status cf_subs_read(coffer_txn *txn, cf_subs *out)
     return st;
 }
 
+coffer_status cf_subs_read(coffer_txn *txn, cf_subs *out) { return read_key(txn, KEY_SUBS, out); }
+
 /* The (name, class, query) strings of every subscription. */
 static void encode_queries(const cf_subs *s, cf_buf *b)
 {
@@ -126,7 +131,7 @@ static void encode_queries(const cf_subs *s, cf_buf *b)
     }
 }
 
-static coffer_status write_subs(coffer_txn *txn, const cf_subs *s)
+static coffer_status write_key(coffer_txn *txn, const uint8_t key[2], const cf_subs *s)
 {
     cf_buf b = {0};
     cf_wire_u64le(&b, s->version);
@@ -136,11 +141,13 @@ static coffer_status write_subs(coffer_txn *txn, const cf_subs *s)
     cf_wire_varint(&b, s->count);
     encode_queries(s, &b);
     coffer_status st = b.failed ? cf_error(COFFER_ERR_NO_MEMORY, "out of memory storing the subscription set")
-                                : cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, KEY_SUBS, sizeof KEY_SUBS, b.p,
-                                               b.len, 0, "cannot store the subscription set");
+                                : cf_store_put(txn, txn->db->meta_dbi, CF_META_DBI, key, 2, b.p, b.len, 0,
+                                               "cannot store the subscription set");
     free(b.p);
     return st;
 }
+
+static coffer_status write_subs(coffer_txn *txn, const cf_subs *s) { return write_key(txn, KEY_SUBS, s); }
 
 coffer_status cf_subs_record(coffer_txn *txn, uint64_t version, int state, const char *message)
 {
@@ -157,6 +164,8 @@ coffer_status cf_subs_record(coffer_txn *txn, uint64_t version, int state, const
             s.error = copy;
             s.state = state;
             st = write_subs(txn, &s);
+            if (st == COFFER_OK && state == COFFER_SUBSCRIPTION_COMPLETE)
+                st = write_key(txn, KEY_ACTIVE, &s);
         }
     }
     cf_subs_free(&s);
@@ -171,6 +180,11 @@ coffer_status cf_subs_subscribe_frame(coffer_db *db, cf_buf *b, uint64_t *versio
         return st;
     cf_subs s;
     st = cf_subs_read(txn, &s);
+    if (st == COFFER_OK && s.state == COFFER_SUBSCRIPTION_ERROR) {
+        /* The service refused it: go on with the last set it completed. */
+        cf_subs_free(&s);
+        st = read_key(txn, KEY_ACTIVE, &s);
+    }
     coffer_txn_free(txn);
     if (st != COFFER_OK)
         return st;
