@@ -48,6 +48,13 @@ actor FlexReplica {
         try await db.subscriptions.update(timeout: patience, block)
     }
 
+    /// `update(_:onComplete:)`: what its callback was told.
+    func updateWithCallback(_ block: (MutableSubscriptionSet) -> Void) async -> (any Error)? {
+        await withCheckedContinuation { done in
+            db.subscriptions.update(block, onComplete: { done.resume(returning: $0) })
+        }
+    }
+
     func waitForUpload() async throws {
         try await db.syncSession!.wait(for: .upload, timeout: patience)
     }
@@ -76,6 +83,14 @@ struct FlexibleSyncClientTests {
         #expect(await reader.toys(3) == ["t3"])
         #expect(await reader.subscriptions.state == .complete)
         #expect(await reader.subscriptions.first(named: "older")?.queryString == "age > 2")
+
+        let told = await reader.updateWithCallback {
+            $0.removeAll()
+            $0.append(QuerySubscription<FlexDog>(name: "older") { $0.age > 4 && $0.age < 100 })
+        }
+        #expect(told == nil)
+        #expect(await reader.ages() == [3: 5, 4: 7])
+        #expect(await reader.subscriptions.first(named: "older")?.queryString == "(age > 4 AND age < 100)")
 
         try await reader.update {
             $0.remove(named: "older")

@@ -98,8 +98,24 @@ struct ReadFilter: Sendable {
         logger.info("user \(user.id) reads with roles [\(roles)], not as before: its client is reconciled at server version \(version)")
     }
 
-    /// `batch` as the client may see it.
+    /// `batch` as the client may see it. A flexible session's new
+    /// subscriptions (their rules and marker) take effect between two
+    /// batches, never during one: a batch that holds the marker is filtered
+    /// once the session knows it as its own.
     func filter(_ batch: [StoredChangeset]) async throws -> Filtered {
+        guard let scope else { return try await filterBatch(batch) }
+        await scope.acquire()
+        do {
+            let filtered = try await filterBatch(batch)
+            await scope.release()
+            return filtered
+        } catch {
+            await scope.release()
+            throw error
+        }
+    }
+
+    private func filterBatch(_ batch: [StoredChangeset]) async throws -> Filtered {
         var decoded: [(stored: StoredChangeset, changeset: Changeset, marker: Bool)] = []
         var keys: Set<ObjectKey> = []
         var reconcile = false

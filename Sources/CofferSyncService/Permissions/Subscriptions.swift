@@ -78,6 +78,23 @@ actor SubscriptionScope {
 
     init(rules: PermissionRules) { self.rules = rules }
 
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Excludes a new set's marker and rules (FlexibleSync.subscribe) from
+    /// a batch being filtered (ReadFilter.filter), and the other way round.
+    func acquire() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+
     func replace(_ rules: PermissionRules, marker: UInt64, setVersion: UInt64) {
         self.rules = rules
         markers[marker] = setVersion

@@ -46,8 +46,17 @@ struct FlexibleSync: Sendable {
             return .subscriptionError(message: "subscription set \(version) refused: \(refusal.description)",
                                       setVersion: version)
         }
-        let marker = try await objects.appendReconcileMarker(partition: partition, only: true)
+        // Appended and made this session's own before a batch holding it is filtered.
+        await scope.acquire()
+        let marker: UInt64
+        do {
+            marker = try await objects.appendReconcileMarker(partition: partition, only: true)
+        } catch {
+            await scope.release()
+            throw error
+        }
         await scope.replace(set.narrowing(rules, for: user), marker: marker, setVersion: version)
+        await scope.release()
         logger.debug("subscription set \(version) (\(queries.count) queries) takes effect at server version \(marker)")
         return nil
     }
