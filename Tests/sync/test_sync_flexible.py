@@ -128,8 +128,16 @@ def test_subscriptions_added_narrowed_and_removed(service, postgres, partition, 
 
 
 def test_an_unsupported_query_is_an_error_naming_the_part(service, partition, tmp_path, dbs):
-    db = open_flexible(dbs, tmp_path / "bad.coffer", service, partition)
+    writer = open_flexible(dbs, tmp_path / "writer.coffer", service, partition)
+    subscribe(writer, ("all", Dog, "TRUEPREDICATE"))
+    with writer.write():
+        writer.create(Dog, {"id": 1, "age": 1})
+        writer.create(Dog, {"id": 2, "age": 5})
+    writer.sync.wait_for_upload(timeout=WAIT_S)
+    path = tmp_path / "bad.coffer"
+    db = open_flexible(dbs, path, service, partition)
     good = subscribe(db, ("older", Dog, "age > 2"))
+    assert dogs(db) == {2: 5}
     with db.subscriptions.update() as subs:
         subs.append(Dog, "name LIKE 'R*'", name="like")
     with pytest.raises(coffer.QueryError) as raised:
@@ -138,10 +146,24 @@ def test_an_unsupported_query_is_an_error_naming_the_part(service, partition, tm
     assert db.subscriptions.state == "error"
     assert "LIKE" in db.subscriptions.error and "offset" in db.subscriptions.error
     assert db.subscriptions.version == good + 1
-    # The session goes on with the set before it, and a later good set completes.
+    # The session goes on with the set before it, also after reopening the
+    # file, and a later good set completes.
     assert db.sync.state == "connected"
-    subscribe(db, ("older", Dog, "age > 3"))
+    with writer.write():
+        writer.create(Dog, {"id": 3, "age": 9})
+    writer.sync.wait_for_upload(timeout=WAIT_S)
+    eventually("the new dog under the set before", lambda: dogs(db) == {2: 5, 3: 9})
+    db.close()
+    db = open_flexible(dbs, path, service, partition)
+    assert db.subscriptions.state == "error"
+    with writer.write():
+        writer.create(Dog, {"id": 4, "age": 7})
+        writer.create(Dog, {"id": 5, "age": 2})
+    writer.sync.wait_for_upload(timeout=WAIT_S)
+    eventually("the reopened file to follow the set before", lambda: dogs(db) == {2: 5, 3: 9, 4: 7})
+    subscribe(db, ("older", Dog, "age > 6"))
     assert db.subscriptions.state == "complete"
+    assert dogs(db) == {3: 9, 4: 7}
 
 
 def test_a_write_outside_the_subscriptions_is_compensated(service, postgres, partition, tmp_path, dbs):
