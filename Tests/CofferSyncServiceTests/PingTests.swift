@@ -1,7 +1,10 @@
 // The service's pings (hummingbird-websocket's auto-ping, its period from
 // COFFER_SYNC_PING_PERIOD): an upload whose integration lasts several
 // periods keeps its connection, because the session reads the client's
-// pongs while it integrates; a peer that answers no ping is closed.
+// pongs while it integrates; a peer that answers no ping is closed. The
+// clients that must answer in time are isolated connections: with every
+// other suite running beside them, the shared pool and event loops of this
+// process can stall for longer than a period.
 import CofferSyncProtocol
 @testable import CofferSyncService
 import CofferSyncTestSupport
@@ -22,7 +25,7 @@ struct PingTests {
         let service = try await ServiceProcess.start(postgres: postgres, environment: Self.period)
         defer { service.stop() }
         let partition = uniquePartition()
-        let a = TestClient(url: service.url)
+        let a = TestClient(url: service.url, isolated: true)
         try await a.hello(partition: partition)
         #expect(try await a.downloadAll().isEmpty)
 
@@ -55,7 +58,7 @@ struct PingTests {
         defer { service.stop() }
 
         // Answers pings (its WebSocket reads all the time): usable after three periods.
-        let live = TestClient(url: service.url)
+        let live = TestClient(url: service.url, isolated: true)
         try await live.hello(partition: uniquePartition())
         #expect(try await live.downloadAll().isEmpty)
         try await Task.sleep(for: .seconds(12))

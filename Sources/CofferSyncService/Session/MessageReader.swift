@@ -60,6 +60,7 @@ actor MessageBuffer {
             }
             return item
         }
+        if closed { return .success(nil) }
         return await withCheckedContinuation { consumer = $0 }
     }
 
