@@ -2601,7 +2601,12 @@ typedef enum coffer_sync_error_code {
     /** A write the service's permission rules refuse: it was not integrated,
      *  and the service's state of the object comes back in a download,
      *  reverting it in this file. Not fatal: the session goes on. */
-    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10
+    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10,
+    /** (Flexible sync) the service refused a subscription set: the message
+     *  names the subscription, its query and the part it cannot evaluate.
+     *  Not fatal: the set is in COFFER_SUBSCRIPTION_ERROR and the service
+     *  goes on with the set before it. */
+    COFFER_SYNC_ERROR_SUBSCRIPTION = 11
 } coffer_sync_error_code;
 
 /** One ERROR frame of the sync service, as a coffer_sync_error_fn sees it.

@@ -135,7 +135,8 @@ def test_an_unsupported_query_is_an_error_naming_the_part(service, partition, tm
         writer.create(Dog, {"id": 2, "age": 5})
     writer.sync.wait_for_upload(timeout=WAIT_S)
     path = tmp_path / "bad.coffer"
-    db = open_flexible(dbs, path, service, partition)
+    reported = Reported()
+    db = open_flexible(dbs, path, service, partition, reported)
     good = subscribe(db, ("older", Dog, "age > 2"))
     assert dogs(db) == {2: 5}
     with db.subscriptions.update() as subs:
@@ -146,6 +147,9 @@ def test_an_unsupported_query_is_an_error_naming_the_part(service, partition, tm
     assert db.subscriptions.state == "error"
     assert "LIKE" in db.subscriptions.error and "offset" in db.subscriptions.error
     assert db.subscriptions.version == good + 1
+    with reported.lock:
+        told = [e for e in reported.errors if e.code_name == "SUBSCRIPTION"]
+    assert len(told) == 1 and not told[0].fatal and "LIKE" in told[0].message
     # The session goes on with the set before it, also after reopening the
     # file, and a later good set completes.
     assert db.sync.state == "connected"
