@@ -2601,7 +2601,12 @@ typedef enum coffer_sync_error_code {
     /** A write the service's permission rules refuse: it was not integrated,
      *  and the service's state of the object comes back in a download,
      *  reverting it in this file. Not fatal: the session goes on. */
-    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10
+    COFFER_SYNC_ERROR_COMPENSATING_WRITE = 10,
+    /** (Flexible sync) the service refused a subscription set: the message
+     *  names the subscription, its query and the part it cannot evaluate.
+     *  Not fatal: the set is in COFFER_SUBSCRIPTION_ERROR and the service
+     *  goes on with the set before it. */
+    COFFER_SYNC_ERROR_SUBSCRIPTION = 11
 } coffer_sync_error_code;
 
 /** One ERROR frame of the sync service, as a coffer_sync_error_fn sees it.
@@ -2729,6 +2734,142 @@ COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
  *  connecting (COFFER_SYNC_CONNECTING); a refused session is
  *  COFFER_SYNC_DISCONNECTED when this returns. */
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
+
+/* ------------------------------------------------------------------------ */
+/* Flexible sync: query subscriptions                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Makes the handles opened with `config` (which also needs
+ *  coffer_config_set_sync()) flexible-sync clients (docs/SYNC.md, "Flexible
+ *  sync"), as Realm's flexible sync: instead of every object of the
+ *  partition, a client downloads the objects that match one of its
+ *  subscriptions (named queries per class, coffer_subscriptions_update())
+ *  and that the service's read rules let it read; the `partition` of
+ *  coffer_config_set_sync() names the data set its subscriptions query.
+ *  Writes to objects outside every subscription are refused by the service
+ *  with a compensating write. `flexible` 0 makes them partition-based again
+ *  (the default). Errors: COFFER_ERR_INVALID_ARGUMENT for a NULL config. */
+COFFER_API coffer_status coffer_config_set_sync_flexible(coffer_config *config, int flexible);
+
+/** A subscription set: a numbered version of a file's subscriptions, either
+ *  a snapshot of the latest (coffer_subscriptions_latest()) or an update
+ *  being made (coffer_subscriptions_update()). Free with
+ *  coffer_subscription_set_free(); it may be used on any one thread at a
+ *  time, and outlives nothing: free it before closing its handle. */
+typedef struct coffer_subscription_set coffer_subscription_set;
+
+/** The state of a subscription set, as Realm's. */
+typedef enum coffer_subscription_state {
+    /** Committed, not yet acknowledged by the service. */
+    COFFER_SUBSCRIPTION_PENDING = 0,
+    /** Sent to the service; the objects it brings are arriving. */
+    COFFER_SUBSCRIPTION_BOOTSTRAPPING = 1,
+    /** The file holds exactly the objects the set (and the read rules) give. */
+    COFFER_SUBSCRIPTION_COMPLETE = 2,
+    /** The service refused the set; coffer_subscription_set_error() says why
+     *  (the query and the part at fault). The service goes on with the set
+     *  before it. */
+    COFFER_SUBSCRIPTION_ERROR = 3,
+    /** A later set was committed. */
+    COFFER_SUBSCRIPTION_SUPERSEDED = 4
+} coffer_subscription_state;
+
+/** Takes a snapshot of the latest subscription set of `db`'s file into *out
+ *  (version 0, empty and complete, when none was committed). The caller
+ *  frees it. The set is stored in the file: it survives closing and
+ *  reopening. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL or closed handle,
+ *  NULL out), COFFER_ERR_NO_MEMORY, storage errors. */
+COFFER_API coffer_status coffer_subscriptions_latest(coffer_db *db, coffer_subscription_set **out);
+
+/** Begins an update: *out is a mutable copy of the latest set, changed by
+ *  coffer_subscription_set_append() and the removes, then stored by
+ *  coffer_subscription_set_commit() (or dropped by
+ *  coffer_subscription_set_free()). Errors as coffer_subscriptions_latest(),
+ *  and COFFER_ERR_READ_ONLY for a read-only handle. */
+COFFER_API coffer_status coffer_subscriptions_update(coffer_db *db, coffer_subscription_set **out);
+
+/** Adds the subscription `name` (NULL or "" for an unnamed one) to an
+ *  update: the objects of class `class_name` matching `query`, in the query
+ *  language (docs/QUERY.md) of the subset the service evaluates (docs/SYNC.md,
+ *  "Predicates over stored objects"; the service refuses others when the set
+ *  reaches it, see COFFER_SUBSCRIPTION_ERROR). `class_name` must be a
+ *  top-level class of the handle's schema. Appending a subscription that the
+ *  set holds already (same name, class and query; for an unnamed one, same
+ *  class and query) changes nothing. Strings are copied. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL set, class or query, an empty query),
+ *  COFFER_ERR_MISUSE (a snapshot, not an update), COFFER_ERR_SCHEMA (a class
+ *  the schema does not have, or an embedded one),
+ *  COFFER_ERR_PRIMARY_KEY_EXISTS (`name` is taken by another query: remove it
+ *  first), COFFER_ERR_NO_MEMORY. */
+COFFER_API coffer_status coffer_subscription_set_append(coffer_subscription_set *set, const char *name,
+                                                        const char *class_name, const char *query);
+
+/** Removes the subscription named `name` from an update; *removed (may be
+ *  NULL) is 1 when there was one, else 0. Errors: COFFER_ERR_INVALID_ARGUMENT
+ *  (NULL set or name), COFFER_ERR_MISUSE (a snapshot). */
+COFFER_API coffer_status coffer_subscription_set_remove_named(coffer_subscription_set *set, const char *name,
+                                                              int *removed);
+
+/** Removes every subscription of class `class_name` from an update;
+ *  *removed (may be NULL) is how many. Errors as
+ *  coffer_subscription_set_remove_named(). */
+COFFER_API coffer_status coffer_subscription_set_remove_class(coffer_subscription_set *set, const char *class_name,
+                                                              size_t *removed);
+
+/** Removes every subscription from an update; *removed (may be NULL) is how
+ *  many. Errors: COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_MISUSE. */
+COFFER_API coffer_status coffer_subscription_set_remove_all(coffer_subscription_set *set, size_t *removed);
+
+/** Stores an update as the file's latest set, with the next version
+ *  (*version, may be NULL), in a write transaction of its own (so not
+ *  inside one of the calling thread's), in state COFFER_SUBSCRIPTION_PENDING;
+ *  a syncing handle sends it to the service at once. The set becomes a
+ *  snapshot of that version (it can no longer be changed). Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT, COFFER_ERR_MISUSE (a snapshot, or a set of
+ *  a closed handle), storage errors (nothing is stored). */
+COFFER_API coffer_status coffer_subscription_set_commit(coffer_subscription_set *set, uint64_t *version);
+
+/** The set's version (0 for NULL). */
+COFFER_API uint64_t coffer_subscription_set_version(const coffer_subscription_set *set);
+
+/** The number of subscriptions in the set (0 for NULL). */
+COFFER_API size_t coffer_subscription_set_count(const coffer_subscription_set *set);
+
+/** The subscription at `index` (0 ≤ index < count, in the order appended):
+ *  its name ("" when unnamed), class and query, each may be NULL when not
+ *  wanted; the strings belong to the set and stay valid until it changes or
+ *  is freed. Errors: COFFER_ERR_INVALID_ARGUMENT (NULL set),
+ *  COFFER_ERR_NOT_FOUND (index out of range). */
+COFFER_API coffer_status coffer_subscription_set_at(const coffer_subscription_set *set, size_t index,
+                                                    const char **name, const char **class_name, const char **query);
+
+/** The index of the subscription named `name` in *index. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT (NULL set, name or index),
+ *  COFFER_ERR_NOT_FOUND (no subscription has that name). */
+COFFER_API coffer_status coffer_subscription_set_find(const coffer_subscription_set *set, const char *name,
+                                                      size_t *index);
+
+/** The state of the set when it was taken or committed (a
+ *  coffer_subscription_state; an update not committed is
+ *  COFFER_SUBSCRIPTION_PENDING). Take a new snapshot to see it change. */
+COFFER_API int coffer_subscription_set_state(const coffer_subscription_set *set);
+
+/** For a set in COFFER_SUBSCRIPTION_ERROR, the service's message (it names
+ *  the subscription, its query and the part the service cannot evaluate);
+ *  "" otherwise. Valid while the set lives. */
+COFFER_API const char *coffer_subscription_set_error(const coffer_subscription_set *set);
+
+/** Frees a set (an update not committed is dropped). NULL is a no-op. */
+COFFER_API void coffer_subscription_set_free(coffer_subscription_set *set);
+
+/** Waits until subscription set `version` (or a later one) of a syncing
+ *  handle is complete: the file then holds the objects it gives. Returns
+ *  COFFER_OK when complete, COFFER_ERR_QUERY with the service's message when
+ *  the service refused the set, COFFER_ERR_TIMEOUT after `timeout_ms`
+ *  milliseconds, COFFER_ERR_MISUSE for a handle that does not sync flexibly
+ *  or a version above the latest. Do not call it inside a write transaction
+ *  of the same handle. */
+COFFER_API coffer_status coffer_subscriptions_wait(coffer_db *db, uint64_t version, uint64_t timeout_ms);
 
 /* ------------------------------------------------------------------------ */
 /* Experimental                                                              */

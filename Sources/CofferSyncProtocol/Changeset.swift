@@ -87,6 +87,9 @@ public enum Change: Hashable, Sendable {
     case setRemove(class: String, pk: SyncValue, property: String, value: SyncValue)
     case mapPut(class: String, pk: SyncValue, property: String, key: String, value: SyncValue)
     case mapRemove(class: String, pk: SyncValue, property: String, key: String)
+    /// Protocol 3, service to client only: the object left a flexible-sync
+    /// client's view; it is removed from the file without a tombstone.
+    case evict(class: String, pk: SyncValue)
 
     public var op: UInt8 {
         switch self {
@@ -100,13 +103,14 @@ public enum Change: Hashable, Sendable {
         case .setRemove: 8
         case .mapPut: 9
         case .mapRemove: 10
+        case .evict: 11
         }
     }
 
     /// The object the change is about.
     public var object: (className: String, pk: SyncValue) {
         switch self {
-        case .create(let c, let pk, _), .update(let c, let pk, _), .delete(let c, let pk),
+        case .create(let c, let pk, _), .update(let c, let pk, _), .delete(let c, let pk), .evict(let c, let pk),
              .listInsert(let c, let pk, _, _, _, _), .listErase(let c, let pk, _, _),
              .listSet(let c, let pk, _, _, _), .setAdd(let c, let pk, _, _),
              .setRemove(let c, let pk, _, _), .mapPut(let c, let pk, _, _, _),
@@ -127,7 +131,7 @@ public enum Change: Hashable, Sendable {
                 w.string(p.name)
                 p.value.encode(to: &w)
             }
-        case .delete:
+        case .delete, .evict:
             break
         case .listInsert(_, _, let prop, let id, let after, let value):
             w.string(prop)
@@ -162,7 +166,7 @@ public enum Change: Hashable, Sendable {
     static func decode(from r: inout WireReader) throws -> Change {
         let at = r.offset
         let op = try r.byte("change op")
-        guard (1...10).contains(op) else { throw WireError("unknown change op \(op) at byte \(at)") }
+        guard (1...11).contains(op) else { throw WireError("unknown change op \(op) at byte \(at)") }
         let cls = try r.string("change class")
         let pk = try SyncValue.decode(from: &r)
         switch op {
@@ -178,6 +182,8 @@ public enum Change: Hashable, Sendable {
                            : .update(class: cls, pk: pk, properties: props)
         case 3:
             return .delete(class: cls, pk: pk)
+        case 11:
+            return .evict(class: cls, pk: pk)
         case 4:
             let prop = try r.string("list property")
             let id = try ElementID.decode(from: &r)

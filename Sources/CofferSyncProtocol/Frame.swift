@@ -1,11 +1,13 @@
-// The frames of protocol version 2 (docs/SYNC.md, "Frames"): one binary
+// The frames of protocol version 3 (docs/SYNC.md, "Frames"): one binary
 // WebSocket message each, a type byte then the body. Version 2 added the
-// ERROR code COMPENSATING_WRITE, which names the refused object.
+// ERROR code COMPENSATING_WRITE, which names the refused object; version 3
+// (flexible sync) SUBSCRIBE, SUBSCRIPTION_COMPLETE and the ERROR code
+// SUBSCRIPTION.
 
 /// An error code of an ERROR frame.
 public enum ErrorCode: UInt64, Sendable, CaseIterable {
     case `protocol` = 1, version, auth, schemaMismatch, badChangeset, overloaded, `internal`, clientReset, tokenExpired,
-         compensatingWrite
+         compensatingWrite, subscription
 
     public var name: String {
         switch self {
@@ -19,7 +21,22 @@ public enum ErrorCode: UInt64, Sendable, CaseIterable {
         case .clientReset: "CLIENT_RESET"
         case .tokenExpired: "TOKEN_EXPIRED"
         case .compensatingWrite: "COMPENSATING_WRITE"
+        case .subscription: "SUBSCRIPTION"
         }
+    }
+}
+
+/// One query of a flexible-sync subscription set (SUBSCRIBE): its name
+/// (empty for an unnamed one), class and query text.
+public struct SubscriptionQuery: Hashable, Sendable {
+    public var name: String
+    public var className: String
+    public var query: String
+
+    public init(name: String, className: String, query: String) {
+        self.name = name
+        self.className = className
+        self.query = query
     }
 }
 
@@ -50,6 +67,15 @@ public enum Frame: Hashable, Sendable {
     /// ERROR COMPENSATING_WRITE (protocol 2; not fatal): a write to the
     /// object `className`/`pk` was refused by the permission rules.
     case compensatingWrite(message: String, className: String, pk: SyncValue)
+    /// SUBSCRIBE (protocol 3, flexible sync): the client's subscription set
+    /// `setVersion` and its queries, which replace the set before it.
+    case subscribe(setVersion: UInt64, queries: [SubscriptionQuery])
+    /// SUBSCRIPTION_COMPLETE (protocol 3): the client has every object of
+    /// subscription set `setVersion` once it integrated `serverVersion`.
+    case subscriptionComplete(setVersion: UInt64, serverVersion: UInt64)
+    /// ERROR SUBSCRIPTION (protocol 3; not fatal): subscription set
+    /// `setVersion` was refused, the message naming the query and its part.
+    case subscriptionError(message: String, setVersion: UInt64)
 
     public var typeByte: UInt8 {
         switch self {
@@ -59,12 +85,15 @@ public enum Frame: Hashable, Sendable {
         case .uploadAck: 4
         case .download: 5
         case .downloadAck: 6
-        case .error, .compensatingWrite: 7
+        case .error, .compensatingWrite, .subscriptionError: 7
+        case .subscribe: 8
+        case .subscriptionComplete: 9
         }
     }
 
     public var name: String {
-        ["HELLO", "WELCOME", "UPLOAD", "UPLOAD_ACK", "DOWNLOAD", "DOWNLOAD_ACK", "ERROR"][Int(typeByte) - 1]
+        ["HELLO", "WELCOME", "UPLOAD", "UPLOAD_ACK", "DOWNLOAD", "DOWNLOAD_ACK", "ERROR", "SUBSCRIBE",
+         "SUBSCRIPTION_COMPLETE"][Int(typeByte) - 1]
     }
 
     public static func error(_ code: ErrorCode, _ message: String, fatal: Bool) -> Frame {
@@ -112,6 +141,22 @@ public enum Frame: Hashable, Sendable {
             w.byte(0)
             w.string(className)
             pk.encode(to: &w)
+        case .subscribe(let setVersion, let queries):
+            w.varint(setVersion)
+            w.varint(queries.count)
+            for query in queries {
+                w.string(query.name)
+                w.string(query.className)
+                w.string(query.query)
+            }
+        case .subscriptionComplete(let setVersion, let serverVersion):
+            w.varint(setVersion)
+            w.varint(serverVersion)
+        case .subscriptionError(let message, let setVersion):
+            w.varint(ErrorCode.subscription.rawValue)
+            w.string(message)
+            w.byte(0)
+            w.varint(setVersion)
         }
         return w.bytes
     }
@@ -169,9 +214,26 @@ public enum Frame: Hashable, Sendable {
                 let className = try r.string("refused object's class")
                 self = .compensatingWrite(message: message, className: className,
                                           pk: try SyncValue.decode(from: &r))
+            } else if code == ErrorCode.subscription.rawValue {
+                guard fatal == 0 else { throw WireError("a SUBSCRIPTION error is never fatal") }
+                self = .subscriptionError(message: message, setVersion: try r.varint("subscription set version"))
             } else {
                 self = .error(code: code, message: message, fatal: fatal == 1)
             }
+        case 8:
+            let setVersion = try r.varint("subscription set version")
+            let n = try r.count("subscription count", minimumItemBytes: 3)
+            var queries: [SubscriptionQuery] = []
+            for _ in 0..<n {
+                let name = try r.string("subscription name")
+                let className = try r.string("subscription class")
+                queries.append(SubscriptionQuery(name: name, className: className,
+                                                 query: try r.string("subscription query")))
+            }
+            self = .subscribe(setVersion: setVersion, queries: queries)
+        case 9:
+            self = .subscriptionComplete(setVersion: try r.varint("subscription set version"),
+                                         serverVersion: try r.varint("server version"))
         default:
             throw WireError("unknown frame type \(type)")
         }

@@ -9,6 +9,9 @@ public enum WireLimits {
     /// The oldest protocol version a service still serves (version 1 lacks
     /// COMPENSATING_WRITE: such a client is not told which write was refused).
     public static let oldestProtocolVersion: UInt64 = 1
+    /// The protocol version of flexible-sync clients (query subscriptions):
+    /// version 2 and a SUBSCRIBE frame right after HELLO.
+    public static let flexibleProtocolVersion: UInt64 = 3
     /// A batch (UPLOAD or DOWNLOAD) holds changesets up to this many bytes; a
     /// single changeset larger than this travels alone in its own frame.
     public static let batchBytes = 1 << 20

@@ -23,7 +23,7 @@ struct ServeTLSOptionsTests {
 
     @Test("a certificate without its key, and a key without its certificate, are refused naming the missing one")
     func halfAPair() async throws {
-        let certificates = try ThrowawayCertificates.make()
+        let certificates = try await ThrowawayCertificates.make()
         defer { certificates.remove() }
         let noKey = try await Self.refusal(["--tls-certificate", certificates.serverCertificate])
         #expect(noKey.contains("a TLS certificate without its key"), "\(noKey)")
@@ -49,7 +49,7 @@ struct ServeTLSOptionsTests {
 
     @Test("a certificate or key file that is missing or does not load is refused naming the file")
     func filesThatDoNotLoad() async throws {
-        let certificates = try ThrowawayCertificates.make()
+        let certificates = try await ThrowawayCertificates.make()
         defer { certificates.remove() }
         let missing = "/nonexistent/server.pem"
         let noCertificate = try await Self.refusal(["--tls-certificate", missing, "--tls-key", certificates.serverKey])

@@ -20,33 +20,29 @@ struct ThrowawayCertificates {
     var serverCertificate: String { folder.appendingPathComponent("server.pem").path }
     var serverKey: String { folder.appendingPathComponent("server.key").path }
 
-    static func make() throws -> ThrowawayCertificates {
+    /// Runs openssl off the concurrency pool (Command.run): key generation
+    /// takes seconds on a loaded machine, and a test blocking a pool thread
+    /// that long delays every other test's tasks, their WebSocket pongs too.
+    static func make() async throws -> ThrowawayCertificates {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-tls-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let certificates = ThrowawayCertificates(folder: folder)
-        func openssl(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl"] + arguments
-            process.currentDirectoryURL = folder
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw TestFailure("openssl \(arguments.joined(separator: " ")) failed (is openssl installed? scripts/setup)")
+        func openssl(_ arguments: [String]) async throws {
+            let result = try await Command.run("/usr/bin/env", ["-C", folder.path, "openssl"] + arguments)
+            guard result.status == 0 else {
+                throw TestFailure("openssl \(arguments.joined(separator: " ")) failed (is openssl installed? scripts/setup): \(result.stderr)")
             }
         }
         for ca in ["ca", "other-ca"] {
-            try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Coffer test \(ca)",
-                         "-keyout", "\(ca).key", "-out", "\(ca).pem"])
+            try await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Coffer test \(ca)",
+                               "-keyout", "\(ca).key", "-out", "\(ca).pem"])
         }
-        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-                     "-keyout", "server.key", "-out", "server.csr"])
+        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+                           "-keyout", "server.key", "-out", "server.csr"])
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(to: folder.appendingPathComponent("san.ext"),
                                                                  atomically: true, encoding: .utf8)
-        try openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                     "-days", "2", "-extfile", "san.ext", "-out", "server.pem"])
+        try await openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                           "-days", "2", "-extfile", "san.ext", "-out", "server.pem"])
         return certificates
     }
 
@@ -75,7 +71,7 @@ struct TLSSyncTests {
 
     @Test("two replicas converge over wss:// trusting the service's CA, and the states are observed")
     func converge() async throws {
-        let certificates = try ThrowawayCertificates.make()
+        let certificates = try await ThrowawayCertificates.make()
         defer { certificates.remove() }
         let service = try await Self.tlsService(certificates)
         defer { service.stop() }
@@ -124,7 +120,7 @@ struct TLSSyncTests {
 
     @Test("a transport trusting another CA is refused, naming the certificate problem; nothing local is lost")
     func wrongCA() async throws {
-        let certificates = try ThrowawayCertificates.make()
+        let certificates = try await ThrowawayCertificates.make()
         defer { certificates.remove() }
         let service = try await Self.tlsService(certificates)
         defer { service.stop() }
@@ -194,7 +190,7 @@ struct TLSSyncTests {
 
     @Test("a message of many MiB reaches the service over wss://; one byte over 64 MiB is refused before sending")
     func messageLimit() async throws {
-        let certificates = try ThrowawayCertificates.make()
+        let certificates = try await ThrowawayCertificates.make()
         defer { certificates.remove() }
         let service = try await Self.tlsService(certificates)
         defer { service.stop() }

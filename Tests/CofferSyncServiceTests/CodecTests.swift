@@ -58,7 +58,27 @@ struct CodecTests {
         .error(.overloaded, "", fatal: false),
         .compensatingWrite(message: "write to Task 7 refused", className: "Task", pk: .int(7)),
         .compensatingWrite(message: "", className: "Person", pk: .string("ada")),
+        .subscribe(setVersion: 3, queries: [SubscriptionQuery(name: "older", className: "Task", query: "age > 2"),
+                                            SubscriptionQuery(name: "", className: "Person", query: "TRUEPREDICATE")]),
+        .subscribe(setVersion: 0, queries: []),
+        .subscriptionComplete(setVersion: 3, serverVersion: 1 << 33),
+        .subscriptionError(message: "subscription 'older' of Task: LIKE at offset 4", setVersion: 3),
+        .download(latestServerVersion: 10, changesets: [ServerChangeset(serverVersion: 9, origin: client, changeset:
+            Changeset(clientVersion: 1, clock: 2, changes: [.evict(class: "Task", pk: .int(5))]))]),
     ]
+
+    @Test("a SUBSCRIPTION error is never fatal and names its set")
+    func subscriptionErrorFrames() throws {
+        #expect(throws: WireError.self) {
+            try Frame(decoding: Frame.error(code: ErrorCode.subscription.rawValue, message: "x", fatal: true).encoded)
+        }
+        #expect(throws: WireError.self) {
+            try Frame(decoding: Frame.error(code: ErrorCode.subscription.rawValue, message: "x", fatal: false).encoded)
+        }
+        #expect(ErrorCode.subscription.rawValue == 11 && ErrorCode.subscription.name == "SUBSCRIPTION")
+        #expect(Frame.subscribe(setVersion: 1, queries: []).name == "SUBSCRIBE")
+        #expect(Frame.subscriptionComplete(setVersion: 1, serverVersion: 1).name == "SUBSCRIPTION_COMPLETE")
+    }
 
     @Test("a COMPENSATING_WRITE is never fatal and always names its object")
     func compensatingWriteFrames() throws {
@@ -155,9 +175,9 @@ struct CodecTests {
         w.varint(UInt64(1))
         w.u64le(1)
         w.varint(UInt64(1))
-        w.byte(11)
+        w.byte(12)
         w.string("Task")
-        #expect(throws: WireError("unknown change op 11 at byte 10")) { try Changeset(encoded: w.bytes) }
+        #expect(throws: WireError("unknown change op 12 at byte 10")) { try Changeset(encoded: w.bytes) }
 
         let insert = Changeset(clientVersion: 1, clock: 1, changes: [
             .listInsert(class: "T", pk: .int(1), property: "l", id: ElementID(clock: 1, client: Self.client, seq: 0),

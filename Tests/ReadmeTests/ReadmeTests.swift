@@ -86,6 +86,25 @@ actor DogStore {
     // readme: end
 }
 
+/// Compiled, not run: it needs a running coffer-sync service.
+/// Tests/CofferSyncClientTests (FlexibleSyncClientTests) runs the same calls against one.
+@MainActor func flexibleSyncQuickStart() async throws {
+    // readme: swift-flexible-sync
+    let app = App(baseURL: URL(string: "http://127.0.0.1:7800")!)
+    let user = try await app.login(credentials: .anonymous)
+    var config = user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+        subs.append(QuerySubscription<Dog>(name: "rexes") { $0.name.starts(with: "Rex") })
+    })
+    config.objectTypes = [Dog.self]
+    let db = try await Database(configuration: config)
+    try await db.subscriptions.waitForCompletion(timeout: .seconds(30))   // the file holds the Rexes
+    try await db.subscriptions.update {                                    // waits for the new objects
+        $0.remove(named: "rexes")
+        $0.append(QuerySubscription<Dog>(name: "open") { $0.status == .open })
+    }
+    // readme: end
+}
+
 #if canImport(CofferSyncNIO)
 /// Compiled, not run: it needs a service with TLS. Tests/CofferSyncClientTests
 /// (TLSSyncTests) syncs over wss:// with a CA made for the test.

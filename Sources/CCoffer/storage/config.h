@@ -30,6 +30,7 @@ struct coffer_config {
     int verify_on_open; /* verify/verify.c */
     char *sync_url;       /* sync/session.c: NULL when the handle does not sync */
     char *sync_partition;
+    int sync_flexible;                    /* sync/session.c: query subscriptions instead of a partition */
     coffer_sync_transport sync_transport; /* open == NULL: the built-in ws:// one */
     char *sync_token;                     /* sync/session.c: the HELLO token, or NULL */
     coffer_sync_token_fn sync_token_fn;   /* when set, asked for the token before every HELLO */

@@ -65,7 +65,7 @@ static coffer_status read_change(cf_wreader *r, cf_sync_change *c)
     coffer_status st = cf_wire_get_u8(r, &c->op, "a change's op");
     if (st != COFFER_OK)
         return st;
-    if (c->op < CF_OP_CREATE || c->op > CF_OP_MAP_REMOVE) {
+    if (c->op < CF_OP_CREATE || c->op > CF_OP_EVICT) {
         r->p--;
         return cf_wire_bad(r, "unknown change op %u", c->op);
     }
@@ -77,6 +77,7 @@ static coffer_status read_change(cf_wreader *r, cf_sync_change *c)
     case CF_OP_UPDATE:
         return read_fields(r, c);
     case CF_OP_DELETE:
+    case CF_OP_EVICT:
         return COFFER_OK;
     default:
         break;
@@ -294,7 +295,8 @@ void cf_wire_schema_encode(const cf_schema *s, cf_buf *b)
 /* ------------------------------------------------------------------------ */
 
 static const char *const frame_names[] = {"frame", "HELLO frame", "WELCOME frame", "UPLOAD frame", "UPLOAD_ACK frame",
-                                          "DOWNLOAD frame", "DOWNLOAD_ACK frame", "ERROR frame"};
+                                          "DOWNLOAD frame", "DOWNLOAD_ACK frame", "ERROR frame", "SUBSCRIBE frame",
+                                          "SUBSCRIPTION_COMPLETE frame"};
 
 static coffer_status decode_body(cf_wreader *r, cf_frame *f)
 {
@@ -381,8 +383,18 @@ static coffer_status decode_body(cf_wreader *r, cf_frame *f)
             ((st = cf_wire_get_string(r, &f->u.error.class_name, "the refused object's class")) != COFFER_OK ||
              (st = cf_wire_get_value(r, &f->u.error.pk, "the refused object's primary key")) != COFFER_OK))
             return st;
+        if (f->u.error.code == CF_SYNC_ERR_SUBSCRIPTION) {
+            if (fatal)
+                return cf_wire_bad(r, "a SUBSCRIPTION error is never fatal");
+            return cf_wire_get_varint(r, &f->u.error.set_version, "the subscription set version");
+        }
         return COFFER_OK;
     }
+    case CF_FRAME_SUBSCRIPTION_COMPLETE:
+        if ((st = cf_wire_get_varint(r, &f->u.subscription_complete.set_version, "the subscription set version")) !=
+            COFFER_OK)
+            return st;
+        return cf_wire_get_varint(r, &f->u.subscription_complete.server_version, "the server version");
     default:
         return cf_wire_bad(r, "unknown frame type %u", f->type);
     }
@@ -395,7 +407,7 @@ coffer_status cf_frame_decode(const uint8_t *data, size_t n, cf_frame *out)
     coffer_status st = cf_wire_get_u8(&r, &out->type, "the frame type");
     if (st != COFFER_OK)
         return st;
-    if (out->type >= CF_FRAME_HELLO && out->type <= CF_FRAME_ERROR)
+    if (out->type >= CF_FRAME_HELLO && out->type <= CF_FRAME_SUBSCRIPTION_COMPLETE)
         r.frame = frame_names[out->type];
     st = decode_body(&r, out);
     if (st == COFFER_OK && r.p != r.end)
@@ -424,8 +436,16 @@ void cf_frame_free(cf_frame *f)
 void cf_frame_hello_encode(cf_buf *b, const uint8_t client[CF_SYNC_ID_SIZE], const char *partition, const char *token,
                            uint64_t last_server_version, const uint8_t *schema, size_t schema_len)
 {
+    cf_frame_hello_encode_version(b, CF_SYNC_PROTOCOL, client, partition, token, last_server_version, schema,
+                                  schema_len);
+}
+
+void cf_frame_hello_encode_version(cf_buf *b, uint64_t protocol, const uint8_t client[CF_SYNC_ID_SIZE],
+                                   const char *partition, const char *token, uint64_t last_server_version,
+                                   const uint8_t *schema, size_t schema_len)
+{
     cf_wire_u8(b, CF_FRAME_HELLO);
-    cf_wire_varint(b, CF_SYNC_PROTOCOL);
+    cf_wire_varint(b, protocol);
     cf_buf_put(b, client, CF_SYNC_ID_SIZE);
     cf_wire_string(b, partition, strlen(partition));
     cf_wire_string(b, token ? token : "", token ? strlen(token) : 0);
@@ -478,10 +498,32 @@ void cf_frame_error_encode(cf_buf *b, uint64_t code, const char *message, int fa
     cf_wire_u8(b, fatal ? 1 : 0);
 }
 
+void cf_frame_subscribe_encode(cf_buf *b, uint64_t set_version, uint64_t count, const uint8_t *queries, size_t len)
+{
+    cf_wire_u8(b, CF_FRAME_SUBSCRIBE);
+    cf_wire_varint(b, set_version);
+    cf_wire_varint(b, count);
+    cf_buf_put(b, queries, len);
+}
+
+void cf_frame_subscription_complete_encode(cf_buf *b, uint64_t set_version, uint64_t server_version)
+{
+    cf_wire_u8(b, CF_FRAME_SUBSCRIPTION_COMPLETE);
+    cf_wire_varint(b, set_version);
+    cf_wire_varint(b, server_version);
+}
+
+void cf_frame_subscription_error_encode(cf_buf *b, const char *message, uint64_t set_version)
+{
+    cf_frame_error_encode(b, CF_SYNC_ERR_SUBSCRIPTION, message, 0);
+    cf_wire_varint(b, set_version);
+}
+
 const char *cf_sync_error_name(uint64_t code)
 {
     static const char *const names[] = {"unknown",        "PROTOCOL",      "VERSION",    "AUTH",
                                         "SCHEMA_MISMATCH", "BAD_CHANGESET", "OVERLOADED", "INTERNAL",
-                                        "CLIENT_RESET",    "TOKEN_EXPIRED", "COMPENSATING_WRITE"};
+                                        "CLIENT_RESET",    "TOKEN_EXPIRED", "COMPENSATING_WRITE",
+                                        "SUBSCRIPTION"};
     return code < sizeof names / sizeof names[0] ? names[code] : "unknown";
 }

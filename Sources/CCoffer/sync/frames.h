@@ -1,4 +1,4 @@
-/* frames — the messages of sync protocol version 2 (docs/SYNC.md, "Frames",
+/* frames — the messages of sync protocol versions 2 and 3 (docs/SYNC.md, "Frames",
  * "Changesets", "Schema"): encoders that append a frame to a cf_buf, and
  * decoders that check a whole frame before anything uses it. Decoded frames
  * borrow their strings, values and changesets from the frame's bytes; only
@@ -13,6 +13,9 @@
 #include "sync/wire.h"
 
 #define CF_SYNC_PROTOCOL 2u
+/* Flexible-sync clients (query subscriptions) speak version 3: HELLO, then
+ * SUBSCRIBE. */
+#define CF_SYNC_PROTOCOL_FLEXIBLE 3u
 #define CF_SYNC_ID_SIZE 16
 
 /* No frame may exceed this; both ends accept messages up to it. */
@@ -29,7 +32,9 @@ enum {
     CF_FRAME_UPLOAD_ACK = 4,
     CF_FRAME_DOWNLOAD = 5,
     CF_FRAME_DOWNLOAD_ACK = 6,
-    CF_FRAME_ERROR = 7
+    CF_FRAME_ERROR = 7,
+    CF_FRAME_SUBSCRIBE = 8,
+    CF_FRAME_SUBSCRIPTION_COMPLETE = 9
 };
 
 enum {
@@ -42,7 +47,9 @@ enum {
     CF_OP_SET_ADD = 7,
     CF_OP_SET_REMOVE = 8,
     CF_OP_MAP_PUT = 9,
-    CF_OP_MAP_REMOVE = 10
+    CF_OP_MAP_REMOVE = 10,
+    /* Protocol 3, service to client: the object left the client's view. */
+    CF_OP_EVICT = 11
 };
 
 enum {
@@ -55,7 +62,8 @@ enum {
     CF_SYNC_ERR_INTERNAL = 7,
     CF_SYNC_ERR_CLIENT_RESET = 8,
     CF_SYNC_ERR_TOKEN_EXPIRED = 9,
-    CF_SYNC_ERR_COMPENSATING_WRITE = 10
+    CF_SYNC_ERR_COMPENSATING_WRITE = 10,
+    CF_SYNC_ERR_SUBSCRIPTION = 11
 };
 
 /* Schema property flags on the wire. */
@@ -205,7 +213,14 @@ typedef struct cf_frame_error {
     /* COMPENSATING_WRITE (protocol 2): the refused object's class and
      * primary key (a value, tag included); empty for other codes. */
     cf_slice class_name, pk;
+    /* SUBSCRIPTION (protocol 3, never fatal): the refused set's version. */
+    uint64_t set_version;
 } cf_frame_error;
+
+typedef struct cf_frame_subscription_complete {
+    uint64_t set_version;
+    uint64_t server_version; /* the marker the set took effect at */
+} cf_frame_subscription_complete;
 
 /* Any decoded frame: `type` says which member is set. */
 typedef struct cf_frame {
@@ -218,6 +233,7 @@ typedef struct cf_frame {
         cf_frame_download download;
         uint64_t download_ack;
         cf_frame_error error;
+        cf_frame_subscription_complete subscription_complete;
     } u;
 } cf_frame;
 
@@ -231,6 +247,15 @@ void cf_frame_free(cf_frame *f);
  * given already encoded. */
 void cf_frame_hello_encode(cf_buf *b, const uint8_t client[CF_SYNC_ID_SIZE], const char *partition, const char *token,
                            uint64_t last_server_version, const uint8_t *schema, size_t schema_len);
+/* HELLO of `protocol` (CF_SYNC_PROTOCOL_FLEXIBLE for flexible sync). */
+void cf_frame_hello_encode_version(cf_buf *b, uint64_t protocol, const uint8_t client[CF_SYNC_ID_SIZE],
+                                   const char *partition, const char *token, uint64_t last_server_version,
+                                   const uint8_t *schema, size_t schema_len);
+/* SUBSCRIBE: the set's version, then `count` (name, class, query) triples
+ * already encoded as three wire strings each in `queries`. */
+void cf_frame_subscribe_encode(cf_buf *b, uint64_t set_version, uint64_t count, const uint8_t *queries, size_t len);
+void cf_frame_subscription_complete_encode(cf_buf *b, uint64_t set_version, uint64_t server_version);
+void cf_frame_subscription_error_encode(cf_buf *b, const char *message, uint64_t set_version);
 void cf_frame_welcome_encode(cf_buf *b, uint64_t last_client_version, uint64_t latest_server_version);
 /* UPLOAD: `count` encoded changesets concatenated in `changesets`. */
 void cf_frame_upload_encode(cf_buf *b, uint64_t count, const uint8_t *changesets, size_t len);

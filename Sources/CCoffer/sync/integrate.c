@@ -642,6 +642,29 @@ static coffer_status delete_object(applier *a, int cls, coffer_object *obj, cf_s
     return COFFER_OK;
 }
 
+/* EVICT (flexible sync): the object left this client's view. It goes from
+ * the file as if it had never been given (its state, tombstone and ghost
+ * too), so that when it comes back the service's restatement of it, list
+ * elements included, shows whole. */
+static coffer_status evict(applier *a, int cls, coffer_object *obj, cf_slice pk)
+{
+    uint32_t table = a->txn->db->schema->classes[cls].table;
+    coffer_status st = COFFER_OK;
+    if (obj) {
+        cf_sync_obj *o;
+        if ((st = cf_sync_obj_get(a->txn, a->cache, table, coffer_object_key_of(obj), &o)) != COFFER_OK ||
+            (st = forget_links_to(a, obj, pk)) != COFFER_OK || (st = coffer_object_delete(obj)) != COFFER_OK)
+            return st;
+        if (o) {
+            o->gone = 1;
+            o->dirty = 1;
+        }
+    }
+    if ((st = cf_sync_tombstone_del(a->txn, table, pk)) != COFFER_OK)
+        return st;
+    return cf_sync_ghost_del(a->txn, table, pk);
+}
+
 static coffer_status keep_tombstone(applier *a, int cls, cf_slice pk)
 {
     uint32_t table = a->txn->db->schema->classes[cls].table;
@@ -780,6 +803,8 @@ static coffer_status apply_change(applier *a, const cf_sync_change *c)
             return st;
         return keep_tombstone(a, cls, c->pk);
     }
+    if (c->op == CF_OP_EVICT)
+        return evict(a, cls, obj, c->pk);
     int after;
     if ((st = after_tombstone(a, cls, c->pk, &after)) != COFFER_OK)
         return st;

@@ -19,6 +19,7 @@
 #include "sync/integrate.h"
 #include "sync/record.h"
 #include "sync/state.h"
+#include "sync/subscriptions.h"
 #include "util/error.h"
 
 #define RECEIVE_MS 20           /* how long one receive waits before the outbox is looked at again */
@@ -71,6 +72,13 @@ struct cf_sync_session {
     in_flight *flight;
     size_t nflight, flight_cap;
     size_t unacked_bytes;
+    /* Flexible sync (sync/subscriptions.c), under `lock`: the latest set
+     * version sent, the latest the service completed or refused (with its
+     * message), and whether a commit made a set not sent yet. */
+    int flexible;
+    uint64_t subs_sent, subs_complete, subs_refused;
+    int subs_dirty;
+    char subs_error[512];
 };
 
 typedef struct cf_sync_session session;
@@ -96,6 +104,13 @@ COFFER_API coffer_status coffer_config_set_sync(coffer_config *config, const cha
     free(config->sync_partition);
     config->sync_url = u;
     config->sync_partition = p;
+    return COFFER_OK;
+}
+
+COFFER_API coffer_status coffer_config_set_sync_flexible(coffer_config *config, int flexible)
+{
+    CHECK_CONFIG(config, "coffer_config_set_sync_flexible");
+    config->sync_flexible = flexible != 0;
     return COFFER_OK;
 }
 
@@ -374,6 +389,47 @@ static coffer_status hello_token(session *s, const char **out)
         s, cf_error(COFFER_ERR_MISUSE, "the sync token callback refused to supply a token (status %d: %s)", st, why));
 }
 
+/* Sends SUBSCRIBE with the file's latest subscription set. */
+static coffer_status send_subscriptions(session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->subs_dirty = 0;
+    pthread_mutex_unlock(&s->lock);
+    cf_buf b = {0};
+    uint64_t version = 0;
+    coffer_status st = cf_subs_subscribe_frame(s->db, &b, &version);
+    if (st == COFFER_OK)
+        st = send_frame(s, &b);
+    free(b.p);
+    if (st == COFFER_OK) {
+        pthread_mutex_lock(&s->lock);
+        s->subs_sent = version;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return st;
+}
+
+/* Records the service's answer to subscription set `version`: complete, or
+ * refused with `message`; wakes the waiters. */
+static coffer_status subscriptions_answered(session *s, uint64_t version, int state, const char *message)
+{
+    coffer_txn *txn;
+    coffer_status st = begin_own(s, &txn);
+    if (st != COFFER_OK)
+        return st;
+    st = cf_sync_txn_finish(txn, cf_subs_record(txn, version, state, message));
+    pthread_mutex_lock(&s->lock);
+    if (state == COFFER_SUBSCRIPTION_COMPLETE && version > s->subs_complete)
+        s->subs_complete = version;
+    if (state == COFFER_SUBSCRIPTION_ERROR && version >= s->subs_refused) {
+        s->subs_refused = version;
+        snprintf(s->subs_error, sizeof s->subs_error, "%s", message);
+    }
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
 static coffer_status send_hello(session *s)
 {
     coffer_txn *txn;
@@ -393,11 +449,15 @@ static coffer_status send_hello(session *s)
         return st;
     cf_buf schema = {0}, b = {0};
     cf_wire_schema_encode(s->db->schema, &schema);
-    cf_frame_hello_encode(&b, client, s->partition, token, prog.server_version, schema.p, schema.len);
+    cf_frame_hello_encode_version(&b, s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL, client,
+                                  s->partition, token, prog.server_version, schema.p, schema.len);
     b.failed |= schema.failed;
     st = send_frame(s, &b);
     free(schema.p);
     free(b.p);
+    /* A flexible client's subscriptions follow its HELLO. */
+    if (st == COFFER_OK && s->flexible)
+        st = send_subscriptions(s);
     return st;
 }
 
@@ -491,6 +551,12 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
     snprintf(msg, sizeof msg, "%s: %.*s", cf_sync_error_name(e->code), (int)(e->message.n > 300 ? 300 : e->message.n),
              (const char *)e->message.p);
     cf_sync_report_error(s->error_fn, s->error_ctx, e);
+    if (e->code == CF_SYNC_ERR_SUBSCRIPTION && !e->fatal) {
+        /* The set is refused; the service goes on with the one before. */
+        char why[400];
+        snprintf(why, sizeof why, "%.*s", (int)(e->message.n > 390 ? 390 : e->message.n), (const char *)e->message.p);
+        return subscriptions_answered(s, e->set_version, COFFER_SUBSCRIPTION_ERROR, why);
+    }
     if (e->code == CF_SYNC_ERR_COMPENSATING_WRITE && !e->fatal) {
         /* The write was refused; the service's state of the object follows in a download. */
         set_error(s, "%s", msg);
@@ -552,6 +618,9 @@ static coffer_status on_frame(session *s, const uint8_t *data, size_t size)
     case CF_FRAME_ERROR:
         st = on_error_frame(s, &f.u.error);
         break;
+    case CF_FRAME_SUBSCRIPTION_COMPLETE:
+        st = subscriptions_answered(s, f.u.subscription_complete.set_version, COFFER_SUBSCRIPTION_COMPLETE, "");
+        break;
     default:
         st = cf_error(COFFER_ERR_CORRUPTED, "the sync service sent a frame of type %u in a session", f.type);
         break;
@@ -596,9 +665,10 @@ static coffer_status welcome(session *s)
             st = on_error_frame(s, &f.u.error);
         else if (f.type != CF_FRAME_WELCOME)
             st = cf_error(COFFER_ERR_CORRUPTED, "the sync service answered HELLO with a frame of type %u", f.type);
-        else if (f.u.welcome.protocol != CF_SYNC_PROTOCOL)
+        else if (f.u.welcome.protocol != (s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL))
             st = cf_error(COFFER_ERR_CORRUPTED, "the sync service speaks protocol %llu, not %u",
-                          (unsigned long long)f.u.welcome.protocol, CF_SYNC_PROTOCOL);
+                          (unsigned long long)f.u.welcome.protocol,
+                          s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL);
         else {
             /* Changesets up to its last integrated version arrived before a lost acknowledgement. */
             uint64_t last = f.u.welcome.last_client_version, version = 0;
@@ -643,6 +713,11 @@ static coffer_status connection(session *s, int *connected)
         set_error(s, "%s", "");
     }
     while (st == COFFER_OK && !should_leave(s)) {
+        pthread_mutex_lock(&s->lock);
+        int resubscribe = s->subs_dirty;
+        pthread_mutex_unlock(&s->lock);
+        if (resubscribe && (st = send_subscriptions(s)) != COFFER_OK)
+            break;
         if ((st = upload_some(s)) != COFFER_OK)
             break;
         const uint8_t *data;
@@ -769,6 +844,7 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     s->state_ctx = config->sync_state_ctx;
     s->error_fn = config->sync_error_fn;
     s->error_ctx = config->sync_error_ctx;
+    s->flexible = config->sync_flexible;
     s->db = db;
     s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
     s->state = COFFER_SYNC_CONNECTING;
@@ -950,4 +1026,79 @@ COFFER_API coffer_status coffer_sync_pause(coffer_db *db)
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db)
 {
     return set_paused(db, "coffer_sync_resume", 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flexible sync                                                             */
+/* ------------------------------------------------------------------------ */
+
+uint64_t cf_sync_session_subscriptions_sent(coffer_db *db)
+{
+    session *s = db->sync;
+    if (!s || !s->flexible)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    uint64_t sent = s->subs_sent;
+    pthread_mutex_unlock(&s->lock);
+    return sent;
+}
+
+void cf_sync_session_subscriptions_changed(coffer_db *db)
+{
+    session *s = db->sync;
+    if (!s || !s->flexible)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->subs_dirty = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+COFFER_API coffer_status coffer_subscriptions_wait(coffer_db *db, uint64_t version, uint64_t timeout_ms)
+{
+    const char *fn = "coffer_subscriptions_wait";
+    session *s = NULL;
+    coffer_status st = session_of(db, fn, &s);
+    if (st != COFFER_OK)
+        return st;
+    if (!s->flexible)
+        return cf_error(COFFER_ERR_MISUSE, "%s: this handle syncs a partition, not subscriptions "
+                                           "(see coffer_config_set_sync_flexible)", fn);
+    coffer_subscription_set *latest;
+    if ((st = coffer_subscriptions_latest(db, &latest)) != COFFER_OK)
+        return st;
+    uint64_t newest = coffer_subscription_set_version(latest);
+    int state = coffer_subscription_set_state(latest);
+    if (version == newest && state == COFFER_SUBSCRIPTION_ERROR)
+        st = cf_error(COFFER_ERR_QUERY, "subscription set %llu was refused: %s", (unsigned long long)version,
+                      coffer_subscription_set_error(latest));
+    coffer_subscription_set_free(latest);
+    if (st != COFFER_OK)
+        return st;
+    if (version > newest)
+        return cf_error(COFFER_ERR_MISUSE, "%s: subscription set %llu was never committed (the latest is %llu)", fn,
+                        (unsigned long long)version, (unsigned long long)newest);
+    /* Complete in the file (an earlier session, or the empty set of version 0). */
+    if (version == newest && state == COFFER_SUBSCRIPTION_COMPLETE)
+        return COFFER_OK;
+    struct timespec until = deadline_in(timeout_ms);
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        if (s->subs_complete >= version) {
+            st = COFFER_OK;
+            break;
+        }
+        if (s->subs_refused == version) {
+            st = cf_error(COFFER_ERR_QUERY, "subscription set %llu was refused: %s", (unsigned long long)version,
+                          s->subs_error);
+            break;
+        }
+        if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT) {
+            st = cf_error(COFFER_ERR_TIMEOUT, "%s: subscription set %llu is not complete after %llu ms", fn,
+                          (unsigned long long)version, (unsigned long long)timeout_ms);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
 }

@@ -20,6 +20,12 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config);
 /* Stops and frees the session of `db` (joins its thread); no-op without one. */
 void cf_sync_session_stop(coffer_db *db);
 
+/* Flexible sync (sync/subscriptions.c): the latest subscription set
+ * version the session of `db` sent to the service (0 without a session),
+ * and the call that tells the session a new set was committed. */
+uint64_t cf_sync_session_subscriptions_sent(coffer_db *db);
+void cf_sync_session_subscriptions_changed(coffer_db *db);
+
 /* The built-in transport for ws:// URLs (sync/websocket.c). */
 extern const coffer_sync_transport cf_websocket_transport;
 

@@ -135,6 +135,7 @@ public final class Database {
         self.confinement = confinement
         frozenLock = nil
         frozenVersion = 0
+        try subscriptions.applyInitial(configuration.syncConfiguration)
     }
 
     /// Another database on `source`'s open file: frozen (`frozenTransaction`

@@ -77,6 +77,22 @@ public struct SyncConfiguration: Sendable {
     /// The handler's box, which the handle keeps while the session runs.
     private(set) var errorBox: SyncErrorBox?
 
+    /// Flexible sync (docs/SYNC.md, "Flexible sync"): the file holds the
+    /// objects of ``partitionValue``'s data set that match its
+    /// ``Database/subscriptions``, not all of them. Set by
+    /// ``User/flexibleSyncConfiguration(initialSubscriptions:rerunOnOpen:)``.
+    public var isFlexibleSync = false
+
+    /// The subscriptions a flexible-sync database gets when it is first
+    /// opened (or at every open with ``rerunInitialSubscriptionsOnOpen``), as Realm's.
+    public var initialSubscriptions: (@Sendable (MutableSubscriptionSet) -> Void)?
+
+    /// Runs ``initialSubscriptions`` at every open, not only the first.
+    public var rerunInitialSubscriptionsOnOpen = false
+
+    /// The data set of flexible-sync configurations made by ``User``.
+    public static let flexibleSyncDataSet = "flexible"
+
     /// A configuration syncing `partitionValue` with the service at `url`, as
     /// `user` when the service authenticates its clients, through `transport`
     /// (nil: the built-in `ws://` client).
@@ -103,6 +119,7 @@ public struct SyncConfiguration: Sendable {
             throw CofferError(.invalidArgument, "sync partitionValue is empty")
         }
         try CofferError.check(coffer_config_set_sync(config, text, partitionValue))
+        if isFlexibleSync { try CofferError.check(coffer_config_set_sync_flexible(config, 1)) }
         if let transportBridge {
             var cTransport = transportBridge.cTransport
             try CofferError.check(coffer_config_set_sync_transport(config, &cTransport))

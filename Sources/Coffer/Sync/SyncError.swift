@@ -45,6 +45,10 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         /// integrated, and the session reverts it to the service's state of
         /// the object (``className``, ``primaryKey``). Not fatal.
         case compensatingWrite = "COMPENSATING_WRITE"
+        /// Flexible sync: a subscription set the service refused; the
+        /// message names the query and the part it cannot evaluate. Not
+        /// fatal: ``Database/subscriptions`` is in the error state.
+        case subscription = "SUBSCRIPTION"
     }
 
     /// The session's message, as the C core's `coffer_sync_error()` gives it.

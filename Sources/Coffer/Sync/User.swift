@@ -56,6 +56,30 @@ public final class User: Sendable {
             sync: SyncConfiguration(url: app.syncURL, partitionValue: partitionValue, user: self))
     }
 
+    /// A configuration of a flexible-sync database (docs/SYNC.md, "Flexible
+    /// sync") as this user, as Realm's: the file holds the objects its
+    /// ``Database/subscriptions`` select (and the service's rules allow).
+    /// `initialSubscriptions` fills the subscriptions when the file is first
+    /// opened (at every open with `rerunOnOpen`). Its file is
+    /// `flexible.coffer` in the folder of ``configuration(partitionValue:)``.
+    ///
+    /// ```swift
+    /// var config = user.flexibleSyncConfiguration { subs in
+    ///     subs.append(QuerySubscription<Dog>(name: "dogs") { $0.age > 2 })
+    /// }
+    /// config.objectTypes = [Dog.self]
+    /// let db = try Database(configuration: config)
+    /// try await db.subscriptions.waitForCompletion()
+    /// ```
+    public func flexibleSyncConfiguration(initialSubscriptions: (@Sendable (MutableSubscriptionSet) -> Void)? = nil,
+                                          rerunOnOpen: Bool = false) -> Database.Configuration {
+        var config = configuration(partitionValue: SyncConfiguration.flexibleSyncDataSet)
+        config.syncConfiguration?.isFlexibleSync = true
+        config.syncConfiguration?.initialSubscriptions = initialSubscriptions
+        config.syncConfiguration?.rerunInitialSubscriptionsOnOpen = rerunOnOpen
+        return config
+    }
+
     /// `name` with every character but letters, digits, `-` and `_` percent-encoded.
     private static func fileName(_ name: String) -> String {
         var allowed = CharacterSet.alphanumerics

@@ -67,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
             let sessionLogger = logger
             let webSocket: HTTPServerBuilder = .http1WebSocketUpgrade(
                 configuration: .init(ws: .init(maxFrameSize: WireLimits.maxFrameBytes,
-                                               autoPing: .enabled(timePeriod: .seconds(30))))
+                                               autoPing: .enabled(timePeriod: .milliseconds(Int64(settings.pingPeriod * 1000)))))
             ) { request, _, _ in
                 guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in

@@ -10,7 +10,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"pingPeriod\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
     var config: String?
 }
 
@@ -28,11 +28,15 @@ struct TLSOptions: ParsableArguments {
 struct ServiceConfiguration: Equatable {
     static let defaultListen = "127.0.0.1:7800"
     static let defaultMaxSessions = 10_000
+    static let defaultPingPeriod = 30.0
 
     var postgres: PostgresURL
     var listenHost: String
     var listenPort: Int
     var maxSessions: Int
+    /// Seconds between the pings the service sends each connection; a
+    /// connection whose pong has not come by the next ping is closed.
+    var pingPeriod: Double = defaultPingPeriod
     /// Users and authentication; nil: development mode (any client, tokens not checked).
     var auth: AuthSettings?
     /// The PEM files of the server's certificate chain and key: TLS (wss://); nil: ws://.
@@ -65,6 +69,16 @@ struct ServiceConfiguration: Equatable {
         }
         let maxSessions = file.maxSessions ?? defaultMaxSessions
         guard maxSessions > 0 else { throw ConfigurationError("maxSessions must be at least 1, not \(maxSessions)") }
+        let pingText = environment["COFFER_SYNC_PING_PERIOD"]
+        let pingPeriod = try pingText.map { text in
+            guard let seconds = Double(text) else {
+                throw ConfigurationError("COFFER_SYNC_PING_PERIOD must be a number of seconds, not '\(text)'")
+            }
+            return seconds
+        } ?? file.pingPeriod ?? defaultPingPeriod
+        guard pingPeriod.isFinite, pingPeriod >= 0.1 else {
+            throw ConfigurationError("pingPeriod must be at least 0.1 seconds, not \(pingPeriod)")
+        }
         let certificate = tls?.certificate ?? environment["COFFER_SYNC_TLS_CERTIFICATE"] ?? file.tlsCertificate
         let key = tls?.key ?? environment["COFFER_SYNC_TLS_KEY"] ?? file.tlsKey
         let files: TLSFiles?
@@ -77,7 +91,8 @@ struct ServiceConfiguration: Equatable {
             throw ConfigurationError("a TLS key without its certificate: pass --tls-certificate, set COFFER_SYNC_TLS_CERTIFICATE or put \"tlsCertificate\" in the configuration file")
         }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
-                                    maxSessions: maxSessions, auth: file.auth, tls: files, rules: file.rules)
+                                    maxSessions: maxSessions, pingPeriod: pingPeriod, auth: file.auth, tls: files,
+                                    rules: file.rules)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -105,12 +120,13 @@ struct ConfigFile {
     var postgres: String?
     var listen: String?
     var maxSessions: Int?
+    var pingPeriod: Double?
     var auth: AuthSettings?
     var tlsCertificate: String?
     var tlsKey: String?
     var rules: PermissionRules?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "auth", "tlsCertificate", "tlsKey", "rules"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "pingPeriod", "auth", "tlsCertificate", "tlsKey", "rules"]
 
     static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
@@ -147,6 +163,11 @@ struct ConfigFile {
                 } catch let error as ConfigurationError {
                     throw ConfigurationError("configuration file \(path): \(error.description)")
                 }
+            case "pingPeriod":
+                guard let seconds = value as? Double else {
+                    throw ConfigurationError("configuration file \(path): 'pingPeriod' must be a number of seconds")
+                }
+                file.pingPeriod = seconds
             default:
                 guard let number = value as? Int else {
                     throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")

@@ -74,6 +74,8 @@ struct ChangeValidator {
             }
         case .delete:
             break
+        case .evict:
+            throw BadChangeset("EVICT of \(className) is a change only the service sends")
         case .listInsert(_, _, let name, _, _, let value), .listSet(_, _, let name, _, let value):
             let prop = try collection(cls, name, list: true)
             try check(value, against: prop, element: true, path: "\(className).\(name)")

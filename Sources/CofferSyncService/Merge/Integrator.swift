@@ -34,6 +34,8 @@ struct Integrator {
             try await upsertObjectAndProperties(className, pk, created: stamp, props, stamp)
         case .update(_, _, let props):
             try await upsertObjectAndProperties(className, pk, created: nil, props, stamp)
+        case .evict:
+            throw BadChangeset("EVICT of \(className) is a change only the service sends")
         case .delete:
             let tombstone = try await upsertObject(className, pk, deleted: stamp) ?? stamp
             for table in ["coffer_sync_properties", "coffer_sync_set_elements", "coffer_sync_map_entries"] {

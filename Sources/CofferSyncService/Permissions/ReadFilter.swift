@@ -66,6 +66,9 @@ struct ReadFilter: Sendable {
     let client: ClientID
     let rules: PermissionRules
     let user: QueryUser
+    /// A flexible-sync session's rules narrowed by its subscriptions, which
+    /// replace `rules`; nil for a partition-based session.
+    var scope: SubscriptionScope? = nil
     let state = ReadState()
 
     var logger: Logger { objects.logger }
@@ -95,14 +98,35 @@ struct ReadFilter: Sendable {
         logger.info("user \(user.id) reads with roles [\(roles)], not as before: its client is reconciled at server version \(version)")
     }
 
-    /// `batch` as the client may see it.
+    /// `batch` as the client may see it. A flexible session's new
+    /// subscriptions (their rules and marker) take effect between two
+    /// batches, never during one: a batch that holds the marker is filtered
+    /// once the session knows it as its own.
     func filter(_ batch: [StoredChangeset]) async throws -> Filtered {
+        guard let scope else { return try await filterBatch(batch) }
+        await scope.acquire()
+        do {
+            let filtered = try await filterBatch(batch)
+            await scope.release()
+            return filtered
+        } catch {
+            await scope.release()
+            throw error
+        }
+    }
+
+    private func filterBatch(_ batch: [StoredChangeset]) async throws -> Filtered {
         var decoded: [(stored: StoredChangeset, changeset: Changeset, marker: Bool)] = []
         var keys: Set<ObjectKey> = []
         var reconcile = false
+        let rules = await scope?.rules ?? self.rules
         for stored in batch {
             let changeset = try Changeset(encoded: stored.encoded)
-            let marker = stored.origin == Compensation.origin && changeset.changes.isEmpty
+            // Client version 1: a marker of one session's new subscriptions.
+            var marker = stored.origin == Compensation.origin && changeset.changes.isEmpty
+            if marker && changeset.clientVersion == 1 {
+                marker = await scope?.isOwnMarker(stored.serverVersion) ?? false
+            }
             reconcile = reconcile || marker
             decoded.append((stored, changeset, marker))
             for change in changeset.changes { keys.insert(ObjectKey(change)) }
@@ -144,7 +168,7 @@ struct ReadFilter: Sendable {
                     restate = readable.filter { has[$0] != true }.sorted(by: ObjectKey.precedes)
                 }
                 for key in remove {
-                    kept.append(.delete(class: key.className, pk: try SyncValue(encoded: key.pk)))
+                    kept.append(try removal(key))
                     has[key] = false
                     marks[key] = false
                 }
@@ -171,7 +195,7 @@ struct ReadFilter: Sendable {
                         has[key] = true
                         marks[key] = true
                     case (false, true):
-                        kept.append(isDelete ? change : .delete(class: key.className, pk: try SyncValue(encoded: key.pk)))
+                        kept.append(isDelete ? change : try removal(key))
                         has[key] = false
                         marks[key] = false
                     case (false, false):
@@ -188,6 +212,14 @@ struct ReadFilter: Sendable {
             }
         }
         return Filtered(changesets: result, marks: marks)
+    }
+
+    /// How an object leaves a client that may no longer read it: a DELETE,
+    /// or for a flexible-sync client an EVICT (no tombstone, so that the
+    /// object's lists show whole if it comes back).
+    private func removal(_ key: ObjectKey) throws -> Change {
+        let pk = try SyncValue(encoded: key.pk)
+        return scope == nil ? .delete(class: key.className, pk: pk) : .evict(class: key.className, pk: pk)
     }
 
     /// The client integrated the history up to `version`: records what the

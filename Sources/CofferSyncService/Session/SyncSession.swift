@@ -5,7 +5,8 @@
 // in an ERROR frame with its code; fatal ones close the connection. With
 // permission rules, uploads are checked against them and each refused write
 // is reported with a non-fatal ERROR COMPENSATING_WRITE, and downloads are
-// filtered by the read rules (Permissions/ReadFilter).
+// filtered by the read rules (Permissions/ReadFilter). Messages are read
+// ahead (MessageReader), so the client's pongs are seen during a long upload.
 import CofferSyncProtocol
 import HummingbirdWebSocket
 import Logging
@@ -72,13 +73,16 @@ struct SyncSession: Sendable {
             return
         }
         defer { Task { await limiter.leave() } }
-        var messages = inbound.messages(maxSize: WireLimits.maxFrameBytes).makeAsyncIterator()
+        // Read ahead, so that pongs are read while an upload is integrated.
+        let messages = MessageReader(inbound, maxSize: WireLimits.maxFrameBytes)
+        defer { messages.stop() }
         do {
-            guard let first = try await nextFrame(&messages) else { return }
+            guard let first = try await nextFrame(messages) else { return }
             guard case .hello(let version, let client, let partition, let token, let lastServer, let schema) = first else {
                 throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
             }
-            guard (WireLimits.oldestProtocolVersion...WireLimits.protocolVersion).contains(version) else {
+            let isFlexible = version == WireLimits.flexibleProtocolVersion
+            guard isFlexible || (WireLimits.oldestProtocolVersion...WireLimits.protocolVersion).contains(version) else {
                 throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks versions \(WireLimits.oldestProtocolVersion) to \(WireLimits.protocolVersion)")
             }
             guard !partition.isEmpty else { throw SessionFailure(.protocol, "HELLO names no partition") }
@@ -89,14 +93,28 @@ struct SyncSession: Sendable {
             logger[metadataKey: "partition"] = "\(partition)"
             if let user { logger[metadataKey: "user"] = "\(user.id)" }
             // Rules need a user; the configuration refuses rules without authentication.
-            let writer = rules.flatMap { rules in
+            var writer = rules.flatMap { rules in
                 user.map { SyncStore.Writer(rules: rules, user: QueryUser(
                     id: $0.id, roles: $0.roles.union(rules.userRoles[$0.id] ?? []))) }
             }
+            // Flexible sync: the rules (or everything) narrowed by the subscriptions.
+            let flexible = isFlexible ? FlexibleSync(
+                rules: rules, user: writer?.user ?? user ?? QueryUser(id: "", roles: []),
+                objects: ClientObjects(client: store.client, logger: logger), partition: partition) : nil
+            if let flexible { writer = await flexible.writer }
             // With rules, downloads are filtered by the read rules for the same user.
             let readFilter = writer.map {
                 ReadFilter(objects: ClientObjects(client: store.client, logger: logger), partition: partition,
-                           client: client, rules: $0.rules, user: $0.user)
+                           client: client, rules: $0.rules, user: $0.user, scope: flexible?.scope)
+            }
+            // A flexible client's SUBSCRIBE follows its HELLO.
+            var firstSubscribe: (version: UInt64, queries: [SubscriptionQuery])?
+            if isFlexible {
+                guard let next = try await nextFrame(messages),
+                      case .subscribe(let setVersion, let queries) = next else {
+                    throw SessionFailure(.protocol, "a version \(version) HELLO must be followed by SUBSCRIBE")
+                }
+                firstSubscribe = (setVersion, queries)
             }
             let registration = try await store.register(partition: partition, client: client, user: user?.id,
                                                         schema: schema)
@@ -107,9 +125,14 @@ struct SyncSession: Sendable {
                 throw SessionFailure(.clientReset, "HELLO says server version \(lastServer) was integrated, but this client acknowledged \(registration.lastAckedServerVersion): its file is behind (restored from a backup?) and must sync as a new client")
             }
             if let readFilter { try await readFilter.start(lastServerVersion: lastServer) }
+            var refusedSet: Frame?
+            if let first = firstSubscribe, let flexible {
+                refusedSet = try await flexible.subscribe(version: first.version, queries: first.queries, logger: logger)
+            }
             try await sender.send(Frame.welcome(protocolVersion: version,
                                                 lastClientVersion: registration.lastClientVersion,
                                                 latestServerVersion: registration.latestServerVersion).encoded)
+            if let refusedSet { try await sender.send(refusedSet.encoded) }
             logger.debug("session started")
             let (hubID, wakeups) = await hub.subscribe(partition: partition)
             let window = DownloadWindow(start: lastServer)
@@ -117,7 +140,8 @@ struct SyncSession: Sendable {
             let downloader = Task {
                 do {
                     try await download(partition: partition, client: client, after: lastServer,
-                                       wakeups: wakeups, window: window, sender: sender, readFilter: readFilter)
+                                       wakeups: wakeups, window: window, sender: sender, readFilter: readFilter,
+                                       flexible: flexible)
                 } catch is CancellationError {
                 } catch {
                     if !Task.isCancelled {
@@ -133,10 +157,11 @@ struct SyncSession: Sendable {
             }
             await hub.wake(partition: partition)
             var lastUploaded = registration.lastClientVersion
-            while let frame = try await nextFrame(&messages) {
+            while let frame = try await nextFrame(messages) {
                 switch frame {
                 case .upload(let changesets):
                     try checkBatch(changesets, after: lastUploaded)
+                    if let flexible { writer = await flexible.writer }
                     let result = try await store.integrate(partition: partition, client: client, changesets: changesets,
                                                            writer: writer)
                     lastUploaded = result.lastClientVersion
@@ -159,6 +184,10 @@ struct SyncSession: Sendable {
                     try await readFilter?.acknowledged(version)
                     // Its window opened: only this session's download may go on.
                     await hub.wake(partition: partition, id: hubID)
+                case .subscribe(let setVersion, let queries) where flexible != nil:
+                    if let refused = try await flexible?.subscribe(version: setVersion, queries: queries, logger: logger) {
+                        try await sender.send(refused.encoded)
+                    }
                 case .error(let code, let message, _):
                     logger.info("client reported error \(code): \(message)")
                     return
@@ -193,7 +222,7 @@ struct SyncSession: Sendable {
     }
 
     /// The next binary frame, or nil when the client closed the connection.
-    private func nextFrame(_ messages: inout WebSocketInboundMessageStream.AsyncIterator) async throws -> Frame? {
+    private func nextFrame(_ messages: MessageReader) async throws -> Frame? {
         let message: WebSocketMessage?
         do {
             message = try await messages.next()
@@ -227,7 +256,8 @@ struct SyncSession: Sendable {
     /// Sends the partition's changesets of other clients as they come, within
     /// the window; a count-0 frame each time the client is caught up.
     private func download(partition: String, client: ClientID, after start: UInt64, wakeups: AsyncStream<Void>,
-                          window: DownloadWindow, sender: FrameSender, readFilter: ReadFilter?) async throws {
+                          window: DownloadWindow, sender: FrameSender, readFilter: ReadFilter?,
+                          flexible: FlexibleSync? = nil) async throws {
         var cursor = start
         var caughtUpSent = false
         for await _ in wakeups {
@@ -255,6 +285,9 @@ struct SyncSession: Sendable {
                 await window.sent(lastVersion: last.serverVersion, bytes: frame.count)
                 if let readFilter { await readFilter.state.sent(marks, lastVersion: last.serverVersion) }
                 try await sender.send(frame)
+                for done in await flexible?.completions(through: last.serverVersion) ?? [] {
+                    try await sender.send(done.encoded)
+                }
                 cursor = last.serverVersion
                 caughtUpSent = false
             }

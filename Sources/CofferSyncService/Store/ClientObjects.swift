@@ -166,11 +166,13 @@ struct ClientObjects: Sendable {
     /// Appends an empty changeset of the service to the partition's history
     /// (a point in the history at which every session of the partition
     /// compares what its client has with what it may read) and wakes every
-    /// instance; its server version.
-    func appendReconcileMarker(partition: String) async throws -> UInt64 {
+    /// instance; its server version. With `only`, a marker that only the
+    /// session that appends it acts on (client version 1: a flexible-sync
+    /// client's new subscription set); other sessions pass it on empty.
+    func appendReconcileMarker(partition: String, only: Bool = false) async throws -> UInt64 {
         // A clock as clients make them (docs/SYNC.md, "Clocks").
         let clock = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
-        let empty = Changeset(clientVersion: 0, clock: clock, changes: []).encoded.bytea
+        let empty = Changeset(clientVersion: only ? 1 : 0, clock: clock, changes: []).encoded.bytea
         return try await client.withTransaction(logger: logger) { conn in
             let locked = try await conn.query("""
                 SELECT 1 FROM coffer_sync_partitions WHERE partition = \(partition) FOR UPDATE
@@ -179,7 +181,7 @@ struct ClientObjects: Sendable {
             let rows = try await conn.query("""
                 WITH h AS (
                     INSERT INTO coffer_sync_history (partition, origin, client_version, clock, changeset)
-                    VALUES (\(partition), \(Compensation.origin.bytes.bytea), 0, \(Int64(bitPattern: clock)), \(empty))
+                    VALUES (\(partition), \(Compensation.origin.bytes.bytea), \(only ? Int64(1) : Int64(0)), \(Int64(bitPattern: clock)), \(empty))
                     RETURNING server_version
                 ), p AS (
                     UPDATE coffer_sync_partitions SET latest_version = (SELECT server_version FROM h)

@@ -8,51 +8,76 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOPosix
 
-/// Frames that arrived, waiting to be read.
-actor Inbox {
+/// Frames that arrived, waiting to be read. A lock, not an actor: the
+/// connection's task puts frames in without waiting for a thread of the
+/// concurrency pool (an actor the test's own tasks also call would make it
+/// wait for one), so it goes on reading, and answering pings, however busy
+/// the pool is.
+final class Inbox: @unchecked Sendable {
+    private let lock = NSLock()
     private var frames: [[UInt8]] = []
     private var closed = false
+    private var why: String?
     private var waiter: (token: Int, continuation: CheckedContinuation<[UInt8]?, Never>)?
     private var tokens = 0
 
+    /// Why the connection ended, once it has: the peer's close frame or the error.
+    var ending: String? { lock.withLock { why } }
+
     func put(_ frame: [UInt8]) {
-        if let w = waiter {
-            waiter = nil
-            w.continuation.resume(returning: frame)
-        } else {
+        let waiting = lock.withLock { () -> CheckedContinuation<[UInt8]?, Never>? in
+            if let w = waiter {
+                waiter = nil
+                return w.continuation
+            }
             frames.append(frame)
+            return nil
         }
+        waiting?.resume(returning: frame)
     }
 
-    func close() {
-        closed = true
-        if let w = waiter {
-            waiter = nil
-            w.continuation.resume(returning: nil)
+    func close(_ why: String) {
+        let waiting = lock.withLock { () -> CheckedContinuation<[UInt8]?, Never>? in
+            closed = true
+            self.why = why
+            defer { waiter = nil }
+            return waiter?.continuation
         }
+        waiting?.resume(returning: nil)
     }
 
     /// The next frame, or nil if the connection closed or none came in time.
     func next(within timeout: Duration) async -> [UInt8]? {
-        if !frames.isEmpty { return frames.removeFirst() }
-        if closed { return nil }
-        tokens += 1
-        let token = tokens
-        return await withCheckedContinuation { continuation in
-            waiter = (token, continuation)
-            Task {
-                try? await Task.sleep(for: timeout)
-                self.expire(token)
+        await withCheckedContinuation { continuation in
+            enum Outcome { case ready([UInt8]?), waiting(Int) }
+            let outcome = lock.withLock { () -> Outcome in
+                if !frames.isEmpty { return .ready(frames.removeFirst()) }
+                if closed { return .ready(nil) }
+                tokens += 1
+                waiter = (tokens, continuation)
+                return .waiting(tokens)
+            }
+            switch outcome {
+            case .ready(let frame):
+                continuation.resume(returning: frame)
+            case .waiting(let token):
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    self.expire(token)
+                }
             }
         }
     }
 
     private func expire(_ token: Int) {
-        if let w = waiter, w.token == token {
+        let waiting = lock.withLock { () -> CheckedContinuation<[UInt8]?, Never>? in
+            guard let w = waiter, w.token == token else { return nil }
             waiter = nil
-            w.continuation.resume(returning: nil)
+            return w.continuation
         }
+        waiting?.resume(returning: nil)
     }
 }
 
@@ -62,17 +87,24 @@ final class TestClient: Sendable {
     private let outgoing: AsyncStream<[UInt8]>.Continuation
     private let connection: Task<Void, Never>
 
-    init(url: String, id: ClientID = .random()) {
+    /// Connects to `url`. An `isolated` connection reads frames and answers
+    /// pings on a thread and an event loop of its own (IsolatedConnections),
+    /// others on the pool and event loops all tests share.
+    init(url: String, id: ClientID = .random(), isolated: Bool = false) {
         self.id = id
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         outgoing = continuation
         let inbox = self.inbox
-        connection = Task {
+        let executor: (any TaskExecutor)? = isolated ? IsolatedConnections.executor : nil
+        let group: any EventLoopGroup = isolated ? IsolatedConnections.eventLoopGroup : MultiThreadedEventLoopGroup.singleton
+        connection = Task(executorPreference: executor) {
             var logger = Logger(label: "test-client")
             logger.logLevel = .critical
+            let why: String
             do {
-                try await WebSocketClient.connect(
-                    url: url, configuration: .init(maxFrameSize: WireLimits.maxFrameBytes), logger: logger
+                let close = try await WebSocketClient.connect(
+                    url: url, configuration: .init(maxFrameSize: WireLimits.maxFrameBytes), eventLoopGroup: group,
+                    logger: logger
                 ) { inbound, outbound, _ in
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
@@ -83,14 +115,17 @@ final class TestClient: Sendable {
                         }
                         for try await message in inbound.messages(maxSize: WireLimits.maxFrameBytes) {
                             if case .binary(let buffer) = message {
-                                await inbox.put(buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? [])
+                                inbox.put(buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? [])
                             }
                         }
                         group.cancelAll()
                     }
                 }
-            } catch {}
-            await inbox.close()
+                why = close.map { "closed with \($0.closeCode)\($0.reason.map { ": \($0)" } ?? "")" } ?? "closed"
+            } catch {
+                why = "failed: \(error)"
+            }
+            inbox.close(why)
         }
     }
 
@@ -116,7 +151,10 @@ final class TestClient: Sendable {
     /// The next frame; throws if none arrives in time or the connection closed.
     func receive(within timeout: Duration = .seconds(30)) async throws -> Frame {
         guard let bytes = await inbox.next(within: timeout) else {
-            throw TestFailure("no frame arrived (connection closed or \(timeout) passed)")
+            if let ending = inbox.ending {
+                throw TestFailure("no frame arrived: the connection \(ending)")
+            }
+            throw TestFailure("no frame arrived in \(timeout)")
         }
         return try Frame(decoding: bytes)
     }

@@ -106,6 +106,7 @@ from .stats import ClassStats, FileStats, ReaderInfo
 from .durability import Durability
 from .auth import App, AuthError, Credentials, User
 from .sync import SyncConfig, SyncError, SyncSession, SyncStateToken
+from .subscriptions import MutableSubscriptionSet, Subscription, Subscriptions
 from .verification import Finding, FindingKind
 
 __version__ = "0.1.0"
@@ -191,6 +192,9 @@ __all__ = [
     "QueryError",
     "QueryInterruptedError",
     "SyncConfig",
+    "Subscription",
+    "Subscriptions",
+    "MutableSubscriptionSet",
     "SyncError",
     "App",
     "AuthError",

@@ -478,6 +478,38 @@ coffer_config_set_sync_error_callback = _status(
 CLOCK_FN = ctypes.CFUNCTYPE(c_uint64, c_void_p)
 coffer_sync_set_clock_source = _declare("coffer_sync_set_clock_source", None, [CLOCK_FN, c_void_p])
 
+# Flexible sync: query subscriptions (include/coffer.h).
+SubscriptionSetP = c_void_p
+SUBSCRIPTION_PENDING = 0
+SUBSCRIPTION_BOOTSTRAPPING = 1
+SUBSCRIPTION_COMPLETE = 2
+SUBSCRIPTION_ERROR = 3
+SUBSCRIPTION_SUPERSEDED = 4
+coffer_config_set_sync_flexible = _status("coffer_config_set_sync_flexible", ConfigP, c_int)
+coffer_subscriptions_latest = _status("coffer_subscriptions_latest", DbP, POINTER(c_void_p))
+coffer_subscriptions_update = _status("coffer_subscriptions_update", DbP, POINTER(c_void_p))
+coffer_subscription_set_append = _status(
+    "coffer_subscription_set_append", SubscriptionSetP, c_char_p, c_char_p, c_char_p
+)
+coffer_subscription_set_remove_named = _status(
+    "coffer_subscription_set_remove_named", SubscriptionSetP, c_char_p, POINTER(c_int)
+)
+coffer_subscription_set_remove_class = _status(
+    "coffer_subscription_set_remove_class", SubscriptionSetP, c_char_p, POINTER(c_size_t)
+)
+coffer_subscription_set_remove_all = _status("coffer_subscription_set_remove_all", SubscriptionSetP, POINTER(c_size_t))
+coffer_subscription_set_commit = _status("coffer_subscription_set_commit", SubscriptionSetP, POINTER(c_uint64))
+coffer_subscription_set_version = _declare("coffer_subscription_set_version", c_uint64, [SubscriptionSetP])
+coffer_subscription_set_count = _declare("coffer_subscription_set_count", c_size_t, [SubscriptionSetP])
+coffer_subscription_set_at = _status(
+    "coffer_subscription_set_at", SubscriptionSetP, c_size_t, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_char_p)
+)
+coffer_subscription_set_find = _status("coffer_subscription_set_find", SubscriptionSetP, c_char_p, POINTER(c_size_t))
+coffer_subscription_set_state = _declare("coffer_subscription_set_state", c_int, [SubscriptionSetP])
+coffer_subscription_set_error = _declare("coffer_subscription_set_error", c_char_p, [SubscriptionSetP])
+coffer_subscription_set_free = _declare("coffer_subscription_set_free", None, [SubscriptionSetP])
+coffer_subscriptions_wait = _status("coffer_subscriptions_wait", DbP, c_uint64, c_uint64)
+
 # Migrations: the callback coffer_open() runs, and what it may call.
 MigrationP = c_void_p
 MIGRATION_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64, c_void_p)

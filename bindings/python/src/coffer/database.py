@@ -40,6 +40,7 @@ from .durability import Durability
 from .progress import ProgressCallback, c_callback
 from .stats import FileStats, read_stats
 from .sync import SyncKeepAlive, SyncSession
+from .subscriptions import Subscriptions
 from .errors import (
     CofferError,
     DatabaseClosedError,
@@ -332,6 +333,15 @@ class Database:
         if self._sync is None:
             raise MisuseError("this database does not sync: open it with sync=coffer.SyncConfig(url=..., partition=...)")
         return self._sync
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """The query subscriptions of flexible sync (docs/SYNC.md, "Flexible
+        sync"): `with db.subscriptions.update() as subs: subs.append(Dog,
+        "age > 2", name="dogs")`, then db.subscriptions.wait_for_complete().
+        They are stored in the file; a database opened with
+        SyncConfig(..., flexible=True) syncs them."""
+        return Subscriptions(self._sync_handle, lambda cls: self._class_info(cls).name)
 
     def _check_thread(self) -> None:
         if threading.get_ident() != self._thread:

@@ -85,6 +85,9 @@ class SyncConfig:
         soon, and must not close the database nor wait for sync. An
         exception it raises is kept in the session's `callback_exception`
         and otherwise ignored.
+    flexible: flexible sync (query subscriptions, db.subscriptions): the
+        file holds the objects of `partition`'s data set that match its
+        subscriptions, not all of them.
     """
 
     url: str
@@ -94,6 +97,7 @@ class SyncConfig:
     token: Optional[str] = None
     ssl_context: Optional[ssl.SSLContext] = None
     on_error: Optional[Callable[[SyncError], None]] = None
+    flexible: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
@@ -339,6 +343,8 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
     if not isinstance(sync, SyncConfig):
         raise TypeError(f"sync must be a coffer.SyncConfig, got {type(sync).__name__}")
     _capi.coffer_config_set_sync(config, sync.url.encode("utf-8"), sync.partition.encode("utf-8"))
+    if sync.flexible:
+        _capi.coffer_config_set_sync_flexible(config, 1)
     tokens = None
     if sync.user is not None:
         tokens = TokenSource(sync.user)
