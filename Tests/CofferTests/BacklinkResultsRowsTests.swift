@@ -159,4 +159,22 @@ import Testing
         db.refresh()
         #expect(log.all.last == "[\"Anna\", \"Anna\"] -[] +[1] ~[0]")
     }
+
+    @Test func distinctLinkingObjectsKeepAnObjectOnceAsTheyAreRead() throws {
+        let rex = try db.write { db.create(NoteDog.self, value: ["name": "Rex"]) }
+        let ann = try person("Ann", [rex])
+        let distinct = rex.owners.distinct(by: ["name"])
+        let token = distinct.observe { record($0) }
+        defer { token.invalidate() }
+        db.refresh()
+        try db.write { ann.dogs.append(rex) }
+        db.refresh()
+        #expect(log.all.last == "[\"Ann\"] -[] +[] ~[0]", "a second link is no second row")
+        _ = try person("Bob", [rex, rex])
+        db.refresh()
+        #expect(log.all.last == "[\"Ann\", \"Bob\"] -[] +[1] ~[]")
+        try db.write { ann.dogs.removeAll() }
+        db.refresh()
+        #expect(log.all.last == "[\"Bob\"] -[0] +[] ~[]")
+    }
 }
