@@ -38,9 +38,14 @@ extension Results where Element: _ResultsElement {
     /// objects (`owner.toys.sorted(byKeyPath: "name")`,
     /// `dog.owners.where { $0.age > 30 }`) are observed as the query of the
     /// objects the set holds (the objects linking here) joined with theirs,
-    /// as Realm observes them: in creation order without a sort, an object
-    /// linking twice counted once; when the set's owner is deleted the last
-    /// call reports every row deleted. An unknown key path is reported as
+    /// as Realm observes them: in creation order without a sort; when the
+    /// set's owner is deleted the last call reports every row deleted.
+    /// Results of linking objects count links, as they are read and as
+    /// Realm's query over a backlink view does: an object linking twice that
+    /// matches is two rows, side by side in their order, its second link
+    /// added is an insertion after its first row, a link removed deletes its
+    /// last row, and a sort key changed deletes all its rows and inserts
+    /// them at its new place. An unknown key path is reported as
     /// `.error`, naming it, and nothing follows.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (CollectionChange<Results<Element>>) -> Void) -> NotificationToken {
@@ -105,6 +110,23 @@ extension Results where Element: _ResultsElement {
                 })
         }
         if let origin = observedOrigin() {
+            let register: (UnsafeMutableRawPointer, UnsafeMutablePointer<OpaquePointer?>) throws(CofferError) -> coffer_status = { context, token throws(CofferError) in
+                let query = try Self.joined(try origin.get(), database, binding)
+                return try withCKeyPaths(paths) { paths, count in
+                    coffer_query_observe(database.handle, query.handle, paths, count, ObserverCallbacks.collection, context, token)
+                }
+            }
+            if let location = observedList, location.property.kind == .linkingObjects {
+                // Rows are links, as these results are read: the query's
+                // change sets are turned into theirs. The callbacks get them
+                // read through a source that is empty once the owner is gone.
+                let rows = { (other: Database) in
+                    Results(database: other, binding: binding, source: .keys { location.linkKeys(in: other) }, queries: queries)
+                }
+                var observation = Observation(database: database, live: rows(database), rebuild: rows, register: register)
+                observation.translate = BacklinkRows(reading: { rows($0).currentKeys() }).translate
+                return observation
+            }
             // The callbacks get the results of the query observed, whose rows
             // are its indices' also once the owner is gone.
             let queried = (try? origin.get()).map { Results(database: database, binding: binding, source: .all, queries: $0) }
@@ -113,12 +135,7 @@ extension Results where Element: _ResultsElement {
                 rebuild: { other in
                     (try? origin.get()).map { Results(database: other, binding: binding, source: .all, queries: $0) }
                 },
-                register: { context, token throws(CofferError) in
-                    let query = try Self.joined(try origin.get(), database, binding)
-                    return try withCKeyPaths(paths) { paths, count in
-                        coffer_query_observe(database.handle, query.handle, paths, count, ObserverCallbacks.collection, context, token)
-                    }
-                })
+                register: register)
         }
         var observation = Observation(
             database: database, live: self,
