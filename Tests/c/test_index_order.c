@@ -291,6 +291,12 @@ TS_ENV_TEST(test_bulk_insert_fills_index_pages)
     assert_int_equal(cs.index_entries, 3 * FILL_OBJECTS);
     double per_entry = (double)cs.index_bytes / (double)cs.index_entries;
     print_message("    %s: %.1f index bytes per entry\n", ts_mode_name(env->mode), per_entry);
+    if (env->mode == TS_ENCRYPTED && ts_storage_format() < 5) {
+        /* Encrypted files of format 4 keep keyed hashes, not sealed trees:
+         * the bound below is the sealed nodes'. */
+        check_sound(env->db);
+        return;
+    }
     /* Entries of 19 (id, group) and 18 (name) bytes. Plain: with LMDB's
      * 8-byte node head and 2-byte pointer each, 28.7 bytes at full pages;
      * this takes 29.9 with the branch pages, entries added one by one
