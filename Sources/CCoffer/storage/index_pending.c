@@ -206,9 +206,8 @@ static coffer_status flush_bucket(coffer_txn *txn, coffer_class_id cls, class_pe
     for (size_t i = 0; i < b->n; i++)
         sorted[i] = items[i].p;
     if (txn->db->sealed_index) {
-        coffer_status st = COFFER_OK;
-        for (size_t i = 0; st == COFFER_OK && i < b->n; i++)
-            st = cf_itree_insert(txn, cls, sorted[i] + 2, entry_len(sorted[i]));
+        /* One descent per leaf the sorted entries reach. */
+        coffer_status st = cf_itree_insert_run(txn, cls, sorted, b->n);
         free(items);
         cp->entries -= b->n;
         b->n = 0;
