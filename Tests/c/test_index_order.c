@@ -394,7 +394,8 @@ TS_ENV_TEST(test_sorted_runs_across_leaves)
     txn = ts_begin(env->db, COFFER_TXN_WRITE);
     for (int id = 5001; id < 7000; id++)
         if (id % 4)
-            run_create(txn, cls, m, id, id % 3 ? 17 : (int64_t)ts_rand_below(RUN_GROUPS), id % 2 ? 42 : (int)ts_rand_below(100));
+            run_create(txn, cls, m, id, id % 3 ? 17 : (int64_t)ts_rand_below(RUN_GROUPS),
+                       id % 2 ? 42 : (int)ts_rand_below(100));
     run_commit(env, txn, cls, m);
 
     /* Scattered: random ids across the whole tree (every leaf gets a few),
