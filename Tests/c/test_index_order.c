@@ -15,6 +15,10 @@
  * 20,000 objects with three indexed columns leaves the index pages full
  * (a bound on the index's bytes per entry, page counts being
  * deterministic), and an encrypted file's sealed nodes each fit one page.
+ * Sorted runs (each column's entries of one commit, written to a sealed
+ * tree one leaf at a time): entries before the first stored key and after
+ * the last, many in one leaf's range (splits inside a run), values indexed
+ * already, scattered over every leaf, against a model again.
  */
 #include "test_support.h"
 
@@ -263,6 +267,182 @@ TS_ENV_TEST(test_uniqueness_within_transaction)
     check_sound(env->db);
 }
 
+/* ---- sorted runs across leaves ---------------------------------------------- */
+
+#define RUN_IDS 12000
+#define RUN_GROUPS 60
+
+/* The model of the runs test: per primary key, whether it lives, its
+ * group and its name ("n" and 4 digits, few distinct: many objects share
+ * a name and a group, so a commit adds entries of values indexed already). */
+typedef struct run_model {
+    uint8_t live[RUN_IDS];
+    int64_t group[RUN_IDS];
+    int name[RUN_IDS];
+} run_model;
+
+static void run_name(char out[6], int n) { snprintf(out, 6, "n%04d", n); }
+
+static void run_create(coffer_txn *txn, coffer_class_id cls, run_model *m, int id, int64_t group, int name)
+{
+    m->live[id] = 1;
+    m->group[id] = group;
+    m->name[id] = name;
+    char text[6];
+    run_name(text, name);
+    coffer_field f[4] = {
+        ts_field(P_ID, coffer_value_int(id)),
+        ts_field(P_GROUP, coffer_value_int(group)),
+        ts_field(P_NAME, ts_str(text)),
+        ts_field(P_OTHER, coffer_value_int(id)),
+    };
+    coffer_object_release(ts_create(txn, cls, f, 4));
+}
+
+/* Every group's count, ranges of groups, names by value and by prefix,
+ * and lookups by primary key (every live one, and absent ones around them). */
+static void run_check(coffer_txn *txn, coffer_class_id cls, const run_model *m)
+{
+    uint64_t live = 0, by_group[RUN_GROUPS] = {0}, by_name[100] = {0}, by_prefix[10] = {0};
+    for (int id = 0; id < RUN_IDS; id++) {
+        if (!m->live[id])
+            continue;
+        live++;
+        by_group[m->group[id]]++;
+        by_name[m->name[id]]++;
+        by_prefix[m->name[id] / 10]++;
+    }
+    assert_int_equal(ts_count(txn, cls), live);
+    uint64_t below = 0;
+    for (int g = 0; g < RUN_GROUPS; g++) {
+        coffer_value a = coffer_value_int(g);
+        assert_int_equal(db_count(txn, cls, "group == $0", &a, 1), by_group[g]);
+        assert_int_equal(db_count(txn, cls, "group < $0", &a, 1), below);
+        below += by_group[g];
+    }
+    for (int n = 0; n < 100; n++) {
+        char text[6];
+        run_name(text, n);
+        coffer_value a = ts_str(text);
+        assert_int_equal(db_count(txn, cls, "name == $0", &a, 1), by_name[n]);
+    }
+    for (int p = 0; p < 10; p++) {
+        char prefix[5];
+        snprintf(prefix, sizeof prefix, "n00%d", p);
+        coffer_value a = ts_str(prefix);
+        assert_int_equal(db_count(txn, cls, "name BEGINSWITH $0", &a, 1), by_prefix[p]);
+    }
+    for (int id = 0; id < RUN_IDS; id++) {
+        coffer_value pk = coffer_value_int(id);
+        coffer_object *o = NULL;
+        coffer_status st = coffer_object_find(txn, cls, &pk, &o);
+        if (!m->live[id]) {
+            assert_status(st, COFFER_ERR_NOT_FOUND);
+            continue;
+        }
+        assert_ok(st);
+        assert_int_equal(ts_get_int(o, P_GROUP), m->group[id]);
+        coffer_object_release(o);
+    }
+}
+
+/* Commits one transaction, checking the answers inside it, after it and
+ * (verify) the index's structure. */
+static void run_commit(ts_env *env, coffer_txn *txn, coffer_class_id cls, const run_model *m)
+{
+    run_check(txn, cls, m);
+    ts_commit(txn);
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    run_check(r, cls, m);
+    assert_ok(coffer_txn_abort(r));
+    coffer_txn_free(r);
+    check_sound(env->db);
+}
+
+/* The entries a commit writes as one sorted run: every kind of place the
+ * run reaches in a tree of many leaves and several levels. */
+TS_ENV_TEST(test_sorted_runs_across_leaves)
+{
+    run_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    query_db = env->db;
+    ts_seed(0x2A11 + (uint64_t)env->mode);
+    coffer_class_id cls = ts_class(env->db, "Item");
+
+    /* A base of every fourth id from 4,000 to 7,996 in few groups and
+     * names: each column's entries fill many leaves. */
+    coffer_txn *txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int id = 4000; id < 8000; id += 4)
+        run_create(txn, cls, m, id, id % RUN_GROUPS, (id / 4) % 100);
+    run_commit(env, txn, cls, m);
+
+    /* Entries below the first stored key and above the last, in one run:
+     * ids 0..999 and 9,000..9,999, values indexed already (groups and
+     * names the base has) and new ones. */
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int id = 0; id < 1000; id++)
+        run_create(txn, cls, m, id, id % 7, id % 100);
+    for (int id = 9000; id < 10000; id++)
+        run_create(txn, cls, m, id, RUN_GROUPS - 1 - id % 3, 99 - id % 5);
+    run_commit(env, txn, cls, m);
+
+    /* Many entries in one leaf's range: the primary keys between two of
+     * the base's neighbours fill that leaf past its size several times
+     * over (splits in the middle of a run, not at its end), and group 17
+     * and name n0042, held by base objects, take 1,500 more entries each
+     * between their existing ones. */
+    txn = ts_begin(env->db, COFFER_TXN_WRITE);
+    for (int id = 5001; id < 7000; id++)
+        if (id % 4)
+            run_create(txn, cls, m, id, id % 3 ? 17 : (int64_t)ts_rand_below(RUN_GROUPS),
+                       id % 2 ? 42 : (int)ts_rand_below(100));
+    run_commit(env, txn, cls, m);
+
+    /* Scattered: random ids across the whole tree (every leaf gets a few),
+     * deletes and updates that reach the same columns in between (their
+     * removals write the pending entries early), then an abort. */
+    for (int round = 0; round < 3; round++) {
+        run_model saved = *m;
+        txn = ts_begin(env->db, COFFER_TXN_WRITE);
+        for (int k = 0; k < 1500; k++) {
+            int id = (int)ts_rand_below(RUN_IDS);
+            if (!m->live[id]) {
+                run_create(txn, cls, m, id, (int64_t)ts_rand_below(RUN_GROUPS), (int)ts_rand_below(100));
+            } else if (ts_rand_below(4) == 0) {
+                coffer_object *o = find(txn, cls, id);
+                assert_ok(coffer_object_delete(o));
+                coffer_object_release(o);
+                m->live[id] = 0;
+            } else if (ts_rand_below(3) == 0) {
+                coffer_object *o = find(txn, cls, id);
+                m->group[id] = (int64_t)ts_rand_below(RUN_GROUPS);
+                coffer_field f = ts_field(P_GROUP, coffer_value_int(m->group[id]));
+                assert_ok(coffer_object_set_fields(o, &f, 1));
+                coffer_object_release(o);
+            }
+        }
+        if (round == 1) {
+            run_check(txn, cls, m);
+            assert_ok(coffer_txn_abort(txn));
+            coffer_txn_free(txn);
+            *m = saved;
+            continue;
+        }
+        run_commit(env, txn, cls, m);
+    }
+
+    coffer_db *keep = ts_env_keep(env);
+    ts_env_reopen(env, schema, 1, 1);
+    query_db = env->db;
+    coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
+    run_check(r, ts_class(env->db, "Item"), m);
+    assert_ok(coffer_txn_abort(r));
+    coffer_txn_free(r);
+    if (keep)
+        coffer_close(keep);
+    free(m);
+}
+
 /* ---- fill ------------------------------------------------------------------- */
 
 #define FILL_OBJECTS 20000
@@ -314,6 +494,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TS_TEST_ALL_MODES_SETUP(test_random_history_matches_model, setup),
         TS_TEST_ALL_MODES_SETUP(test_uniqueness_within_transaction, setup),
+        TS_TEST_ALL_MODES_SETUP(test_sorted_runs_across_leaves, setup),
         TS_TEST_FILE_MODES_SETUP(test_bulk_insert_fills_index_pages, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,23 +192,37 @@ static coffer_status flush_bucket(coffer_txn *txn, coffer_class_id cls, class_pe
     sort_item *items = malloc(2 * b->n * sizeof *items);
     if (!items)
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory writing index entries");
-    for (size_t i = 0; i < b->n; i++) {
-        const uint8_t *p = b->bytes + b->offs[i];
-        size_t len = entry_len(p);
-        uint64_t head[2] = {0, 0};
-        for (size_t j = 2; j < 18; j++)
-            head[(j - 2) / 8] = head[(j - 2) / 8] << 8 | (j < len ? p[2 + j] : 0);
-        items[i] = (sort_item){{head[0], head[1]}, p};
-    }
-    sort_items(items, items + b->n, b->n);
-    /* The sorted entries, in the second half, which the sort used. */
+    /* The sorted entries, in the second half, which the sort uses. */
     const uint8_t **sorted = (const uint8_t **)(void *)(items + b->n);
-    for (size_t i = 0; i < b->n; i++)
-        sorted[i] = items[i].p;
+    /* Entries that came in order (a primary key or a creation date of
+     * objects made in increasing order) need no sort: the check stops at
+     * the first entry below its predecessor. */
+    size_t in_order = 1;
+    while (in_order < b->n) {
+        const uint8_t *p = b->bytes + b->offs[in_order - 1], *q = b->bytes + b->offs[in_order];
+        if (entry_cmp(p + 2, entry_len(p), q + 2, entry_len(q)) > 0)
+            break;
+        in_order++;
+    }
+    if (in_order == b->n) {
+        for (size_t i = 0; i < b->n; i++)
+            sorted[i] = b->bytes + b->offs[i];
+    } else {
+        for (size_t i = 0; i < b->n; i++) {
+            const uint8_t *p = b->bytes + b->offs[i];
+            size_t len = entry_len(p);
+            uint64_t head[2] = {0, 0};
+            for (size_t j = 2; j < 18; j++)
+                head[(j - 2) / 8] = head[(j - 2) / 8] << 8 | (j < len ? p[2 + j] : 0);
+            items[i] = (sort_item){{head[0], head[1]}, p};
+        }
+        sort_items(items, items + b->n, b->n);
+        for (size_t i = 0; i < b->n; i++)
+            sorted[i] = items[i].p;
+    }
     if (txn->db->sealed_index) {
-        coffer_status st = COFFER_OK;
-        for (size_t i = 0; st == COFFER_OK && i < b->n; i++)
-            st = cf_itree_insert(txn, cls, sorted[i] + 2, entry_len(sorted[i]));
+        /* One descent per leaf the sorted entries reach. */
+        coffer_status st = cf_itree_insert_run(txn, cls, sorted, b->n);
         free(items);
         cp->entries -= b->n;
         b->n = 0;

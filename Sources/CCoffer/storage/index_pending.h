@@ -13,8 +13,9 @@
  * (docs/FORMAT.md, "Index entries"): only their pages are fuller.
  *
  * In an encrypted file of format 6 the entries go into the class's sealed
- * tree (storage/index_tree.h) in order, where a leaf that takes an entry at
- * its end splits off only a quarter of a node. Only the write transactions
+ * tree (storage/index_tree.h) as one sorted run (cf_itree_insert_run: one
+ * descent per leaf reached, not per entry), where a leaf that takes an
+ * entry at its end splits off only a quarter of a node. Only the write transactions
  * begun by coffer_txn_begin keep entries here; every other transaction
  * writes them at once. */
 #ifndef COFFER_INDEX_PENDING_H

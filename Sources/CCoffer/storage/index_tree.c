@@ -828,6 +828,111 @@ coffer_status cf_itree_insert(coffer_txn *txn, coffer_class_id cls, const uint8_
     return st == COFFER_OK ? split_up(&cur, cur.depth - 1, tail) : st;
 }
 
+/* The entry run[i] of a run: its length (native order) and bytes. */
+static size_t run_len(const uint8_t *p)
+{
+    uint16_t n;
+    memcpy(&n, p, 2);
+    return n;
+}
+
+/* The first index of leaf n from `from` on whose entry is not below key:
+ * the entry at `from` first (the next entry of a sorted run most often
+ * goes there or at the end), then a binary search of the rest. */
+static uint32_t leaf_search_from(const cf_itree_node *n, uint32_t from, const uint8_t *key, size_t klen)
+{
+    if (from >= n->n || bytes_cmp(entry_at(n, from), n->len[from], key, klen) >= 0)
+        return from;
+    if (bytes_cmp(entry_at(n, n->n - 1), n->len[n->n - 1], key, klen) < 0)
+        return n->n;
+    uint32_t lo = from + 1, hi = n->n - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (bytes_cmp(entry_at(n, mid), n->len[mid], key, klen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+coffer_status cf_itree_insert_run(coffer_txn *txn, coffer_class_id cls, const uint8_t *const *run, size_t count)
+{
+    size_t i = 0;
+    while (i < count) {
+        const uint8_t *e = run[i] + 2;
+        size_t len = run_len(run[i]);
+        if (len == 0 || len > CF_ITREE_NODE_MAX / 8)
+            return cf_error(COFFER_ERR_INTERNAL, "an index entry of %zu bytes", len);
+        if (i > 0 && run_len(run[i - 1]) == len && memcmp(run[i - 1] + 2, e, len) == 0) {
+            i++; /* the run holds it twice */
+            continue;
+        }
+        cf_itree_cursor cur = {.txn = txn, .cls = cls};
+        int empty;
+        coffer_status st = descend(&cur, e, len, &empty);
+        if (st != COFFER_OK)
+            return st;
+        if (empty) {
+            cf_itree_node *root;
+            if ((st = node_new(txn, cls, ROOT_ID, 1, &root)) != COFFER_OK)
+                return st;
+            cur.depth = 1;
+            cur.path[0].node = root;
+            cur.path[0].at = 0;
+        }
+        /* The leaf takes every entry of the run below the separator that
+         * bounds it (the one after the nearest ancestor's child taken),
+         * until it grows past a node's size and splits; the next entry
+         * then descends again. */
+        cf_itree_node *leaf = cur.path[cur.depth - 1].node;
+        const uint8_t *hi = NULL;
+        size_t hilen = 0;
+        for (int d = cur.depth - 2; d >= 0; d--) {
+            const cf_itree_node *p = cur.path[d].node;
+            if (cur.path[d].at < p->n) {
+                hi = entry_at(p, cur.path[d].at);
+                hilen = p->len[cur.path[d].at];
+                break;
+            }
+        }
+        uint32_t at = cur.path[cur.depth - 1].at;
+        int tail = 0;
+        for (;;) {
+            at = leaf_search_from(leaf, at, e, len);
+            if (at < leaf->n && bytes_cmp(entry_at(leaf, at), leaf->len[at], e, len) == 0) {
+                i++; /* stored already */
+            } else {
+                tail = at == leaf->n;
+                if ((st = node_insert(leaf, at, e, len, 0)) != COFFER_OK)
+                    return st;
+                at++;
+                i++;
+                if (leaf->size > CF_ITREE_NODE_SPLIT)
+                    break;
+            }
+            /* The next entry of the run, when it belongs in this leaf. */
+            while (i < count && run_len(run[i - 1]) == run_len(run[i]) &&
+                   memcmp(run[i - 1] + 2, run[i] + 2, run_len(run[i])) == 0)
+                i++;
+            if (i == count)
+                break;
+            e = run[i] + 2;
+            len = run_len(run[i]);
+            if (len == 0 || len > CF_ITREE_NODE_MAX / 8)
+                return cf_error(COFFER_ERR_INTERNAL, "an index entry of %zu bytes", len);
+            if (hi && bytes_cmp(e, len, hi, hilen) >= 0)
+                break;
+        }
+        if (leaf->size > CF_ITREE_NODE_SPLIT) {
+            cur.path[cur.depth - 1].at = at;
+            if ((st = split_up(&cur, cur.depth - 1, tail)) != COFFER_OK)
+                return st;
+        }
+    }
+    return COFFER_OK;
+}
+
 /* ---- deleting ------------------------------------------------------------ */
 
 /* Joins child i + 1 of `parent` into child i (with their separator between

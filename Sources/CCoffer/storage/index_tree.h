@@ -48,6 +48,14 @@ typedef struct cf_itree_cursor {
  * there already). A write transaction only. */
 coffer_status cf_itree_insert(coffer_txn *txn, coffer_class_id cls, const uint8_t *e, size_t len);
 
+/* Adds the entries of a run sorted in byte order to the tree of class
+ * `cls`, as cf_itree_insert would one by one, but descending once for each
+ * leaf the run reaches (and again after a leaf splits) rather than once per
+ * entry. run[i] points at the entry's length (u16, native order) followed
+ * by its bytes; entries stored already, or twice in the run, are added
+ * once. A write transaction only. */
+coffer_status cf_itree_insert_run(coffer_txn *txn, coffer_class_id cls, const uint8_t *const *run, size_t count);
+
 /* Removes entry e[0..len); *found (when not NULL) says whether it was there. */
 coffer_status cf_itree_delete(coffer_txn *txn, coffer_class_id cls, const uint8_t *e, size_t len, int *found);
 
