@@ -16,6 +16,14 @@ enum IsolatedConnections {
     static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 }
 
+/// Long computations of a test (multi-MiB values made, encoded and integrated
+/// in a debug build) run here, so that they hold no thread of the shared pool
+/// that every other test's clients answer pings on.
+enum HeavyWork {
+    /// Lives as long as the process.
+    static let executor = DedicatedExecutor(name: "coffer-test-heavy-work")
+}
+
 /// A task executor with a thread of its own.
 final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
