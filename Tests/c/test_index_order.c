@@ -66,6 +66,21 @@ static uint64_t db_count(coffer_txn *txn, coffer_class_id cls, const char *text,
 }
 
 /* Compares every answer the index gives with the model's. */
+/* The object of primary key `id` is found when it lives, with its group. */
+static void check_lookup(coffer_txn *txn, coffer_class_id cls, int id, int live, int64_t group)
+{
+    coffer_value pk = coffer_value_int(id);
+    coffer_object *o = NULL;
+    coffer_status st = coffer_object_find(txn, cls, &pk, &o);
+    if (!live) {
+        assert_status(st, COFFER_ERR_NOT_FOUND);
+        return;
+    }
+    assert_ok(st);
+    assert_int_equal(ts_get_int(o, P_GROUP), group);
+    coffer_object_release(o);
+}
+
 static void check_against(coffer_txn *txn, coffer_class_id cls, const model *m)
 {
     uint64_t live = 0, by_group[GROUPS] = {0}, by_prefix[9] = {0}, below[GROUPS + 1] = {0};
@@ -90,16 +105,7 @@ static void check_against(coffer_txn *txn, coffer_class_id cls, const model *m)
         assert_int_equal(db_count(txn, cls, "name BEGINSWITH $0", &a, 1), by_prefix[p]);
     }
     for (int id = 0; id < MAX_IDS; id += 7) {
-        coffer_value pk = coffer_value_int(id);
-        coffer_object *o = NULL;
-        coffer_status st = coffer_object_find(txn, cls, &pk, &o);
-        if (!m->live[id]) {
-            assert_status(st, COFFER_ERR_NOT_FOUND);
-            continue;
-        }
-        assert_ok(st);
-        assert_int_equal(ts_get_int(o, P_GROUP), m->group[id]);
-        coffer_object_release(o);
+        check_lookup(txn, cls, id, m->live[id], m->group[id]);
     }
 }
 
@@ -333,16 +339,7 @@ static void run_check(coffer_txn *txn, coffer_class_id cls, const run_model *m)
         assert_int_equal(db_count(txn, cls, "name BEGINSWITH $0", &a, 1), by_prefix[p]);
     }
     for (int id = 0; id < RUN_IDS; id++) {
-        coffer_value pk = coffer_value_int(id);
-        coffer_object *o = NULL;
-        coffer_status st = coffer_object_find(txn, cls, &pk, &o);
-        if (!m->live[id]) {
-            assert_status(st, COFFER_ERR_NOT_FOUND);
-            continue;
-        }
-        assert_ok(st);
-        assert_int_equal(ts_get_int(o, P_GROUP), m->group[id]);
-        coffer_object_release(o);
+        check_lookup(txn, cls, id, m->live[id], m->group[id]);
     }
 }
 
