@@ -288,6 +288,15 @@ def services(postgres, tmp_path) -> Iterator[List[Service]]:
 
 
 @pytest.fixture
+def dbs() -> Iterator[List[coffer.Database]]:
+    """Databases the test opened, closed after it."""
+    opened: List[coffer.Database] = []
+    yield opened
+    for db in opened:
+        db.close()
+
+
+@pytest.fixture
 def clients() -> Iterator[List]:
     opened: List = []
     yield opened

@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -74,14 +74,6 @@ def short_service(postgres, tmp_path, services) -> Service:
         tmp_path, anonymous=True, signingSecret=SECRET, accessTokenLifetime=2))
     services.append(service)
     return service
-
-
-@pytest.fixture
-def dbs() -> Iterator[List[coffer.Database]]:
-    opened: List[coffer.Database] = []
-    yield opened
-    for db in opened:
-        db.close()
 
 
 def open_db(dbs, tmp_path: Path, url: str, partition: str, **sync: Any) -> coffer.Database:

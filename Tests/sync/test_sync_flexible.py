@@ -37,14 +37,6 @@ def service(postgres, tmp_path, services) -> Service:
     return started
 
 
-@pytest.fixture
-def dbs():
-    opened: List[coffer.Database] = []
-    yield opened
-    for db in opened:
-        db.close()
-
-
 def open_flexible(dbs, path: Path, service: Service, partition: str, reported: Optional[Reported] = None,
                   user: Optional[coffer.User] = None) -> coffer.Database:
     db = coffer.open(str(path), schema=[Dog, Person],

@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -73,14 +73,6 @@ class Reported:
     def compensating(self) -> List[coffer.SyncError]:
         with self.lock:
             return [e for e in self.errors if e.is_compensating_write]
-
-
-@pytest.fixture
-def dbs() -> Iterator[List[coffer.Database]]:
-    opened: List[coffer.Database] = []
-    yield opened
-    for db in opened:
-        db.close()
 
 
 def open_db(dbs, tmp_path: Path, service: Service, partition: str, user: coffer.User,

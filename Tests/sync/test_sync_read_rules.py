@@ -54,14 +54,6 @@ def read_service(postgres, tmp_path, services) -> Service:
     return service
 
 
-@pytest.fixture
-def dbs():
-    opened: List[coffer.Database] = []
-    yield opened
-    for db in opened:
-        db.close()
-
-
 def open_db(dbs, path: Path, service: Service, partition: str, user: coffer.User,
             reported: Optional[Reported] = None) -> coffer.Database:
     db = coffer.open(str(path), schema=[Card, Memo],
