@@ -7,26 +7,8 @@ import Coffer
 import Foundation
 import Testing
 
-@Suite struct BacklinkResultsRowsTests {
-    let test: TestDatabase
-    var db: Database { test.db }
-    let log = CallLog()
-
-    init() throws {
-        test = try TestDatabase(.inMemory, noteTypes)
-    }
-
-    /// The owners' names as delivered, then the change told; an update whose
-    /// counts do not lead from the last rows to these is logged as such.
-    func record(_ change: CollectionChange<Results<NotePerson>>) {
-        switch change {
-        case .initial(let owners): log.append("\(owners.map(\.name)) initial")
-        case .update(let owners, let deletions, let insertions, let modifications):
-            log.append("\(owners.map(\.name)) -\(deletions) +\(insertions) ~\(modifications)")
-        case .error(let error): log.append("error \(error)")
-        }
-    }
-
+/// The same suite's database and log (BacklinkRowsTests.swift).
+extension BacklinkRowsTests {
     func person(_ name: String, _ dogs: [NoteDog]) throws -> NotePerson {
         try db.write { db.create(NotePerson.self, value: ["name": name, "dogs": dogs]) }
     }

@@ -14,8 +14,8 @@ import Testing
         test = try TestDatabase(.inMemory, noteTypes)
     }
 
-    /// The owners' names as read, then the change told.
-    func record(_ change: CollectionChange<LinkingObjects<NotePerson>>) {
+    /// The owners' names as delivered, then the change told.
+    func record<Owners: Sequence>(_ change: CollectionChange<Owners>) where Owners.Element == NotePerson {
         switch change {
         case .initial(let owners): log.append("\(owners.map(\.name)) initial")
         case .update(let owners, let deletions, let insertions, let modifications):
