@@ -951,6 +951,72 @@ static void test_a_transport_says_why_it_failed(void **state)
     assert_string_equal(coffer_last_error(), "");
 }
 
+/* Connection attempts, counted for a transport that refuses them all. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int attempts;
+} attempt_log;
+
+static coffer_status counting_refusal(void *ctx, const char *url, void **out)
+{
+    (void)url;
+    (void)out;
+    attempt_log *log = ctx;
+    pthread_mutex_lock(&log->lock);
+    log->attempts++;
+    pthread_cond_broadcast(&log->cond);
+    pthread_mutex_unlock(&log->lock);
+    return coffer_sync_transport_fail(COFFER_ERR_IO, "connection refused (test)");
+}
+
+/* Waits up to `ms` for `n` attempts; returns the count reached. */
+static int attempts_wait(attempt_log *log, int n, int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&log->lock);
+    while (log->attempts < n && pthread_cond_timedwait(&log->cond, &log->lock, &until) != ETIMEDOUT)
+        ;
+    int got = log->attempts;
+    pthread_mutex_unlock(&log->lock);
+    return got;
+}
+
+static void test_a_resume_starts_the_backoff_over(void **state)
+{
+    fixture *f = *state;
+    attempt_log log = {.attempts = 0};
+    pthread_mutex_init(&log.lock, NULL);
+    pthread_cond_init(&log.cond, NULL);
+    coffer_sync_transport t = f->base.transport;
+    t.ctx = &log;
+    t.open = counting_refusal;
+    coffer_config *cfg = sync_fixture_config(&f->base, "backoff.coffer", schema, 1, "ws://refusing.test/sync/v1");
+    assert_ok(coffer_config_set_sync_transport(cfg, &t));
+    coffer_db *db = sync_fixture_open(cfg);
+    /* Six refusals 0.1, 0.2, ... 1.6 s apart: the session now waits 3.2 s,
+     * then 6.4 s. */
+    assert_int_equal(attempts_wait(&log, 6, 30000), 6);
+    assert_ok(coffer_sync_pause(db));
+    assert_ok(coffer_sync_resume(db));
+    /* Resumed: one attempt at once and the next after the first backoff,
+     * not after the 6.4 s the refusals had grown it to. */
+    assert_true(attempts_wait(&log, 7, 30000) >= 7);
+    int reached = attempts_wait(&log, 8, 5000);
+    if (reached < 8)
+        fail_msg("no second attempt within 5 s of a resume: the backoff was not started over (%d attempts)", reached);
+    coffer_close(db);
+    pthread_cond_destroy(&log.cond);
+    pthread_mutex_destroy(&log.lock);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -967,6 +1033,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_pause_undone_at_once_still_reconnects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refusal_and_a_pause_from_the_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_transport_says_why_it_failed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_resume_starts_the_backoff_over, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

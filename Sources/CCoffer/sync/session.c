@@ -51,6 +51,7 @@ struct cf_sync_session {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
     int stop, paused, wake;
+    int resumed; /* coffer_sync_resume() since the thread last looked: start the backoff over */
     uint64_t pause_gen;         /* counts coffer_sync_pause() calls */
     uint64_t conn_gen;          /* pause_gen when the current connection began */
     int state;
@@ -794,6 +795,11 @@ static void *run(void *arg)
         if (!again && pause_for(s, backoff))
             break;
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+        pthread_mutex_lock(&s->lock);
+        if (s->resumed) /* a resume reconnects at once and starts the backoff over */
+            backoff = BACKOFF_FIRST_MS;
+        s->resumed = 0;
+        pthread_mutex_unlock(&s->lock);
     }
     return NULL;
 }
@@ -1009,6 +1015,7 @@ static coffer_status set_paused(coffer_db *db, const char *fn, int paused)
     } else {
         s->paused = 0;
         s->wake = 1;
+        s->resumed = 1;
         if (s->state == COFFER_SYNC_FAILED) /* try again: the service may have been fixed */
             change_state_locked(s, COFFER_SYNC_DISCONNECTED);
     }
