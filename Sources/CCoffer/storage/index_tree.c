@@ -36,7 +36,13 @@ struct cf_itree_node {
     size_t used, bufcap;
     size_t size; /* the encoding's length */
     uint64_t epoch; /* the cache's epoch in which it was last known current */
-    uint8_t nonce[24]; /* of the sealed value it was opened from (encrypted files) */
+    /* A read transaction's node of an encrypted file: the sealed value it
+     * was opened from, byte for byte (in `buf`, after the plain bytes), so
+     * that a later read transaction takes the node again only when the
+     * stored value is that very one; NULL otherwise. */
+    const uint8_t *sealed;
+    size_t sealed_len;
+    size_t bytes; /* the memory it holds, as counted in the cache's `bytes` */
     struct cf_itree_node *next_all;
 };
 
@@ -49,10 +55,8 @@ typedef struct cf_itree_cache {
     uint8_t *scratch;
     size_t scratch_cap;
     uint64_t epoch; /* bumped when a transaction takes the cache over */
+    size_t bytes; /* the memory of the nodes read transactions opened */
 } cf_itree_cache;
-
-/* A pooled cache holding more nodes than this is freed instead. */
-#define POOL_MAX_NODES 65536
 
 /* ---- the cache ----------------------------------------------------------- */
 
@@ -142,18 +146,72 @@ static void cache_free(cf_itree_cache *c)
     free(c);
 }
 
+/* Frees the nodes of `c` that `drop` selects and rebuilds its table. */
+static void cache_drop(cf_itree_cache *c, int (*drop)(const cf_itree_node *n))
+{
+    cf_itree_node *keep = NULL, *next;
+    if (c->nslots)
+        memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    c->count = 0;
+    for (cf_itree_node *n = c->all; n; n = next) {
+        next = n->next_all;
+        if (drop(n)) {
+            c->bytes -= n->bytes;
+            node_free(n);
+            continue;
+        }
+        n->next_all = keep;
+        keep = n;
+        slots_put(c->slots, c->nslots, n);
+        c->count++;
+    }
+    c->all = keep;
+}
+
+static int is_leaf(const cf_itree_node *n) { return n->leaf; }
+
+static int is_any(const cf_itree_node *n)
+{
+    (void)n;
+    return 1;
+}
+
+/* Brings a cache to be pooled within CF_ITREE_POOL_BYTES: its leaves go
+ * first (the inner nodes, few and on every lookup's path, stay), then the
+ * rest. */
+static void cache_trim(cf_itree_cache *c)
+{
+    if (c->bytes > CF_ITREE_POOL_BYTES)
+        cache_drop(c, is_leaf);
+    if (c->bytes > CF_ITREE_POOL_BYTES)
+        cache_drop(c, is_any);
+}
+
 void cf_itree_free(coffer_txn *txn)
 {
     cf_itree_cache *c = txn->itree;
     if (!c)
         return;
     txn->itree = NULL;
-    if (!txn->write && txn->db->keys && c->count <= POOL_MAX_NODES && txn->db->magic == CF_DB_MAGIC) {
+    if (!txn->write && txn->db->keys && txn->db->magic == CF_DB_MAGIC) {
+        cache_trim(c);
         cf_itree_cache *none = NULL;
         if (atomic_compare_exchange_strong(&txn->db->itree_pool, &none, c))
             return;
     }
     cache_free(c);
+}
+
+long long cf_itree_pool_bytes(coffer_db *db)
+{
+    cf_itree_cache *c = atomic_exchange(&db->itree_pool, NULL);
+    if (!c)
+        return -1;
+    long long bytes = (long long)c->bytes;
+    cf_itree_cache *none = NULL;
+    if (!atomic_compare_exchange_strong(&db->itree_pool, &none, c))
+        cache_free(c);
+    return bytes;
 }
 
 void cf_itree_pool_free(coffer_db *db)
@@ -170,11 +228,13 @@ void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls)
         return;
     /* Rebuild the table without the class's nodes. */
     cf_itree_node *keep = NULL, *next;
-    memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    if (c->nslots)
+        memset(c->slots, 0, c->nslots * sizeof *c->slots);
     c->count = 0;
     for (cf_itree_node *n = c->all; n; n = next) {
         next = n->next_all;
         if (n->cls == cls) {
+            c->bytes -= n->bytes;
             node_free(n);
             continue;
         }
@@ -397,8 +457,9 @@ static coffer_status node_decode(coffer_txn *txn, cf_itree_node *n, uint8_t *p, 
 
 /* Node `id` of class `cls`: the transaction's, else decoded from LMDB.
  * A node an earlier read transaction left (an older epoch) is taken when
- * its stored value still starts with the nonce it was opened from, else
- * opened again. *out is NULL when LMDB has no such node (only the root may
+ * its stored value is still, byte for byte, the sealed value it was opened
+ * from (every seal draws a fresh nonce, and any other byte changed would
+ * fail the seal's check), else opened again, and checked again. *out is NULL when LMDB has no such node (only the root may
  * be absent). */
 static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id, cf_itree_node **out)
 {
@@ -425,8 +486,10 @@ static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id,
         }
         return COFFER_OK;
     }
-    int sealed = txn->db->keys != NULL;
-    if (n && !n->gone && sealed && v.mv_size >= sizeof n->nonce && memcmp(n->nonce, v.mv_data, sizeof n->nonce) == 0) {
+    /* Only a read transaction's nodes outlive it (and are pooled): only
+     * they keep the sealed value, to be recognised by. */
+    int keep_sealed = txn->db->keys != NULL && !txn->write;
+    if (n && !n->gone && n->sealed && v.mv_size == n->sealed_len && memcmp(n->sealed, v.mv_data, v.mv_size) == 0) {
         n->epoch = c->epoch; /* the very value it was opened from */
         *out = n;
         return COFFER_OK;
@@ -434,6 +497,11 @@ static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id,
     const uint8_t *data;
     size_t len, cap = 0;
     uint8_t *buf = NULL;
+    if (keep_sealed) { /* room for the plain bytes, then the sealed value */
+        cap = 2 * v.mv_size;
+        if (!(buf = malloc(cap)))
+            return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening an index");
+    }
     st = cf_store_open(txn, index_number(txn, cls), &k, &v, &data, &len, &buf, &cap, "an index node");
     if (st != COFFER_OK) {
         free(buf);
@@ -456,6 +524,8 @@ static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id,
         return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening an index");
     }
     if (!fresh) { /* opened again in place: its old contents go */
+        c->bytes -= n->bytes;
+        n->bytes = 0;
         free(n->buf);
         free(n->off);
         free(n->len);
@@ -472,11 +542,21 @@ static coffer_status node_get(coffer_txn *txn, coffer_class_id cls, uint64_t id,
     n->cls = cls;
     n->mapkey = mapkey_of(cls, id);
     n->epoch = c->epoch;
-    if (sealed)
-        memcpy(n->nonce, v.mv_data, sizeof n->nonce);
+    n->sealed = NULL;
+    n->sealed_len = 0;
+    if (keep_sealed && buf && cap >= len + v.mv_size) {
+        memcpy(buf + len, v.mv_data, v.mv_size);
+        n->sealed = buf + len;
+        n->sealed_len = v.mv_size;
+    }
     st = node_decode(txn, n, buf, len, cap);
     if (st == COFFER_OK && fresh)
         st = cache_add(c, n);
+    if (st == COFFER_OK && !txn->write) {
+        n->bytes = sizeof *n + n->bufcap + (size_t)n->cap * (sizeof *n->off + sizeof *n->len) +
+                   (n->leaf ? 0 : ((size_t)n->cap + 1) * sizeof *n->child);
+        c->bytes += n->bytes;
+    }
     if (st != COFFER_OK) {
         if (fresh) {
             node_free(n);

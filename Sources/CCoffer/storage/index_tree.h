@@ -8,7 +8,8 @@
  * place). The root is node 1; an absent root is an empty tree.
  *
  * A transaction keeps the nodes it has opened, decoded, until it ends (a
- * read transaction opens each node once, and in an encrypted file passes
+ * read transaction opens each node once, so a run of queries in one
+ * snapshot decrypts the upper levels once, and in an encrypted file passes
  * them on to the next read transaction, see cf_itree_free). A write transaction changes
  * nodes in memory, splitting and merging them as they grow and shrink, and
  * seals and writes the changed ones when it commits (cf_itree_flush); a
@@ -83,13 +84,24 @@ void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls);
 coffer_status cf_itree_empty_class(coffer_txn *txn, coffer_class_id cls);
 /* Frees the transaction's nodes (at its end). A read transaction of an
  * encrypted file leaves them to the next read transaction of its handle,
- * which takes a node again when its stored value still has the nonce the
- * node was opened from (every seal draws a fresh random nonce, so a node
- * written since has another), else opens it again. */
+ * which takes a node again when its stored value is still, byte for byte,
+ * the sealed value the node was opened from (every seal draws a fresh
+ * random nonce, so a node written since differs, and so does a stored
+ * value changed in any byte, which then fails its seal's check when opened
+ * again), else opens it again. What is left stays within
+ * CF_ITREE_POOL_BYTES: past it the leaves are freed, then the inner nodes.
+ * A write transaction's nodes, and so an aborted transaction's changes,
+ * are never left. */
+#define CF_ITREE_POOL_BYTES (16u << 20)
 void cf_itree_free(coffer_txn *txn);
 
 /* Frees the nodes a read transaction left for the next (at close). */
 void cf_itree_pool_free(coffer_db *db);
+
+/* The memory (bytes) of the nodes read transactions left on handle `db`
+ * for the next, or -1 when none are left (for the tests; only while no
+ * read transaction of the handle ends). */
+long long cf_itree_pool_bytes(coffer_db *db);
 
 /* Checks the tree of class `cls` throughout: entries in order in every
  * node, separators bounding their children, every leaf at one depth, no
