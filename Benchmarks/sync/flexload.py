@@ -36,6 +36,7 @@ import asyncio
 import json
 import os
 import random
+import sys
 import time
 import urllib.request
 from typing import Dict, List, Optional, Tuple
@@ -126,11 +127,11 @@ class Client:
         self.complete.set()
         self.ack_event.set()
 
-    def login(self) -> str:
+    def login(self, timeout: float = 60.0) -> str:
         """A new anonymous user's access token (blocking: run in a thread)."""
         request = urllib.request.Request(f"{self.http}/auth/v1/login", data=json.dumps({"provider": "anonymous"}).encode(),
                                          headers={"Content-Type": "application/json"}, method="POST")
-        with urllib.request.urlopen(request, timeout=60) as answer:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
             return json.loads(answer.read())["accessToken"]
 
     async def connect(self, token: str, query: str) -> None:
@@ -236,13 +237,12 @@ class Client:
 async def run(urls: List[str], partition: str, clients: int, seconds: float, rate: float = 0.2,
               team_size: int = 10, shared_objects: int = 10, shared_fraction: float = 0.02,
               drain: float = 60.0, setup_timeout: float = 600.0, connect_parallel: int = 50,
-              seed: int = 1) -> dict:
+              seed: int = 1, progress: bool = False) -> dict:
     """Runs the load and returns its figures (see the module's docstring)."""
     rng = random.Random(seed)
     tracker = Tracker()
     query_of = lambda team: f"team == {team} OR team == {SHARED_TEAM}"  # noqa: E731
     teams = [i // team_size + 1 for i in range(clients)]
-    members = {t: teams.count(t) for t in set(teams)}
     cs = [Client(i, urls, partition, teams[i], tracker) for i in range(clients)]
     shared_pks = [-(k + 1) for k in range(shared_objects)]
     result: dict = {"clients": clients, "instances": len(urls), "seconds": seconds, "rate": rate,
@@ -250,20 +250,25 @@ async def run(urls: List[str], partition: str, clients: int, seconds: float, rat
     gate = asyncio.Semaphore(connect_parallel)
     seeder = Client(clients, urls[:1], partition, SHARED_TEAM, Tracker())
     errors: List[str] = []
+    ready: List[int] = []
 
     async def setup(c: Client) -> None:
         async with gate:
-            token = await asyncio.to_thread(c.login)
+            token = await asyncio.to_thread(c.login, min(60.0, setup_timeout))
             await c.connect(token, query_of(c.team))
             await c.complete.wait()
             if c.failure:
                 raise RuntimeError(c.failure)
             await c.create_own()
+        ready.append(c.number)
+        if progress and (len(ready) % 100 == 0 or len(ready) == clients):
+            print(f"flexload: {len(ready)} of {clients} clients subscribed, {time.monotonic() - started:.1f} s",
+                  file=sys.stderr, flush=True)
 
     started = time.monotonic()
     try:
         # The shared objects, made by a client of their own before the others connect.
-        token = await asyncio.to_thread(seeder.login)
+        token = await asyncio.to_thread(seeder.login, min(60.0, setup_timeout))
         await asyncio.wait_for(seeder.connect(token, f"team == {SHARED_TEAM}"), setup_timeout)
         await asyncio.wait_for(seeder.complete.wait(), setup_timeout)
         for pk in shared_pks:
@@ -271,19 +276,36 @@ async def run(urls: List[str], partition: str, clients: int, seconds: float, rat
                 ("team", SHARED_TEAM), ("owner", "shared"), ("n", 0), ("text", "")])), setup_timeout)
         await seeder.close()
 
-        await asyncio.wait_for(asyncio.gather(*(setup(c) for c in cs)), setup_timeout)
+        # Clients that have not subscribed when the setup time is up are left out of
+        # the window, and counted as errors; the others go on.
+        tasks = [asyncio.create_task(setup(c)) for c in cs]
+        done, pending = await asyncio.wait(tasks, timeout=setup_timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for task in done:
+            if task.exception() is not None:
+                errors.append(f"{type(task.exception()).__name__}: {task.exception()}")
         result["setup_s"] = time.monotonic() - started
+        active = [cs[i] for i in sorted(ready)]
+        result["not_subscribed"] = clients - len(active)
+        if pending:
+            errors.append(f"{len(pending)} of {clients} clients had not subscribed within {setup_timeout:g} s")
+        await asyncio.gather(*(c.close() for c in cs if c.number not in set(ready)), return_exceptions=True)
+        if not active:
+            raise RuntimeError("no client subscribed")
+        members = {t: sum(1 for c in active if c.team == t) for t in set(teams)}
         await asyncio.sleep(1.0)  # the creates' deliveries settle before the window
 
         start = time.monotonic() + 0.5
         await asyncio.gather(*(c.upload_window(start, seconds, rate, shared_pks, shared_fraction,
-                                               members[c.team] - 1, clients - 1, random.Random(rng.random()))
-                               for c in cs))
+                                               members[c.team] - 1, len(active) - 1, random.Random(rng.random()))
+                               for c in active))
         window_end = time.monotonic()
         deadline = window_end + drain
         while time.monotonic() < deadline and (tracker.delivered < tracker.due or
-                                               any(c.acked < c.version for c in cs if not c.failure)):
-            if all(c.failure for c in cs):
+                                               any(c.acked < c.version for c in active if not c.failure)):
+            if all(c.failure for c in active):
                 break
             await asyncio.sleep(0.05)
         result["drain_s"] = time.monotonic() - window_end
@@ -303,17 +325,25 @@ async def run(urls: List[str], partition: str, clients: int, seconds: float, rat
             cross_instance_latency_ms={name: percentile(cross, p) * 1000 for name, p in
                                        (("p50", 0.5), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))},
             missing=tracker.due - tracker.delivered, unexpected=tracker.unexpected,
-            not_integrated=sum(max(0, c.version - c.acked) for c in cs),
+            not_integrated=sum(max(0, c.version - c.acked) for c in active),
             compensating_writes=sum(c.compensations for c in cs))
-    except (asyncio.TimeoutError, RuntimeError, OSError, websockets.WebSocketException) as e:
+    except asyncio.TimeoutError:
+        errors.append(f"the shared objects were not made within {setup_timeout:g} s")
+    except (RuntimeError, OSError, websockets.WebSocketException) as e:
         errors.append(f"{type(e).__name__}: {e}")
     finally:
-        failures = [c.failure for c in cs if c.failure]
+        failures = [c.failure for c in cs if c.failure and not c.closing]
         await asyncio.gather(*(c.close() for c in cs), return_exceptions=True)
+    result["subscribed"] = len(ready)
+    if "setup_s" not in result:
+        result["setup_s"] = time.monotonic() - started
     errors.extend(failures)
     result["client_failures"] = len(failures)
-    result["errors"] = len(errors) + result.get("missing", 0) + result.get("not_integrated", 0) + \
-        result.get("compensating_writes", 0) + result.get("unexpected", 0)
+    # Each client that did not subscribe, failed, or lost a delivery or an upload is
+    # an error; a run that did not reach its window is one more.
+    result["errors"] = len(failures) + sum(result.get(k, 0) for k in (
+        "not_subscribed", "missing", "not_integrated", "compensating_writes", "unexpected")) + \
+        (0 if "uploaded" in result else 1)
     if errors:
         result["first_error"] = errors[0]
     return result
@@ -329,9 +359,11 @@ def main() -> None:
     parser.add_argument("--team-size", type=int, default=10)
     parser.add_argument("--shared-fraction", type=float, default=0.02)
     parser.add_argument("--drain", type=float, default=60)
+    parser.add_argument("--setup-timeout", type=float, default=600)
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args.url, args.partition, args.clients, args.seconds, args.rate,
-                                     args.team_size, shared_fraction=args.shared_fraction, drain=args.drain))))
+                                     args.team_size, shared_fraction=args.shared_fraction, drain=args.drain,
+                                     setup_timeout=args.setup_timeout, progress=True))))
 
 
 if __name__ == "__main__":

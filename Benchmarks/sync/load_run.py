@@ -93,7 +93,8 @@ def one_run(postgres: str, work: Path, args) -> dict:
         partition = f"load-{args.clients}-{time.monotonic_ns()}"
         result = asyncio.run(flexload.run([s.url for s in services], partition, args.clients, args.seconds,
                                           rate=args.rate, team_size=args.team_size,
-                                          shared_fraction=args.shared_fraction, drain=args.drain))
+                                          shared_fraction=args.shared_fraction, drain=args.drain,
+                                          setup_timeout=args.setup_timeout, progress=True))
         sampler.running = False
         sampler.join()
         result.update(load_before=load_before, load_after=os.getloadavg()[0], rss_idle_mib=idle / 1024,
@@ -115,12 +116,13 @@ def report(r: dict) -> str:
              f"changesets/s each (teams of {r['team_size']}, {r['shared_fraction']:.0%} to shared objects); "
              f"load average {r['load_before']:.2f} before, {r['load_after']:.2f} after"]
     if "uploaded" not in r:
-        lines.append(f"did not finish: {r.get('first_error')}")
+        lines.append(f"did not finish: {r['subscribed']:,} of {r['clients']:,} clients subscribed in "
+                     f"{r['setup_s']:.1f} s; {r.get('first_error')}")
         return "\n".join(lines)
     lat, cross = r["latency_ms"], r["cross_instance_latency_ms"]
     peer = r.get("peer_insert_per_s") or 0.0
     lines += [
-        f"setup (login, subscribe, complete, create): {r['setup_s']:.1f} s",
+        f"setup (login, subscribe, complete, create): {r['setup_s']:.1f} s for {r['subscribed']:,} clients",
         f"uploaded: {r['uploaded']:,} changesets, {r['uploaded_per_s']:,.1f}/s",
         f"integrated: {r['integrated']:,}, {r['integrated_per_s']:,.1f}/s; peer, the same history rows by psql "
         f"(one transaction each): {peer:,.0f}/s; ratio {r['integrated_per_s'] / peer if peer else 0:.3f}",
@@ -133,7 +135,8 @@ def report(r: dict) -> str:
         f"max {cross['max']:.1f} ms",
         f"RSS of the services: idle {r['rss_idle_mib']:.0f} MiB, peak {r['rss_peak_mib']:.0f} MiB "
         f"({r['rss_peak_mib'] / max(r['rss_idle_mib'], 1e-9):.1f}x idle), at the end {r['rss_end_mib']:.0f} MiB",
-        f"errors: {r['errors']} (missing deliveries {r['missing']}, not integrated {r['not_integrated']}, "
+        f"errors: {r['errors']} (clients not subscribed {r['not_subscribed']}, missing deliveries {r['missing']}, "
+        f"not integrated {r['not_integrated']}, "
         f"client failures {r['client_failures']}, compensating writes {r['compensating_writes']}, "
         f"unexpected {r['unexpected']}); drain {r['drain_s']:.1f} s",
     ]
@@ -151,10 +154,13 @@ def main() -> None:
     parser.add_argument("--team-size", type=int, default=10)
     parser.add_argument("--shared-fraction", type=float, default=0.02)
     parser.add_argument("--drain", type=float, default=60, help="seconds to wait for deliveries after the window")
+    parser.add_argument("--setup-timeout", type=float, default=600,
+                        help="seconds for every client to log in, subscribe and create its object")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
     for name, value in (("--clients", args.clients), ("--seconds", args.seconds), ("--instances", args.instances),
-                        ("--rate", args.rate), ("--team-size", args.team_size)):
+                        ("--rate", args.rate), ("--team-size", args.team_size),
+                        ("--setup-timeout", args.setup_timeout)):
         if value <= 0:
             parser.error(f"{name} must be positive, not {value}")
     if args.clients > 5000 or args.seconds > 600:

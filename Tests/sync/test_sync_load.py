@@ -9,14 +9,16 @@ clients' logins are reported, not hung on."""
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
-from pathlib import Path
 
+import pytest
 from conftest import ROOT, SERVICE_BIN, Service, service_dump
 
 sys.path.insert(0, str(ROOT / "Benchmarks" / "sync"))
 import flexload  # noqa: E402
+import load_run as load_run_module  # noqa: E402
 
 LOAD_RUN = ROOT / "Benchmarks" / "sync" / "load_run.py"
 
@@ -65,6 +67,25 @@ def test_the_service_holds_every_clients_last_update(postgres, services, partiti
         assert props["team"] == (pk - 1) // 3 + 1
 
 
+def test_clients_that_do_not_subscribe_in_time_are_errors_and_the_others_go_on(postgres, services, partition,
+                                                                                tmp_path):
+    config = tmp_path / "auth.json"
+    config.write_text(json.dumps({"auth": {"anonymous": True, "signingSecret": "s" * 32}}))
+    service = Service(postgres, tmp_path, config=config)
+    services.append(service)
+    with socket.socket() as silent:  # a second "instance" that never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)
+        dead = f"ws://127.0.0.1:{silent.getsockname()[1]}/sync/v1"
+        r = asyncio.run(flexload.run([service.url, dead], partition, clients=4, seconds=1, rate=1, team_size=4,
+                                     shared_objects=1, shared_fraction=0.0, drain=60, setup_timeout=45))
+    # Clients 1 and 3 were on the silent one; 0 and 2 are teammates on the real one.
+    assert r["subscribed"] == 2 and r["not_subscribed"] == 2
+    assert r["errors"] == 2, r
+    assert "2 of 4 clients had not subscribed within 45 s" in r["first_error"]
+    assert r["uploaded"] == 2 and r["delivered"] == r["due"] == 2
+
+
 def test_a_service_without_anonymous_login_is_an_error_of_the_run(postgres, services, partition, tmp_path):
     service = Service(postgres, tmp_path)  # development mode: /auth/v1/login answers 404
     services.append(service)
@@ -73,10 +94,18 @@ def test_a_service_without_anonymous_login_is_an_error_of_the_run(postgres, serv
     assert "404" in r["first_error"], r["first_error"]
 
 
-def test_bad_arguments_are_refused_by_name(postgres):
-    out = load_run(postgres, "--clients", "0")
-    assert out.returncode == 2 and "--clients must be positive, not 0" in out.stderr
-    out = load_run(postgres, "--seconds", "3600")
-    assert out.returncode == 2 and "at most 5,000 clients and 600 seconds" in out.stderr
-    out = load_run("postgres://coffer@db.example.com:5432/coffer_sync", "--clients", "2")
-    assert out.returncode == 2 and "loopback" in out.stderr
+def refused(monkeypatch, capsys, postgres: str, *args: str) -> str:
+    """load_run's error for these arguments (it exits 2 before starting anything)."""
+    monkeypatch.setenv("COFFER_PG_URL", postgres)
+    monkeypatch.setattr(sys, "argv", ["load_run.py", *args])
+    with pytest.raises(SystemExit) as exit:
+        load_run_module.main()
+    assert exit.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_bad_arguments_are_refused_by_name(postgres, monkeypatch, capsys):
+    assert "--clients must be positive, not 0" in refused(monkeypatch, capsys, postgres, "--clients", "0")
+    assert "--rate must be positive, not -1.0" in refused(monkeypatch, capsys, postgres, "--rate", "-1")
+    assert "at most 5,000 clients and 600 seconds" in refused(monkeypatch, capsys, postgres, "--seconds", "3600")
+    assert "loopback" in refused(monkeypatch, capsys, "postgres://coffer@db.example.com:5432/coffer_sync")
