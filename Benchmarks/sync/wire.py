@@ -1,14 +1,16 @@
 """The frames of docs/SYNC.md ("Wire protocol") that a simulated client
-needs, written from the document: HELLO, UPLOAD and DOWNLOAD_ACK encoded,
-WELCOME, UPLOAD_ACK, DOWNLOAD and ERROR decoded, and changesets of CREATE,
-UPDATE and DELETE changes with scalar values."""
+needs, written from the document: HELLO, UPLOAD, DOWNLOAD_ACK and SUBSCRIBE
+encoded, WELCOME, UPLOAD_ACK, DOWNLOAD, SUBSCRIPTION_COMPLETE and ERROR
+decoded, and changesets of CREATE, UPDATE, DELETE (and, downloaded, EVICT)
+changes with scalar values."""
 
 import struct
 from typing import List, Sequence, Tuple
 
-HELLO, WELCOME, UPLOAD, UPLOAD_ACK, DOWNLOAD, DOWNLOAD_ACK, ERROR = range(1, 8)
-CREATE, UPDATE, DELETE = 1, 2, 3
-TYPE_INT, TYPE_STRING = 2, 5  # coffer_type (include/coffer.h)
+HELLO, WELCOME, UPLOAD, UPLOAD_ACK, DOWNLOAD, DOWNLOAD_ACK, ERROR, SUBSCRIBE, SUBSCRIPTION_COMPLETE = range(1, 10)
+CREATE, UPDATE, DELETE, EVICT = 1, 2, 3, 11
+TYPE_BOOL, TYPE_INT, TYPE_STRING = 1, 2, 5  # coffer_type (include/coffer.h)
+INDEXED = 16  # a property's flag in the schema
 
 
 def varint(n: int) -> bytes:
@@ -32,14 +34,14 @@ def value(v) -> bytes:
     return b"\x05" + string(v)
 
 
-def schema(classes: Sequence[Tuple[str, str, Sequence[Tuple[str, int]]]]) -> bytes:
-    """(class name, primary key name, [(property name, coffer_type)]), all
-    properties required scalars."""
+def schema(classes: Sequence[Tuple[str, str, Sequence[Tuple]]]) -> bytes:
+    """(class name, primary key name, [(property name, coffer_type[, flags])]),
+    all properties required scalars (flags: INDEXED or 0)."""
     out = varint(len(classes))
     for name, pk, props in classes:
         out += string(name) + b"\x00" + string(pk) + varint(len(props))
-        for prop, kind in props:
-            out += string(prop) + varint(kind) + b"\x00" + string("")
+        for prop, kind, *flags in props:
+            out += string(prop) + varint(kind) + bytes([flags[0] if flags else 0]) + string("")
     return out
 
 
@@ -54,9 +56,17 @@ def changeset(version: int, clock: int, changes: Sequence[bytes]) -> bytes:
     return varint(version) + struct.pack("<Q", clock) + varint(len(changes)) + b"".join(changes)
 
 
-def hello(client_id: bytes, partition: str, last_server_version: int, schema_bytes: bytes) -> bytes:
-    return bytes([HELLO]) + varint(1) + client_id + string(partition) + string("") + \
+def hello(client_id: bytes, partition: str, last_server_version: int, schema_bytes: bytes,
+          version: int = 1, token: str = "") -> bytes:
+    """Protocol `version` 3 is a flexible-sync session: SUBSCRIBE follows."""
+    return bytes([HELLO]) + varint(version) + client_id + string(partition) + string(token) + \
         varint(last_server_version) + schema_bytes
+
+
+def subscribe(set_version: int, queries: Sequence[Tuple[str, str, str]]) -> bytes:
+    """A subscription set: (name, class, query) each."""
+    return bytes([SUBSCRIBE]) + varint(set_version) + varint(len(queries)) + \
+        b"".join(string(n) + string(c) + string(q) for n, c, q in queries)
 
 
 def upload(changesets: Sequence[bytes]) -> bytes:
@@ -96,7 +106,9 @@ class Reader:
     def skip_value(self) -> None:
         tag = self.data[self.i]
         self.i += 1
-        if tag == 2:
+        if tag == 1:
+            self.i += 1
+        elif tag == 2:
             self.varint()
         elif tag == 5:
             self.skip_string()
@@ -117,7 +129,7 @@ class Reader:
                 for _ in range(self.varint()):
                     self.skip_string()
                     self.skip_value()
-            elif op != DELETE:
+            elif op not in (DELETE, EVICT):
                 raise ValueError(f"change op {op} is not one this client writes")
         return version
 
@@ -136,6 +148,26 @@ def download(frame: bytes) -> Tuple[int, List[Tuple[int, bytes, int]]]:
     return latest, out
 
 
+def download_changes(frame: bytes) -> List[Tuple[int, bytes, int, int]]:
+    """A DOWNLOAD frame's changesets as (server version, origin client id,
+    client version, change count): a changeset that the service's read
+    filter emptied for this client has no changes."""
+    r = Reader(frame, 1)
+    r.varint()
+    out = []
+    for _ in range(r.varint()):
+        sv = r.varint()
+        origin = frame[r.i:r.i + 16]
+        r.i += 16
+        start = r.i
+        r.varint()
+        r.i += 8
+        count = r.varint()
+        r.i = start
+        out.append((sv, origin, r.skip_changeset(), count))
+    return out
+
+
 def welcome(frame: bytes) -> Tuple[int, int]:
     """(the last client version integrated, the latest server version)."""
     r = Reader(frame, 1)
@@ -144,6 +176,12 @@ def welcome(frame: bytes) -> Tuple[int, int]:
 
 
 def upload_ack(frame: bytes) -> Tuple[int, int]:
+    r = Reader(frame, 1)
+    return r.varint(), r.varint()
+
+
+def subscription_complete(frame: bytes) -> Tuple[int, int]:
+    """(the subscription set's version, the server version it took effect at)."""
     r = Reader(frame, 1)
     return r.varint(), r.varint()
 
