@@ -1,7 +1,9 @@
 /* signal — the commit counter shared by every process that has a file open
  * (`<path>-note`), and the sleeping on it. On Linux waiters sleep in the
  * kernel on the counter's address (a futex on a shared file mapping works
- * across processes); elsewhere they look at it every 20 ms. */
+ * across processes) and count themselves beside it, so that a commit wakes
+ * the kernel only when someone sleeps; elsewhere they look at it every
+ * 20 ms. */
 #define _GNU_SOURCE
 #include "storage/signal.h"
 
@@ -28,12 +30,14 @@
 #define NOTE_SIZE 4096
 static const char NOTE_MAGIC[8] = {'C', 'O', 'F', 'N', 'O', 'T', 'E', '1'};
 
-/* The layout of the note file: the magic, then the counter, alone in its
- * cache line. */
+/* The layout of the note file: the magic, then the counter in its own
+ * cache line, followed by the number of threads (of every process) sleeping
+ * on it, so that a commit nobody waits for makes no system call. */
 typedef struct note {
     char magic[8];
     char pad[56];
     _Atomic uint32_t commits;
+    _Atomic uint32_t waiters;
 } note;
 
 struct cf_signal {
@@ -123,8 +127,12 @@ void cf_signal_commit(cf_signal *sig)
 {
     if (sig->mapped == 1)
         return; /* read-only mapping: this process cannot commit anyway */
-    atomic_fetch_add_explicit(&sig->shared->commits, 1, memory_order_acq_rel);
-    wake_all(sig);
+    /* Sequentially consistent with the waiter's count and its look at the
+     * counter (cf_signal_wait): either this sees the waiter, or the waiter
+     * sees the new value (and the futex does not sleep on a changed one). */
+    atomic_fetch_add_explicit(&sig->shared->commits, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&sig->shared->waiters, memory_order_seq_cst) != 0)
+        wake_all(sig);
 }
 
 void cf_signal_poke(cf_signal *sig)
@@ -137,9 +145,21 @@ void cf_signal_wait(cf_signal *sig, uint32_t seen, int timeout_ms)
     if (timeout_ms <= 0 || cf_signal_value(sig) != seen)
         return;
 #ifdef __linux__
+    /* Counted while asleep. A waiter of a read-only mapping cannot count
+     * itself, so committers do not wake it: it sleeps 20 ms at a time and
+     * looks again. A process killed while asleep leaves the count above
+     * zero, which only brings back a wake-up per commit. */
+    int counted = sig->mapped != 1;
+    if (!counted && timeout_ms > 20)
+        timeout_ms = 20;
     struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
     int op = sig->mapped ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE;
-    syscall(SYS_futex, (uint32_t *)&sig->shared->commits, op, seen, &ts, NULL, 0);
+    if (counted)
+        atomic_fetch_add_explicit(&sig->shared->waiters, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&sig->shared->commits, memory_order_seq_cst) == seen)
+        syscall(SYS_futex, (uint32_t *)&sig->shared->commits, op, seen, &ts, NULL, 0);
+    if (counted)
+        atomic_fetch_sub_explicit(&sig->shared->waiters, 1, memory_order_seq_cst);
 #else
     int step = timeout_ms < 20 ? timeout_ms : 20;
     struct timespec ts = {0, (long)step * 1000000L};
