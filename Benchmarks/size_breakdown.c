@@ -9,7 +9,10 @@
  * index sub-database split by column (primary key, then each index); the
  * metadata split into the change log and the rest; the free pages; the
  * file's size; and the sizes of a copy (coffer_db_write_copy) and of the
- * file compacted on launch (LMDB's compacting copy).
+ * file compacted on launch (LMDB's compacting copy). For a plain file, also
+ * what its clusters' column blocks would take stored as LMDB values of their
+ * own (whole, or cut into pieces that fit a leaf or a page), with a checksum
+ * or a seal each, and the pages the update would leave free then.
  *
  *   coffer-size [--n N] [--seed S] [--engine coffer|coffer_encrypted|
  *                coffer_clusters|coffer_clusters_encrypted] [--dir DIR] [--json]
@@ -150,8 +153,176 @@ static int walk(MDB_txn *txn, MDB_dbi dbi, size_t psize, usage *u, usage *cols, 
     return rc == MDB_NOTFOUND ? 0 : -1;
 }
 
-static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_total, uint64_t compacted_total, int json)
+
+/* ---- column blocks stored apart: what they would take ---------------------
+ * Read from a plain file of format 5, whose clusters hold their head and
+ * column blocks in one LMDB value (docs/FORMAT.md, "Clusters"): per column,
+ * the size of each cluster's block as opened, and from them the pages a
+ * layout storing each block (or pieces of it) as an LMDB value of its own,
+ * under a key of column ‖ cluster (so a column's blocks follow one another),
+ * would take, and the pages the update of coffer-bench (columns `i64` and
+ * `d`, every object) would leave free in it: the pages of those columns'
+ * blocks, which it writes again, where today it writes every cluster whole.
+ * Nodes are packed on leaves in key order as LMDB's appends pack them. */
+enum { PROJ_COLS = 64, PROJ_LEAF = 4096 - PAGE_HEADER };
+
+typedef struct proj_pack {
+    uint64_t leaves, overflow, used; /* pages; bytes used on the current leaf */
+} proj_pack;
+
+static void pack_node(proj_pack *p, size_t psize, size_t key, size_t value)
 {
+    size_t sz = NODE_HEADER + key + value;
+    if (sz > node_limit(psize)) {
+        p->overflow += (PAGE_HEADER - 1 + value) / psize + 1;
+        sz = NODE_HEADER + key + sizeof(size_t);
+    }
+    sz = ((sz + 1) & ~(size_t)1) + NODE_POINTER;
+    if (!p->leaves || p->used + sz > psize - PAGE_HEADER) {
+        p->leaves++;
+        p->used = 0;
+    }
+    p->used += sz;
+}
+
+/* How a block of `len` bytes is cut into values: 0 whole, 1 pieces that fit
+ * a leaf (as few as can, of equal size), 2 pieces of one overflow page each
+ * and a last piece, on a leaf when it fits one. */
+enum { CUT_WHOLE, CUT_LEAF, CUT_PAGE, CUT_COUNT };
+static const char *const cut_names[CUT_COUNT] = {"one value per block", "pieces that fit a leaf",
+                                                 "pieces of one page each"};
+
+static void pack_block(proj_pack *p, size_t psize, int cut, size_t len, size_t ovh)
+{
+    size_t key = 11 + (cut != CUT_WHOLE); /* 0x02 ‖ column (u16) ‖ cluster (u64) [‖ piece] */
+    size_t leaf_max = node_limit(psize) - NODE_HEADER - key - ovh - 1;
+    if (cut == CUT_WHOLE || len <= leaf_max) {
+        pack_node(p, psize, key, len + ovh);
+    } else if (cut == CUT_LEAF) {
+        size_t pieces = (len + leaf_max - 1) / leaf_max;
+        for (size_t i = 0; i < pieces; i++)
+            pack_node(p, psize, key, len / pieces + (i < len % pieces) + ovh);
+    } else {
+        size_t page_max = psize - PAGE_HEADER - ovh;
+        for (; len > leaf_max; len -= len < page_max ? len : page_max)
+            pack_node(p, psize, key, (len < page_max ? len : page_max) + ovh);
+        if (len)
+            pack_node(p, psize, key, len + ovh);
+    }
+}
+
+typedef struct proj_cols {
+    uint64_t clusters, blocks[PROJ_COLS], bytes[PROJ_COLS], head_bytes;
+    size_t *sizes[PROJ_COLS]; /* per cluster, the block's size as opened */
+    size_t *heads;
+    size_t cap, ncols;
+} proj_cols;
+
+/* Reads every cluster of object sub-database `dbi` of a plain file into
+ * *pc; 0, or -1 when a value is not a plain cluster of format 5. */
+static int proj_read(MDB_txn *txn, MDB_dbi dbi, proj_cols *pc)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    if (mdb_cursor_open(txn, dbi, &cur))
+        return -1;
+    int rc = 0;
+    while (rc == 0 && mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0) {
+        const uint8_t *b = v.mv_data;
+        if (k.mv_size != 8 || v.mv_size < 4)
+            continue; /* an object stored outside its cluster */
+        size_t h = (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
+        const uint8_t *head = b + 4;
+        if (h < 6 || 4 + h > v.mv_size)
+            return mdb_cursor_close(cur), -1;
+        size_t n = (size_t)head[2] | (size_t)head[3] << 8, nc = (size_t)head[4] | (size_t)head[5] << 8;
+        size_t dir = 6 + n + ((head[1] & 1) ? (n + 7) / 8 : 0);
+        if (dir + 4 * nc != h || nc > PROJ_COLS)
+            return mdb_cursor_close(cur), -1;
+        if (pc->clusters == pc->cap) {
+            pc->cap = pc->cap ? 2 * pc->cap : 1024;
+            for (size_t c = 0; c < PROJ_COLS; c++)
+                if (!(pc->sizes[c] = realloc(pc->sizes[c], pc->cap * sizeof(size_t))))
+                    return mdb_cursor_close(cur), -1;
+            if (!(pc->heads = realloc(pc->heads, pc->cap * sizeof(size_t))))
+                return mdb_cursor_close(cur), -1;
+        }
+        size_t start = 0;
+        for (size_t c = 0; c < PROJ_COLS; c++) {
+            size_t end = start;
+            if (c < nc) {
+                const uint8_t *e = head + dir + 4 * c;
+                end = (size_t)e[0] | (size_t)e[1] << 8 | (size_t)e[2] << 16 | (size_t)e[3] << 24;
+            }
+            pc->sizes[c][pc->clusters] = end - start;
+            pc->bytes[c] += end - start;
+            pc->blocks[c] += c < nc;
+            start = end;
+        }
+        pc->heads[pc->clusters] = h;
+        pc->head_bytes += h;
+        if (nc > pc->ncols)
+            pc->ncols = nc;
+        pc->clusters++;
+    }
+    mdb_cursor_close(cur);
+    return 0;
+}
+
+/* Prints, for a checksum (4 bytes) and a seal (40) per value, the pages of
+ * each way of cutting the blocks, and the update's free pages. */
+static void proj_print(const proj_cols *pc, size_t psize, uint64_t n, const unsigned *updated, size_t nupdated,
+                       int json, int *first)
+{
+    static const size_t overheads[2] = {4, 40};
+    if (!json) {
+        printf("\ncolumn blocks stored apart (from this file's %" PRIu64 " clusters), bytes per object:\n",
+               pc->clusters);
+        printf("%-8s", "column");
+        for (size_t c = 0; c < pc->ncols; c++)
+            printf(" %7zu", c);
+        printf("\n%-8s", "opened");
+        for (size_t c = 0; c < pc->ncols; c++)
+            printf(" %7.1f", (double)pc->bytes[c] / (double)n);
+        printf("\n");
+        printf("%-26s %8s %9s %9s %12s %9s\n", "cut", "overhead", "heads", "blocks", "update free", "total");
+    }
+    for (size_t o = 0; o < 2; o++) {
+        proj_pack heads = {0};
+        for (uint64_t i = 0; i < pc->clusters; i++)
+            pack_node(&heads, psize, 8, pc->heads[i] + overheads[o]);
+        for (int cut = 0; cut < CUT_COUNT; cut++) {
+            uint64_t pages = 0, freed = 0;
+            for (size_t c = 0; c < pc->ncols; c++) {
+                proj_pack p = {0};
+                for (uint64_t i = 0; i < pc->clusters; i++)
+                    pack_block(&p, psize, cut, pc->sizes[c][i], overheads[o]);
+                uint64_t col_pages = p.leaves + p.overflow;
+                pages += col_pages;
+                for (size_t u = 0; u < nupdated; u++)
+                    if (updated[u] == c)
+                        freed += col_pages;
+            }
+            double on = (double)n, head_b = (double)((heads.leaves + heads.overflow) * psize) / on;
+            double blocks_b = (double)(pages * psize) / on, free_b = (double)(freed * psize) / on;
+            if (json) {
+                printf("%s\n    {\"part\": \"blocks apart: %s, overhead %zu\", \"head_bytes\": %.0f, "
+                       "\"block_bytes\": %.0f, \"update_free_bytes\": %.0f}",
+                       *first ? "" : ",", cut_names[cut], overheads[o], head_b * on, blocks_b * on, free_b * on);
+                *first = 0;
+            } else {
+                printf("%-26s %8zu %9.1f %9.1f %12.1f %9.1f\n", cut_names[cut], overheads[o], head_b, blocks_b,
+                       free_b, head_b + blocks_b + free_b);
+            }
+        }
+    }
+}
+
+static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_total, uint64_t compacted_total, int json,
+                  int encrypted)
+{
+    proj_cols pc = {0};
+    int proj_ok = !encrypted;
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi main_dbi;
@@ -239,6 +410,8 @@ static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_to
         } else {
             if (walk(txn, dbi, psize, &u, NULL, 0, number == 0 ? &log : NULL))
                 return -1;
+            if (number >= 2 && proj_ok && proj_read(txn, dbi, &pc))
+                proj_ok = 0; /* not clusters of format 5 */
             snprintf(label, sizeof label, "%s %s", name,
                      number == 0 ? "metadata" : number == 1 ? "collections" : "objects");
             print_row(label, &u, psize, n, json, &first);
@@ -256,6 +429,9 @@ static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_to
     mdb_stat(txn, main_dbi, &main_stat);
     uint64_t catalogue = main_stat.ms_branch_pages + main_stat.ms_leaf_pages;
     uint64_t file = file_bytes(path);
+    static const unsigned updated[] = {PROP_I64, PROP_D}; /* columns numbered as the properties */
+    if (json && proj_ok && pc.clusters)
+        proj_print(&pc, psize, n, updated, 2, json, &first);
     if (json) {
         printf("\n  ],\n  \"catalogue_pages\": %" PRIu64 ",\n  \"free_pages\": %" PRIu64
                ",\n  \"free_list_pages\": %" PRIu64 ",\n  \"pages_used\": %" PRIu64 ",\n  \"data_file_bytes\": %" PRIu64
@@ -276,6 +452,11 @@ static int report(const char *path, uint64_t n, uint64_t total, uint64_t copy_to
         printf("%-28s %12" PRIu64 " %9.1f\n", "compacted on launch (all)", compacted_total,
                (double)compacted_total / o);
     }
+    if (!json && proj_ok && pc.clusters)
+        proj_print(&pc, psize, n, updated, 2, json, &first);
+    for (size_t c = 0; c < PROJ_COLS; c++)
+        free(pc.sizes[c]);
+    free(pc.heads);
     mdb_txn_abort(txn);
     mdb_env_close(env);
     return 0;
@@ -418,7 +599,7 @@ int main(int argc, char **argv)
     rmdir(compact_dir);
     if (!compacted_total)
         return 1;
-    int rc = report(b->path, w.n, total, copy_total, compacted_total, json);
+    int rc = report(b->path, w.n, total, copy_total, compacted_total, json, b->encrypted);
     bench_workload_release(&w);
     remove_files(work);
     remove_files(copy_dir);

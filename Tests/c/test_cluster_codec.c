@@ -170,7 +170,7 @@ static void test_bytes_as_specified(void **state)
     cf_cluster_member m[2] = {{.low = 3}, {.low = 9}};
     uint8_t *ba = record_of(a, 3, &m[0].rec), *bb = record_of(b, 2, &m[1].rec);
     static const uint8_t want[] = {
-        3, 0, 2, 0, 3, 0,             /* version, flags, 2 objects, 3 columns */
+        4, 0, 2, 0, 3, 0,             /* version, flags, 2 objects, 3 columns */
         3, 9,                         /* the keys' low bytes */
         19, 0, 0, 0, 30, 0, 0, 0, 35, 0, 0, 0, /* block ends */
         1, 8, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* ints: the second null */

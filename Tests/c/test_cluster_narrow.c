@@ -223,7 +223,7 @@ static void test_bytes_as_specified(void **state)
     cf_cluster_member m[3] = {{.low = 1}, {.low = 2}, {.low = 7}};
     uint8_t *ba = record_of(&a, 1, &m[0].rec), *bb = record_of(&b, 1, &m[1].rec), *bc = record_of(&c3, 1, &m[2].rec);
     static const uint8_t want[] = {
-        3, 0, 3, 0, 1, 0,                         /* version 3, flags, 3 objects, 1 column */
+        4, 0, 3, 0, 1, 0,                         /* version 4, flags, 3 objects, 1 column */
         1, 2, 7,                                  /* the keys' low bytes */
         17, 0, 0, 0,                              /* the block's end */
         4, 2, 0x04,                               /* narrowed, 2 bytes a value; the third null */
@@ -260,11 +260,13 @@ static void test_damage_and_versions(void **state)
     memcpy(copy, data, len);
     copy[0] = 2;
     assert_ok(cf_cluster_parse(copy, len, &c));
+    copy[0] = 3;
+    assert_ok(cf_cluster_parse(copy, len, &c));
     copy[0] = 1;
     assert_status(cf_cluster_parse(copy, len, &c), COFFER_ERR_CORRUPTED);
     copy[0] = CF_CLUSTER_VERSION + 1;
     assert_status(cf_cluster_parse(copy, len, &c), COFFER_ERR_FORMAT_VERSION);
-    assert_error_contains("versions 2 to 3");
+    assert_error_contains("versions 2 to 4");
 
     assert_ok(cf_cluster_parse(data, len, &c));
     size_t block = (size_t)(c.blocks - data);

@@ -52,6 +52,8 @@ static void raw_census(const char *path, int *clusters, int *outside)
             ++*clusters;
         else if (k.mv_size == CF_EXTERNAL_KEY_SIZE && ((uint8_t *)k.mv_data)[0] == CF_EXTERNAL_PREFIX)
             ++*outside;
+        else if (k.mv_size == CF_BLOCK_KEY_SIZE && ((uint8_t *)k.mv_data)[0] == CF_BLOCK_PREFIX)
+            continue; /* a column block of a cluster (version 4) */
         else
             fail_msg("a key of %zu bytes in the object table", k.mv_size);
     }
@@ -349,12 +351,13 @@ TS_ENV_TEST(test_moved_cluster_is_detected)
     coffer_txn_free(r);
 }
 
-/* Where the block of column `col` of cluster `cid` lies in the cluster's
- * stored value: its offset and stored size (with its checksum or seal). */
-static void block_place(const ts_env *env, uint64_t cid, uint16_t col, size_t *at, size_t *len)
+/* Where the block of column `col` of cluster `cid` lies: the LMDB key of
+ * the value holding it (kb, klen: its own key in a cluster of version 4),
+ * and its offset and stored size (with its checksum or seal) there. */
+static void block_place(const ts_env *env, uint64_t cid, uint16_t col, uint8_t kb[CF_BLOCK_KEY_SIZE], size_t *klen,
+                        size_t *at, size_t *len)
 {
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    uint8_t kb[8];
     cluster_key(kb, cid);
     MDB_val k = {8, kb}, v;
     assert_int_equal(mdb_get(r->mdb, r->db->object_dbis[item(env)], &k, &v), 0);
@@ -365,8 +368,15 @@ static void block_place(const ts_env *env, uint64_t cid, uint16_t col, size_t *a
     assert_true(col < c.ncols);
     size_t start = col ? (size_t)cf_get_le(c.dir + (size_t)(col - 1) * 4, 4) : 0;
     size_t end = (size_t)cf_get_le(c.dir + (size_t)col * 4, 4);
-    *at = (size_t)(c.blocks - (const uint8_t *)v.mv_data) + start + (size_t)col * c.overhead;
     *len = end - start + c.overhead;
+    if (c.apart) {
+        cf_cluster_block_key(kb, col, cid);
+        *klen = CF_BLOCK_KEY_SIZE;
+        *at = 0;
+    } else {
+        *klen = 8;
+        *at = (size_t)(c.blocks - (const uint8_t *)v.mv_data) + start + (size_t)col * c.overhead;
+    }
     free(buf);
     coffer_txn_free(r);
 }
@@ -387,15 +397,14 @@ static coffer_status read_prop(coffer_txn *r, coffer_class_id cls, coffer_object
 TS_ENV_TEST(test_damaged_block_fails_alone)
 {
     fill(env, 300);
-    size_t at[3], len[3];
+    size_t at[3], len[3], klen[3];
+    uint8_t kb[3][CF_BLOCK_KEY_SIZE];
     for (uint16_t col = 0; col < 3; col++)
-        block_place(env, 1, col, &at[col], &len[col]);
+        block_place(env, 1, col, kb[col], &klen[col], &at[col], &len[col]);
     coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
-    uint8_t kb[8];
-    cluster_key(kb, 1);
     for (coffer_property_id bad = 0; bad < 3; bad++) {
         ts_env_close(env);
-        flip(env->path, kb, 8, (long)(at[bad] + len[bad] / 2));
+        flip(env->path, kb[bad], klen[bad], (long)(at[bad] + len[bad] / 2));
         ts_env_reopen(env, schema, 1, 1);
         coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
         for (coffer_property_id p = 0; p < 3; p++) {
@@ -411,7 +420,7 @@ TS_ENV_TEST(test_damaged_block_fails_alone)
         coffer_txn_free(r);
         assert_true(verify_findings(env, COFFER_VERIFY_RECORD, "objects 256 to 511") >= 1);
         ts_env_close(env);
-        flip(env->path, kb, 8, (long)(at[bad] + len[bad] / 2)); /* repaired: the next kind */
+        flip(env->path, kb[bad], klen[bad], (long)(at[bad] + len[bad] / 2)); /* repaired: the next kind */
         ts_env_reopen(env, schema, 1, 1);
         r = ts_begin(env->db, COFFER_TXN_READ);
         check_item(r, item(env), 260, 260, 0);
@@ -428,13 +437,12 @@ TS_ENV_TEST(test_damaged_block_fails_alone)
 TS_ENV_TEST(test_damaged_block_and_updates_in_place)
 {
     fill(env, 300);
-    size_t at, len;
-    block_place(env, 1, I_NAME, &at, &len);
+    size_t at, len, klen;
+    uint8_t kb[CF_BLOCK_KEY_SIZE];
+    block_place(env, 1, I_NAME, kb, &klen, &at, &len);
     coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
-    uint8_t kb[8];
-    cluster_key(kb, 1);
     ts_env_close(env);
-    flip(env->path, kb, 8, (long)(at + len / 2));
+    flip(env->path, kb, klen, (long)(at + len / 2));
     ts_env_reopen(env, schema, 1, 1);
 
     coffer_txn *w = ts_begin(env->db, COFFER_TXN_WRITE);
@@ -464,7 +472,7 @@ TS_ENV_TEST(test_damaged_block_and_updates_in_place)
     coffer_txn_free(w);
 
     ts_env_close(env);
-    flip(env->path, kb, 8, (long)(at + len / 2)); /* repaired where it was */
+    flip(env->path, kb, klen, (long)(at + len / 2)); /* repaired where it was */
     ts_env_reopen(env, schema, 1, 1);
     r = ts_begin(env->db, COFFER_TXN_READ);
     assert_ok(coffer_object_get(r, item(env), 260, &o));
@@ -484,12 +492,11 @@ TS_ENV_TEST(test_damaged_block_and_updates_in_place)
 TS_ENV_TEST(test_damaged_block_fails_a_scan)
 {
     fill(env, 300);
-    size_t at, len;
-    block_place(env, 1, I_NAME, &at, &len);
-    uint8_t kb[8];
-    cluster_key(kb, 1);
+    size_t at, len, klen;
+    uint8_t kb[CF_BLOCK_KEY_SIZE];
+    block_place(env, 1, I_NAME, kb, &klen, &at, &len);
     ts_env_close(env);
-    flip(env->path, kb, 8, (long)(at + len / 2));
+    flip(env->path, kb, klen, (long)(at + len / 2));
     ts_env_reopen(env, schema, 1, 1);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
     coffer_query *q;
@@ -505,16 +512,14 @@ TS_ENV_TEST(test_damaged_block_fails_a_scan)
     coffer_txn_free(r);
 }
 
-/* Swaps `len` bytes at `at_a` of cluster a's value with those at `at_b`
- * of cluster b's. */
-static void swap_bytes(const char *path, uint64_t a, size_t at_a, uint64_t b, size_t at_b, size_t len)
+/* Swaps `len` bytes at `at_a` of the value under key ka with those at
+ * `at_b` of the value under key kb. */
+static void swap_bytes(const char *path, const uint8_t *ka, size_t kla, size_t at_a, const uint8_t *kb, size_t klb,
+                       size_t at_b, size_t len)
 {
     ts_raw w;
     MDB_dbi dbi = ts_raw_open(&w, path, ITEM_OBJECTS);
-    uint8_t ka[8], kb[8];
-    cluster_key(ka, a);
-    cluster_key(kb, b);
-    MDB_val k1 = {8, ka}, k2 = {8, kb}, v1, v2;
+    MDB_val k1 = {kla, (void *)ka}, k2 = {klb, (void *)kb}, v1, v2;
     assert_int_equal(mdb_get(w.txn, dbi, &k1, &v1), 0);
     assert_int_equal(mdb_get(w.txn, dbi, &k2, &v2), 0);
     uint8_t *c1 = malloc(v1.mv_size), *c2 = malloc(v2.mv_size);
@@ -535,15 +540,16 @@ static void swap_bytes(const char *path, uint64_t a, size_t at_a, uint64_t b, si
 TS_ENV_TEST(test_block_swapped_between_clusters_fails)
 {
     fill(env, 510);
-    size_t at0[3], at1[3], len[3], len1;
+    size_t at0[3], at1[3], len[3], len1, kl0[3], kl1[3];
+    uint8_t k0[3][CF_BLOCK_KEY_SIZE], k1[3][CF_BLOCK_KEY_SIZE];
     for (uint16_t col = 0; col < 3; col += 2) {
-        block_place(env, 0, col, &at0[col], &len[col]);
-        block_place(env, 1, col, &at1[col], &len1);
+        block_place(env, 0, col, k0[col], &kl0[col], &at0[col], &len[col]);
+        block_place(env, 1, col, k1[col], &kl1[col], &at1[col], &len1);
         assert_int_equal(len1, len[col]);
     }
     ts_env_close(env);
-    swap_bytes(env->path, 0, at0[0], 1, at1[0], len[0]);
-    swap_bytes(env->path, 0, at0[2], 1, at1[2], len[2]);
+    for (uint16_t col = 0; col < 3; col += 2)
+        swap_bytes(env->path, k0[col], kl0[col], at0[col], k1[col], kl1[col], at1[col], len[col]);
     ts_env_reopen(env, schema, 1, 1);
     coffer_status want = env->mode == TS_ENCRYPTED ? COFFER_ERR_INTEGRITY : COFFER_ERR_CORRUPTED;
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
@@ -560,12 +566,11 @@ TS_ENV_TEST(test_block_swapped_between_clusters_fails)
 TS_ENV_TEST(test_block_opens_only_in_its_place)
 {
     fill(env, 300);
-    size_t at, len;
-    block_place(env, 1, I_NAME, &at, &len);
+    size_t at, len, klen;
+    uint8_t kb[CF_BLOCK_KEY_SIZE];
+    block_place(env, 1, I_NAME, kb, &klen, &at, &len);
     coffer_txn *r = ts_begin(env->db, COFFER_TXN_READ);
-    uint8_t kb[8];
-    cluster_key(kb, 1);
-    MDB_val k = {8, kb}, v;
+    MDB_val k = {klen, kb}, v;
     assert_int_equal(mdb_get(r->mdb, r->db->object_dbis[item(env)], &k, &v), 0);
     uint32_t number = 2 * r->db->schema->classes[item(env)].table;
     const uint8_t *stored = (const uint8_t *)v.mv_data + at;

@@ -58,7 +58,8 @@ static uint8_t *stored_cluster(coffer_txn *txn, coffer_class_id cls, uint64_t ci
         return NULL;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    assert_ok(cf_cluster_open_whole(txn, 2 * txn->db->schema->classes[cls].table, cid, &v, &buf, &cap, len));
+    assert_ok(cf_cluster_open_whole(txn, txn->db->object_dbis[cls], 2 * txn->db->schema->classes[cls].table, cid, &v, &buf,
+                                    &cap, len));
     return buf;
 }
 

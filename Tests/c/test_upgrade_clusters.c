@@ -675,15 +675,15 @@ TS_ENV_TEST(test_killed_upgrade_leaves_the_file_whole)
     before_free(&b);
 }
 
-/* How many clusters of each version (0 to 3) the object tables of the
+/* How many clusters of each version (0 to 4) the object tables of the
  * closed plain file hold: a stored cluster starts with its head's size
  * (u32), then the head, whose first byte is its version. */
-static void count_cluster_versions(const char *path, unsigned counts[4])
+static void count_cluster_versions(const char *path, unsigned counts[5])
 {
     MDB_env *e;
     MDB_txn *txn;
     MDB_dbi main_dbi;
-    memset(counts, 0, 4 * sizeof *counts);
+    memset(counts, 0, 5 * sizeof *counts);
     assert_int_equal(mdb_env_create(&e), 0);
     assert_int_equal(mdb_env_set_maxdbs(e, 64), 0);
     assert_int_equal(mdb_env_open(e, path, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0644), 0);
@@ -705,7 +705,8 @@ static void count_cluster_versions(const char *path, unsigned counts[4])
             if (k.mv_size != 8)
                 continue; /* an object stored outside its cluster */
             assert_true(v.mv_size > 4);
-            counts[((const uint8_t *)v.mv_data)[4] & 3]++;
+            uint8_t version = ((const uint8_t *)v.mv_data)[4];
+            counts[version <= 4 ? version : 0]++;
         }
         mdb_cursor_close(cur);
     }
@@ -738,17 +739,21 @@ static void halve_scores(const ts_env *env, const char *path)
     coffer_close(db);
 }
 
-TS_ENV_TEST(test_version2_clusters_read_and_rewrite)
+/* The fixture in `folder` (clusters of `version`, 2 or 3, file format
+ * `format`) reads as the format-4 fixture does, read-only and read-write,
+ * and verifies; rewritten, its clusters of Item become version 4 (each
+ * column block a value of its own) and it still reads alike. */
+static void check_older_clusters(ts_env *env, const char *folder, unsigned version, unsigned format)
 {
     char records[TS_PATH_MAX], clusters[TS_PATH_MAX];
     copy_fixture_from(env, "format4", "records.coffer", records);
-    copy_fixture_from(env, "format5", "clusters.coffer", clusters);
-    assert_int_equal(ts_raw_format(clusters), 5);
-    unsigned versions[4];
+    copy_fixture_from(env, folder, "clusters.coffer", clusters);
+    assert_int_equal(ts_raw_format(clusters), format);
+    unsigned versions[5];
     if (env->mode == TS_PLAIN) {
         count_cluster_versions(clusters, versions);
-        assert_true(versions[2] >= 3); /* two of Item, one of Box */
-        assert_int_equal(versions[3], 0);
+        assert_true(versions[version] >= 3); /* two of Item, one of Box */
+        assert_int_equal(versions[4], 0);
     }
     /* As written: the same objects, indexes and collections as the
      * format-4 fixture, read-only and read-write, and nothing damaged. */
@@ -770,11 +775,20 @@ TS_ENV_TEST(test_version2_clusters_read_and_rewrite)
     assert_verifies(env, clusters);
     if (env->mode == TS_PLAIN) {
         count_cluster_versions(clusters, versions);
-        assert_true(versions[3] >= 2); /* Item's, rewritten */
-        assert_int_equal(versions[2] + versions[3], 3);
+        assert_true(versions[4] >= 2); /* Item's, rewritten */
+        assert_int_equal(versions[version] + versions[4], 3);
     }
     text_free(&want);
     text_free(&got);
+}
+
+TS_ENV_TEST(test_version2_clusters_read_and_rewrite) { check_older_clusters(env, "format5", 2, 5); }
+
+/* Clusters of version 3 (head and blocks in one value), written by the
+ * library of before: plain of format 5, encrypted of format 6. */
+TS_ENV_TEST(test_version3_clusters_read_and_rewrite)
+{
+    check_older_clusters(env, "clusters3", 3, env->mode == TS_ENCRYPTED ? 6 : 5);
 }
 
 /* ---- encrypted format 5 to format 6 ---------------------------------------------- */
@@ -951,6 +965,7 @@ int main(void)
         TS_TEST_FILE_MODES_SETUP(test_size_limit_stops_the_upgrade, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_killed_upgrade_leaves_the_file_whole, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_version2_clusters_read_and_rewrite, ts_setup_empty),
+        TS_TEST_FILE_MODES_SETUP(test_version3_clusters_read_and_rewrite, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_encrypted_format5_seals_its_indexes, ts_setup_empty),
         TS_TEST_FILE_MODES_SETUP(test_format5_open_elsewhere_is_not_sealed, ts_setup_empty),
     };

@@ -55,6 +55,8 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
     int rc = mdb_dbi_open(c->txn.mdb, name, MDB_CREATE, &to);
     if (rc != 0)
         return cf_error_mdb(rc, "cannot create a sub-database of the copy");
+    if (clusters) /* column blocks go under keys after every other (cluster version 4): no appends */
+        flags &= ~(unsigned)MDB_APPEND;
     MDB_cursor *cur;
     if ((rc = mdb_cursor_open(c->src->mdb, from, &cur)) != 0)
         return cf_error_mdb(rc, "cannot read the database");
@@ -68,11 +70,15 @@ static coffer_status copy_dbi(copier *c, MDB_dbi from, uint32_t number, int reke
         const uint8_t *data;
         size_t len, klen = k.mv_size;
         const uint8_t *key = k.mv_data;
+        if (clusters && k.mv_size == CF_BLOCK_KEY_SIZE && *(const uint8_t *)k.mv_data == CF_BLOCK_PREFIX) {
+            st = cf_progress_step(c->progress, ++c->copied); /* copied with its cluster */
+            continue;
+        }
         if (clusters && k.mv_size == 8) {
             uint64_t cid = cf_get_be64(k.mv_data);
-            st = cf_cluster_open_whole(c->src, number, cid, &v, &buf, &cap, &len);
+            st = cf_cluster_open_whole(c->src, from, number, cid, &v, &buf, &cap, &len);
             if (st == COFFER_OK)
-                st = cf_cluster_store(&c->txn, to, number, cid, buf, len, flags);
+                st = cf_cluster_store(&c->txn, to, number, cid, buf, len, flags, 0);
             if (st == COFFER_OK)
                 st = cf_progress_step(c->progress, ++c->copied);
             continue;

@@ -37,6 +37,7 @@ coffer_status cf_cluster_parse_head(const uint8_t *data, size_t len, size_t bloc
                         CF_CLUSTER_VERSION);
     if (data[1] & ~FLAG_EXTERNAL)
         return cf_error(COFFER_ERR_CORRUPTED, "cluster has unknown flags 0x%x", data[1]);
+    out->version = data[0];
     out->n = (uint16_t)cf_get_le(data + 2, 2);
     out->ncols = (uint16_t)cf_get_le(data + 4, 2);
     if (out->n == 0 || out->n > CF_CLUSTER_MAX)
@@ -89,7 +90,8 @@ coffer_status cf_cluster_block_of(const cf_cluster *c, uint16_t col, const uint8
         *len = end - start;
         return COFFER_OK;
     }
-    coffer_status st = c->open(c->open_ctx, c, col, c->blocks + start + (size_t)col * c->overhead, end - start + c->overhead);
+    const uint8_t *stored = c->apart ? NULL : c->blocks + start + (size_t)col * c->overhead;
+    coffer_status st = c->open(c->open_ctx, c, col, stored, end - start + c->overhead);
     if (st != COFFER_OK)
         return st;
     cf_cluster_block *o = &c->opened[col];

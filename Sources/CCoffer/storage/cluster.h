@@ -12,8 +12,15 @@
 #include "coffer.h"
 #include "storage/record.h"
 
-#define CF_CLUSTER_VERSION 3u     /* written; 3 may hold narrowed int blocks */
+#define CF_CLUSTER_VERSION 4u     /* written; 4 stores its blocks apart (below) */
 #define CF_CLUSTER_VERSION_MIN 2u /* read: version 2 has no narrowed blocks */
+/* From this version on a cluster's LMDB value holds its head only, and each
+ * column block is an LMDB value of its own (cf_cluster_block_key), so that
+ * an update of some columns writes only their blocks. Versions 2 and 3 hold
+ * the head and every block in one value. */
+#define CF_CLUSTER_VERSION_APART 4u
+#define CF_BLOCK_PREFIX 0x02u /* first byte of a column block's key; sorts after every cluster and external key */
+#define CF_BLOCK_KEY_SIZE 11  /* prefix, column (u16 BE), cluster (u64 BE) */
 #define CF_CLUSTER_BITS 8
 #define CF_CLUSTER_HEADER_SIZE 6 /* version, flags, object count, column count: then the keys */
 #define CF_CLUSTER_MAX 256 /* objects of keys k with the same k >> CF_CLUSTER_BITS */
@@ -61,7 +68,9 @@ typedef coffer_status (*cf_cluster_open_fn)(void *ctx, const struct cf_cluster *
 /* A parsed cluster, borrowing its bytes. Its column blocks either follow
  * one another at `blocks` (opened == NULL), or are stored apart, each with
  * `overhead` bytes of checksum or seal, and opened on first use by `open`
- * (storage/cluster_parts.h). */
+ * (storage/cluster_parts.h): after the head in its value (`blocks` points
+ * at the first), or, when `apart` (cluster version 4), each as an LMDB
+ * value of its own (`blocks` is NULL; `open` is given no stored bytes). */
 typedef struct cf_cluster {
     const uint8_t *lows; /* n low bytes of the keys, strictly increasing */
     const uint8_t *external; /* bitmap of the objects stored outside, or NULL for none */
@@ -73,6 +82,8 @@ typedef struct cf_cluster {
     size_t overhead;
     cf_cluster_open_fn open;
     void *open_ctx;
+    uint8_t version; /* the head's */
+    uint8_t apart;   /* its blocks are LMDB values of their own */
 } cf_cluster;
 
 /* Checks the header, keys and block directory of a cluster of `len` bytes
@@ -104,6 +115,16 @@ static inline void cf_cluster_external_key(uint8_t out[CF_EXTERNAL_KEY_SIZE], ui
 {
     out[0] = CF_EXTERNAL_PREFIX;
     cf_put_be64(out + 1, key);
+}
+
+/* The LMDB key of column `col`'s block of cluster `cid` stored apart: a
+ * column's blocks follow one another in key order. */
+static inline void cf_cluster_block_key(uint8_t out[CF_BLOCK_KEY_SIZE], uint16_t col, uint64_t cid)
+{
+    out[0] = CF_BLOCK_PREFIX;
+    out[1] = (uint8_t)(col >> 8);
+    out[2] = (uint8_t)col;
+    cf_put_be64(out + 3, cid);
 }
 
 /* The position of the first object whose key's low byte is at least `low`,

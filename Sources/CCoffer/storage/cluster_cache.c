@@ -245,24 +245,36 @@ static coffer_status name_objects(const coffer_txn *txn, const cf_cluster_entry 
 
 /* cf_cluster_open_fn of a stored cluster: a plain file's block is checked
  * where LMDB maps it, an encrypted file's is opened into its place in
- * e->blocks (laid out as the blocks are once opened). */
+ * e->blocks (laid out as the blocks are once opened). A block stored apart
+ * (cluster version 4) is read from its own key first; in a plain file it
+ * is copied into e->blocks once the transaction has written clusters,
+ * whose writes may move LMDB's pages. */
 static coffer_status open_block(void *ctx, const cf_cluster *c, uint16_t col, const uint8_t *stored, size_t len)
 {
     cf_cluster_entry *e = ctx;
+    coffer_txn *txn = e->txn;
     uint8_t *dst = NULL;
     size_t cap = 0;
-    if (e->txn->db->keys) {
+    int own = txn->db->keys || (c->apart && txn->clusters->wrote);
+    if (own) {
         if (!e->blocks && !(e->blocks = malloc(c->blocks_len ? c->blocks_len : 1)))
             return cf_error(COFFER_ERR_NO_MEMORY, "out of memory opening a cluster");
-        size_t start = (size_t)(stored - c->blocks) - (size_t)col * c->overhead;
+        size_t start = col ? (size_t)cf_get_le(c->dir + (size_t)(col - 1) * 4, 4) : 0;
         dst = e->blocks + start;
         cap = len - c->overhead;
     }
     const uint8_t *data;
     size_t dlen;
-    coffer_status st = cf_cluster_open_part(e->txn, number_of(e->txn, e), e->cid, col, stored, len, &data, &dlen, &dst, &cap);
+    coffer_status st = c->apart ? cf_cluster_fetch_block(txn, txn->db->object_dbis[e->cls], number_of(txn, e), e->cid, col,
+                                                         len, &data, &dlen, &dst, &cap)
+                                : cf_cluster_open_part(txn, number_of(txn, e), e->cid, col, stored, len, &data, &dlen,
+                                                       &dst, &cap);
     if (st != COFFER_OK)
-        return name_objects(e->txn, e);
+        return name_objects(txn, e);
+    if (own && data != dst) { /* a plain block, checked in LMDB's map */
+        memcpy(dst, data, dlen);
+        data = dst;
+    }
     c->opened[col] = (cf_cluster_block){.data = data, .len = dlen};
     return COFFER_OK;
 }
@@ -289,6 +301,7 @@ static coffer_status open_stored(coffer_txn *txn, cf_cluster_entry *e, const MDB
     }
     e->view.open = open_block;
     e->view.open_ctx = e;
+    e->apart_ncols = e->view.apart ? e->view.ncols : 0;
     return st;
 }
 
@@ -643,6 +656,8 @@ void cf_clusters_drop_class(coffer_txn *txn, coffer_class_id cls)
         if (!e || e->cls != cls)
             continue;
         e->view.n = 0;
+        e->all_open = 1; /* no object left to encode again: its blocks, gone from LMDB, are never read */
+        e->apart_ncols = 0;
         e->changes++;
         if (e->slots)
             memset(e->slots, 0, CF_CLUSTER_MAX * sizeof *e->slots);
@@ -756,6 +771,10 @@ static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf
         int rc = mdb_del(txn->mdb, txn->db->object_dbis[e->cls], &k, NULL);
         if (rc != 0 && rc != MDB_NOTFOUND)
             st = cf_txn_write_error(txn, rc, "cannot delete an emptied cluster");
+        if (st == COFFER_OK)
+            st = cf_cluster_delete_blocks(txn, txn->db->object_dbis[e->cls], e->cid, 0, e->apart_ncols);
+        if (st == COFFER_OK)
+            e->apart_ncols = 0;
     } else if (st == COFFER_OK) {
         size_t size;
         uint8_t *buf;
@@ -766,8 +785,11 @@ static coffer_status write_entry(coffer_txn *txn, struct cf_cluster_cache *c, cf
             st = cf_txn_scratch(txn, size, &buf);
         if (st == COFFER_OK) {
             cf_cluster_encode(&c->enc, buf);
-            st = cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0);
+            st = cf_cluster_store(txn, txn->db->object_dbis[e->cls], 2 * cl->table, e->cid, buf, size, 0,
+                                  e->apart_ncols);
         }
+        if (st == COFFER_OK)
+            e->apart_ncols = (uint16_t)cf_get_le(buf + 4, 2); /* the column count of the head just written */
     }
     if (st == COFFER_OK) {
         e->written = 1;

@@ -61,6 +61,7 @@ typedef struct cf_cluster_entry {
     uint32_t changes;       /* bumped by every change: positions held elsewhere expire */
     uint32_t written_at;    /* `changes` when it was written, once appends filled it */
     uint8_t written;        /* written to LMDB before the commit (as of written_at) */
+    uint16_t apart_ncols;   /* the column blocks LMDB holds under keys of their own (cluster version 4) */
     /* Kept from an entry of an earlier write transaction (see below). */
     cf_cluster_slot *spare_slots;
     cf_arena_chunk *spare_chunk;

@@ -128,8 +128,9 @@ static coffer_status next_cluster(coffer_txn *txn, coffer_class_id cls, MDB_curs
         int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
         if (rc != 0 && rc != MDB_NOTFOUND)
             return cf_error_mdb(rc, "cannot iterate a class");
-        if (rc == 0 && k.mv_size == CF_EXTERNAL_KEY_SIZE && *(const uint8_t *)k.mv_data == CF_EXTERNAL_PREFIX)
-            rc = MDB_NOTFOUND; /* past the clusters: objects stored outside them */
+        if (rc == 0 && ((k.mv_size == CF_EXTERNAL_KEY_SIZE && *(const uint8_t *)k.mv_data == CF_EXTERNAL_PREFIX) ||
+                        (k.mv_size == CF_BLOCK_KEY_SIZE && *(const uint8_t *)k.mv_data == CF_BLOCK_PREFIX)))
+            rc = MDB_NOTFOUND; /* past the clusters: objects stored outside them, column blocks stored apart */
         if (rc == 0 && k.mv_size != 8) {
             *bad = from;
             return cf_error(COFFER_ERR_CORRUPTED, "class '%s' holds a key of %zu bytes (keys are 8 bytes)",
