@@ -13,8 +13,8 @@ and `objectbox` there from PyPI and runs itself in it (not when neither is
 among --engines). `coffer` is imported
 from bindings/python/src with the library given by --library (by default
 build-bench/libcoffer.so.0, which scripts/bench builds). Each engine runs in
-its own process, --repeat times in turn; the fastest run of each operation
-counts. An engine that cannot be installed or started here is reported as
+its own process, --repeat times in turn (each round starting with the next
+engine); the fastest run of each operation counts. An engine that cannot be installed or started here is reported as
 unavailable, with the reason, and left out of the figures.
 """
 import argparse
@@ -158,7 +158,10 @@ def run_all(args, unavailable):
                                                         os.environ.get("PYTHONPATH")])))
     best = {}
     for run in range(1, args.repeat + 1):
-        for engine in args.engines:
+        # Each round starts with another engine, so that none always runs
+        # first (after the harness starts) or always right after the same one.
+        shift = (run - 1) % len(args.engines)
+        for engine in args.engines[shift:] + args.engines[:shift]:
             if engine in unavailable:
                 continue
             directory = os.path.join(data_root, engine)

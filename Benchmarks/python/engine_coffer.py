@@ -61,11 +61,12 @@ class CofferEngine:
         return check
 
     def update_all(self, w: Workload) -> int:
-        # The bulk update by primary key: an upsert of the changed values.
+        # The bulk update by primary key: an upsert of the changed values,
+        # rows of the named properties as sqlite3's executemany takes them.
         updates = w.updates
         with self.db.write():
-            updated = self.db.create_all(CofferEntity, ({"id": id, "i64": updates[id][0], "d": updates[id][1]}
-                                                        for id in w.order), update="all")
+            updated = self.db.create_all(CofferEntity, ((*updates[id], id) for id in w.order), update="all",
+                                         properties=("i64", "d", "id"))
         if self._count() != w.n:
             raise RuntimeError("the update created objects: an id was missing")
         return updated

@@ -286,6 +286,10 @@ class Database:
             info.model: info for info in self._classes.values() if info.model is not None}
         # Compiled queries by class and text, rebound for new arguments.
         self._prepared_queries: Dict[Tuple[int, str], CompiledQuery] = {}
+        # Layouts of classes with an int primary key whose lookups
+        # tuple_for_primary_key() decodes in one generated call, by the
+        # class or name it was given.
+        self._int_key_layouts: Dict[Any, pages.Layout] = {}
         self._sync: Optional[SyncSession] = None
 
     # ---- lifetime ----------------------------------------------------------
@@ -715,6 +719,18 @@ class Database:
 
     # ---- objects -----------------------------------------------------------
 
+    @staticmethod
+    def _named_values(info: _ClassInfo, names: Tuple[str, ...], position: int, values: Any,
+                      what: str) -> Dict[str, Any]:
+        """The dict of a row given with create_all(properties=names)."""
+        if not isinstance(values, (list, tuple)):
+            raise TypeError(f"{what}: object {position}: with properties, a row of class '{info.name}' "
+                            f"must be a tuple or list, got {type(values).__name__}")
+        if len(values) != len(names):
+            raise InvalidArgumentError(f"{what}: object {position}: {len(names)} properties named, "
+                                       f"got {len(values)} values")
+        return dict(zip(names, values))
+
     def _values_dict(self, info: _ClassInfo, values: Any) -> Dict[str, Any]:
         if values is None:
             return {}
@@ -799,17 +815,38 @@ class Database:
         obj._bind(self, info, key)
         return obj
 
-    def create_all(self, cls: Union[str, Type[Object]], values: Iterable[Any], update: Any = False) -> int:
+    def create_all(self, cls: Union[str, Type[Object]], values: Iterable[Any], update: Any = False,
+                   properties: Optional[Sequence[str]] = None) -> int:
         """Creates an object of `cls` from each dict, or list positional in
         schema order, of `values`, as create() does, many per call into the
         library; returns how many were written. With update="all" or
         "modified" an object whose primary key exists is updated with the
         values given, which makes this the bulk update by primary key:
         `db.create_all(Dog, ({"id": i, "age": 3} for i in ids), update="modified")`.
+
+        With `properties` (names of properties of `cls`, each once), every
+        row of `values` is a tuple or list of one value for each of them, in
+        that order, as sqlite3's executemany() takes the parameters of
+        `UPDATE ... SET age = ? WHERE id = ?`: the bulk update of a few
+        properties without a dict per row,
+        `db.create_all(Dog, ((i, 3) for i in ids), update="all", properties=("id", "age"))`.
+        An unknown name raises PropertyNotFoundError, a name given twice or a
+        row of another length InvalidArgumentError.
+
         On an error the objects before the one that failed stay written in
         the transaction (the `with db.write():` block rolls back when the
         error leaves it)."""
         info = self._class_info(cls)
+        if properties is not None:
+            names = tuple(properties)
+            for name in names:
+                info.prop(name)  # raises PropertyNotFoundError naming it
+            if len(set(names)) != len(names):
+                twice = next(n for n in names if names.count(n) > 1)
+                raise InvalidArgumentError(f"create_all(): property '{twice}' is named twice in properties")
+            if not names:
+                raise InvalidArgumentError("create_all(): properties names no property")
+            return self._store_many(info, values, update, "create_all()", None, as_given=True, names=names)
         # Rows go to _store_chunk as given: a chunk of tuples or lists of
         # every property is packed without a dict per row.
         return self._store_many(info, values, update, "create_all()", None, as_given=True)
@@ -836,12 +873,14 @@ class Database:
         return added
 
     def _store_many(self, info: _ClassInfo, rows: Iterable[Any], update: Any, what: str,
-                    objects: Optional[List[Object]], as_given: bool = False) -> int:
+                    objects: Optional[List[Object]], as_given: bool = False,
+                    names: Optional[Tuple[str, ...]] = None) -> int:
         """Writes objects of one class, a chunk per C call: runs of objects
         that list the same properties in the same order share one field
         array. Binds objects[i] to the key of the i-th object written.
         Rows are dicts, or with `as_given` what create_all() takes (dicts,
-        or lists and tuples positional in schema order)."""
+        or lists and tuples positional in schema order, or with `names`
+        tuples and lists of those properties' values)."""
         policy = _update_policy(update)
         txn = self._write_txn(what)
         written = 0
@@ -850,13 +889,23 @@ class Database:
             chunk: List[Any] = list(itertools.islice(given, _CHUNK))
             if not chunk:
                 return written
-            written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given)
+            written += self._store_chunk(txn, info, chunk, policy, objects, written, what, as_given, names)
 
     def _store_chunk(self, txn: _capi.TxnP, info: _ClassInfo, chunk: List[Any], policy: int,
-                     objects: Optional[List[Object]], first: int, what: str, as_given: bool = False) -> int:
+                     objects: Optional[List[Object]], first: int, what: str, as_given: bool = False,
+                     names: Optional[Tuple[str, ...]] = None) -> int:
         writer = Writer(self, policy)
         positional = None
-        if as_given:
+        if names is not None:
+            # Rows of the values of `names`: one field array without a dict
+            # per row when every row is of the common case and left-out
+            # properties of new objects get their defaults from C; otherwise
+            # each row becomes a dict and takes the paths below.
+            if info.defaults_are_zero:
+                positional = rowcode.pack_positional(writer, info, chunk, names)
+            if positional is None:
+                chunk = [self._named_values(info, names, first + i, v, what) for i, v in enumerate(chunk)]
+        elif as_given:
             # Every row a tuple or list of every property, of the common
             # case: one field array without a dict per row. Otherwise each
             # row becomes a dict and takes the paths below.
@@ -954,11 +1003,34 @@ class Database:
         object, and one generated expression decodes the tuple from the
         packed bytes; no object is made unless a value needs the library
         (a null, a link, a collection), which then reads it as to_tuple()
-        does. Raises what object_for_primary_key() raises."""
+        does. Raises what object_for_primary_key() raises.
+
+        For an int key of a class whose properties are all scalars, once the
+        class has been read this way, the call is a dict lookup, the checks
+        of the open database, its thread and its transaction, the one C call
+        and one generated expression that decodes the tuple from the
+        layout's reused buffer (pages.Layout.lookup_tuple)."""
+        if type(primary_key) is int and _INT64_MIN <= primary_key <= _INT64_MAX:
+            handles = self._handles
+            txn = handles.write_txn
+            if txn is None:
+                txn = handles.read_txn
+            if txn is not None and handles.db is not None and threading.get_ident() == self._thread:
+                try:
+                    lookup = self._int_key_layouts[cls].lookup_tuple
+                except (KeyError, TypeError):  # not read this way yet, or unhashable: the general path
+                    lookup = None
+                if lookup is not None:
+                    row = lookup(txn, primary_key)
+                    if row is not pages.MISSING:
+                        return row  # type: ignore[no-any-return]
         found = self._packed_by_primary_key(cls, primary_key)
         if found is None:
             return None
         info, layout, data, values = found
+        if layout.lookup_tuple is not None and info.primary_key is not None \
+                and info.primary_key.type == _capi.TYPE_INT:
+            self._int_key_layouts[cls] = layout  # the next int key takes the short path above
         decode = layout.decode_tuple
         if decode is not None:
             whole: Optional[Tuple[Any, ...]] = decode(values, data)

@@ -18,7 +18,7 @@ import dataclasses
 import struct
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import _capi, rowcode
 from .errors import Status, error_for
@@ -113,6 +113,9 @@ class Layout:
         self.request_key = self.request.key
         self.key_payload = self.request_key.u
         self._request_ref = ctypes.byref(self.request)
+        # lookup_tuple's code, compiled again for each scratch buffer.
+        self._lookup_source = rowcode.lookup_source(self.order, _T.PACK_HEADER_SIZE)
+        self.lookup_tuple: Optional[Callable[[_capi.TxnP, int], Any]] = None
         self._grow(4096)
 
     def _grow(self, size: int) -> None:
@@ -120,6 +123,14 @@ class Layout:
         self._scratch_c = (ctypes.c_char * size).from_buffer(self._scratch)
         self.request.buf = ctypes.addressof(self._scratch_c)
         self.request.capacity = size
+        if self._lookup_source is not None:
+            # lookup_tuple(txn, key) for an int key in the int64 range: the
+            # tuple of every property, None when no object has the key, or
+            # MISSING for the general path (Database.tuple_for_primary_key).
+            self.lookup_tuple = rowcode.compile_lookup(self._lookup_source, {
+                "payload": self.key_payload, "run": _run_request, "ref": self._request_ref, "request": self.request,
+                "unpack": self.row.unpack_from, "scratch": self._scratch, "view": memoryview(self._scratch),
+                "kinds": tuple(fast for _, _, fast in self.order), "NOT_FOUND": _NOT_FOUND, "MISSING": MISSING})
 
     def pack_object(self, handle: _capi.ObjectP) -> Tuple[bytes, Tuple[Any, ...]]:
         """The row of one open object: the bytes packed and its values."""

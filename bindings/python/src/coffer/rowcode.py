@@ -146,13 +146,15 @@ def pack_rows(writer: "Writer", info: "_ClassInfo", rows: Sequence[Dict[str, Any
     return _pack_with(writer, rows, _packer(info, tuple(rows[0])), len(rows[0]))
 
 
-def pack_positional(writer: "Writer", info: "_ClassInfo", rows: Sequence[Any]
+def pack_positional(writer: "Writer", info: "_ClassInfo", rows: Sequence[Any],
+                    names: Optional[Tuple[str, ...]] = None
                     ) -> "Optional[Tuple[ctypes.Array[_capi.coffer_field], int]]":
     """As pack_rows(), for rows given as tuples or lists of a value for
     every property in schema order (as sqlite3's executemany takes them),
-    without a dict per row; None when a row is anything else or a value is
-    not of the common case."""
-    names = tuple(info.names)
+    or for each of `names` in that order, without a dict per row; None when
+    a row is anything else or a value is not of the common case."""
+    if names is None:
+        names = tuple(info.names)
     if not rows or not names:
         return None
     return _pack_with(writer, rows, _packer(info, names, positional=True), len(names))
@@ -245,6 +247,55 @@ def tuple_decoder(order: Sequence[Tuple[str, int, int]]) -> Optional[TupleDecode
     source = _decoder_source(order, "decode_tuple", "(", ")", "{value},")
     decode: TupleDecoder = _compile(source, "decode_tuple", {"kinds": kinds})
     return decode
+
+
+def lookup_source(order: Sequence[Tuple[str, int, int]], header_size: int) -> Optional[str]:
+    """The source of a function lookup(txn, key) for a pages.Layout whose
+    properties are `order` (as decoder() takes it): it writes the int `key`
+    into the layout's lookup request, runs it (one C call), and gives the
+    tuple of every property in schema order decoded straight from the
+    layout's scratch buffer (one copy of the bytes used, no object); None
+    when no object has that key; MISSING when the caller must take the
+    general path (any other status, a null, a value not of its kind, a
+    string that is not UTF-8). Its globals (payload, run, ref, request,
+    unpack, scratch, view, kinds, NOT_FOUND, MISSING) are the layout's, bound
+    when compiled. None for the classes decoder() gives None for."""
+    if not _decodable(order):
+        return None
+    tags = [at for _, at, _ in order]
+    values = []
+    for _, at, fast in order:
+        if fast == _T.TYPE_STRING:
+            values.append(f"str(data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]], 'utf-8')")
+        elif fast == _T.TYPE_BINARY:
+            values.append(f"data[values[{at + 1}]:values[{at + 1}] + values[{at + 2}]]")
+        else:
+            values.append(f"values[{at + 1}]")
+    return "\n".join([
+        # Everything it uses as default arguments: locals, faster than globals.
+        "def lookup(txn, key, payload=payload, run=run, ref=ref, request=request, unpack=unpack, scratch=scratch,",
+        "           view=view, kinds=kinds, NOT_FOUND=NOT_FOUND, MISSING=MISSING, str=str, bytes=bytes):",
+        "    payload.integer = key",
+        "    status = run(txn, ref)",
+        "    if status:",
+        "        return None if status == NOT_FOUND else MISSING",
+        f"    values = unpack(scratch, {header_size})",
+        f"    if ({', '.join(f'values[{at}]' for at in tags)},) != kinds:",
+        "        return MISSING",
+        "    # One copy of the bytes used: slices of bytes decode faster than",
+        "    # slices of the buffer or of a view of it.",
+        "    data = bytes(view[:request.needed])",
+        "    try:",
+        f"        return ({', '.join(values)},)",
+        "    except UnicodeDecodeError:",
+        "        return MISSING",
+    ]) + "\n"
+
+
+def compile_lookup(source: str, namespace: Dict[str, Any]) -> Callable[[Any, int], Any]:
+    """The function lookup_source() wrote, its names bound to `namespace`."""
+    lookup: Callable[[Any, int], Any] = _compile(source, "lookup", dict(namespace))
+    return lookup
 
 
 def payload_page_decoder(order: Sequence[Tuple[int, int]]) -> PayloadPageDecoder:
