@@ -2736,6 +2736,65 @@ COFFER_API coffer_status coffer_sync_pause(coffer_db *db);
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db);
 
 /* ------------------------------------------------------------------------ */
+/* Sync progress and opening                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** The two directions of sync progress (coffer_sync_progress_get()). */
+typedef enum coffer_sync_direction {
+    COFFER_SYNC_UPLOAD = 0,  /**< local commits to the service */
+    COFFER_SYNC_DOWNLOAD = 1 /**< the service's changesets to this file */
+} coffer_sync_direction;
+
+/** Reads how far one direction of a sync session has come, in changeset
+ *  bytes counted since the handle was opened: `*transferred` the bytes the
+ *  service acknowledged (upload) or this file integrated (download),
+ *  `*transferable` those plus the bytes known to be left. Uploads know what
+ *  is left from the outbox; downloads from the service (protocol 4 tells it
+ *  before each DOWNLOAD frame; a flexible-sync session learns it only as
+ *  frames arrive). A direction is complete when both are equal; a caught-up
+ *  download makes them equal. Either pointer may be NULL. Errors:
+ *  COFFER_ERR_INVALID_ARGUMENT for a NULL or closed handle or a direction
+ *  that is neither COFFER_SYNC_UPLOAD nor COFFER_SYNC_DOWNLOAD,
+ *  COFFER_ERR_MISUSE when the handle does not sync. */
+COFFER_API coffer_status coffer_sync_progress_get(coffer_db *db, int direction, uint64_t *transferred,
+                                                  uint64_t *transferable);
+
+/** Told of each change of a direction's progress (coffer_sync_progress_get()
+ *  gives the same two counts). It runs on the session's own thread, one
+ *  call at a time, and so as coffer_sync_state_fn: it may read the progress
+ *  and the state but may not close the handle, wait for sync, or block for
+ *  long. */
+typedef void (*coffer_sync_progress_fn)(void *ctx, int direction, uint64_t transferred, uint64_t transferable);
+
+/** Calls `fn(ctx, direction, transferred, transferable)` on every change of
+ *  the sync progress of handles opened with `config`, from the first
+ *  connection on (so during a coffer_open() that downloads before it
+ *  returns, see coffer_config_set_sync_download_before_open()). `fn` NULL
+ *  removes it. Errors: COFFER_ERR_INVALID_ARGUMENT for a NULL config. */
+COFFER_API coffer_status coffer_config_set_sync_progress_callback(coffer_config *config, coffer_sync_progress_fn fn,
+                                                                  void *ctx);
+
+/** When coffer_open() of a synced handle waits for the service's state
+ *  (Realm's downloadBeforeOpen). */
+typedef enum coffer_sync_open_download {
+    COFFER_SYNC_DOWNLOAD_NEVER = 0, /**< return at once (the default) */
+    COFFER_SYNC_DOWNLOAD_ONCE = 1,  /**< wait when the file had never synced before this open */
+    COFFER_SYNC_DOWNLOAD_ALWAYS = 2 /**< wait at every open */
+} coffer_sync_open_download;
+
+/** Makes coffer_open() with `config` (which also needs coffer_config_set_sync())
+ *  wait, as `mode` says, until the session is connected and has integrated
+ *  everything the service had (coffer_sync_wait_for_download()), at most
+ *  `timeout_ms` milliseconds (0: no limit). When the wait fails, coffer_open()
+ *  closes the handle and returns the wait's error: COFFER_ERR_TIMEOUT when the
+ *  service was not reached or did not finish in time (the file keeps what was
+ *  integrated), COFFER_ERR_MISUSE when the service refused the session for
+ *  good (the message says why). Errors: COFFER_ERR_INVALID_ARGUMENT for a
+ *  NULL config or a mode that is none of coffer_sync_open_download. */
+COFFER_API coffer_status coffer_config_set_sync_download_before_open(coffer_config *config, int mode,
+                                                                     uint64_t timeout_ms);
+
+/* ------------------------------------------------------------------------ */
 /* Flexible sync: query subscriptions                                        */
 /* ------------------------------------------------------------------------ */
 

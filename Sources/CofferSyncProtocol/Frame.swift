@@ -2,7 +2,7 @@
 // WebSocket message each, a type byte then the body. Version 2 added the
 // ERROR code COMPENSATING_WRITE, which names the refused object; version 3
 // (flexible sync) SUBSCRIBE, SUBSCRIPTION_COMPLETE and the ERROR code
-// SUBSCRIPTION.
+// SUBSCRIPTION; version 4 (partition-based) PROGRESS.
 
 /// An error code of an ERROR frame.
 public enum ErrorCode: UInt64, Sendable, CaseIterable {
@@ -76,6 +76,10 @@ public enum Frame: Hashable, Sendable {
     /// ERROR SUBSCRIPTION (protocol 3; not fatal): subscription set
     /// `setVersion` was refused, the message naming the query and its part.
     case subscriptionError(message: String, setVersion: UInt64)
+    /// PROGRESS (protocol 4): the changeset bytes of the DOWNLOAD frames that
+    /// follow, up to the partition's latest version (this client's own left
+    /// out); sent before each DOWNLOAD frame.
+    case progress(downloadableBytes: UInt64)
 
     public var typeByte: UInt8 {
         switch self {
@@ -88,12 +92,13 @@ public enum Frame: Hashable, Sendable {
         case .error, .compensatingWrite, .subscriptionError: 7
         case .subscribe: 8
         case .subscriptionComplete: 9
+        case .progress: 10
         }
     }
 
     public var name: String {
         ["HELLO", "WELCOME", "UPLOAD", "UPLOAD_ACK", "DOWNLOAD", "DOWNLOAD_ACK", "ERROR", "SUBSCRIBE",
-         "SUBSCRIPTION_COMPLETE"][Int(typeByte) - 1]
+         "SUBSCRIPTION_COMPLETE", "PROGRESS"][Int(typeByte) - 1]
     }
 
     public static func error(_ code: ErrorCode, _ message: String, fatal: Bool) -> Frame {
@@ -157,6 +162,8 @@ public enum Frame: Hashable, Sendable {
             w.string(message)
             w.byte(0)
             w.varint(setVersion)
+        case .progress(let bytes):
+            w.varint(bytes)
         }
         return w.bytes
     }
@@ -234,6 +241,8 @@ public enum Frame: Hashable, Sendable {
         case 9:
             self = .subscriptionComplete(setVersion: try r.varint("subscription set version"),
                                          serverVersion: try r.varint("server version"))
+        case 10:
+            self = .progress(downloadableBytes: try r.varint("downloadable bytes"))
         default:
             throw WireError("unknown frame type \(type)")
         }

@@ -12,6 +12,9 @@ public enum WireLimits {
     /// The protocol version of flexible-sync clients (query subscriptions):
     /// version 2 and a SUBSCRIBE frame right after HELLO.
     public static let flexibleProtocolVersion: UInt64 = 3
+    /// The protocol version of partition-based clients told how much is left
+    /// to download: version 2 and a PROGRESS frame before each DOWNLOAD frame.
+    public static let progressProtocolVersion: UInt64 = 4
     /// A batch (UPLOAD or DOWNLOAD) holds changesets up to this many bytes; a
     /// single changeset larger than this travels alone in its own frame.
     public static let batchBytes = 1 << 20

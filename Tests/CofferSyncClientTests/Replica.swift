@@ -28,6 +28,15 @@ actor Replica {
         try await open(configuration)
     }
 
+    /// Opens the file `config` names once it has what the service has, as
+    /// `downloadBeforeOpen` says.
+    init(configuration: Database.Configuration, downloadBeforeOpen: Database.OpenBehavior,
+         timeout: Duration? = nil) async throws {
+        fileURL = configuration.fileURL!
+        db = try await Database(configuration: configuration, downloadBeforeOpen: downloadBeforeOpen,
+                                timeout: timeout, isolation: self)
+    }
+
     private func open(_ config: Database.Configuration) async throws {
         db = try await Database(configuration: config, actor: self)
     }

@@ -49,7 +49,7 @@ static coffer_status script_send(void *ctx, void *connection, const uint8_t *dat
     if (cf_frame_decode(data, size, &f) != COFFER_OK)
         abort();
     if (f.type == CF_FRAME_HELLO) {
-        if (f.u.hello.protocol != CF_SYNC_PROTOCOL)
+        if (f.u.hello.protocol != CF_SYNC_PROTOCOL_PROGRESS)
             abort();
         pthread_mutex_lock(&s->lock);
         s->hellos++;

@@ -408,6 +408,15 @@ static const char *text_of(coffer_db *db, int64_t id, char *buf, size_t cap)
 /* Tests                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A transport whose connections never open (the service is down). */
+static coffer_status relay_fail_open(void *ctx, const char *url, void **out)
+{
+    (void)ctx;
+    (void)url;
+    *out = NULL;
+    return coffer_sync_transport_fail(COFFER_ERR_IO, "connection refused");
+}
+
 static void test_two_clients_sync_through_the_session(void **state)
 {
     fixture *f = *state;
@@ -1015,6 +1024,101 @@ static void test_a_resume_starts_the_backoff_over(void **state)
     coffer_close(db);
     pthread_cond_destroy(&log.cond);
     pthread_mutex_destroy(&log.lock);
+
+
+/* What a progress callback was told of the upload: each call's counts. */
+typedef struct progress_log {
+    pthread_mutex_t lock;
+    uint64_t last_done, calls, backwards;
+} progress_log;
+
+static void log_progress(void *ctx, int direction, uint64_t transferred, uint64_t transferable)
+{
+    progress_log *l = ctx;
+    pthread_mutex_lock(&l->lock);
+    if (direction == COFFER_SYNC_UPLOAD) {
+        if (transferred < l->last_done || transferable < transferred)
+            l->backwards++;
+        l->last_done = transferred;
+        l->calls++;
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_progress_counts_bytes_and_open_downloads_first(void **state)
+{
+    fixture *f = *state;
+    progress_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    coffer_config *cfg = sync_fixture_config(&f->base, "a.coffer", schema, 1, "ws://relay.test/sync/v1");
+    assert_ok(coffer_config_set_sync_progress_callback(cfg, log_progress, &log));
+    coffer_db *a = sync_fixture_open(cfg);
+    uint64_t done = 1, total = 1;
+    assert_ok(coffer_sync_progress_get(a, COFFER_SYNC_UPLOAD, &done, &total));
+    assert_int_equal(done, 0);
+    for (int i = 1; i <= 3; i++)
+        put_note(a, i, "a note of the progress test");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_ok(coffer_sync_progress_get(a, COFFER_SYNC_UPLOAD, &done, &total));
+    assert_true(done > 0);
+    assert_int_equal(done, total);
+    pthread_mutex_lock(&log.lock);
+    assert_true(log.calls >= 1);
+    assert_int_equal(log.backwards, 0);
+    assert_int_equal(log.last_done, done);
+    pthread_mutex_unlock(&log.lock);
+
+    /* A new file that downloads before open has A's notes when open returns,
+     * and downloaded exactly the bytes A uploaded. */
+    cfg = sync_fixture_config(&f->base, "b.coffer", schema, 1, "ws://relay.test/sync/v1");
+    assert_ok(coffer_config_set_sync_download_before_open(cfg, COFFER_SYNC_DOWNLOAD_ALWAYS, WAIT_MS));
+    coffer_db *b = sync_fixture_open(cfg);
+    char buf[64];
+    assert_string_equal(text_of(b, 3, buf, sizeof buf), "a note of the progress test");
+    uint64_t got = 0, known = 0;
+    assert_ok(coffer_sync_progress_get(b, COFFER_SYNC_DOWNLOAD, &got, &known));
+    assert_int_equal(got, done);
+    assert_int_equal(known, got);
+    assert_ok(coffer_sync_progress_get(b, COFFER_SYNC_DOWNLOAD, NULL, NULL));
+
+    /* Misuse. */
+    assert_status(coffer_sync_progress_get(b, 7, &got, &known), COFFER_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(coffer_last_error(), "direction 7"));
+    assert_status(coffer_config_set_sync_download_before_open(NULL, 0, 0), COFFER_ERR_INVALID_ARGUMENT);
+    assert_status(coffer_config_set_sync_progress_callback(NULL, NULL, NULL), COFFER_ERR_INVALID_ARGUMENT);
+    coffer_config *bad = NULL;
+    assert_ok(coffer_config_new(&bad));
+    assert_status(coffer_config_set_sync_download_before_open(bad, 3, 0), COFFER_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(coffer_last_error(), "mode 3"));
+    coffer_config_free(bad);
+    coffer_close(a);
+    coffer_close(b);
+}
+
+static void test_an_open_that_downloads_first_fails_when_refused_or_late(void **state)
+{
+    fixture *f = *state;
+    /* Refused for good: the open says why. */
+    relay_set(&f->r, &f->r.refuse, 1);
+    coffer_config *cfg = sync_fixture_config(&f->base, "r.coffer", schema, 1, "ws://relay.test/sync/v1");
+    assert_ok(coffer_config_set_sync_download_before_open(cfg, COFFER_SYNC_DOWNLOAD_ALWAYS, WAIT_MS));
+    coffer_db *db = NULL;
+    assert_status(coffer_open(cfg, &db), COFFER_ERR_MISUSE);
+    assert_null(db);
+    assert_non_null(strstr(coffer_last_error(), "SCHEMA_MISMATCH"));
+    coffer_config_free(cfg);
+    relay_set(&f->r, &f->r.refuse, 0);
+
+    /* Nobody answers in time: a timeout; .once on a file that synced before does not wait. */
+    cfg = sync_fixture_config(&f->base, "t.coffer", schema, 1, "ws://relay.test/sync/v1");
+    coffer_sync_transport silent = {NULL, relay_fail_open, relay_send, relay_receive, relay_close};
+    assert_ok(coffer_config_set_sync_transport(cfg, &silent));
+    assert_ok(coffer_config_set_sync_download_before_open(cfg, COFFER_SYNC_DOWNLOAD_ALWAYS, 300));
+    assert_status(coffer_open(cfg, &db), COFFER_ERR_TIMEOUT);
+    assert_non_null(strstr(coffer_last_error(), "downloading before open"));
+    assert_ok(coffer_config_set_sync_download_before_open(cfg, COFFER_SYNC_DOWNLOAD_ONCE, 300));
+    assert_ok(coffer_open(cfg, &db));
+    coffer_close(db);
+    coffer_config_free(cfg);
 }
 
 int main(void)
@@ -1034,6 +1138,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_refusal_and_a_pause_from_the_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_transport_says_why_it_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_resume_starts_the_backoff_over, setup, teardown),
+
+        cmocka_unit_test_setup_teardown(test_progress_counts_bytes_and_open_downloads_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_open_that_downloads_first_fails_when_refused_or_late, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -618,7 +618,8 @@ COFFER_API coffer_status coffer_open(const coffer_config *config, coffer_db **ou
     if (!db->read_only)
         db->commit_hook = cf_sync_commit_hook;
     db->committed_hook = cf_hub_committed;
-    if (config->sync_url && (st = cf_sync_session_start(db, config)) != COFFER_OK) {
+    if (config->sync_url && ((st = cf_sync_session_start(db, config)) != COFFER_OK ||
+                             (st = cf_sync_session_download_before_open(db, config)) != COFFER_OK)) {
         coffer_close(db);
         return st;
     }

@@ -39,6 +39,10 @@ struct coffer_config {
     void *sync_state_ctx;
     coffer_sync_error_fn sync_error_fn; /* sync/error_report.c: told of every ERROR frame */
     void *sync_error_ctx;
+    coffer_sync_progress_fn sync_progress_fn; /* sync/progress.c: told of every progress change */
+    void *sync_progress_ctx;
+    int sync_download_before_open;            /* sync/progress.c: a coffer_sync_open_download */
+    uint64_t sync_download_timeout_ms;        /* 0: no limit */
 };
 
 /* The first line of every setter: `fn` names it in the error. */

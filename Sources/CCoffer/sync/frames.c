@@ -296,7 +296,7 @@ void cf_wire_schema_encode(const cf_schema *s, cf_buf *b)
 
 static const char *const frame_names[] = {"frame", "HELLO frame", "WELCOME frame", "UPLOAD frame", "UPLOAD_ACK frame",
                                           "DOWNLOAD frame", "DOWNLOAD_ACK frame", "ERROR frame", "SUBSCRIBE frame",
-                                          "SUBSCRIPTION_COMPLETE frame"};
+                                          "SUBSCRIPTION_COMPLETE frame", "PROGRESS frame"};
 
 static coffer_status decode_body(cf_wreader *r, cf_frame *f)
 {
@@ -358,8 +358,10 @@ static coffer_status decode_body(cf_wreader *r, cf_frame *f)
                 (st = cf_wire_get_raw(r, CF_SYNC_ID_SIZE, &origin, "an origin client id")) != COFFER_OK)
                 return st;
             memcpy(s->origin, origin, CF_SYNC_ID_SIZE);
+            const uint8_t *cs_start = r->p;
             if ((st = cf_sync_cs_read(r, &s->cs)) != COFFER_OK)
                 return st;
+            s->len = (size_t)(r->p - cs_start);
             d->count = i + 1;
             if (i > 0 && s->server_version <= d->changesets[i - 1].server_version)
                 return cf_wire_bad(r, "server version %llu after %llu: versions must increase",
@@ -395,6 +397,8 @@ static coffer_status decode_body(cf_wreader *r, cf_frame *f)
             COFFER_OK)
             return st;
         return cf_wire_get_varint(r, &f->u.subscription_complete.server_version, "the server version");
+    case CF_FRAME_PROGRESS:
+        return cf_wire_get_varint(r, &f->u.progress, "the downloadable bytes");
     default:
         return cf_wire_bad(r, "unknown frame type %u", f->type);
     }
@@ -407,7 +411,7 @@ coffer_status cf_frame_decode(const uint8_t *data, size_t n, cf_frame *out)
     coffer_status st = cf_wire_get_u8(&r, &out->type, "the frame type");
     if (st != COFFER_OK)
         return st;
-    if (out->type >= CF_FRAME_HELLO && out->type <= CF_FRAME_SUBSCRIPTION_COMPLETE)
+    if (out->type >= CF_FRAME_HELLO && out->type <= CF_FRAME_PROGRESS)
         r.frame = frame_names[out->type];
     st = decode_body(&r, out);
     if (st == COFFER_OK && r.p != r.end)
@@ -511,6 +515,12 @@ void cf_frame_subscription_complete_encode(cf_buf *b, uint64_t set_version, uint
     cf_wire_u8(b, CF_FRAME_SUBSCRIPTION_COMPLETE);
     cf_wire_varint(b, set_version);
     cf_wire_varint(b, server_version);
+}
+
+void cf_frame_progress_encode(cf_buf *b, uint64_t downloadable_bytes)
+{
+    cf_wire_u8(b, CF_FRAME_PROGRESS);
+    cf_wire_varint(b, downloadable_bytes);
 }
 
 void cf_frame_subscription_error_encode(cf_buf *b, const char *message, uint64_t set_version)

@@ -16,6 +16,9 @@
 /* Flexible-sync clients (query subscriptions) speak version 3: HELLO, then
  * SUBSCRIBE. */
 #define CF_SYNC_PROTOCOL_FLEXIBLE 3u
+/* Partition-based clients told how much is left to download speak version
+ * 4: version 2 and a PROGRESS frame before each DOWNLOAD frame. */
+#define CF_SYNC_PROTOCOL_PROGRESS 4u
 #define CF_SYNC_ID_SIZE 16
 
 /* No frame may exceed this; both ends accept messages up to it. */
@@ -34,7 +37,8 @@ enum {
     CF_FRAME_DOWNLOAD_ACK = 6,
     CF_FRAME_ERROR = 7,
     CF_FRAME_SUBSCRIBE = 8,
-    CF_FRAME_SUBSCRIPTION_COMPLETE = 9
+    CF_FRAME_SUBSCRIPTION_COMPLETE = 9,
+    CF_FRAME_PROGRESS = 10 /* protocol 4 */
 };
 
 enum {
@@ -198,6 +202,7 @@ typedef struct cf_server_changeset {
     uint64_t server_version;
     uint8_t origin[CF_SYNC_ID_SIZE];
     cf_sync_cs cs;
+    size_t len; /* the changeset's encoded bytes (what progress counts) */
 } cf_server_changeset;
 
 typedef struct cf_frame_download {
@@ -234,6 +239,7 @@ typedef struct cf_frame {
         uint64_t download_ack;
         cf_frame_error error;
         cf_frame_subscription_complete subscription_complete;
+        uint64_t progress; /* PROGRESS: the changeset bytes left to download */
     } u;
 } cf_frame;
 
@@ -265,6 +271,8 @@ void cf_frame_upload_ack_encode(cf_buf *b, uint64_t last_client_version, uint64_
 void cf_frame_download_encode(cf_buf *b, uint64_t latest_server_version, uint64_t count, const uint8_t *changesets,
                               size_t len);
 void cf_frame_download_ack_encode(cf_buf *b, uint64_t server_version);
+/* PROGRESS: the changeset bytes of the DOWNLOAD frames that follow. */
+void cf_frame_progress_encode(cf_buf *b, uint64_t downloadable_bytes);
 void cf_frame_error_encode(cf_buf *b, uint64_t code, const char *message, int fatal);
 
 /* The name of an error code ("SCHEMA_MISMATCH"), or "unknown". */

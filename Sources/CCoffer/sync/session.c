@@ -80,9 +80,39 @@ struct cf_sync_session {
     uint64_t subs_sent, subs_complete, subs_refused;
     int subs_dirty;
     char subs_error[512];
+    /* Progress (coffer_sync_progress_get), under `lock`: changeset bytes
+     * since the session started, per direction. `unsent` is the thread's:
+     * the outbox bytes after what was sent, as last counted. */
+    uint64_t transferred[2], transferable[2];
+    size_t unsent;
+    coffer_sync_progress_fn progress_fn;
+    void *progress_ctx;
+    int new_file; /* the file had no client id before this session */
 };
 
 typedef struct cf_sync_session session;
+
+/* Sets a direction's counts and tells the callback when they changed (on
+ * the session thread, without the lock). */
+static void set_progress(session *s, int dir, uint64_t transferred, uint64_t transferable)
+{
+    if (transferable < transferred)
+        transferable = transferred;
+    pthread_mutex_lock(&s->lock);
+    int changed = s->transferred[dir] != transferred || s->transferable[dir] != transferable;
+    s->transferred[dir] = transferred;
+    s->transferable[dir] = transferable;
+    pthread_mutex_unlock(&s->lock);
+    if (changed && s->progress_fn)
+        s->progress_fn(s->progress_ctx, dir, transferred, transferable);
+}
+
+/* The upload's counts from the acknowledged bytes and what is left. */
+static void upload_progress(session *s, uint64_t acked_bytes)
+{
+    uint64_t done = s->transferred[COFFER_SYNC_UPLOAD] + acked_bytes; /* written on this thread only */
+    set_progress(s, COFFER_SYNC_UPLOAD, done, done + s->unacked_bytes + s->unsent);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                             */
@@ -450,7 +480,7 @@ static coffer_status send_hello(session *s)
         return st;
     cf_buf schema = {0}, b = {0};
     cf_wire_schema_encode(s->db->schema, &schema);
-    cf_frame_hello_encode_version(&b, s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL, client,
+    cf_frame_hello_encode_version(&b, s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL_PROGRESS, client,
                                   s->partition, token, prog.server_version, schema.p, schema.len);
     b.failed |= schema.failed;
     st = send_frame(s, &b);
@@ -470,16 +500,21 @@ typedef struct upload_batch {
     in_flight *flight;
     size_t nflight, cap;
     int failed;
+    int full;    /* the batch takes no more: the rest is only counted */
+    size_t rest; /* outbox bytes after the batch */
 } upload_batch;
 
 static int add_to_batch(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
 {
     upload_batch *u = ctx;
+    (void)version;
     /* A changeset larger than a frame goes alone. */
-    if (u->count && (u->body.len + len > CF_SYNC_FRAME_BYTES || len > u->budget))
-        return 1;
-    if (!u->count && len > u->budget && u->budget < CF_SYNC_WINDOW_BYTES)
-        return 1; /* wait for acknowledgements first */
+    if (u->full || (u->count && (u->body.len + len > CF_SYNC_FRAME_BYTES || len > u->budget)) ||
+        (!u->count && len > u->budget && u->budget < CF_SYNC_WINDOW_BYTES) /* wait for acknowledgements */) {
+        u->full = 1;
+        u->rest += len;
+        return 0;
+    }
     in_flight *f = cf_grow(u->flight, u->nflight, &u->cap, sizeof *f, 16);
     if (!f) {
         u->failed = 1;
@@ -491,7 +526,8 @@ static int add_to_batch(void *ctx, uint64_t version, const uint8_t *cs, size_t l
     u->count++;
     u->last = version;
     u->budget = len > u->budget ? 0 : u->budget - len;
-    return u->body.len >= CF_SYNC_FRAME_BYTES;
+    u->full = u->body.len >= CF_SYNC_FRAME_BYTES;
+    return 0;
 }
 
 /* Sends what the window allows of the outbox after what was sent. */
@@ -525,6 +561,10 @@ static coffer_status upload_some(session *s)
         }
         if (st == COFFER_OK && u.count)
             s->sent_through = u.last;
+        if (st == COFFER_OK) {
+            s->unsent = u.rest;
+            upload_progress(s, 0);
+        }
         free(u.flight);
         free(u.body.p);
         if (st != COFFER_OK || !u.count)
@@ -536,13 +576,16 @@ static coffer_status upload_some(session *s)
 static void forget_in_flight(session *s, uint64_t through)
 {
     size_t k = 0;
+    uint64_t acked = 0;
     for (size_t i = 0; i < s->nflight; i++) {
-        if (s->flight[i].version <= through)
+        if (s->flight[i].version <= through) {
             s->unacked_bytes -= s->flight[i].bytes;
-        else
+            acked += s->flight[i].bytes;
+        } else
             s->flight[k++] = s->flight[i];
     }
     s->nflight = k;
+    upload_progress(s, acked);
 }
 
 /* The service's ERROR frame: retry later, or stop for good. */
@@ -583,8 +626,10 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
 
 static coffer_status on_download(session *s, const cf_frame_download *d)
 {
-    uint64_t through = 0;
+    uint64_t through = 0, bytes = 0;
     coffer_status st = COFFER_OK;
+    for (size_t i = 0; i < d->count; i++)
+        bytes += d->changesets[i].len;
     if (d->count) {
         if ((st = cf_sync_integrate(s->db, d->changesets, d->count, &through)) != COFFER_OK)
             return st;
@@ -594,6 +639,10 @@ static coffer_status on_download(session *s, const cf_frame_download *d)
         free(b.p);
     }
     int done = d->count == 0 || d->changesets[d->count - 1].server_version >= d->latest_server_version;
+    /* Caught up: nothing is left, whatever was announced (read rules may
+     * have made the changesets smaller than the service counted). */
+    uint64_t got = s->transferred[COFFER_SYNC_DOWNLOAD] + bytes;
+    set_progress(s, COFFER_SYNC_DOWNLOAD, got, done ? got : s->transferable[COFFER_SYNC_DOWNLOAD]);
     pthread_mutex_lock(&s->lock);
     s->caught_up = done;
     pthread_cond_broadcast(&s->cond);
@@ -621,6 +670,10 @@ static coffer_status on_frame(session *s, const uint8_t *data, size_t size)
         break;
     case CF_FRAME_SUBSCRIPTION_COMPLETE:
         st = subscriptions_answered(s, f.u.subscription_complete.set_version, COFFER_SUBSCRIPTION_COMPLETE, "");
+        break;
+    case CF_FRAME_PROGRESS:
+        set_progress(s, COFFER_SYNC_DOWNLOAD, s->transferred[COFFER_SYNC_DOWNLOAD],
+                     s->transferred[COFFER_SYNC_DOWNLOAD] + f.u.progress);
         break;
     default:
         st = cf_error(COFFER_ERR_CORRUPTED, "the sync service sent a frame of type %u in a session", f.type);
@@ -666,10 +719,13 @@ static coffer_status welcome(session *s)
             st = on_error_frame(s, &f.u.error);
         else if (f.type != CF_FRAME_WELCOME)
             st = cf_error(COFFER_ERR_CORRUPTED, "the sync service answered HELLO with a frame of type %u", f.type);
-        else if (f.u.welcome.protocol != (s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL))
+        /* A partition-based session also takes a version 2 answer: no PROGRESS frames then. */
+        else if (s->flexible ? f.u.welcome.protocol != CF_SYNC_PROTOCOL_FLEXIBLE
+                             : f.u.welcome.protocol != CF_SYNC_PROTOCOL_PROGRESS &&
+                                   f.u.welcome.protocol != CF_SYNC_PROTOCOL)
             st = cf_error(COFFER_ERR_CORRUPTED, "the sync service speaks protocol %llu, not %u",
                           (unsigned long long)f.u.welcome.protocol,
-                          s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL);
+                          s->flexible ? CF_SYNC_PROTOCOL_FLEXIBLE : CF_SYNC_PROTOCOL_PROGRESS);
         else {
             /* Changesets up to its last integrated version arrived before a lost acknowledgement. */
             uint64_t last = f.u.welcome.last_client_version, version = 0;
@@ -829,8 +885,18 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
                         "sync URL '%s': the built-in transport has no TLS; a wss:// URL needs a transport that "
                         "speaks TLS (coffer_config_set_sync_transport)",
                         config->sync_url);
-    coffer_status st = cf_sync_enable(db, config->sync_partition);
-    if (st != COFFER_OK)
+    /* A file that never synced (coffer_config_set_sync_download_before_open, ONCE). */
+    int new_file = 0;
+    coffer_txn *check;
+    coffer_status st = coffer_txn_begin(db, COFFER_TXN_READ, &check);
+    if (st == COFFER_OK) {
+        uint8_t id[CF_SYNC_ID_SIZE];
+        int has = 0;
+        st = cf_sync_client_id(check, id, &has);
+        coffer_txn_free(check);
+        new_file = !has;
+    }
+    if (st != COFFER_OK || (st = cf_sync_enable(db, config->sync_partition)) != COFFER_OK)
         return st;
     session *s = calloc(1, sizeof *s);
     if (!s || !(s->url = strdup(config->sync_url)) || !(s->partition = strdup(config->sync_partition)) ||
@@ -850,7 +916,10 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     s->state_ctx = config->sync_state_ctx;
     s->error_fn = config->sync_error_fn;
     s->error_ctx = config->sync_error_ctx;
+    s->progress_fn = config->sync_progress_fn;
+    s->progress_ctx = config->sync_progress_ctx;
     s->flexible = config->sync_flexible;
+    s->new_file = new_file;
     s->db = db;
     s->transport = config->sync_transport.open ? config->sync_transport : cf_websocket_transport;
     s->state = COFFER_SYNC_CONNECTING;
@@ -1033,6 +1102,64 @@ COFFER_API coffer_status coffer_sync_pause(coffer_db *db)
 COFFER_API coffer_status coffer_sync_resume(coffer_db *db)
 {
     return set_paused(db, "coffer_sync_resume", 0);
+}
+
+typedef struct byte_sum {
+    uint64_t bytes;
+} byte_sum;
+
+static int add_len(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
+{
+    (void)version;
+    (void)cs;
+    ((byte_sum *)ctx)->bytes += len;
+    return 0;
+}
+
+COFFER_API coffer_status coffer_sync_progress_get(coffer_db *db, int direction, uint64_t *transferred,
+                                                  uint64_t *transferable)
+{
+    const char *fn = "coffer_sync_progress_get";
+    session *s = NULL;
+    coffer_status st = session_of(db, fn, &s);
+    if (st != COFFER_OK)
+        return st;
+    if (direction != COFFER_SYNC_UPLOAD && direction != COFFER_SYNC_DOWNLOAD)
+        return cf_error(COFFER_ERR_INVALID_ARGUMENT, "%s: direction %d is neither COFFER_SYNC_UPLOAD (0) nor "
+                                                     "COFFER_SYNC_DOWNLOAD (1)", fn, direction);
+    pthread_mutex_lock(&s->lock);
+    uint64_t done = s->transferred[direction], total = s->transferable[direction];
+    pthread_mutex_unlock(&s->lock);
+    if (direction == COFFER_SYNC_UPLOAD) {
+        /* What is left is the outbox, read now: commits made while paused count. */
+        coffer_txn *txn;
+        byte_sum left = {0};
+        if ((st = coffer_txn_begin(db, COFFER_TXN_READ, &txn)) != COFFER_OK)
+            return st;
+        st = cf_sync_outbox_each(txn, 0, add_len, &left);
+        coffer_txn_free(txn);
+        if (st != COFFER_OK)
+            return st;
+        total = done + left.bytes;
+    }
+    if (transferred)
+        *transferred = done;
+    if (transferable)
+        *transferable = total;
+    return COFFER_OK;
+}
+
+coffer_status cf_sync_session_download_before_open(coffer_db *db, const coffer_config *config)
+{
+    session *s = db->sync;
+    int mode = config->sync_download_before_open;
+    if (!s || mode == COFFER_SYNC_DOWNLOAD_NEVER || (mode == COFFER_SYNC_DOWNLOAD_ONCE && !s->new_file))
+        return COFFER_OK;
+    uint64_t timeout = config->sync_download_timeout_ms ? config->sync_download_timeout_ms : UINT64_MAX / 2;
+    pthread_mutex_lock(&s->lock);
+    uint64_t idle = s->idle;
+    pthread_mutex_unlock(&s->lock);
+    return wait_until(s, timeout, downloaded, idle, "downloading before open");
 }
 
 /* ------------------------------------------------------------------------ */

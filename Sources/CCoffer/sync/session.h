@@ -17,6 +17,10 @@
  * file a synced one if it is not, then starts the thread. */
 coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config);
 
+/* Waits for the download when `config` asks for it before open
+ * (coffer_config_set_sync_download_before_open); COFFER_OK at once otherwise. */
+coffer_status cf_sync_session_download_before_open(coffer_db *db, const coffer_config *config);
+
 /* Stops and frees the session of `db` (joins its thread); no-op without one. */
 void cf_sync_session_stop(coffer_db *db);
 

@@ -79,19 +79,32 @@ extension Database {
     /// ```
     ///
     /// - Parameters:
+    /// A synced configuration first downloads what the service has, as
+    /// Realm's `asyncOpen` does (`downloadBeforeOpen`, see
+    /// ``init(configuration:downloadBeforeOpen:timeout:isolation:)``); its
+    /// progress is reported as the step ``OpenProgress/Step/download``.
+    ///
+    /// - Parameters:
+    ///   - downloadBeforeOpen: when a synced configuration downloads first.
+    ///   - timeout: how long that download may take; nil waits as long as it takes.
     ///   - isolation: the calling actor; leave it to its default.
     ///   - progress: told the progress of a seed copy, the compact-on-launch
-    ///     check, a compaction and a migration.
+    ///     check, a compaction, a migration and the download.
     /// - Throws: as ``init(configuration:)`` does, from whichever open failed;
-    ///   `.cancelled` if the task was cancelled during a long step.
+    ///   `.cancelled` if the task was cancelled during a long step; `.timeout`
+    ///   when the download did not finish in time.
     public static func asyncOpen(configuration: Configuration = .defaultConfiguration,
+                                 downloadBeforeOpen: OpenBehavior = .always, timeout: Duration? = nil,
                                  isolation: isolated (any Actor)? = #isolation,
                                  progress: (@Sendable (OpenProgress) -> Void)? = nil) async throws -> Database {
         if configuration.inMemoryIdentifier == nil {
             let cancelled = LockedValue(false)
+            let download = configuration.syncConfiguration == nil ? nil : SyncDownload(
+                behavior: downloadBeforeOpen, timeout: timeout,
+                progress: { p in progress?(OpenProgress(step: .download, fractionCompleted: p.progressEstimate)) })
             try await withTaskCancellationHandler {
                 try await onThreadOfItsOwn(named: "Coffer open") {
-                    try prepare(configuration) { report in
+                    try prepare(configuration, download: download) { report in
                         guard !cancelled.withLock({ $0 }) else { return false }
                         progress?(report)
                         return true

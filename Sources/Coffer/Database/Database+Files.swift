@@ -19,8 +19,10 @@ extension Database {
     /// the compact-on-launch check, a compaction and a migration are, on this
     /// thread; when it returns false the open is cancelled and this throws
     /// ``CofferError`` `.cancelled`, the file left as it was.
-    static func prepare(_ configuration: Configuration, progress: @escaping OpenProgressHandler) throws {
-        _ = try Database(configuration: configuration, confinement: .thread(pthread_self()), progress: progress)
+    static func prepare(_ configuration: Configuration, download: SyncDownload? = nil,
+                        progress: @escaping OpenProgressHandler) throws {
+        _ = try Database(configuration: configuration, confinement: .thread(pthread_self()), progress: progress,
+                         download: download)
     }
 
     /// Lets go of the snapshot and cancels a write transaction in progress, as

@@ -125,10 +125,15 @@ public final class Database {
         try self.init(configuration: configuration, confinement: .thread(pthread_self()))
     }
 
-    init(configuration: Configuration, confinement: Confinement, progress: OpenProgressHandler? = nil) throws {
+    init(configuration: Configuration, confinement: Confinement, progress: OpenProgressHandler? = nil,
+         download: SyncDownload? = nil) throws {
         let path = try configuration.filePath()
         let syncStates = configuration.syncConfiguration == nil ? nil : SyncStateHub()
-        sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress, syncStates: syncStates),
+        if let report = download?.progress, let hub = syncStates?.progress {
+            _ = hub.add { direction, p in if direction == .download { report(p) } }
+        }
+        sharedHandle = SharedHandle(try Self.open(configuration, path: path, progress: progress, syncStates: syncStates,
+                                                  download: download),
                                     path: path, sync: configuration.syncConfiguration, syncStates: syncStates)
         handle = sharedHandle.pointer
         self.configuration = configuration
@@ -182,7 +187,7 @@ public final class Database {
     }
 
     private static func open(_ configuration: Configuration, path: String?, progress: OpenProgressHandler?,
-                             syncStates: SyncStateHub? = nil) throws -> OpaquePointer {
+                             syncStates: SyncStateHub? = nil, download: SyncDownload? = nil) throws -> OpaquePointer {
         if configuration.readOnly && configuration.deleteDatabaseIfMigrationNeeded {
             throw CofferError(.invalidArgument, "readOnly and deleteDatabaseIfMigrationNeeded cannot both be set")
         }
@@ -194,6 +199,7 @@ public final class Database {
         let callbacks = OpenCallbacks(configuration, progress: progress)
         try callbacks.install(on: config)
         try syncStates?.install(on: config)
+        if configuration.syncConfiguration != nil, let download { try download.install(on: config) }
         var db: OpaquePointer?
         let status = withExtendedLifetime(callbacks) { coffer_open(config, &db) }
         if status != COFFER_OK {

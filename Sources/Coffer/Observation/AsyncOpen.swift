@@ -41,14 +41,29 @@ public struct AsyncOpen: AsyncSequence, Sendable {
 
     /// What is opened.
     public let configuration: Database.Configuration
+    /// How long a synced configuration's download may take (nil: as long as it takes).
+    public let timeout: Duration?
+    /// Whether a download that times out opens the local file (``AutoOpen``).
+    let localOnTimeout: Bool
 
-    /// The states of opening `configuration`; nil for the environment's.
-    public init(configuration: Database.Configuration? = nil) {
+    /// The states of opening `configuration`; nil for the environment's. A
+    /// synced configuration waits for its user to log in
+    /// (``AsyncOpenState/waitingForUser``), then downloads everything the
+    /// service has (``OpenProgress/Step/download``) before it opens; a
+    /// download that takes longer than `timeout` is the error
+    /// ``CofferError`` `.timeout`.
+    public init(configuration: Database.Configuration? = nil, timeout: Duration? = nil) {
+        self.init(configuration: configuration, timeout: timeout, localOnTimeout: false)
+    }
+
+    init(configuration: Database.Configuration?, timeout: Duration?, localOnTimeout: Bool) {
         self.configuration = DatabaseEnvironment.resolve(configuration)
+        self.timeout = timeout
+        self.localOnTimeout = localOnTimeout
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(configuration: configuration)
+        Iterator(configuration: configuration, timeout: timeout, localOnTimeout: localOnTimeout)
     }
 
     /// Gives the states in order; the open starts with the first call.
@@ -57,19 +72,43 @@ public struct AsyncOpen: AsyncSequence, Sendable {
         public typealias Failure = Never
 
         private let configuration: Database.Configuration
+        private let timeout: Duration?
+        private let localOnTimeout: Bool
         private var events: AsyncStream<OpenEvent>.Iterator?
         private var finished = false
+        private var connectingTold = false
+        private var waitingTold = false
 
-        init(configuration: Database.Configuration) {
+        init(configuration: Database.Configuration, timeout: Duration? = nil, localOnTimeout: Bool = false) {
             self.configuration = configuration
+            self.timeout = timeout
+            self.localOnTimeout = localOnTimeout
         }
 
         /// The next state, the database opened isolated to `actor`.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> AsyncOpenState? {
             if finished { return nil }
-            guard events != nil else {
-                events = OpenSteps.start(configuration).makeAsyncIterator()
+            guard connectingTold else {
+                connectingTold = true
                 return .connecting
+            }
+            guard events != nil else {
+                // A synced configuration's user logs in first.
+                if let user = configuration.syncConfiguration?.user, !user.isLoggedIn {
+                    if !waitingTold {
+                        waitingTold = true
+                        return .waitingForUser
+                    }
+                    while !user.isLoggedIn {
+                        if (try? await Task.sleep(for: .milliseconds(50))) == nil {
+                            finished = true
+                            return nil
+                        }
+                    }
+                }
+                events = OpenSteps.start(configuration, download: SyncDownload(behavior: .always, timeout: timeout),
+                                         localOnTimeout: localOnTimeout).makeAsyncIterator()
+                return await next(isolation: actor)
             }
             guard let event = await events?.next(isolation: actor) else {
                 finished = true
@@ -97,7 +136,25 @@ public struct AsyncOpen: AsyncSequence, Sendable {
     }
 }
 
-/// Realm's `@AutoOpen`: it opens the local file when there is nothing to
-/// download, which, with no synchronization yet, is always; so it is
-/// ``AsyncOpen``.
-public typealias AutoOpen = AsyncOpen
+/// Realm's `@AutoOpen`: ``AsyncOpen``, except that when the service cannot be
+/// reached (or the download does not finish) within `timeout`, it opens the
+/// local file as it is instead of failing.
+public struct AutoOpen: AsyncSequence, Sendable {
+    public typealias Element = AsyncOpenState
+    public typealias Failure = Never
+
+    private let open: AsyncOpen
+
+    /// The states of opening `configuration` (nil for the environment's),
+    /// the local file once `timeout` passes without the service's state.
+    public init(configuration: Database.Configuration? = nil, timeout: Duration = .seconds(30)) {
+        open = AsyncOpen(configuration: configuration, timeout: timeout, localOnTimeout: true)
+    }
+
+    /// What is opened.
+    public var configuration: Database.Configuration { open.configuration }
+
+    public func makeAsyncIterator() -> AsyncOpen.Iterator {
+        open.makeAsyncIterator()
+    }
+}

@@ -40,6 +40,9 @@ public struct OpenProgress: Sendable, Equatable, CustomStringConvertible {
         case compaction
         /// Running ``Database/Configuration/migrationBlock``.
         case migration
+        /// Downloading the service's state before a synced database opens
+        /// (counts changeset bytes, see ``SyncSession/Progress``).
+        case download
     }
 
     /// The step.

@@ -24,7 +24,11 @@ final class OpenSteps: Sendable {
 
     /// Starts preparing `configuration`'s file on a thread of its own; the
     /// events come in the stream, `.prepared` or `.failed` last.
-    static func start(_ configuration: Database.Configuration) -> AsyncStream<OpenEvent> {
+    /// A synced configuration downloads first as `download` says; with
+    /// `localOnTimeout`, a download that times out (the service cannot be
+    /// reached) ends in `.prepared`: the local file opens.
+    static func start(_ configuration: Database.Configuration, download: SyncDownload? = nil,
+                      localOnTimeout: Bool = false) -> AsyncStream<OpenEvent> {
         let (stream, continuation) = AsyncStream<OpenEvent>.makeStream()
         if configuration.inMemoryIdentifier != nil {
             continuation.yield(.prepared)
@@ -37,19 +41,27 @@ final class OpenSteps: Sendable {
                 steps.cancelled.withLock { $0 = true }
             }
         }
-        startThreadOfItsOwn(named: "Coffer open") {
-            steps.prepare(configuration)
+        var download = configuration.syncConfiguration == nil ? nil : download
+        download?.progress = { [steps] p in
+            guard !steps.cancelled.withLock({ $0 }) else { return }
+            steps.continuation.yield(.progress(OpenProgress(step: .download, fractionCompleted: p.progressEstimate)))
+        }
+        startThreadOfItsOwn(named: "Coffer open") { [download] in
+            steps.prepare(configuration, download: download, localOnTimeout: localOnTimeout)
         }
         return stream
     }
 
-    private func prepare(_ configuration: Database.Configuration) {
+    private func prepare(_ configuration: Database.Configuration, download: SyncDownload?, localOnTimeout: Bool) {
         do {
-            try Database.prepare(configuration) { [self] progress in
+            try Database.prepare(configuration, download: download) { [self] progress in
                 guard !cancelled.withLock({ $0 }) else { return false }
                 continuation.yield(.progress(progress))
                 return true
             }
+            continuation.yield(.prepared)
+        } catch let error as CofferError where localOnTimeout && error.code == .timeout {
+            // The service was not reached in time: the file as it is.
             continuation.yield(.prepared)
         } catch {
             continuation.yield(.failed(Handoff(value: error)))

@@ -13,8 +13,11 @@ final class SyncStateHub: @unchecked Sendable {
     }
 
     private let observers = LockedValue(Observers())
+    /// The observers of the session's progress (SyncSession+Progress.swift).
+    let progress = SyncProgressHub()
 
     func install(on config: OpaquePointer) throws(CofferError) {
+        try progress.install(on: config)
         let context = Unmanaged.passUnretained(self).toOpaque()
         try CofferError.check(coffer_config_set_sync_state_callback(config, { ctx, old, new in
             Unmanaged<SyncStateHub>.fromOpaque(ctx!).takeUnretainedValue().tell(old: old, new: new)

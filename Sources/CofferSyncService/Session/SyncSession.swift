@@ -82,8 +82,11 @@ struct SyncSession: Sendable {
                 throw SessionFailure(.protocol, "the first frame must be HELLO, not \(first.name)")
             }
             let isFlexible = version == WireLimits.flexibleProtocolVersion
-            guard isFlexible || (WireLimits.oldestProtocolVersion...WireLimits.protocolVersion).contains(version) else {
-                throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks versions \(WireLimits.oldestProtocolVersion) to \(WireLimits.protocolVersion)")
+            // Version 4: version 2 with a PROGRESS frame before each DOWNLOAD frame.
+            let tellsProgress = version == WireLimits.progressProtocolVersion
+            guard isFlexible || tellsProgress
+                || (WireLimits.oldestProtocolVersion...WireLimits.protocolVersion).contains(version) else {
+                throw SessionFailure(.version, "protocol version \(version) is not supported; this service speaks versions \(WireLimits.oldestProtocolVersion) to \(WireLimits.progressProtocolVersion)")
             }
             guard !partition.isEmpty else { throw SessionFailure(.protocol, "HELLO names no partition") }
             // Checked before anything of the client reaches PostgreSQL.
@@ -141,7 +144,7 @@ struct SyncSession: Sendable {
                 do {
                     try await download(partition: partition, client: client, after: lastServer,
                                        wakeups: wakeups, window: window, sender: sender, readFilter: readFilter,
-                                       flexible: flexible)
+                                       flexible: flexible, tellsProgress: tellsProgress)
                 } catch is CancellationError {
                 } catch {
                     if !Task.isCancelled {
@@ -257,10 +260,14 @@ struct SyncSession: Sendable {
     /// the window; a count-0 frame each time the client is caught up.
     private func download(partition: String, client: ClientID, after start: UInt64, wakeups: AsyncStream<Void>,
                           window: DownloadWindow, sender: FrameSender, readFilter: ReadFilter?,
-                          flexible: FlexibleSync? = nil) async throws {
+                          flexible: FlexibleSync? = nil, tellsProgress: Bool = false) async throws {
         var cursor = start
         var caughtUpSent = false
         for await _ in wakeups {
+            // Protocol 4: what is left after the cursor, counted again at each
+            // wakeup (new history) and lowered by each frame sent.
+            var pending = tellsProgress
+                ? try await store.pendingBytes(partition: partition, after: cursor, excluding: client) : 0
             while !Task.isCancelled {
                 let room = WireLimits.windowBytes - (await window.unackedBytes)
                 guard room > 0 else { break }
@@ -269,6 +276,7 @@ struct SyncSession: Sendable {
                 var changesets = fetched
                 guard let last = changesets.last else {
                     if !caughtUpSent {
+                        if tellsProgress { try await sender.send(Frame.progress(downloadableBytes: 0).encoded) }
                         try await sender.send(Frame.download(latestServerVersion: latest, changesets: []).encoded)
                         caughtUpSent = true
                     }
@@ -284,6 +292,12 @@ struct SyncSession: Sendable {
                 guard await window.admits(frame.count) else { break }
                 await window.sent(lastVersion: last.serverVersion, bytes: frame.count)
                 if let readFilter { await readFilter.state.sent(marks, lastVersion: last.serverVersion) }
+                if tellsProgress {
+                    // The history read may hold more than the count (a commit since).
+                    pending = max(pending, fetched.reduce(0) { $0 + UInt64($1.encoded.count) })
+                    try await sender.send(Frame.progress(downloadableBytes: pending).encoded)
+                    pending -= fetched.reduce(0) { $0 + UInt64($1.encoded.count) }
+                }
                 try await sender.send(frame)
                 for done in await flexible?.completions(through: last.serverVersion) ?? [] {
                     try await sender.send(done.encoded)

@@ -105,7 +105,7 @@ from .schema import ObjectSchema, PropertySchema
 from .stats import ClassStats, FileStats, ReaderInfo
 from .durability import Durability
 from .auth import App, AuthError, Credentials, User
-from .sync import SyncConfig, SyncError, SyncSession, SyncStateToken
+from .sync import SyncConfig, SyncError, SyncProgress, SyncSession, SyncStateToken
 from .subscriptions import MutableSubscriptionSet, Subscription, Subscriptions
 from .verification import Finding, FindingKind
 
@@ -192,6 +192,7 @@ __all__ = [
     "QueryError",
     "QueryInterruptedError",
     "SyncConfig",
+    "SyncProgress",
     "Subscription",
     "Subscriptions",
     "MutableSubscriptionSet",

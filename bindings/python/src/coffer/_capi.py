@@ -457,6 +457,12 @@ coffer_sync_wait_for_upload = _status("coffer_sync_wait_for_upload", DbP, c_uint
 coffer_sync_wait_for_download = _status("coffer_sync_wait_for_download", DbP, c_uint64)
 coffer_sync_pause = _status("coffer_sync_pause", DbP)
 coffer_sync_resume = _status("coffer_sync_resume", DbP)
+coffer_sync_progress_get = _status(
+    "coffer_sync_progress_get", DbP, c_int, POINTER(c_uint64), POINTER(c_uint64)
+)
+coffer_config_set_sync_download_before_open = _status(
+    "coffer_config_set_sync_download_before_open", ConfigP, c_int, c_uint64
+)
 
 
 class coffer_sync_error_event(Structure):

@@ -88,6 +88,12 @@ class SyncConfig:
     flexible: flexible sync (query subscriptions, db.subscriptions): the
         file holds the objects of `partition`'s data set that match its
         subscriptions, not all of them.
+    download_before_open: "never" (the default: open at once), "once" (a
+        file that never synced waits at open for everything the service
+        has) or "always" (every open waits), as Realm's downloadBeforeOpen.
+        An open that waits raises SyncTimeoutError when the download takes
+        longer than `download_timeout` seconds (None: no limit), and
+        MisuseError when the service refuses the session.
     """
 
     url: str
@@ -98,8 +104,14 @@ class SyncConfig:
     ssl_context: Optional[ssl.SSLContext] = None
     on_error: Optional[Callable[[SyncError], None]] = None
     flexible: bool = False
+    download_before_open: str = "never"
+    download_timeout: Optional[float] = None
 
     def __post_init__(self) -> None:
+        if self.download_before_open not in _DOWNLOAD_MODES:
+            raise InvalidArgumentError(
+                f"SyncConfig: download_before_open must be 'never', 'once' or 'always', got {self.download_before_open!r}"
+            )
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
             raise InvalidArgumentError(f"SyncConfig: url must be a ws:// or wss:// URL, got {self.url!r}")
         if not isinstance(self.partition, str) or not self.partition:
@@ -345,6 +357,9 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
     _capi.coffer_config_set_sync(config, sync.url.encode("utf-8"), sync.partition.encode("utf-8"))
     if sync.flexible:
         _capi.coffer_config_set_sync_flexible(config, 1)
+    _capi.coffer_config_set_sync_download_before_open(
+        config, _DOWNLOAD_MODES[sync.download_before_open],
+        0 if sync.download_timeout is None else max(1, _millis(sync.download_timeout)))
     tokens = None
     if sync.user is not None:
         tokens = TokenSource(sync.user)
@@ -362,6 +377,34 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
     transport = WebSocketTransport(ssl_context=sync.ssl_context)
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
     return SyncKeepAlive(transport, tokens, states, errors)
+
+
+_DOWNLOAD_MODES = {"never": 0, "once": 1, "always": 2}
+_DIRECTIONS = {"upload": 0, "download": 1}
+
+
+@dataclass(frozen=True)
+class SyncProgress:
+    """How far one direction of a sync session has come (db.sync.progress()),
+    as Realm's SyncSession.Progress: changeset bytes since the database was
+    opened. `transferable_bytes` counts those transferred and those known to
+    be left (uploads: the commits not acknowledged yet; downloads: what the
+    service said is left)."""
+
+    transferred_bytes: int
+    transferable_bytes: int
+
+    @property
+    def progress_estimate(self) -> float:
+        """transferred over transferable, from 0 to 1 (1 when nothing is transferable)."""
+        if self.transferable_bytes <= 0:
+            return 1.0
+        return min(1.0, self.transferred_bytes / self.transferable_bytes)
+
+    @property
+    def is_transfer_complete(self) -> bool:
+        """Whether everything known is transferred."""
+        return self.transferred_bytes >= self.transferable_bytes
 
 
 def _millis(timeout: Optional[float]) -> int:
@@ -394,6 +437,15 @@ class SyncSession:
         call. Raises SyncTimeoutError after `timeout` seconds (None: no
         limit), MisuseError if the service refused the session for good."""
         _capi.coffer_sync_wait_for_upload(self._handle(), _millis(timeout))
+
+    def progress(self, direction: str) -> SyncProgress:
+        """The progress of "upload" or "download" (a SyncProgress). Raises
+        InvalidArgumentError for another direction."""
+        if direction not in _DIRECTIONS:
+            raise InvalidArgumentError(f"progress: direction must be 'upload' or 'download', got {direction!r}")
+        done, total = ctypes.c_uint64(0), ctypes.c_uint64(0)
+        _capi.coffer_sync_progress_get(self._handle(), _DIRECTIONS[direction], ctypes.byref(done), ctypes.byref(total))
+        return SyncProgress(int(done.value), int(total.value))
 
     def wait_for_download(self, timeout: Optional[float] = None) -> None:
         """Returns once the session is connected and has integrated every
