@@ -1024,7 +1024,7 @@ static void test_a_resume_starts_the_backoff_over(void **state)
     coffer_close(db);
     pthread_cond_destroy(&log.cond);
     pthread_mutex_destroy(&log.lock);
-
+}
 
 /* What a progress callback was told of the upload: each call's counts. */
 typedef struct progress_log {
