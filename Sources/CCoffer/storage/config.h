@@ -39,6 +39,9 @@ struct coffer_config {
     void *sync_state_ctx;
     coffer_sync_error_fn sync_error_fn; /* sync/error_report.c: told of every ERROR frame */
     void *sync_error_ctx;
+    coffer_client_reset_mode sync_reset_mode; /* sync/client_reset.c */
+    coffer_client_reset_fn sync_reset_fn;
+    void *sync_reset_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */

@@ -253,6 +253,33 @@ coffer_status cf_sync_outbox_trim(coffer_txn *txn, uint64_t version)
     return COFFER_OK;
 }
 
+coffer_status cf_sync_forget_state(coffer_txn *txn)
+{
+    static const char kinds[] = "ostg"; /* outbox, object states, tombstones, ghosts */
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->meta_dbi, &cur);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, "cannot reset the sync state");
+    for (const char *kind = kinds; *kind && rc == 0; kind++) {
+        uint8_t first[2] = {'S', (uint8_t)*kind};
+        for (;;) {
+            MDB_val k = {sizeof first, first}, v;
+            rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+            const uint8_t *kp = k.mv_data;
+            if (rc != 0 || k.mv_size < 2 || kp[0] != 'S' || kp[1] != (uint8_t)*kind)
+                break;
+            if ((rc = mdb_cursor_del(cur, 0)) != 0)
+                break;
+        }
+        if (rc == MDB_NOTFOUND || rc == 0)
+            rc = 0;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, "cannot reset the sync state");
+    return COFFER_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Object states: encoding                                                   */
 /* ------------------------------------------------------------------------ */

@@ -84,6 +84,9 @@ coffer_status cf_sync_set_identity(coffer_txn *txn, const uint8_t id[CF_SYNC_ID_
  * from it gives that file a random id of its own, stored in `txn`; *claimed
  * is then 1. */
 coffer_status cf_sync_client_id_claim(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], int *has, int *claimed);
+/* Removes the outbox and every object's merge state, tombstone and ghost
+ * (a client reset that discards the file's synced state). */
+coffer_status cf_sync_forget_state(coffer_txn *txn);
 /* The number of outbox changesets the service has not acknowledged. */
 coffer_status cf_sync_outbox_pending(coffer_txn *txn, uint64_t *count);
 /* The stored partition (malloc'd), or NULL when none (COFFER_OK). */
