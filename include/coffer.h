@@ -892,10 +892,17 @@ COFFER_API coffer_status coffer_config_set_progress(coffer_config *config, coffe
  *  transaction are not in the copy. The copy's versions go on from the
  *  database's (coffer_txn_version() of a read transaction of the copy is
  *  the version the database had): versions never go back. A copy of a
- *  synced file is a new sync client (docs/SYNC.md): it gets its own client
- *  id and none of the changes the database has still to upload.
+ *  synced file is a bundle (docs/SYNC.md, "Bundled files"): it keeps the
+ *  sync progress (the last server version integrated, the subscriptions)
+ *  but no client id, so that each file made from it (opened through
+ *  coffer_config_set_seed_path() with a sync configuration, or written to)
+ *  is a new sync client that downloads only what the service changed since
+ *  the copy. A synced file with local commits the service has not yet
+ *  acknowledged is not copied (COFFER_ERR_MISUSE naming how many): wait
+ *  with coffer_sync_wait_for_upload() first.
  *  Errors: COFFER_ERR_INVALID_ARGUMENT (NULL db or path, a key of another
- *  size), COFFER_ERR_MISUSE (closed), COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
+ *  size), COFFER_ERR_MISUSE (closed; a synced file with commits not uploaded),
+ *  COFFER_ERR_IO, COFFER_ERR_NO_MEMORY,
  *  COFFER_ERR_INTEGRITY or COFFER_ERR_CORRUPTED (the source is damaged). */
 COFFER_API coffer_status coffer_db_write_copy(coffer_db *db, const char *path, const void *key, size_t key_size);
 
@@ -2647,6 +2654,45 @@ typedef void (*coffer_sync_error_fn)(void *ctx, const coffer_sync_error_event *e
  *  COFFER_ERR_INVALID_ARGUMENT (NULL config). */
 COFFER_API coffer_status coffer_config_set_sync_error_callback(coffer_config *config, coffer_sync_error_fn fn,
                                                                void *ctx);
+
+/** What a session does when the service answers ERROR CLIENT_RESET: the
+ *  file is behind what the service still has of its history (it was
+ *  offline, or its bundle was copied, longer ago than the service's maximum
+ *  offline time) or behind what its client id acknowledged (restored from a
+ *  backup). The numbers are stable (docs/SYNC.md, "Client reset"). */
+typedef enum coffer_client_reset_mode {
+    /** The default: the file becomes a new client that downloads the
+     *  partition's whole history again; its objects and its commits not yet
+     *  uploaded stay and are uploaded under the new client id, merged with
+     *  the service's state by the ordinary rules. */
+    COFFER_CLIENT_RESET_RECOVER_UNSYNCED = 0,
+    /** The file's synced objects and the commits not yet uploaded are
+     *  deleted (one commit, which observers see as deletions); the file
+     *  becomes a new client and downloads the service's state afresh. */
+    COFFER_CLIENT_RESET_DISCARD_UNSYNCED = 1,
+    /** Nothing is changed: the session stops (COFFER_SYNC_FAILED, the error
+     *  callback is told) and the app resolves it, for example by copying
+     *  what it needs and deleting the file. */
+    COFFER_CLIENT_RESET_MANUAL = 2
+} coffer_client_reset_mode;
+
+/** Told around a client reset by the recover and discard modes:
+ *  `after` 0 on the sync thread before the file is changed (`db` still holds
+ *  the state before the reset: the callback may read it, copy objects out
+ *  of it in a read transaction, or record what it needs), `after` 1 once the
+ *  first download after the reset is integrated (`db` holds the fresh state;
+ *  the callback may read it and write to it). The same thread rules as
+ *  coffer_sync_error_fn: it must not close the database nor wait for sync. */
+typedef void (*coffer_client_reset_fn)(void *ctx, coffer_db *db, int after);
+
+/** Sets how handles opened with `config` handle a client reset (`mode`, a
+ *  coffer_client_reset_mode) and the callback told before and after one
+ *  (NULL: none; `ctx` must stay valid while such handles are open; the
+ *  manual mode calls no callback, the error callback is told as for every
+ *  ERROR). Errors: COFFER_ERR_INVALID_ARGUMENT (NULL config, an unknown
+ *  mode, naming it). */
+COFFER_API coffer_status coffer_config_set_sync_client_reset(coffer_config *config, coffer_client_reset_mode mode,
+                                                             coffer_client_reset_fn fn, void *ctx);
 
 /** Sync session states (coffer_sync_state()). */
 typedef enum coffer_sync_state_kind {

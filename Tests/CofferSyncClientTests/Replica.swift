@@ -65,6 +65,11 @@ actor Replica {
         }
     }
 
+    /// Writes a copy of the file to `url` (a bundle, for a synced file).
+    func writeCopy(to url: URL) throws {
+        try db.writeCopy(configuration: Database.Configuration(fileURL: url))
+    }
+
     /// The notes as the file has them now: id → text.
     func notes() throws -> [String: String] {
         try db.refresh()

@@ -166,6 +166,33 @@ static batch take(replica *r)
     return b;
 }
 
+/* The service acknowledges every changeset of r's outbox. */
+static void acknowledge(replica *r)
+{
+    coffer_txn *txn = ts_begin(r->db, COFFER_TXN_WRITE);
+    cf_sync_progress prog;
+    assert_ok(cf_sync_progress_read(txn, &prog));
+    uint64_t version;
+    assert_ok(coffer_txn_version(txn, &version));
+    prog.acked_client_version = version;
+    assert_ok(cf_sync_progress_write(txn, &prog));
+    assert_ok(cf_sync_outbox_trim(txn, version));
+    assert_ok(coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE));
+    ts_commit(txn);
+}
+
+/* The client id stored in r's file (all zero for none or a bundle's). */
+static const uint8_t *client_id(replica *r)
+{
+    static uint8_t id[16];
+    coffer_txn *txn = ts_begin(r->db, COFFER_TXN_READ);
+    int has;
+    assert_ok(cf_sync_client_id(txn, id, &has));
+    assert_true(has);
+    coffer_txn_free(txn);
+    return id;
+}
+
 /* Integrates the changesets of `b` into `to` as one download batch. */
 static coffer_status deliver_status(replica *to, const batch *b)
 {
@@ -1138,9 +1165,18 @@ static void test_a_copy_is_a_new_client(void **state)
     set_name(b, 1, "B's late name");
     batch late = take(b);
     deliver(a, &late);
+    /* A has commits the service has not acknowledged: no copy, and nothing
+     * is left at the path. */
+    char refused[TS_PATH_MAX];
+    ts_join(refused, w->base.dir, "early-copy.coffer");
+    assert_int_equal(coffer_db_write_copy(a->db, refused, NULL, 0), COFFER_ERR_MISUSE);
+    assert_non_null(strstr(coffer_last_error(), "not uploaded yet"));
+    assert_int_equal(access(refused, F_OK), -1);
+    acknowledge(a);
     /* An encrypted copy, and a plain copy of this plain file, which LMDB's
      * own copy would make a twin of the same client. */
     const uint8_t *keys[] = {ts_key, NULL};
+    uint8_t claimed[2][16];
     for (int k = 0; k < 2; k++) {
         char path[TS_PATH_MAX];
         ts_join(path, w->base.dir, keys[k] ? "copy.coffer" : "plain-copy.coffer");
@@ -1148,12 +1184,9 @@ static void test_a_copy_is_a_new_client(void **state)
         replica r = {.server = a->server}; /* it starts from A's progress */
         assert_ok(ts_open_path(path, keys[k], 0, schema, 2, 1, &r.db));
         r.person = ts_class(r.db, "Person");
-        coffer_txn *txn = ts_begin(r.db, COFFER_TXN_READ);
-        int has;
-        assert_ok(cf_sync_client_id(txn, r.id, &has));
-        assert_true(has);
-        assert_memory_not_equal(r.id, a->id, 16);
-        coffer_txn_free(txn);
+        /* The copy is a bundle: no client id of its own until it commits. */
+        static const uint8_t zero[16];
+        assert_memory_equal(client_id(&r), zero, 16);
         batch b = take(&r);
         assert_int_equal(b.n, 0); /* the original uploads its outbox, not the copy */
         /* The tombstone holds in the copy (its key hashed under the copy's
@@ -1164,16 +1197,63 @@ static void test_a_copy_is_a_new_client(void **state)
         /* So does the ghost: the new life shows the later update. */
         deliver(&r, &new_life);
         assert_string_equal(name_of(&r, 1, buf, sizeof buf), "B's late name");
-        /* And the copy records its own commits. */
+        /* Integrating downloads does not make it a client of its own; its
+         * first commit does, with an id kept from then on. */
+        assert_memory_equal(client_id(&r), zero, 16);
         set_name(&r, 2, "Bo 2");
+        memcpy(r.id, client_id(&r), 16);
+        assert_memory_not_equal(r.id, zero, 16);
+        assert_memory_not_equal(r.id, a->id, 16);
+        memcpy(claimed[k], r.id, 16);
+        /* And the copy records its own commits. */
         b = take(&r);
+        assert_int_equal(b.n, 1);
+        assert_memory_equal(client_id(&r), r.id, 16);
+        batch_free(&b);
+        coffer_close(r.db);
+    }
+    assert_memory_not_equal(claimed[0], claimed[1], 16);
+    batch_free(&old_create);
+    batch_free(&new_life);
+    batch_free(&late);
+}
+
+/* Files made byte for byte from one bundle (as a seed file is installed)
+ * each claim a client id of their own at their first commit, and start
+ * from the bundle's progress. */
+static void test_each_file_made_from_a_bundle_is_a_new_client(void **state)
+{
+    world *w = *state;
+    replica *a = &w->r[0];
+    add_person(a, 1, "Ann");
+    batch created = take(a);
+    acknowledge(a);
+    char bundle[TS_PATH_MAX];
+    ts_join(bundle, w->base.dir, "bundle.coffer");
+    assert_ok(coffer_db_write_copy(a->db, bundle, NULL, 0));
+    uint8_t ids[2][16];
+    for (int i = 0; i < 2; i++) {
+        char path[TS_PATH_MAX], name[32];
+        snprintf(name, sizeof name, "installed-%d.coffer", i);
+        ts_join(path, w->base.dir, name);
+        assert_int_equal(ts_copy_file(bundle, path), 0);
+        replica r = {0};
+        assert_ok(ts_open_path(path, NULL, 0, schema, 2, 1, &r.db));
+        r.person = ts_class(r.db, "Person");
+        char buf[64];
+        assert_string_equal(name_of(&r, 1, buf, sizeof buf), "Ann");
+        add_person(&r, 10 + i, "installed");
+        memcpy(ids[i], client_id(&r), 16);
+        memcpy(r.id, ids[i], 16);
+        assert_memory_not_equal(ids[i], a->id, 16);
+        /* Only its own commit waits for upload, not the bundle's objects. */
+        batch b = take(&r);
         assert_int_equal(b.n, 1);
         batch_free(&b);
         coffer_close(r.db);
     }
-    batch_free(&old_create);
-    batch_free(&new_life);
-    batch_free(&late);
+    assert_memory_not_equal(ids[0], ids[1], 16);
+    batch_free(&created);
 }
 
 /* Sets property `prop` of the embedded object at `v` (a link) to `text`. */
@@ -1264,6 +1344,7 @@ int main(void)
         WORLD_TEST(test_a_process_killed_during_integration_leaves_nothing),
         WORLD_TEST(test_a_week_offline),
         WORLD_TEST(test_a_copy_is_a_new_client),
+        WORLD_TEST(test_each_file_made_from_a_bundle_is_a_new_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -591,6 +591,108 @@ static void test_a_client_reset_from_the_service_keeps_every_commit(void **state
     coffer_close(restored);
 }
 
+/* Counts the reset callback's calls: [0] before, [1] after. */
+static void count_resets(void *ctx, coffer_db *db, int after)
+{
+    assert_non_null(db);
+    ((int *)ctx)[after ? 1 : 0]++;
+}
+
+/* A restored backup (notes 1 and, offline, 3-6) of a file whose original
+ * then synced 2, and B's 9: the service answers CLIENT_RESET. */
+static coffer_db *restored_with_reset_mode(fixture *f, coffer_client_reset_mode mode, int *calls)
+{
+    coffer_db *a = open_synced(f, "a.coffer");
+    put_note(a, 1, "before the backup");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    back_up(f, a, "a.coffer", "backup.coffer");
+    coffer_db *b = open_synced(f, "b.coffer");
+    put_note(b, 9, "from B");
+    assert_ok(coffer_sync_wait_for_upload(b, WAIT_MS));
+    coffer_close(b);
+    a = open_synced(f, "a.coffer");
+    put_note(a, 2, "after the backup");
+    assert_ok(coffer_sync_wait_for_upload(a, WAIT_MS));
+    assert_ok(coffer_sync_wait_for_download(a, WAIT_MS));
+    coffer_close(a);
+    relay_set(&f->r, &f->r.down, 1);
+    coffer_config *config = sync_fixture_config(&f->base, "backup.coffer", schema, 1, "ws://relay.test/sync/v1");
+    assert_ok(coffer_config_set_sync_client_reset(config, mode, count_resets, calls));
+    coffer_db *restored = sync_fixture_open(config);
+    for (int64_t id = 3; id <= 6; id++)
+        put_note(restored, id, "only in the restored file");
+    relay_set(&f->r, &f->r.down, 0);
+    return restored;
+}
+
+static uint64_t note_count(coffer_db *db)
+{
+    coffer_txn *txn = ts_begin(db, COFFER_TXN_READ);
+    uint64_t n;
+    assert_ok(coffer_class_count(txn, ts_class(db, "Note"), &n));
+    coffer_txn_free(txn);
+    return n;
+}
+
+/* Discard: the file ends with exactly the service's notes (1, 2 and 9), its
+ * offline notes gone from it and never uploaded; told before and after. */
+static void test_a_client_reset_that_discards_unsynced_changes(void **state)
+{
+    fixture *f = *state;
+    int calls[2] = {0, 0};
+    coffer_db *restored = restored_with_reset_mode(f, COFFER_CLIENT_RESET_DISCARD_UNSYNCED, calls);
+    for (int i = 0; i < 400 && calls[1] == 0; i++)
+        nanosleep(&(struct timespec){0, 25000000}, NULL);
+    assert_int_equal(calls[0], 1);
+    assert_int_equal(calls[1], 1);
+    assert_ok(coffer_sync_wait_for_download(restored, WAIT_MS));
+    assert_int_equal(note_count(restored), 3);
+    char buf[64];
+    assert_string_equal(text_of(restored, 2, buf, sizeof buf), "after the backup");
+    assert_string_equal(text_of(restored, 9, buf, sizeof buf), "from B");
+    assert_string_equal(text_of(restored, 3, buf, sizeof buf), "(none)");
+    /* It syncs on as a new client. */
+    put_note(restored, 7, "after the reset");
+    assert_ok(coffer_sync_wait_for_upload(restored, WAIT_MS));
+    coffer_db *c = open_synced(f, "c.coffer");
+    assert_ok(coffer_sync_wait_for_download(c, WAIT_MS));
+    assert_int_equal(note_count(c), 4);
+    assert_string_equal(text_of(c, 3, buf, sizeof buf), "(none)");
+    coffer_close(c);
+    coffer_close(restored);
+}
+
+/* Manual: nothing changes; the session fails naming the reset. */
+static void test_a_manual_client_reset_changes_nothing(void **state)
+{
+    fixture *f = *state;
+    int calls[2] = {0, 0};
+    coffer_db *restored = restored_with_reset_mode(f, COFFER_CLIENT_RESET_MANUAL, calls);
+    for (int i = 0; i < 400 && coffer_sync_state(restored) != COFFER_SYNC_FAILED; i++)
+        nanosleep(&(struct timespec){0, 25000000}, NULL);
+    assert_int_equal(coffer_sync_state(restored), COFFER_SYNC_FAILED);
+    char why[512];
+    assert_ok(coffer_sync_error(restored, why, sizeof why));
+    assert_non_null(strstr(why, "CLIENT_RESET"));
+    assert_int_equal(calls[0] + calls[1], 0);
+    assert_int_equal(note_count(restored), 5); /* 1 and 3-6, as before */
+    coffer_close(restored);
+}
+
+static void test_client_reset_modes_are_checked(void **state)
+{
+    (void)state;
+    coffer_config *config;
+    assert_ok(coffer_config_new(&config));
+    assert_int_equal(coffer_config_set_sync_client_reset(config, (coffer_client_reset_mode)7, NULL, NULL),
+                     COFFER_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(coffer_last_error(), "unknown mode 7"));
+    assert_int_equal(coffer_config_set_sync_client_reset(NULL, COFFER_CLIENT_RESET_MANUAL, NULL, NULL),
+                     COFFER_ERR_INVALID_ARGUMENT);
+    assert_ok(coffer_config_set_sync_client_reset(config, COFFER_CLIENT_RESET_DISCARD_UNSYNCED, NULL, NULL));
+    coffer_config_free(config);
+}
+
 static void test_pause_and_resume(void **state)
 {
     fixture *f = *state;
@@ -1129,6 +1231,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_lost_acknowledgement_uploads_nothing_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_file_restored_from_a_backup_becomes_a_new_client, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_client_reset_from_the_service_keeps_every_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_client_reset_that_discards_unsynced_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_manual_client_reset_changes_nothing, setup, teardown),
+        cmocka_unit_test(test_client_reset_modes_are_checked),
         cmocka_unit_test_setup_teardown(test_pause_and_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unacknowledged_uploads_stay_within_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_refused_session_fails_the_waits, setup, teardown),

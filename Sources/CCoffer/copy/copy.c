@@ -269,6 +269,10 @@ static coffer_status build_indexes(const char *tmp, const uint8_t *key, int clus
         (!key || (st = coffer_config_set_encryption_key(config, key, COFFER_ENCRYPTION_KEY_SIZE)) == COFFER_OK) &&
         (st = coffer_open(config, &db)) == COFFER_OK)
         st = coffer_txn_begin(db, COFFER_TXN_WRITE, &txn);
+    /* Not a commit of the copy's user: a synced copy records nothing of it
+     * and claims no client id (docs/SYNC.md, "Bundled files"). */
+    if (st == COFFER_OK)
+        st = coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE);
     for (size_t i = 0; st == COFFER_OK && i < db->schema->nclasses; i++) {
         const cf_class *c = &db->schema->classes[i];
         for (size_t p = 0; st == COFFER_OK && p < c->nprops; p++)
@@ -283,15 +287,26 @@ static coffer_status build_indexes(const char *tmp, const uint8_t *key, int clus
     return st;
 }
 
-/* Whether the committed state of `db` has a sync client id. */
+/* Whether the committed state of `db` has a sync client id. A synced file
+ * with changes the service has not acknowledged is refused: its copy would
+ * start from progress that misses them (they belong to this client), as
+ * Realm refuses to write a copy of a synced file before its uploads. */
 static coffer_status is_synced(coffer_db *db, int *synced)
 {
     coffer_txn *txn;
     coffer_status st = coffer_txn_begin(db, COFFER_TXN_READ, &txn);
     uint8_t id[CF_SYNC_ID_SIZE];
+    uint64_t pending = 0;
     if (st == COFFER_OK)
         st = cf_sync_client_id(txn, id, synced);
+    if (st == COFFER_OK && *synced)
+        st = cf_sync_outbox_pending(txn, &pending);
     coffer_txn_free(txn);
+    if (st == COFFER_OK && pending)
+        st = cf_error(COFFER_ERR_MISUSE,
+                      "coffer_db_write_copy: the synced database has %llu local commit%s not uploaded yet: wait for the "
+                      "upload (coffer_sync_wait_for_upload) before writing a copy",
+                      (unsigned long long)pending, pending == 1 ? "" : "s");
     return st;
 }
 

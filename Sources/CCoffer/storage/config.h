@@ -43,6 +43,9 @@ struct coffer_config {
     void *sync_progress_ctx;
     int sync_download_before_open;            /* sync/progress.c: a coffer_sync_open_download */
     uint64_t sync_download_timeout_ms;        /* 0: no limit */
+    coffer_client_reset_mode sync_reset_mode; /* sync/client_reset.c */
+    coffer_client_reset_fn sync_reset_fn;
+    void *sync_reset_ctx;
 };
 
 /* The first line of every setter: `fn` names it in the error. */

@@ -476,8 +476,10 @@ static coffer_status record_local(coffer_txn *txn, cf_sync_cache *cache, const u
 coffer_status cf_sync_commit_hook(coffer_txn *txn)
 {
     uint8_t client[CF_SYNC_ID_SIZE];
-    int has;
-    coffer_status st = cf_sync_client_id(txn, client, &has);
+    int has, claimed;
+    /* A bundle's first local commit gives the file its own client id. */
+    coffer_status st = txn->origin == COFFER_ORIGIN_LOCAL ? cf_sync_client_id_claim(txn, client, &has, &claimed)
+                                                          : cf_sync_client_id(txn, client, &has);
     if (st != COFFER_OK || !has)
         return st;
     cf_sync_cache local = {0};
@@ -558,13 +560,17 @@ coffer_status cf_sync_enable(coffer_db *db, const char *partition)
     uint8_t client[CF_SYNC_ID_SIZE];
     int has;
     char *stored = NULL;
-    st = cf_sync_client_id(txn, client, &has);
+    int claimed;
+    st = cf_sync_client_id_claim(txn, client, &has, &claimed);
     if (st == COFFER_OK && has) {
         st = cf_sync_partition(txn, &stored);
         if (st == COFFER_OK && stored && strcmp(stored, partition) != 0)
             st = cf_error(COFFER_ERR_INVALID_ARGUMENT,
                           "this file syncs partition '%s'; it cannot sync partition '%s' too", stored, partition);
         free(stored);
+        /* A file made from a bundle keeps the id it just claimed. */
+        if (st == COFFER_OK && claimed)
+            return cf_sync_txn_finish(txn, coffer_txn_set_origin(txn, COFFER_ORIGIN_REMOTE));
         coffer_txn_abort(txn);
         coffer_txn_free(txn);
         return st;

@@ -18,6 +18,7 @@
 #include "sync/frames.h"
 #include "sync/integrate.h"
 #include "sync/record.h"
+#include "sync/client_reset.h"
 #include "sync/state.h"
 #include "sync/subscriptions.h"
 #include "util/error.h"
@@ -47,6 +48,10 @@ struct cf_sync_session {
     void *token_ctx;
     coffer_sync_error_fn error_fn; /* told of every ERROR frame */
     void *error_ctx;
+    coffer_client_reset_mode reset_mode; /* what CLIENT_RESET does (sync/client_reset.c) */
+    coffer_client_reset_fn reset_fn;     /* told before and after a reset, or NULL */
+    void *reset_ctx;
+    int reset_after; /* a reset was applied: tell reset_fn once caught up */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* progress, state changes, stop, pause, resume */
@@ -606,9 +611,16 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
         set_error(s, "%s", msg);
         return COFFER_OK;
     }
-    if (e->code == CF_SYNC_ERR_CLIENT_RESET) {
-        coffer_status st = become_new_client(s, "the sync service has more of this client than the file (restored from a backup?)");
-        return st != COFFER_OK ? st : cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
+    if (e->code == CF_SYNC_ERR_CLIENT_RESET && s->reset_mode != COFFER_CLIENT_RESET_MANUAL) {
+        if (s->reset_fn)
+            s->reset_fn(s->reset_ctx, s->db, 0);
+        coffer_status st = cf_sync_client_reset_apply(s->db, s->reset_mode, s->partition);
+        if (st != COFFER_OK)
+            return refused_for_good(s, st);
+        s->reset_after = 1;
+        cf_error(COFFER_ERR_IO, "client reset (%s): %s", cf_sync_client_reset_name(s->reset_mode), msg);
+        set_error(s, "%s", coffer_last_error());
+        return COFFER_ERR_IO;
     }
     if (e->code == CF_SYNC_ERR_TOKEN_EXPIRED && s->token_fn) {
         /* The callback refreshes it before the next HELLO. */
@@ -624,13 +636,39 @@ static coffer_status on_error_frame(session *s, const cf_frame_error *e)
     return cf_error(COFFER_ERR_IO, "the sync service refused the session: %s", msg);
 }
 
+/* A caught-up DOWNLOAD (count 0): the file has every other client's change
+ * up to the frame's latest server version, and its own are applied, so its
+ * progress moves there. A copy of the file for bundling then starts from the
+ * service's state as it was, its own uploads included (docs/SYNC.md,
+ * "Bundled files"). */
+static coffer_status caught_up_through(session *s, uint64_t latest)
+{
+    coffer_txn *txn;
+    coffer_status st = coffer_txn_begin(s->db, COFFER_TXN_READ, &txn);
+    cf_sync_progress prog;
+    if (st == COFFER_OK)
+        st = cf_sync_progress_read(txn, &prog);
+    coffer_txn_free(txn);
+    if (st != COFFER_OK || latest <= prog.server_version)
+        return st;
+    if ((st = begin_own(s, &txn)) != COFFER_OK)
+        return st;
+    if ((st = cf_sync_progress_read(txn, &prog)) == COFFER_OK && latest > prog.server_version) {
+        prog.server_version = latest;
+        st = cf_sync_progress_write(txn, &prog);
+    }
+    return cf_sync_txn_finish(txn, st);
+}
+
 static coffer_status on_download(session *s, const cf_frame_download *d)
 {
     uint64_t through = 0, bytes = 0;
     coffer_status st = COFFER_OK;
     for (size_t i = 0; i < d->count; i++)
         bytes += d->changesets[i].len;
-    if (d->count) {
+    if (!d->count)
+        st = caught_up_through(s, d->latest_server_version);
+    if (st == COFFER_OK && d->count) {
         if ((st = cf_sync_integrate(s->db, d->changesets, d->count, &through)) != COFFER_OK)
             return st;
         cf_buf b = {0};
@@ -643,6 +681,11 @@ static coffer_status on_download(session *s, const cf_frame_download *d)
      * have made the changesets smaller than the service counted). */
     uint64_t got = s->transferred[COFFER_SYNC_DOWNLOAD] + bytes;
     set_progress(s, COFFER_SYNC_DOWNLOAD, got, done ? got : s->transferable[COFFER_SYNC_DOWNLOAD]);
+    if (st == COFFER_OK && done && s->reset_after) {
+        s->reset_after = 0;
+        if (s->reset_fn)
+            s->reset_fn(s->reset_ctx, s->db, 1);
+    }
     pthread_mutex_lock(&s->lock);
     s->caught_up = done;
     pthread_cond_broadcast(&s->cond);
@@ -918,6 +961,9 @@ coffer_status cf_sync_session_start(coffer_db *db, const coffer_config *config)
     s->error_ctx = config->sync_error_ctx;
     s->progress_fn = config->sync_progress_fn;
     s->progress_ctx = config->sync_progress_ctx;
+    s->reset_mode = config->sync_reset_mode;
+    s->reset_fn = config->sync_reset_fn;
+    s->reset_ctx = config->sync_reset_ctx;
     s->flexible = config->sync_flexible;
     s->new_file = new_file;
     s->db = db;

@@ -95,6 +95,39 @@ coffer_status cf_sync_client_id(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], i
     return st;
 }
 
+coffer_status cf_sync_client_id_claim(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], int *has, int *claimed)
+{
+    static const uint8_t zero[CF_SYNC_ID_SIZE];
+    *claimed = 0;
+    coffer_status st = cf_sync_client_id(txn, out, has);
+    if (st != COFFER_OK || !*has || memcmp(out, zero, CF_SYNC_ID_SIZE) != 0)
+        return st;
+    do
+        cf_random(out, CF_SYNC_ID_SIZE);
+    while (memcmp(out, zero, CF_SYNC_ID_SIZE) == 0);
+    st = meta_put(txn, KEY_ID, sizeof KEY_ID, out, CF_SYNC_ID_SIZE, "cannot store the sync client id");
+    if (st == COFFER_OK)
+        *claimed = 1;
+    return st;
+}
+
+static int count_changeset(void *ctx, uint64_t version, const uint8_t *cs, size_t len)
+{
+    (void)version, (void)cs, (void)len;
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+coffer_status cf_sync_outbox_pending(coffer_txn *txn, uint64_t *count)
+{
+    cf_sync_progress prog;
+    *count = 0;
+    coffer_status st = cf_sync_progress_read(txn, &prog);
+    if (st == COFFER_OK)
+        st = cf_sync_outbox_each(txn, prog.acked_client_version, count_changeset, count);
+    return st;
+}
+
 coffer_status cf_sync_set_identity(coffer_txn *txn, const uint8_t id[CF_SYNC_ID_SIZE], const char *partition)
 {
     coffer_status st = meta_put(txn, KEY_ID, sizeof KEY_ID, id, CF_SYNC_ID_SIZE, "cannot store the sync client id");
@@ -217,6 +250,33 @@ coffer_status cf_sync_outbox_trim(coffer_txn *txn, uint64_t version)
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND)
         return cf_txn_write_error(txn, rc, "cannot trim the sync outbox");
+    return COFFER_OK;
+}
+
+coffer_status cf_sync_forget_state(coffer_txn *txn)
+{
+    static const char kinds[] = "ostg"; /* outbox, object states, tombstones, ghosts */
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->mdb, txn->db->meta_dbi, &cur);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, "cannot reset the sync state");
+    for (const char *kind = kinds; *kind && rc == 0; kind++) {
+        uint8_t first[2] = {'S', (uint8_t)*kind};
+        for (;;) {
+            MDB_val k = {sizeof first, first}, v;
+            rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+            const uint8_t *kp = k.mv_data;
+            if (rc != 0 || k.mv_size < 2 || kp[0] != 'S' || kp[1] != (uint8_t)*kind)
+                break;
+            if ((rc = mdb_cursor_del(cur, 0)) != 0)
+                break;
+        }
+        if (rc == MDB_NOTFOUND || rc == 0)
+            rc = 0;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0)
+        return cf_txn_write_error(txn, rc, "cannot reset the sync state");
     return COFFER_OK;
 }
 
@@ -596,7 +656,8 @@ int cf_sync_copy_entry(const cf_keys *to, const uint8_t *key, size_t klen, const
     if (key[1] == 'o' && klen == OUTBOX_KEY_SIZE)
         return CF_SYNC_COPY_SKIP;
     if (key[1] == 'i' && klen == 2) {
-        cf_random(newid, CF_SYNC_ID_SIZE);
+        /* A bundle: each file made from the copy claims an id of its own. */
+        memset(newid, 0, CF_SYNC_ID_SIZE);
         return CF_SYNC_COPY_NEW_ID;
     }
     if (key[1] == 't' && klen == TOMB_KEY_SIZE && vlen >= 8 + CF_SYNC_ID_SIZE) {

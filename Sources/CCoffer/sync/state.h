@@ -78,6 +78,17 @@ typedef struct cf_sync_cache {
 /* Whether the file of `txn` has a client id (*out all zero otherwise). */
 coffer_status cf_sync_client_id(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], int *has);
 coffer_status cf_sync_set_identity(coffer_txn *txn, const uint8_t id[CF_SYNC_ID_SIZE], const char *partition);
+/* cf_sync_client_id in a write transaction, claiming a bundle's identity: a
+ * copy of a synced file (coffer_db_write_copy) keeps its progress with an
+ * all-zero client id, and the first commit or sync open of each file made
+ * from it gives that file a random id of its own, stored in `txn`; *claimed
+ * is then 1. */
+coffer_status cf_sync_client_id_claim(coffer_txn *txn, uint8_t out[CF_SYNC_ID_SIZE], int *has, int *claimed);
+/* Removes the outbox and every object's merge state, tombstone and ghost
+ * (a client reset that discards the file's synced state). */
+coffer_status cf_sync_forget_state(coffer_txn *txn);
+/* The number of outbox changesets the service has not acknowledged. */
+coffer_status cf_sync_outbox_pending(coffer_txn *txn, uint64_t *count);
 /* The stored partition (malloc'd), or NULL when none (COFFER_OK). */
 coffer_status cf_sync_partition(coffer_txn *txn, char **out);
 
@@ -137,8 +148,9 @@ coffer_status cf_sync_pk_del(coffer_txn *txn, uint8_t kind, uint32_t table, cf_s
 
 /* How a write-copy (copy/) treats metadata entry `key` = `value`. A copy is
  * a new client that starts from the same progress: its outbox is left out
- * (the original uploads those changesets), it gets a new client id (in
- * `newid`), and tombstone keys are hashed again under the copy's keys `to`
+ * (the original uploads those changesets), its client id is all zero (in
+ * `newid`: each file made from the copy claims its own, cf_sync_client_id_claim),
+ * and tombstone keys are hashed again under the copy's keys `to`
  * (into `newkey`, `*newklen`). */
 enum { CF_SYNC_COPY_AS_IS, CF_SYNC_COPY_SKIP, CF_SYNC_COPY_NEW_ID, CF_SYNC_COPY_NEW_KEY };
 int cf_sync_copy_entry(const cf_keys *to, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen,

@@ -20,6 +20,15 @@ extension Database {
     /// Uncommitted writes of a write transaction in progress are not in the copy.
     /// Works on in-memory databases too (the copy is a file).
     ///
+    /// A copy of a synced database is a bundle, as Realm's: it keeps the sync
+    /// progress (the server version downloaded, the subscriptions) but not the
+    /// client's identity, so an app that opens it through
+    /// ``Database/Configuration/seedFilePath`` with a sync configuration is a
+    /// new client of its own and downloads only the changes made since the
+    /// copy. Every local change must be uploaded first: wait with
+    /// `try await db.syncSession?.wait(for: .upload)`, else this throws
+    /// `.misuse` naming how many commits wait.
+    ///
     /// `progress`, if given, is told on this thread how much of the copy is
     /// written, from 0 to 1, about once a percent at most; returning false
     /// cancels the copy, which then throws `.cancelled` and leaves no file.
@@ -27,7 +36,8 @@ extension Database {
     /// - Throws: ``CofferError``: `.invalidArgument` for an in-memory
     ///   `configuration` or a key that is not 64 bytes; `.io` naming the path if a
     ///   file exists there already (nothing is overwritten) or cannot be written
-    ///   (no file is left); `.misuse` from another thread; `.cancelled` when
+    ///   (no file is left); `.misuse` from another thread or for a synced
+    ///   database with changes not uploaded yet; `.cancelled` when
     ///   `progress` returned false.
     public func writeCopy(configuration: Configuration, progress: ((_ fractionCompleted: Double) -> Bool)? = nil) throws {
         try checkThread()

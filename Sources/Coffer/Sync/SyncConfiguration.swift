@@ -77,6 +77,17 @@ public struct SyncConfiguration: Sendable {
     /// The handler's box, which the handle keeps while the session runs.
     private(set) var errorBox: SyncErrorBox?
 
+    /// What the database does when the service answers with a client reset
+    /// (docs/SYNC.md, "Client reset"); Realm's default,
+    /// ``ClientResetMode/recoverUnsyncedChanges(beforeReset:afterReset:)``.
+    public var clientResetMode: ClientResetMode {
+        get { resetBox.mode }
+        set { resetBox = ClientResetBox(newValue) }
+    }
+
+    /// The mode's box, which the handle keeps while the session runs.
+    private(set) var resetBox = ClientResetBox(.recoverUnsyncedChanges())
+
     /// Flexible sync (docs/SYNC.md, "Flexible sync"): the file holds the
     /// objects of ``partitionValue``'s data set that match its
     /// ``Database/subscriptions``, not all of them. Set by
@@ -132,5 +143,6 @@ public struct SyncConfiguration: Sendable {
             }, context))
         }
         try errorBox?.install(on: config)
+        try resetBox.install(on: config)
     }
 }

@@ -72,7 +72,8 @@ struct ServeCommand: AsyncParsableCommand {
                 guard request.path?.split(separator: "?").first == "/sync/v1" else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     await SyncSession(store: store, hub: hub, limiter: limiter, accessTokens: accessTokens,
-                                      rules: settings.rules, logger: sessionLogger)
+                                      rules: settings.rules, logger: sessionLogger,
+                                      maxOfflineTime: settings.maxOfflineTime)
                         .run(inbound: inbound, outbound: outbound)
                 }
             }

@@ -10,7 +10,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "PostgreSQL URL (postgres://user[:password]@host[:port]/database); or COFFER_SYNC_POSTGRES.")
     var postgres: String?
 
-    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"pingPeriod\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
+    @Option(help: "A JSON configuration file with \"postgres\", \"listen\", \"maxSessions\", \"pingPeriod\", \"maxOfflineTime\", \"tlsCertificate\", \"tlsKey\", \"auth\" and \"rules\"; or COFFER_SYNC_CONFIG.")
     var config: String?
 }
 
@@ -43,6 +43,9 @@ struct ServiceConfiguration: Equatable {
     var tls: TLSFiles?
     /// Per-class read and write rules; nil: every client may read and write everything.
     var rules: PermissionRules?
+    /// Seconds a client may stay away: one that missed a change older than
+    /// this gets CLIENT_RESET at HELLO; nil: no limit.
+    var maxOfflineTime: Double? = nil
 
     struct TLSFiles: Equatable {
         var certificate: String
@@ -79,6 +82,16 @@ struct ServiceConfiguration: Equatable {
         guard pingPeriod.isFinite, pingPeriod >= 0.1 else {
             throw ConfigurationError("pingPeriod must be at least 0.1 seconds, not \(pingPeriod)")
         }
+        let offlineText = environment["COFFER_SYNC_MAX_OFFLINE_TIME"]
+        let maxOfflineTime = try offlineText.map { text in
+            guard let seconds = Double(text) else {
+                throw ConfigurationError("COFFER_SYNC_MAX_OFFLINE_TIME must be a number of seconds, not '\(text)'")
+            }
+            return seconds
+        } ?? file.maxOfflineTime
+        if let maxOfflineTime, !(maxOfflineTime.isFinite && maxOfflineTime > 0) {
+            throw ConfigurationError("maxOfflineTime must be a positive number of seconds, not \(maxOfflineTime)")
+        }
         let certificate = tls?.certificate ?? environment["COFFER_SYNC_TLS_CERTIFICATE"] ?? file.tlsCertificate
         let key = tls?.key ?? environment["COFFER_SYNC_TLS_KEY"] ?? file.tlsKey
         let files: TLSFiles?
@@ -92,7 +105,7 @@ struct ServiceConfiguration: Equatable {
         }
         return ServiceConfiguration(postgres: try PostgresURL(url), listenHost: host, listenPort: port,
                                     maxSessions: maxSessions, pingPeriod: pingPeriod, auth: file.auth, tls: files,
-                                    rules: file.rules)
+                                    rules: file.rules, maxOfflineTime: maxOfflineTime)
     }
 
     /// "HOST:PORT" (an IPv6 host in brackets: "[::1]:7800"); port 0 picks a free one.
@@ -121,12 +134,13 @@ struct ConfigFile {
     var listen: String?
     var maxSessions: Int?
     var pingPeriod: Double?
+    var maxOfflineTime: Double?
     var auth: AuthSettings?
     var tlsCertificate: String?
     var tlsKey: String?
     var rules: PermissionRules?
 
-    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "pingPeriod", "auth", "tlsCertificate", "tlsKey", "rules"]
+    static let keys: Set<String> = ["postgres", "listen", "maxSessions", "pingPeriod", "maxOfflineTime", "auth", "tlsCertificate", "tlsKey", "rules"]
 
     static func load(path: String?, signingSecret: String? = nil) throws -> ConfigFile {
         guard let path else { return ConfigFile() }
@@ -163,11 +177,11 @@ struct ConfigFile {
                 } catch let error as ConfigurationError {
                     throw ConfigurationError("configuration file \(path): \(error.description)")
                 }
-            case "pingPeriod":
+            case "pingPeriod", "maxOfflineTime":
                 guard let seconds = value as? Double else {
-                    throw ConfigurationError("configuration file \(path): 'pingPeriod' must be a number of seconds")
+                    throw ConfigurationError("configuration file \(path): '\(key)' must be a number of seconds")
                 }
-                file.pingPeriod = seconds
+                if key == "pingPeriod" { file.pingPeriod = seconds } else { file.maxOfflineTime = seconds }
             default:
                 guard let number = value as? Int else {
                     throw ConfigurationError("configuration file \(path): 'maxSessions' must be an integer")

@@ -65,6 +65,8 @@ struct SyncSession: Sendable {
     /// The permission rules; nil: every client may write everything.
     var rules: PermissionRules? = nil
     var logger: Logger
+    /// Seconds of history a client may miss (`maxOfflineTime`); nil: no limit.
+    var maxOfflineTime: Double? = nil
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
         let sender = FrameSender(outbound)
@@ -126,6 +128,15 @@ struct SyncSession: Sendable {
             // already uploaded, so it must sync as a new client.
             guard lastServer >= registration.lastAckedServerVersion else {
                 throw SessionFailure(.clientReset, "HELLO says server version \(lastServer) was integrated, but this client acknowledged \(registration.lastAckedServerVersion): its file is behind (restored from a backup?) and must sync as a new client")
+            }
+            // A client (or a bundle) that missed a change older than the
+            // maximum offline time has been away longer than the service
+            // keeps history for it: it must reset (docs/SYNC.md, "Client reset").
+            if let maxOfflineTime, lastServer > 0 {
+                let missed = try await store.changeOlderThan(maxOfflineTime, partition: partition, after: lastServer)
+                guard missed == 0 else {
+                    throw SessionFailure(.clientReset, "this client last synced at server version \(lastServer) and missed changes older than the maximum offline time (\(maxOfflineTime) s, up to server version \(missed)): it must reset and download the partition again")
+                }
             }
             if let readFilter { try await readFilter.start(lastServerVersion: lastServer) }
             var refusedSet: Frame?

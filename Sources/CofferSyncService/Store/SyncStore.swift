@@ -212,13 +212,17 @@ struct SyncStore: Sendable {
     /// The partition's changesets after `version` made by clients other than
     /// `excluding`, in server version order, adding up to at most `maxBytes`
     /// of frame (or one changeset, if that alone is larger); and the
-    /// partition's latest server version.
+    /// partition's latest server version, read in the same statement: when
+    /// no changeset comes back, the client has every other client's change up
+    /// to `latest` (uploads append history and move `latest` in one
+    /// transaction, with the partition's row locked), so the caught-up
+    /// `DOWNLOAD` tells it how far its progress may move.
     func history(partition: String, after version: UInt64, excluding id: ClientID,
                  maxBytes: Int) async throws -> (changesets: [StoredChangeset], latest: UInt64) {
         let rows = try await client.query("""
-            SELECT server_version, origin, changeset,
-                   (SELECT latest_version FROM coffer_sync_partitions WHERE partition = \(partition))
-            FROM (
+            SELECT p.latest_version, h.server_version, h.origin, h.changeset
+            FROM coffer_sync_partitions p
+            LEFT JOIN (
                 SELECT server_version, origin, changeset,
                        sum(octet_length(changeset) + 26) OVER (ORDER BY server_version) AS running,
                        row_number() OVER (ORDER BY server_version) AS n
@@ -228,21 +232,19 @@ struct SyncStore: Sendable {
                       AND origin <> \(id.bytes.bytea)
                     ORDER BY server_version LIMIT 4096
                 ) page
-            ) h
-            WHERE running <= \(Int64(maxBytes)) OR n = 1
-            ORDER BY server_version
+            ) h ON h.running <= \(Int64(maxBytes)) OR h.n = 1
+            WHERE p.partition = \(partition)
+            ORDER BY h.server_version
             """, logger: logger)
         var result: [StoredChangeset] = []
         var latest: UInt64 = 0
-        for try await (sv, origin, changeset, last) in rows.decode((Int64, ByteBuffer, ByteBuffer, Int64).self) {
+        for try await (last, sv, origin, changeset) in rows.decode((Int64, Int64?, ByteBuffer?, ByteBuffer?).self) {
+            latest = UInt64(last)
+            guard let sv, let origin, let changeset else { continue }
             let originBytes = origin.bytes
             guard originBytes.count == 16 else { throw StoreError("history row \(sv) has a malformed origin") }
             result.append(StoredChangeset(serverVersion: UInt64(sv), origin: ClientID(bytes: originBytes),
                                           encoded: changeset.bytes))
-            latest = UInt64(last)
-        }
-        if result.isEmpty {
-            latest = try await latestVersion(partition: partition)
         }
         return (result, latest)
     }

@@ -481,6 +481,13 @@ SYNC_ERROR_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(coffer_sync_error_event
 coffer_config_set_sync_error_callback = _status(
     "coffer_config_set_sync_error_callback", ConfigP, SYNC_ERROR_FN, c_void_p
 )
+CLIENT_RESET_RECOVER_UNSYNCED = 0
+CLIENT_RESET_DISCARD_UNSYNCED = 1
+CLIENT_RESET_MANUAL = 2
+CLIENT_RESET_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int)
+coffer_config_set_sync_client_reset = _status(
+    "coffer_config_set_sync_client_reset", ConfigP, c_int, CLIENT_RESET_FN, c_void_p
+)
 CLOCK_FN = ctypes.CFUNCTYPE(c_uint64, c_void_p)
 coffer_sync_set_clock_source = _declare("coffer_sync_set_clock_source", None, [CLOCK_FN, c_void_p])
 

@@ -389,7 +389,14 @@ class Database:
         progress: called as f(coffer.ProgressPhase.COPY, done, total) on this
         thread, 0 first and total last; returning False cancels the copy
         with CancelledError, raising cancels it and is raised here, chained
-        from the CancelledError. Nothing is left at `path` then."""
+        from the CancelledError. Nothing is left at `path` then.
+
+        A copy of a synced database is a bundle (docs/SYNC.md, "Bundled
+        files"): it keeps the sync progress but not the client id, so every
+        file opened from it with `coffer.open(..., seed_path=copy, sync=...)`
+        is a new client that downloads only what changed since the copy. With
+        local commits not uploaded yet it raises MisuseError naming how many:
+        call `db.sync.wait_for_upload()` first."""
         handles = self._open_handles()
         target = path_bytes(path, "path")
         failures: List[BaseException] = []

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
-from . import _capi, values
+from . import _capi, client_reset, values
 from .auth import AuthError, User
 from .errors import InvalidArgumentError, MisuseError, Status
 
@@ -94,6 +94,17 @@ class SyncConfig:
         An open that waits raises SyncTimeoutError when the download takes
         longer than `download_timeout` seconds (None: no limit), and
         MisuseError when the service refuses the session.
+    client_reset: what the session does when the service answers
+        CLIENT_RESET (docs/SYNC.md, "Client reset"): "recover" (the
+        default: keep the file's objects and its commits not uploaded yet,
+        upload them again as a new client and download the partition again),
+        "discard" (delete the file's synced objects and unsynced commits and
+        download the service's state afresh) or "manual" (change nothing; the
+        session fails and `on_error` is told).
+    before_reset, after_reset: called without arguments on the sync thread
+        before a "recover" or "discard" reset changes the file, and once the
+        first download after it is integrated; an exception goes to
+        sys.unraisablehook.
     """
 
     url: str
@@ -106,12 +117,23 @@ class SyncConfig:
     flexible: bool = False
     download_before_open: str = "never"
     download_timeout: Optional[float] = None
+    client_reset: str = "recover"
+    before_reset: Optional[Callable[[], None]] = None
+    after_reset: Optional[Callable[[], None]] = None
 
     def __post_init__(self) -> None:
         if self.download_before_open not in _DOWNLOAD_MODES:
             raise InvalidArgumentError(
                 f"SyncConfig: download_before_open must be 'never', 'once' or 'always', got {self.download_before_open!r}"
             )
+        if self.client_reset not in client_reset.MODES:
+            raise InvalidArgumentError(
+                f"SyncConfig: client_reset must be 'recover', 'discard' or 'manual', got {self.client_reset!r}"
+            )
+        for name in ("before_reset", "after_reset"):
+            fn = getattr(self, name)
+            if fn is not None and not callable(fn):
+                raise InvalidArgumentError(f"SyncConfig: {name} must be callable, got {type(fn).__name__}")
         if not isinstance(self.url, str) or not self.url.startswith(("ws://", "wss://")):
             raise InvalidArgumentError(f"SyncConfig: url must be a ws:// or wss:// URL, got {self.url!r}")
         if not isinstance(self.partition, str) or not self.partition:
@@ -343,11 +365,13 @@ class SyncKeepAlive:
     state listeners."""
 
     def __init__(self, transport: Optional[WebSocketTransport], tokens: Optional[TokenSource],
-                 states: Optional[StateListeners] = None, errors: Optional[ErrorSink] = None) -> None:
+                 states: Optional[StateListeners] = None, errors: Optional[ErrorSink] = None,
+                 resets: Optional[client_reset.ResetNotifier] = None) -> None:
         self.transport = transport
         self.tokens = tokens
         self.states = states if states is not None else StateListeners()
         self.errors = errors
+        self.resets = resets
 
 
 def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
@@ -372,11 +396,12 @@ def configure(config: _capi.ConfigP, sync: SyncConfig) -> SyncKeepAlive:
     if sync.on_error is not None:
         errors = ErrorSink(sync.on_error)
         _capi.coffer_config_set_sync_error_callback(config, errors.fn, None)
+    resets = client_reset.configure(config, sync.client_reset, sync.before_reset, sync.after_reset)
     if sync.transport == "builtin":
-        return SyncKeepAlive(None, tokens, states, errors)
+        return SyncKeepAlive(None, tokens, states, errors, resets)
     transport = WebSocketTransport(ssl_context=sync.ssl_context)
     _capi.coffer_config_set_sync_transport(config, ctypes.byref(transport.struct))
-    return SyncKeepAlive(transport, tokens, states, errors)
+    return SyncKeepAlive(transport, tokens, states, errors, resets)
 
 
 _DOWNLOAD_MODES = {"never": 0, "once": 1, "always": 2}
