@@ -5,12 +5,53 @@ internal import CCoffer
 
 /// A query compiled by the C core for one class of one database. Immutable;
 /// freed with its last ``Results``.
+///
+/// A text the database compiled before, given arguments of the same plain
+/// types (numbers, strings, dates, ...), is not rebound at once: it keeps the
+/// prepared query and its own arguments, and ``Results/count`` of such a
+/// query alone counts with `coffer_query_count_rebound()` (no parse, no new
+/// query, no C results). The first use that needs a query of its own
+/// (running it, observing it, describing it) rebinds it then; the argument
+/// types matched, so that cannot fail on them. Like the ``Results`` that
+/// hold it, it is used on its database's thread, or under a frozen
+/// database's lock.
 final class CompiledQuery {
-    let handle: OpaquePointer
+    private var storedHandle: OpaquePointer?
+    /// The prepared query and the C arguments not bound yet; nil once bound.
+    private(set) var pending: PendingArguments?
     /// The text it was compiled from and its arguments (objects as links), so
     /// that a ``ThreadSafeReference`` can compile it again in another database.
     private(set) var text = ""
     private(set) var arguments: [StoredValue] = []
+    /// The types of the C arguments it was bound with.
+    private var argumentTypes: [coffer_type] = []
+
+    /// A prepared query and the arguments to run it with instead of its own.
+    struct PendingArguments {
+        let prepared: CompiledQuery
+        let values: [coffer_value]
+        /// Holds the memory of the strings and bytes in `values`.
+        let arena: ValueArena
+    }
+
+    /// The C query; a query waiting for its arguments is rebound here, once.
+    var handle: OpaquePointer {
+        if let storedHandle {
+            return storedHandle
+        }
+        let pending = pending!
+        var query: OpaquePointer?
+        let status = pending.values.withUnsafeBufferPointer { buffer in
+            coffer_query_rebind(pending.prepared.handle, buffer.baseAddress, buffer.count, &query)
+        }
+        guard status == COFFER_OK, let query else {
+            // The arguments have the prepared query's types, which bound.
+            fatalError("Coffer: rebinding the query '\(text)' failed: \(String(cString: coffer_last_error()))")
+        }
+        storedHandle = query
+        self.pending = nil
+        return query
+    }
 
     /// Compiles `text` (stored property names, arguments `$0`, `$1`, ...).
     /// - Throws: ``CofferError`` `.query` with the C core's message (the offset
@@ -18,46 +59,95 @@ final class CompiledQuery {
     ///   argument that cannot be compared (an object of another database).
     ///
     /// The text is parsed once per database: a text seen before is rebound to
-    /// the new arguments (`coffer_query_rebind`), as a prepared statement is.
+    /// the new arguments (`coffer_query_rebind`), as a prepared statement is,
+    /// or, when their types are the ones it was bound with, kept with them
+    /// until it is needed (see ``pending``).
     convenience init(_ database: Database, _ binding: ClassBinding, text: String, arguments: [StoredValue]) throws(CofferError) {
         let resolved = try arguments.enumerated().map { (index, value) throws(CofferError) in
             try database.queryArgument(value, at: index)
         }
         let arena = ValueArena()
         var values: [coffer_value] = []
+        values.reserveCapacity(resolved.count)
         for value in resolved {
             values.append(try arena.cValue(value))
         }
-        var query: OpaquePointer?
         let key = PreparedQueries.Key(classId: binding.classId, text: text)
-        let status: coffer_status
-        if let prepared = database.preparedQueries[key] {
-            status = values.withUnsafeBufferPointer { buffer in
-                coffer_query_rebind(prepared.handle, buffer.baseAddress, buffer.count, &query)
-            }
+        let prepared = database.preparedQueries[key]
+        if let prepared, database.writeTransaction == nil, prepared.binds(values) {
+            self.init(pending: PendingArguments(prepared: prepared, values: values, arena: arena))
         } else {
-            status = text.withCString { cText in
-                values.withUnsafeBufferPointer { buffer in
-                    coffer_query_compile(database.handle, binding.classId, cText, text.utf8.count,
-                                         buffer.baseAddress, buffer.count, &query)
+            var query: OpaquePointer?
+            let status: coffer_status
+            if let prepared {
+                status = values.withUnsafeBufferPointer { buffer in
+                    coffer_query_rebind(prepared.handle, buffer.baseAddress, buffer.count, &query)
+                }
+            } else {
+                status = text.withCString { cText in
+                    values.withUnsafeBufferPointer { buffer in
+                        coffer_query_compile(database.handle, binding.classId, cText, text.utf8.count,
+                                             buffer.baseAddress, buffer.count, &query)
+                    }
                 }
             }
+            try CofferError.check(status)
+            self.init(handle: query!)
         }
-        try CofferError.check(status)
-        self.init(handle: query!)
         self.text = text
         self.arguments = resolved
-        if database.preparedQueries[key] == nil {
+        self.argumentTypes = values.map(\.type)
+        if prepared == nil {
             database.preparedQueries[key] = self
         }
     }
 
     private init(handle: OpaquePointer) {
-        self.handle = handle
+        self.storedHandle = handle
+    }
+
+    private init(pending: PendingArguments) {
+        self.pending = pending
     }
 
     deinit {
-        coffer_query_free(handle)
+        coffer_query_free(storedHandle)
+    }
+
+    /// Whether `values` can stand for this query's own arguments without a
+    /// check that could fail: the same number, each of the same plain type
+    /// (not null, a list, a link or an object) as the one it was bound with.
+    private func binds(_ values: [coffer_value]) -> Bool {
+        guard values.count == argumentTypes.count else { return false }
+        for (value, bound) in zip(values, argumentTypes) where value.type != bound || !Self.isPlain(bound) {
+            return false
+        }
+        return true
+    }
+
+    private static func isPlain(_ type: coffer_type) -> Bool {
+        switch type {
+        case COFFER_TYPE_BOOL, COFFER_TYPE_INT, COFFER_TYPE_FLOAT, COFFER_TYPE_DOUBLE, COFFER_TYPE_STRING,
+             COFFER_TYPE_BINARY, COFFER_TYPE_DATE, COFFER_TYPE_OBJECT_ID, COFFER_TYPE_UUID, COFFER_TYPE_DECIMAL128:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The number of objects of its class that match, counted in `txn`
+    /// without a query or results of its own when it waits for its
+    /// arguments (`coffer_query_count_rebound()`); nil when it is bound.
+    /// Used in read transactions only; write transactions keep the path they
+    /// had (a query rebound at once, counted through results).
+    func countRebound(_ txn: OpaquePointer) throws(CofferError) -> Int? {
+        guard let pending else { return nil }
+        var count: UInt64 = 0
+        let status = pending.values.withUnsafeBufferPointer { buffer in
+            coffer_query_count_rebound(txn, pending.prepared.handle, buffer.baseAddress, buffer.count, &count)
+        }
+        try CofferError.check(status)
+        return Int(count)
     }
 
     /// The query in the C core's canonical form.

@@ -94,6 +94,13 @@ public struct Results<Element: _ResultsContent>: RandomAccessCollection, CustomS
             if let keys = cache.keys(at: database.contentVersion) {
                 return keys.count
             }
+            if case .all = source, queries.count == 1, database.writeTransaction == nil,
+               cache.results(at: database.contentVersion) == nil,
+               let count = try queries[0].countRebound(try database.currentTransaction()) {
+                // A prepared query with new arguments, counted without results
+                // (in read transactions: see CompiledQuery.countRebound).
+                return count
+            }
             var count: UInt64 = 0
             try CofferError.check(coffer_results_count(try currentResults(), &count))
             return Int(count)
