@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,16 +592,16 @@ static void test_a_client_reset_from_the_service_keeps_every_commit(void **state
     coffer_close(restored);
 }
 
-/* Counts the reset callback's calls: [0] before, [1] after. */
+/* Counts the reset callback's calls (on the sync thread): [0] before, [1] after. */
 static void count_resets(void *ctx, coffer_db *db, int after)
 {
     assert_non_null(db);
-    ((int *)ctx)[after ? 1 : 0]++;
+    atomic_fetch_add(&((atomic_int *)ctx)[after ? 1 : 0], 1);
 }
 
 /* A restored backup (notes 1 and, offline, 3-6) of a file whose original
  * then synced 2, and B's 9: the service answers CLIENT_RESET. */
-static coffer_db *restored_with_reset_mode(fixture *f, coffer_client_reset_mode mode, int *calls)
+static coffer_db *restored_with_reset_mode(fixture *f, coffer_client_reset_mode mode, atomic_int *calls)
 {
     coffer_db *a = open_synced(f, "a.coffer");
     put_note(a, 1, "before the backup");
@@ -639,12 +640,12 @@ static uint64_t note_count(coffer_db *db)
 static void test_a_client_reset_that_discards_unsynced_changes(void **state)
 {
     fixture *f = *state;
-    int calls[2] = {0, 0};
+    atomic_int calls[2] = {0, 0};
     coffer_db *restored = restored_with_reset_mode(f, COFFER_CLIENT_RESET_DISCARD_UNSYNCED, calls);
-    for (int i = 0; i < 400 && calls[1] == 0; i++)
+    for (int i = 0; i < 400 && atomic_load(&calls[1]) == 0; i++)
         nanosleep(&(struct timespec){0, 25000000}, NULL);
-    assert_int_equal(calls[0], 1);
-    assert_int_equal(calls[1], 1);
+    assert_int_equal(atomic_load(&calls[0]), 1);
+    assert_int_equal(atomic_load(&calls[1]), 1);
     assert_ok(coffer_sync_wait_for_download(restored, WAIT_MS));
     assert_int_equal(note_count(restored), 3);
     char buf[64];
@@ -666,7 +667,7 @@ static void test_a_client_reset_that_discards_unsynced_changes(void **state)
 static void test_a_manual_client_reset_changes_nothing(void **state)
 {
     fixture *f = *state;
-    int calls[2] = {0, 0};
+    atomic_int calls[2] = {0, 0};
     coffer_db *restored = restored_with_reset_mode(f, COFFER_CLIENT_RESET_MANUAL, calls);
     for (int i = 0; i < 400 && coffer_sync_state(restored) != COFFER_SYNC_FAILED; i++)
         nanosleep(&(struct timespec){0, 25000000}, NULL);
@@ -674,7 +675,7 @@ static void test_a_manual_client_reset_changes_nothing(void **state)
     char why[512];
     assert_ok(coffer_sync_error(restored, why, sizeof why));
     assert_non_null(strstr(why, "CLIENT_RESET"));
-    assert_int_equal(calls[0] + calls[1], 0);
+    assert_int_equal(atomic_load(&calls[0]) + atomic_load(&calls[1]), 0);
     assert_int_equal(note_count(restored), 5); /* 1 and 3-6, as before */
     coffer_close(restored);
 }

@@ -1,6 +1,6 @@
 // Client reset modes (docs/SYNC.md, "Client reset"): what a synced database
-// does when the service answers CLIENT_RESET, as Realm's ClientResetMode, and
-// the box that carries the callbacks to the core's coffer_client_reset_fn.
+// does when the service answers CLIENT_RESET, as Realm's ClientResetMode
+// (SyncCallbacks, in SyncErrorHandler.swift, carries it to the core).
 
 import Foundation
 internal import CCoffer
@@ -47,24 +47,5 @@ public enum ClientResetMode: Sendable {
             (before, after)
         case .manual: (nil, nil)
         }
-    }
-}
-
-/// Holds a configuration's client reset mode for the C callback; the
-/// configuration (kept by the handle) keeps it alive.
-final class ClientResetBox: Sendable {
-    let mode: ClientResetMode
-
-    init(_ mode: ClientResetMode) {
-        self.mode = mode
-    }
-
-    func install(on config: OpaquePointer) throws(CofferError) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        try CofferError.check(coffer_config_set_sync_client_reset(config, mode.cMode, { ctx, _, after in
-            guard let ctx else { return }
-            let callbacks = Unmanaged<ClientResetBox>.fromOpaque(ctx).takeUnretainedValue().mode.callbacks
-            (after != 0 ? callbacks.after : callbacks.before)?()
-        }, context))
     }
 }

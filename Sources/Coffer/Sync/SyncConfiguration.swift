@@ -70,23 +70,21 @@ public struct SyncConfiguration: Sendable {
     /// sync thread, which waits for it: return soon, and do not close the
     /// database or wait for sync from it; hop to your own actor for UI work.
     public var errorHandler: (@Sendable (SyncError) -> Void)? {
-        get { errorBox?.handler }
-        set { errorBox = newValue.map { SyncErrorBox($0) } }
+        get { callbacks?.errorHandler }
+        set { callbacks = SyncCallbacks(errorHandler: newValue, clientResetMode: clientResetMode) }
     }
-
-    /// The handler's box, which the handle keeps while the session runs.
-    private(set) var errorBox: SyncErrorBox?
 
     /// What the database does when the service answers with a client reset
     /// (docs/SYNC.md, "Client reset"); Realm's default,
     /// ``ClientResetMode/recoverUnsyncedChanges(beforeReset:afterReset:)``.
     public var clientResetMode: ClientResetMode {
-        get { resetBox.mode }
-        set { resetBox = ClientResetBox(newValue) }
+        get { callbacks?.clientResetMode ?? .recoverUnsyncedChanges() }
+        set { callbacks = SyncCallbacks(errorHandler: errorHandler, clientResetMode: newValue) }
     }
 
-    /// The mode's box, which the handle keeps while the session runs.
-    private(set) var resetBox = ClientResetBox(.recoverUnsyncedChanges())
+    /// The error handler and the reset mode in one box (nil: neither set),
+    /// which the handle keeps while the session runs.
+    private(set) var callbacks: SyncCallbacks?
 
     /// Flexible sync (docs/SYNC.md, "Flexible sync"): the file holds the
     /// objects of ``partitionValue``'s data set that match its
@@ -142,7 +140,6 @@ public struct SyncConfiguration: Sendable {
                 return user.supplySessionToken(refresh: refresh != 0, into: buf!, size: size)
             }, context))
         }
-        try errorBox?.install(on: config)
-        try resetBox.install(on: config)
+        try callbacks?.install(on: config)
     }
 }

@@ -1,25 +1,36 @@
-// The C side of SyncConfiguration.errorHandler: a box the session's
-// coffer_sync_error_fn reaches through its context, kept alive by the
-// handle (SharedHandle) for as long as the session runs.
+// The C side of SyncConfiguration.errorHandler and clientResetMode: a box
+// the session's coffer_sync_error_fn and coffer_client_reset_fn reach
+// through their context, kept alive by the handle (SharedHandle) for as long
+// as the session runs.
 
 import Foundation
 internal import CCoffer
 
-/// Holds a sync configuration's error handler for the C callback.
-final class SyncErrorBox: Sendable {
-    let handler: @Sendable (SyncError) -> Void
+/// Holds a sync configuration's error handler and client reset mode for the
+/// C callbacks.
+final class SyncCallbacks: Sendable {
+    let errorHandler: (@Sendable (SyncError) -> Void)?
+    let clientResetMode: ClientResetMode
 
-    init(_ handler: @escaping @Sendable (SyncError) -> Void) {
-        self.handler = handler
+    init(errorHandler: (@Sendable (SyncError) -> Void)?, clientResetMode: ClientResetMode) {
+        self.errorHandler = errorHandler
+        self.clientResetMode = clientResetMode
     }
 
-    /// Sets the C callback on `config`; the box must outlive every handle
+    /// Sets the C callbacks on `config`; the box must outlive every handle
     /// opened with it.
     func install(on config: OpaquePointer) throws(CofferError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        try CofferError.check(coffer_config_set_sync_error_callback(config, { ctx, event in
-            guard let ctx, let event else { return }
-            Unmanaged<SyncErrorBox>.fromOpaque(ctx).takeUnretainedValue().handler(SyncError(event.pointee))
+        if errorHandler != nil {
+            try CofferError.check(coffer_config_set_sync_error_callback(config, { ctx, event in
+                guard let ctx, let event else { return }
+                Unmanaged<SyncCallbacks>.fromOpaque(ctx).takeUnretainedValue().errorHandler?(SyncError(event.pointee))
+            }, context))
+        }
+        try CofferError.check(coffer_config_set_sync_client_reset(config, clientResetMode.cMode, { ctx, _, after in
+            guard let ctx else { return }
+            let callbacks = Unmanaged<SyncCallbacks>.fromOpaque(ctx).takeUnretainedValue().clientResetMode.callbacks
+            (after != 0 ? callbacks.after : callbacks.before)?()
         }, context))
     }
 }
