@@ -146,8 +146,9 @@ static void cache_free(cf_itree_cache *c)
     free(c);
 }
 
-/* Frees the nodes of `c` that `drop` selects and rebuilds its table. */
-static void cache_drop(cf_itree_cache *c, int (*drop)(const cf_itree_node *n))
+/* Frees the nodes of `c` that `drop` selects (given `ctx`) and rebuilds its
+ * table. */
+static void cache_drop(cf_itree_cache *c, int (*drop)(const cf_itree_node *n, const void *ctx), const void *ctx)
 {
     cf_itree_node *keep = NULL, *next;
     if (c->nslots)
@@ -155,7 +156,7 @@ static void cache_drop(cf_itree_cache *c, int (*drop)(const cf_itree_node *n))
     c->count = 0;
     for (cf_itree_node *n = c->all; n; n = next) {
         next = n->next_all;
-        if (drop(n)) {
+        if (drop(n, ctx)) {
             c->bytes -= n->bytes;
             node_free(n);
             continue;
@@ -168,12 +169,22 @@ static void cache_drop(cf_itree_cache *c, int (*drop)(const cf_itree_node *n))
     c->all = keep;
 }
 
-static int is_leaf(const cf_itree_node *n) { return n->leaf; }
+static int is_leaf(const cf_itree_node *n, const void *ctx)
+{
+    (void)ctx;
+    return n->leaf;
+}
 
-static int is_any(const cf_itree_node *n)
+static int is_any(const cf_itree_node *n, const void *ctx)
 {
     (void)n;
+    (void)ctx;
     return 1;
+}
+
+static int is_of_class(const cf_itree_node *n, const void *cls)
+{
+    return n->cls == *(const coffer_class_id *)cls;
 }
 
 /* Brings a cache to be pooled within CF_ITREE_POOL_BYTES: its leaves go
@@ -182,9 +193,9 @@ static int is_any(const cf_itree_node *n)
 static void cache_trim(cf_itree_cache *c)
 {
     if (c->bytes > CF_ITREE_POOL_BYTES)
-        cache_drop(c, is_leaf);
+        cache_drop(c, is_leaf, NULL);
     if (c->bytes > CF_ITREE_POOL_BYTES)
-        cache_drop(c, is_any);
+        cache_drop(c, is_any, NULL);
 }
 
 void cf_itree_free(coffer_txn *txn)
@@ -226,24 +237,7 @@ void cf_itree_forget_class(coffer_txn *txn, coffer_class_id cls)
     cf_itree_cache *c = txn->itree;
     if (!c)
         return;
-    /* Rebuild the table without the class's nodes. */
-    cf_itree_node *keep = NULL, *next;
-    if (c->nslots)
-        memset(c->slots, 0, c->nslots * sizeof *c->slots);
-    c->count = 0;
-    for (cf_itree_node *n = c->all; n; n = next) {
-        next = n->next_all;
-        if (n->cls == cls) {
-            c->bytes -= n->bytes;
-            node_free(n);
-            continue;
-        }
-        n->next_all = keep;
-        keep = n;
-        slots_put(c->slots, c->nslots, n);
-        c->count++;
-    }
-    c->all = keep;
+    cache_drop(c, is_of_class, &cls);
     if (cls < c->nclasses)
         c->next_id[cls] = 0;
 }
