@@ -5,7 +5,6 @@ what its client id acknowledged)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Callable, Optional
 
 from . import _capi
@@ -34,11 +33,7 @@ class ResetNotifier:
         fn = self.after_reset if after else self.before_reset
         if fn is None:
             return
-        try:
-            fn()
-        except BaseException as exc:  # a callback must not unwind into C
-            sys.unraisablehook(sys.UnraisableHookArgs(type(exc), exc, exc.__traceback__,  # type: ignore[attr-defined]
-                                                      "client reset callback", fn))
+        fn()  # an exception is reported by ctypes as unraisable, not unwound into C
 
 
 def configure(config: _capi.ConfigP, mode: str, before_reset: Optional[Callable[[], None]],
