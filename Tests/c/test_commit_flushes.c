@@ -100,28 +100,11 @@ int fsync(int fd)
 /* Fixture                                                                    */
 /* ------------------------------------------------------------------------ */
 
-typedef struct fixture {
-    char dir[TS_PATH_MAX];
-    char path[TS_PATH_MAX];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || ts_make_temp_dir(f->dir) != 0)
-        return -1;
-    ts_join(f->path, f->dir, "commits.coffer");
-    *state = f;
-    return 0;
-}
-
+/* The recorder is turned off before the environment goes. */
 static int teardown(void **state)
 {
-    fixture *f = *state;
     rec.on = 0;
-    ts_remove_tree(f->dir);
-    free(f);
-    return 0;
+    return ts_teardown(state);
 }
 
 static coffer_status open_at(const char *path, int durability, const uint8_t *key, coffer_db **out)
@@ -185,7 +168,7 @@ static int is_sync_point(char e) { return e == EV_FLUSH || e == EV_SYNC_WRITE; }
 
 /* Opens the file at `durability` (plain or encrypted), makes a few commits
  * so the file has its shape, and records the events of the next one. */
-static void record_commit(fixture *f, int durability, const uint8_t *key)
+static void record_commit(ts_env *f, int durability, const uint8_t *key)
 {
     coffer_db *db = NULL;
     assert_ok(open_at(f->path, durability, key, &db));
@@ -202,7 +185,7 @@ static void record_commit(fixture *f, int durability, const uint8_t *key)
 /* FULL: the data pages are written and flushed, then the meta page is
  * written synchronously (or written and flushed): the commit ends on a
  * flush, with a flush between the data pages and the meta page. */
-static void full_commit_flushes_data_then_meta(const uint8_t *key, fixture *f)
+static void full_commit_flushes_data_then_meta(const uint8_t *key, ts_env *f)
 {
     record_commit(f, COFFER_DURABILITY_FULL, key);
     const char *ev = rec.events;
@@ -231,7 +214,7 @@ static void full_encrypted(void **state) { full_commit_flushes_data_then_meta(ts
 /* NORMAL: the data pages are flushed, the meta page is not (a system crash
  * may lose the last commit); NONE: no flush at all. Both show the
  * recording tells the levels apart. */
-static void weaker_levels(const uint8_t *key, fixture *f)
+static void weaker_levels(const uint8_t *key, ts_env *f)
 {
     record_commit(f, COFFER_DURABILITY_NORMAL, key);
     size_t n = strlen(rec.events);
@@ -242,7 +225,7 @@ static void weaker_levels(const uint8_t *key, fixture *f)
     assert_null(strchr(rec.events, EV_SYNC_WRITE));
     ts_remove_tree(f->dir);
     assert_int_equal(ts_make_temp_dir(f->dir), 0);
-    ts_join(f->path, f->dir, "commits.coffer");
+    ts_join(f->path, f->dir, "test.coffer");
     record_commit(f, COFFER_DURABILITY_NONE, key);
     print_message("%s commit at NONE: %s\n", key ? "encrypted" : "plain", rec.events);
     assert_true(strlen(rec.events) >= 1);
@@ -257,7 +240,7 @@ static void weaker_encrypted(void **state) { weaker_levels(ts_key, *state); }
 /* A writer commits one object per transaction and reports each id once its
  * commit returned; killed with SIGKILL at a random moment after the 30th,
  * every reported object is in the file reopened. */
-static void sigkill_keeps_reported(const uint8_t *key, fixture *f)
+static void sigkill_keeps_reported(const uint8_t *key, ts_env *f)
 {
     ts_fork child;
     if (ts_fork_with_pipes(&child) == 0) {
@@ -289,12 +272,12 @@ static void sigkill_encrypted(void **state) { sigkill_keeps_reported(ts_key, *st
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(full_plain, setup, teardown),
-        cmocka_unit_test_setup_teardown(full_encrypted, setup, teardown),
-        cmocka_unit_test_setup_teardown(weaker_plain, setup, teardown),
-        cmocka_unit_test_setup_teardown(weaker_encrypted, setup, teardown),
-        cmocka_unit_test_setup_teardown(sigkill_plain, setup, teardown),
-        cmocka_unit_test_setup_teardown(sigkill_encrypted, setup, teardown),
+        cmocka_unit_test_prestate_setup_teardown(full_plain, ts_setup_empty, teardown, &ts_mode_plain),
+        cmocka_unit_test_prestate_setup_teardown(full_encrypted, ts_setup_empty, teardown, &ts_mode_plain),
+        cmocka_unit_test_prestate_setup_teardown(weaker_plain, ts_setup_empty, teardown, &ts_mode_plain),
+        cmocka_unit_test_prestate_setup_teardown(weaker_encrypted, ts_setup_empty, teardown, &ts_mode_plain),
+        cmocka_unit_test_prestate_setup_teardown(sigkill_plain, ts_setup_empty, teardown, &ts_mode_plain),
+        cmocka_unit_test_prestate_setup_teardown(sigkill_encrypted, ts_setup_empty, teardown, &ts_mode_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,29 +32,6 @@ long syscall(long number, ...)
     return real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-typedef struct fixture {
-    char dir[TS_PATH_MAX];
-    char path[TS_PATH_MAX];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || ts_make_temp_dir(f->dir) != 0)
-        return -1;
-    ts_join(f->path, f->dir, "wakeups.coffer");
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    ts_remove_tree(f->dir);
-    free(f);
-    return 0;
-}
-
 static coffer_db *open_at(const char *path)
 {
     coffer_config *c = ts_config_at(path);
@@ -105,7 +82,7 @@ static uint64_t version_of(coffer_db *db)
 
 static void wakes_only_sleepers(void **state)
 {
-    fixture *f = *state;
+    ts_env *f = *state;
     coffer_db *writer = open_at(f->path);
 
     /* Nobody observes: no wake-up. */
@@ -148,7 +125,7 @@ static void wakes_only_sleepers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(wakes_only_sleepers, setup, teardown),
+        TS_TEST_EMPTY(wakes_only_sleepers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
